@@ -1,0 +1,27 @@
+"""Render nbs/index.ipynb into README.md (Quarto, which nbdev_readme needs, cannot be installed offline here).
+Markdown cells are copied, visible code cells become ```python blocks, `#| hide` cells are left out.
+`--check` exits 1 (and says so) when README.md differs from what index.ipynb renders to."""
+import json, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+def render(nb_path=ROOT/'nbs'/'index.ipynb') -> str:
+    parts = []
+    for c in json.loads(Path(nb_path).read_text())['cells']:
+        src = ''.join(c['source']).strip()
+        lines = src.splitlines()
+        if c['cell_type'] == 'markdown': parts.append(src)
+        elif not any(l.strip().startswith(('#| hide', '#|hide')) for l in lines):
+            code = '\n'.join(l for l in lines if not l.startswith('#|')).strip()
+            if code: parts.append(f"```python\n{code}\n```")
+    return '\n\n'.join(parts) + '\n'
+
+if __name__ == '__main__':
+    text, readme = render(), ROOT/'README.md'
+    if '--check' in sys.argv:
+        if readme.read_text() != text:
+            sys.exit("README.md is out of date with nbs/index.ipynb: run `make readme` (python tools/readme.py).")
+        print('README.md agrees with nbs/index.ipynb')
+    else:
+        readme.write_text(text); print(f'wrote {readme}')
