@@ -19,7 +19,9 @@ export TOKENIZERS_PARALLELISM := false
 demo: $(VENV)/.assets
 	$(BIN)/rlnb_pipeline $(RECIPE)
 
+# FLAGS="slow postgres browser" runs the flagged tests too; with postgres, a throwaway server is started and stopped.
 test: $(VENV)/.assets
+	@if [[ " $(FLAGS) " == *" postgres "* ]]; then eval "$$(tools/pg.sh start)"; trap 'tools/pg.sh stop' EXIT; fi; \
 	$(BIN)/python tools/run_tests.py $(if $(FLAGS),--flags "$(FLAGS)")
 
 test-slow:
