@@ -14,13 +14,14 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-slow install assets export clean-venv readme
+.PHONY: demo test test-slow install assets export clean-venv readme browser-deps
 
 demo: $(VENV)/.assets
 	$(BIN)/rlnb_pipeline $(RECIPE)
 
 # FLAGS="slow postgres browser" runs the flagged tests too; with postgres, a throwaway server is started and stopped.
 test: $(VENV)/.assets
+	@if [[ " $(FLAGS) " == *" browser "* ]]; then $(MAKE) --no-print-directory browser-deps; fi
 	@if [[ " $(FLAGS) " == *" postgres "* ]]; then eval "$$(tools/pg.sh start)"; trap 'tools/pg.sh stop' EXIT; fi; \
 	$(BIN)/python tools/run_tests.py $(if $(FLAGS),--flags "$(FLAGS)")
 
@@ -55,6 +56,11 @@ $(VENV)/.assets: $(VENV)/.installed
 	@touch $@
 
 assets: $(VENV)/.assets
+
+# Debian's Chromium (Playwright drives it through executable_path; no browser download) and an emoji font.
+browser-deps:
+	@command -v chromium >/dev/null && fc-list | grep -qi emoji || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-color-emoji >/dev/null)
 
 export: $(VENV)/.installed
 	$(BIN)/nbdev_export && $(BIN)/nbdev_clean && $(BIN)/python tools/readme.py
