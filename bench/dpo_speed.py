@@ -27,7 +27,7 @@ def run(name):
         res = train_dpo(pairs, None, cfg, d, max_steps=STEPS, resume=False, callbacks=[timer])
         total = time.perf_counter() - t0
     s_step = statistics.median(timer.steps[1:])
-    toks = sum(h.get('num_tokens', 0) for h in res.history[-1:]) or None
+    toks = max((h.get('num_tokens', 0) for h in res.history), default=0) or None
     losses = [round(h['loss'], 4) for h in res.history if 'loss' in h]
     print(json.dumps(dict(variant=name, s_per_step=round(s_step, 3), pairs_per_s=round(BATCH / s_step, 3),
                           tokens_per_s=round(toks / sum(timer.steps), 1) if toks else None, total_s=round(total, 1),
