@@ -10,6 +10,7 @@ VARIANTS = {  # name: PreferenceConfig overrides (speed levers only; the optimis
     'trl_defaults': dict(gradient_checkpointing=True, precompute_ref_log_probs=False),   # TRL's DPOConfig speed defaults (fp32)
     'cpu': dict(),                                                                        # rlnb preset: no checkpointing, ref log-probs once
     'cpu_bf16_base': dict(base_dtype='bfloat16'),                                         # + frozen base weights in bf16, LoRA fp32
+    'cpu_bucketed': dict(group_by_length=True),                                           # + length-grouped batches (less padding)
 }
 STEPS, BATCH = 10, 4
 
