@@ -366,15 +366,20 @@ def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dic
     return dict(pairs=n, steps=steps, tokens=tokens, s_per_step=round(s_step, 3), prepare_s=round(prep_s, 1),
                 est_seconds=round(est, 1), est_minutes=round(est / 60, 1), pairs_per_s=round(per_step / s_step, 3), peak_rss_mb=round(peak_rss_mb()))
 
-# %% ../nbs/05_dpo.ipynb #f44740c1
+# %% ../nbs/05_dpo.ipynb #33762432
 def plot_history(history:list, path=None):
-    "Loss, reward margin and reward accuracy against step, from TRL's log history."
+    "Loss, reward margin and reward accuracy against step, from TRL's log history (with a running mean once there are 8 or more points)."
     import matplotlib.pyplot as plt
     keys = [k for k in ('loss', 'rewards/margins', 'rewards/accuracies', 'kl') if any(k in h for h in history)]
     fig, axs = plt.subplots(1, max(1, len(keys)), figsize=(3.3 * max(1, len(keys)), 2.6), squeeze=False)
     for ax, k in zip(axs[0], keys):
-        pts = [(h['step'], h[k]) for h in history if k in h]
-        ax.plot(*zip(*pts), marker='.'); ax.set_title(k); ax.set_xlabel('step')
+        pts = [(h['step'], h[k]) for h in history if k in h and 'train_runtime' not in h]   # not the end-of-run summary
+        if not pts: continue
+        x, y = zip(*pts)
+        ax.plot(x, y, marker='.', alpha=0.35 if len(y) >= 8 else 1.0); ax.set_title(k); ax.set_xlabel('step')
+        if len(y) >= 8:
+            w = max(3, len(y) // 8)
+            ax.plot(x[w - 1:], [sum(y[i - w + 1:i + 1]) / w for i in range(w - 1, len(y))], color='C1', label=f'mean of {w}'); ax.legend(fontsize=7)
     fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
     return fig
