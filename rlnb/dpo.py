@@ -141,7 +141,7 @@ def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:i
         mask[r, 0] = m | torch.eye(T, dtype=torch.bool)   # padding attends to itself only (no empty softmax rows)
     return PackedBatch(ids, pos, mask, index)
 
-# %% ../nbs/05_dpo.ipynb #9ff3732f
+# %% ../nbs/05_dpo.ipynb #7802c000
 def packed_logprobs(model, input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024, metrics:bool=False) -> dict:
     "Per-token log-probs `(N, L-1)` of the labelled tokens (`labels != -100`) of a right-padded batch, computed packed (`pack_batch`)."
     import torch
@@ -167,11 +167,10 @@ def packed_logprobs(model, input_ids, attention_mask, labels, paired:bool=True, 
 
 def packed_forward(self, *args, fused_lm_head=False, labels=None, input_ids=None, attention_mask=None, **kw):
     "A drop-in for the `fused_lm_head=True` forward TRL installs on its policy: the same outputs, computed by `packed_logprobs`."
-    kw = {k: v for k, v in kw.items() if v is not None and k not in ('use_cache', 'return_dict')}   # PEFT passes inputs_embeds=None etc.
+    extra = [k for k, v in kw.items() if v is not None and k not in ('use_cache', 'return_dict')]   # PEFT passes inputs_embeds=None etc.
     am = attention_mask.long() if attention_mask is not None else None
-    if not fused_lm_head or args or kw or am is None or input_ids is None or not bool((am.cumprod(1) == am).all()):   # anything else: TRL's path
-        if attention_mask is not None: kw['attention_mask'] = attention_mask
-        return self._rlnb_orig_forward(*args, input_ids=input_ids, labels=labels, fused_lm_head=fused_lm_head, **kw)
+    if not fused_lm_head or args or extra or am is None or input_ids is None or not bool((am.cumprod(1) == am).all()):   # anything else
+        return self._rlnb_orig_forward(*args, input_ids=input_ids, attention_mask=attention_mask, labels=labels, fused_lm_head=fused_lm_head, **kw)
     return types.SimpleNamespace(**packed_logprobs(self, input_ids, am, labels, metrics=True, **self._rlnb_packed), aux_loss=None, packed=True)
 
 def use_packed_forward(model, paired:bool=True, max_tokens:int=1024):
@@ -192,24 +191,28 @@ def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024):
     Packed.__name__ = Packed.__qualname__ = f'Packed{Trainer.__name__}'
     return Packed
 
-# %% ../nbs/05_dpo.ipynb #e1ecfba6
-def sequence_logprobs(model, tok, prompts:list[str], responses:list[str], max_length:int|None=None, batch_size:int=8):
-    "Sum of log π(response | prompt) over the response tokens, for each pair: float tensor (N,)."
+# %% ../nbs/05_dpo.ipynb #8e2a60e3
+def _chat_batch(tok, prompts, responses, max_length=None):
+    "Right-padded `(input_ids, attention_mask, labels)` of chat-formatted prompt + response; labels are -100 on prompt and padding."
     import torch
-    out = []
+    rows = []
+    for p, r in zip(prompts, responses):
+        pi, ri = chat_ids(tok, p, r)
+        rows.append(((pi + ri)[:max_length] if max_length else pi + ri, len(pi)))   # TRL's keep_start truncation
+    L = max(len(s) for s, _ in rows)
+    ids = torch.full((len(rows), L), tok.pad_token_id); am = torch.zeros_like(ids); lab = torch.full_like(ids, -100)
+    for j, (s, n) in enumerate(rows): ids[j, :len(s)] = torch.tensor(s); am[j, :len(s)] = 1; lab[j, n:len(s)] = ids[j, n:len(s)]
+    return ids, am, lab
+
+def sequence_logprobs(model, tok, prompts:list[str], responses:list[str], max_length:int|None=None, batch_size:int=8):
+    "Sum of log π(response | prompt) over the response tokens, for each pair, from the plain padded forward: float tensor (N,)."
+    import torch
+    out, dev = [], next(model.parameters()).device
     for i in range(0, len(prompts), batch_size):
-        pairs = [chat_ids(tok, p, r) for p, r in zip(prompts[i:i+batch_size], responses[i:i+batch_size])]
-        ids = [(p + c)[:max_length] if max_length else p + c for p, c in pairs]   # TRL's keep_start truncation
-        plen = [len(p) for p, _ in pairs]
-        L = max(map(len, ids))
-        x = torch.full((len(ids), L), tok.pad_token_id); mask = torch.zeros_like(x)
-        for j, s in enumerate(ids): x[j, :len(s)] = torch.tensor(s); mask[j, :len(s)] = 1
-        dev = next(model.parameters()).device
-        with torch.no_grad(): logits = model(input_ids=x.to(dev), attention_mask=mask.to(dev)).logits.float().cpu()
-        lp = torch.log_softmax(logits[:, :-1], -1).gather(-1, x[:, 1:, None])[..., 0]   # (B, L-1): log p(token t+1)
-        comp = torch.zeros_like(lp)
-        for j, (s, n) in enumerate(zip(ids, plen)): comp[j, n - 1:len(s) - 1] = 1      # positions predicting response tokens
-        out.append((lp * comp).sum(-1))
+        ids, am, lab = _chat_batch(tok, prompts[i:i+batch_size], responses[i:i+batch_size], max_length)
+        with torch.no_grad(): logits = model(input_ids=ids.to(dev), attention_mask=am.to(dev)).logits.float().cpu()
+        lp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None])[..., 0]   # (B, L-1): log p(token t+1)
+        out.append((lp * (lab[:, 1:] != -100)).sum(-1))                                  # positions predicting response tokens
     return torch.cat(out)
 
 # %% ../nbs/05_dpo.ipynb #e81d0c05
@@ -223,23 +226,17 @@ def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoo
     else: raise ValueError(f"dpo_loss has no {loss_type!r} (ipo is length-normalised inside TRL)")
     return l.mean()
 
-# %% ../nbs/05_dpo.ipynb #ed3b7ed4
+# %% ../nbs/05_dpo.ipynb #3b97ff0e
 def _cols(pairs):
     return [prompt_text(x) for x in pairs['prompt']], [prompt_text(x) for x in pairs['chosen']], [prompt_text(x) for x in pairs['rejected']]
 
 def _packed_pair_logprobs(model, tok, p, c, r, max_length=None, batch_size:int=16):
+    "(2, N): summed log-probs of chosen (row 0) and rejected (row 1), through `packed_logprobs`."
     import torch
-    out = []
+    out, dev = [], next(model.parameters()).device
     for i in range(0, len(p), batch_size):
-        rows = []
-        for resp in (c[i:i+batch_size], r[i:i+batch_size]):   # TRL's layout: all chosen rows, then all rejected rows
-            for x, y in zip(p[i:i+batch_size], resp):
-                pi, ci = chat_ids(tok, x, y)
-                rows.append(((pi + ci)[:max_length] if max_length else pi + ci, len(pi)))
-        L = max(len(s) for s, _ in rows)
-        ids = torch.full((len(rows), L), tok.pad_token_id); am = torch.zeros_like(ids); lab = torch.full_like(ids, -100)
-        for j, (s, n) in enumerate(rows): ids[j, :len(s)] = torch.tensor(s); am[j, :len(s)] = 1; lab[j, n:len(s)] = ids[j, n:len(s)]
-        dev = next(model.parameters()).device
+        ps = p[i:i+batch_size]
+        ids, am, lab = _chat_batch(tok, ps + ps, c[i:i+batch_size] + r[i:i+batch_size], max_length)   # TRL's layout: chosen rows, then rejected
         with torch.no_grad(): out.append(packed_logprobs(model, ids.to(dev), am.to(dev), lab.to(dev))['log_probs'].sum(1).cpu().view(2, -1))
     return torch.cat(out, 1)
 
