@@ -187,7 +187,7 @@ def reward_stage(run:Run, preset:str='cpu', out:str='reward', **overrides) -> di
     run.cache['reward_model'] = res.model
     return {**m, 'baselines': base, 'best_baseline': max(base.items(), key=lambda kv: kv[1])}
 
-# %% ../nbs/99_pipeline.ipynb #4d2dda7b
+# %% ../nbs/99_pipeline.ipynb #4835d382
 @stage('dpo')
 def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, **overrides) -> dict:
     "Train the policy with DPO on the run's pairs; report preference accuracy before/after."
@@ -198,7 +198,7 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, *
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval']))))
     res = train_dpo(ds['train'], ev, cfg, run.path/'dpo', max_steps=max_steps)
     m = res.metrics
-    print(f"    DPO on {m['train_examples']:,} pairs: reference pass {m['prepare_seconds']:.0f} s, {m['steps']} steps in {m['train_seconds']:.0f} s"
+    print(f"    DPO on {m['train_examples']:,} pairs: tokenising + reference pass {m['prepare_seconds']:.0f} s, {m['steps']} steps in {m['train_seconds']:.0f} s"
           f" ({m['examples_per_s']:.2f} pairs/s), peak RSS {m['peak_rss_mb']} MB")
     print(f"    held-out preference accuracy ({len(ev)} pairs): before {m['before_preference_accuracy']:.3f} -> after {m['after_preference_accuracy']:.3f}"
           f" (implicit reward margin {m['after_reward_margin']:+.4f})")
