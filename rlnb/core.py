@@ -9,10 +9,10 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['ASSETS', 'POLICY_GGUF', 'get_device', 'seed_everything', 'rlnb_home', 'data_dir', 'models_dir', 'cache_dir',
-           'check_agent', 'new_run', 'peak_rss_mb', 'Timer', 'MissingAssetError', 'asset_dir', 'policy_dir',
-           'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat',
-           'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'generate', 'chat_ids', 'prepare_assets',
-           'prepare_assets_cli']
+           'check_agent', 'new_run', 'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup', 'auto_bf16',
+           'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy',
+           'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
+           'generate', 'chat_ids', 'prepare_assets', 'prepare_assets_cli']
 
 # %% ../nbs/00_core.ipynb #8f756488
 def get_device(prefer:str|None=None, # 'cuda', 'cuda:1', 'mps' or 'cpu'; None picks the best available
@@ -94,6 +94,46 @@ class Timer:
     "Context manager that measures wall seconds: `with Timer() as t: ...; t.secs`."
     def __enter__(self): self.t0 = time.perf_counter(); self.secs = None; return self
     def __exit__(self, *exc): self.secs = time.perf_counter() - self.t0
+
+# %% ../nbs/00_core.ipynb #6637f6bb
+_ISA_FLAGS = ('sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'bmi2', 'avx512f', 'avx512_bf16', 'avx512_fp16', 'avx512_vnni', 'amx_tile', 'amx_bf16', 'amx_int8')
+
+def cpu_info() -> dict:
+    "This CPU: model name, architecture, cores, and the instruction sets that matter for speed (from /proc/cpuinfo)."
+    import platform
+    model, flags = platform.processor() or '?', set()
+    try:
+        txt = Path('/proc/cpuinfo').read_text()
+        if m := re.search(r'^model name\s*:\s*(.+)$', txt, re.M): model = m.group(1).strip()
+        if m := re.search(r'^flags\s*:\s*(.+)$', txt, re.M): flags = set(m.group(1).split())
+    except OSError: pass
+    return {'model': model, 'arch': platform.machine(), 'cores': os.cpu_count(), 'flags': flags,
+            'isa': ' '.join(f for f in _ISA_FLAGS if f in flags)}
+
+def cpu_line() -> str:
+    "One line naming this CPU and its speed-relevant instruction sets, for benchmark output."
+    c = cpu_info()
+    return f"CPU: {c['model']} ({c['arch']}, {c['cores']} cores; {c['isa'] or 'no x86 SIMD flags read'})"
+
+_BF16 = {}
+def bf16_speedup(n:int=1024, k:int=576, m:int=1536, reps:int=20) -> float:
+    "fp32 time / bf16 time of an (n×k)·(k×m) matrix product on this CPU (measured once per process, ~0.2 s)."
+    import torch
+    if (n, k, m) in _BF16: return _BF16[(n, k, m)]
+    a, b = torch.randn(n, k), torch.randn(k, m)
+    def t(x, y):
+        for _ in range(3): x @ y
+        t0 = time.perf_counter()
+        for _ in range(reps): x @ y
+        return time.perf_counter() - t0
+    _BF16[(n, k, m)] = round(t(a, b) / t(a.bfloat16(), b.bfloat16()), 2)
+    return _BF16[(n, k, m)]
+
+def auto_bf16(device:str|None=None, threshold:float=1.3) -> bool:
+    "Whether bf16 pays here: always on CUDA; on CPU when `bf16_speedup()` ≥ `threshold`."
+    dev = get_device(device)
+    if dev.startswith('cuda'): return True
+    return dev == 'cpu' and bf16_speedup() >= threshold
 
 # %% ../nbs/00_core.ipynb #11dc7d65
 ASSETS = {  # name: (importable module, pip requirement)

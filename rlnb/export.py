@@ -4,18 +4,19 @@
 
 # %% ../nbs/07_export.ipynb #1b0c844f
 from __future__ import annotations
-import json, os, re, shutil, subprocess, sys, time
+import json, os, pickle, re, shutil, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import cache_dir
+from .core import cache_dir, cpu_info
 
 # %% auto #0
-__all__ = ['QUANTS', 'BITS', 'PARITY_PROMPTS', 'llama_version', 'converter_dir', 'prepare_converter', 'supported_architectures',
-           'is_adapter', 'load_checkpoint', 'export_lora', 'export_merged', 'check_disk', 'convert_to_gguf',
+__all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'llama_version', 'converter_dir', 'prepare_converter',
+           'supported_architectures', 'check_llama_cpu', 'native_instructions', 'llama_build_info', 'NativeCrash',
+           'isolated', 'is_adapter', 'load_checkpoint', 'export_lora', 'export_merged', 'check_disk', 'convert_to_gguf',
            'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits', 'gguf_greedy', 'hf_greedy',
-           'parity_check', 'check_parity', 'gguf_chat', 'gguf_template', 'ollama_template', 'stop_tokens',
-           'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'ExportResult', 'export_model',
-           'export_cli', 'decode_benchmark']
+           'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template', 'ollama_template',
+           'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'ExportResult',
+           'export_model', 'export_cli', 'decode_benchmark']
 
 # %% ../nbs/07_export.ipynb #65a5648c
 def llama_version() -> str:
@@ -69,6 +70,58 @@ def supported_architectures(conv:Path|None=None) -> set[str]:
     for f in [conv/'convert_hf_to_gguf.py', *sorted((conv/'conversion').glob('*.py'))]:
         for args in re.findall(r'\.register\(([^)]*)\)', f.read_text()): names |= set(re.findall(r'"([A-Za-z0-9_]+)"', args))
     return names
+
+# %% ../nbs/07_export.ipynb #66b51c34
+LLAMA_BASELINE = ('sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'bmi2')   # the instruction sets `make` compiles llama.cpp for
+_AMX_OPS = re.compile(r'\b(ldtilecfg|sttilecfg|tileloadd\w*|tilestored|tilezero|tilerelease|tdp\w+ps|tdpb\w+d)\b')
+
+def check_llama_cpu(required=LLAMA_BASELINE):
+    "Raise a clear error when this CPU lacks an instruction set the llama.cpp build needs (instead of dying with SIGILL)."
+    info = cpu_info()
+    if info['arch'] not in ('x86_64', 'AMD64') or not info['flags']: return info
+    if missing := [f for f in required if f not in info['flags']]:
+        raise RuntimeError(f"this CPU ({info['model']}) lacks {', '.join(missing)}, which rlnb's llama.cpp build needs "
+                           f"(x86-64-v3: {', '.join(required)}). GGUF export/serving cannot run here; training and evaluation can.")
+    return info
+
+def native_instructions(lib) -> dict:
+    "Count AMX instructions and AVX-512 (zmm) register uses in a shared library's code (`objdump -d`)."
+    if not shutil.which('objdump'): raise FileNotFoundError("objdump (binutils) is needed: apt-get install binutils")
+    asm = subprocess.run(['objdump', '-d', '--no-show-raw-insn', str(lib)], capture_output=True, text=True, check=True).stdout
+    return {'amx': len(_AMX_OPS.findall(asm)), 'avx512_zmm': asm.count('%zmm'), 'ymm': asm.count('%ymm')}
+
+def llama_build_info(disassemble:bool=True) -> dict:
+    "How the installed llama-cpp-python was built: compiled-in CPU features and, per ggml library, AMX/AVX-512 instruction counts."
+    import llama_cpp
+    sysinfo = llama_cpp.llama_print_system_info().decode()
+    feats = dict(re.findall(r'([A-Z0-9_]+) = (\d)', sysinfo))
+    libdir = Path(llama_cpp.__file__).parent/'lib'
+    libs = {p.name: native_instructions(p) for p in sorted(libdir.glob('lib*.so*')) if disassemble and not p.is_symlink()}
+    return {'version': llama_version(), 'features': {k: int(v) for k, v in feats.items()}, 'system_info': sysinfo.strip(),
+            'libs': libs, 'build_key': os.environ.get('RLNB_LLAMA_BUILD_KEY')}
+
+# %% ../nbs/07_export.ipynb #80b71209
+class NativeCrash(RuntimeError): "Native code (llama.cpp) crashed in a child process; the calling process is unaffected."
+
+def isolated(fn:str, *args, timeout:float|None=None, **kw):
+    "Run `rlnb.export.<fn>(*args, **kw)` in a fresh Python process and return its result; a crash there raises `NativeCrash` here."
+    with tempfile.TemporaryDirectory() as d:
+        inp, out = Path(d)/'in.pkl', Path(d)/'out.pkl'
+        inp.write_bytes(pickle.dumps((args, kw)))
+        code = ('import pickle, sys; from rlnb import export; a, k = pickle.loads(open(sys.argv[1], "rb").read()); '
+                f'r = export.{fn}(*a, **k); open(sys.argv[2], "wb").write(pickle.dumps(r))')
+        env = {**os.environ, 'PYTHONFAULTHANDLER': '1'}
+        try: r = subprocess.run([sys.executable, '-c', code, str(inp), str(out)], capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired: raise NativeCrash(f"{fn} did not finish within {timeout} s in its child process")
+        if r.returncode == 0 and out.exists(): return pickle.loads(out.read_bytes())
+        tail = '\n'.join((r.stderr or r.stdout).strip().splitlines()[-12:])
+        if r.returncode < 0:
+            sig = signal.Signals(-r.returncode).name if -r.returncode in signal.valid_signals() else '?'
+            raise NativeCrash(f"{fn} crashed in its child process with signal {-r.returncode} ({sig}); this session is unaffected. "
+                              f"Last output:\n{tail}")
+        raise RuntimeError(f"{fn} failed in its child process (exit {r.returncode}):\n{tail}")
+
+def _crash(sig:int=signal.SIGSEGV): os.kill(os.getpid(), sig)   # for the test below
 
 # %% ../nbs/07_export.ipynb #cce2e2de
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
@@ -157,19 +210,24 @@ def convert_to_gguf(hf_dir, out, outtype:str='f16', overwrite:bool=False) -> Pat
         raise RuntimeError(f"convert_hf_to_gguf.py failed (exit {r.returncode}):\n" + '\n'.join((r.stderr or r.stdout).splitlines()[-15:]))
     return out
 
-def quantize_gguf(src, out, quant:str, overwrite:bool=False) -> Path:
-    "Quantise an f16/f32 GGUF to `quant` (a key of `QUANTS`) in-process with `llama_cpp.llama_model_quantize`."
+def _quantize(src:str, out:str, quant:str, nthread:int) -> int:
     import llama_cpp
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype, params.nthread = getattr(llama_cpp, QUANTS[quant]), nthread
+    return llama_cpp.llama_model_quantize(src.encode(), out.encode(), params)
+
+def quantize_gguf(src, out, quant:str, overwrite:bool=False, isolate:bool=True) -> Path:
+    "Quantise an f16/f32 GGUF to `quant` (a key of `QUANTS`) with `llama_cpp.llama_model_quantize`, in a child process unless `isolate=False`."
     if quant not in QUANTS: raise ValueError(f"quantization must be one of {', '.join(QUANTS)}, got {quant!r}")
     src, out = Path(src), Path(out)
     _fresh(out, overwrite)
     check_disk(out.parent, int(src.stat().st_size * BITS[quant] / 16))
-    params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = getattr(llama_cpp, QUANTS[quant])
-    params.nthread = os.cpu_count() or 1
-    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(out).encode(), params)
+    check_llama_cpu()
+    args = (str(src), str(out), quant, os.cpu_count() or 1)
+    rc = isolated('_quantize', *args) if isolate else _quantize(*args)
     if rc != 0 or not out.exists(): raise RuntimeError(f"llama_model_quantize({src.name} → {quant}) returned {rc}")
     return out
+
 
 # %% ../nbs/07_export.ipynb #19963db1
 PARITY_PROMPTS = ['What is the capital of France?', 'Write a haiku about the sea.', 'How do I boil an egg?',
@@ -186,6 +244,7 @@ def prompt_ids(tok, prompt:str, system:str|None=None) -> list[int]:
 
 def load_gguf(path, n_ctx:int=512, logits_all:bool=False):
     "A `llama_cpp.Llama` on `path`, quiet, on all cores."
+    check_llama_cpu()
     import llama_cpp
     return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, logits_all=logits_all, verbose=False, n_threads=os.cpu_count(), seed=0)
 
@@ -216,21 +275,32 @@ def hf_greedy(model, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
         if t in eos: return out[:i + 1]
     return out
 
-def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:int=32, llm=None) -> dict:
+def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int]) -> list[tuple]:
+    "The llama.cpp side of the parity check: per prompt, its logits (P, V) and its greedy continuation."
+    import numpy as np
+    llm = load_gguf(gguf_path, logits_all=True)
+    out = []
+    for ids in ids_list:
+        llm.reset(); llm.eval(ids)
+        logits = np.array(llm.scores[:len(ids)], dtype=np.float32, copy=True)     # a copy: the next eval overwrites llama.cpp's buffer
+        out.append((logits, gguf_greedy(llm, ids, n_tokens, eos)))
+    return out
+
+def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:int=32,
+                 isolate:bool=True,   # run llama.cpp in a child process (a native crash cannot take this process down)
+                ) -> dict:
     "Compare a GGUF with the HF model on `prompts`: logits (max |Δ|, top-1 agreement) and greedy continuations."
     import numpy as np, torch
     prompts = prompts or PARITY_PROMPTS
-    llm = llm or load_gguf(gguf_path, logits_all=True)
     eos = {tok.eos_token_id} | ({tok.convert_tokens_to_ids('<|im_end|>')} - {tok.unk_token_id, None})
+    ids_list = [prompt_ids(tok, p) for p in prompts]
+    gg_all = isolated('gguf_eval', str(gguf_path), ids_list, n_tokens, eos) if isolate else gguf_eval(gguf_path, ids_list, n_tokens, eos)
     max_diff, agree, total, same, first_div = 0.0, 0, 0, 0, []
-    for p in prompts:
-        ids = prompt_ids(tok, p)
+    for ids, (gg, b) in zip(ids_list, gg_all):
         with torch.no_grad(): hf = model(torch.tensor([ids])).logits[0].float().numpy()       # (P, V)
-        llm.reset(); llm.eval(ids)
-        gg = np.asarray(llm.scores[:len(ids)], dtype=np.float32)                               # (P, V)
         max_diff = max(max_diff, float(np.abs(hf - gg).max()))
         agree += int((hf.argmax(-1) == gg.argmax(-1)).sum()); total += len(ids)
-        a, b = hf_greedy(model, ids, n_tokens, eos), gguf_greedy(llm, ids, n_tokens, eos)
+        a = hf_greedy(model, ids, n_tokens, eos)
         if a == b: same += 1
         else: first_div.append(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))))
     return {'prompts': len(prompts), 'max_abs_logit_diff': round(max_diff, 4), 'top1_agreement': round(agree / total, 4),
@@ -249,6 +319,10 @@ def gguf_chat(llm, messages:list[dict]|str, max_tokens:int=64, temperature:float
     if isinstance(messages, str): messages = [{'role': 'user', 'content': messages}]
     r = llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature, **kw)
     return r['choices'][0]['message']['content']
+
+def gguf_answer(path, question:str, max_tokens:int=32) -> str:
+    "One greedy answer from the GGUF at `path` (call it through `isolated` to keep llama.cpp out of this process)."
+    return gguf_chat(load_gguf(path), question, max_tokens=max_tokens)
 
 def gguf_template(path) -> str|None:
     "The chat template stored in a GGUF's metadata."

@@ -1,28 +1,68 @@
-"""Run the notebooks' tests the way `nbdev_test` does (same `test_nb`, same flags from settings.ini),
-one notebook at a time, with a timing per notebook and the closing line CI reads: `N passed, N failed`."""
-import argparse, os, sys, time
+"""Run the notebooks' tests the way `nbdev_test` does (same `test_nb`, same flags from settings.ini), each notebook
+in its OWN process, with a timing per notebook and the closing line CI reads: `N passed, N failed`.
+
+One process per notebook makes the run crash-proof: a segfault in native code (llama.cpp, torch), an OOM kill or a
+hang (per-notebook time limit) fails that notebook alone, is reported by name (`FAIL 07_export.ipynb (signal 11
+SIGSEGV)`, `... (timed out after 900 s)`), and the other notebooks still run; the summary line is always printed.
+
+    python tools/run_tests.py                         # every notebook in nbs/
+    python tools/run_tests.py --flags "slow postgres" # also the flagged cells
+    python tools/run_tests.py --path nbs/07_export.ipynb --timeout 600
+"""
+import argparse, os, signal, subprocess, sys, time
 from pathlib import Path
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument('--flags', default='', help='space separated test flags to run (e.g. "slow postgres")')
-    ap.add_argument('--path', default=None, help='a notebook or glob (default: every notebook in nbs/)')
-    args = ap.parse_args()
+def run_one(path:str, flags:str) -> int:
+    "Child mode: test one notebook in this process; exit 0 (passed) or 1 (failed)."
     from nbdev.config import get_config
     from nbdev.test import test_nb
+    cfg = get_config()
+    ok, _ = test_nb(Path(path), skip_flags=cfg.tst_flags.split(), force_flags=flags.split(), basepath=cfg.config_path)
+    return 0 if ok else 1
+
+def describe(rc:int|None, timed_out:bool, timeout:float) -> str:
+    "Why a notebook's process failed, in words."
+    if timed_out: return f"timed out after {timeout:.0f} s"
+    if rc is not None and rc < 0:
+        try: name = signal.Signals(-rc).name
+        except ValueError: name = '?'
+        hint = ' - killed, out of memory?' if -rc == signal.SIGKILL else ''
+        return f"signal {-rc} {name}{hint}"
+    return f"exit {rc}" if rc not in (0, 1) else 'failed'
+
+def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path) -> tuple[bool, float, str]:
+    "Test `nb` in a child process (its own process group, so a timeout kills whatever it started); `(ok, secs, why)`."
+    t0 = time.time()
+    env = {**os.environ, 'PYTHONFAULTHANDLER': '1'}       # a native crash prints the Python stack that led to it
+    p = subprocess.Popen([sys.executable, __file__, '--one', str(nb), '--flags', flags], cwd=cwd, env=env, start_new_session=True)
+    timed_out = False
+    try: rc = p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(p.pid, signal.SIGKILL); rc = p.wait()
+    return rc == 0 and not timed_out, time.time() - t0, describe(rc, timed_out, timeout)
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--flags', default='', help='space separated test flags to run (e.g. "slow postgres")')
+    ap.add_argument('--path', default=None, help='a notebook, folder or glob (default: every notebook in nbs/)')
+    ap.add_argument('--timeout', type=float, default=None, help='seconds per notebook (default 900; 3600 with the slow flag)')
+    ap.add_argument('--one', help=argparse.SUPPRESS)     # child mode
+    args = ap.parse_args()
+    if args.one: sys.exit(run_one(args.one, args.flags))
+    from nbdev.config import get_config
     from nbdev.doclinks import nbglob
     cfg = get_config()
-    skip, force = cfg.tst_flags.split(), args.flags.split()
+    timeout = args.timeout or (3600 if 'slow' in args.flags.split() else 900)
     files = sorted(f.absolute() for f in nbglob(args.path, as_path=True) if not f.name.startswith('_'))
     results, t0 = [], time.time()
-    os.chdir(cfg.nbs_path)
     for f in files:
-        ok, secs = test_nb(f, skip_flags=skip, force_flags=force, basepath=cfg.config_path)
+        ok, secs, why = run_isolated(f, args.flags, timeout, Path(cfg.nbs_path))
         results.append(ok)
-        print(f"{'ok  ' if ok else 'FAIL'} {f.name:<28} {secs:7.1f} s", flush=True)
+        print(f"{'ok  ' if ok else 'FAIL'} {f.name:<28} {secs:7.1f} s" + ('' if ok else f"  ({why})"), flush=True)
     n_ok = sum(results)
-    print(f"notebooks tested with flags [{args.flags}] in {time.time()-t0:.0f} s")
+    print(f"notebooks tested with flags [{args.flags}] in {time.time()-t0:.0f} s, each in its own process (limit {timeout:.0f} s)")
     print(f"{n_ok} passed, {len(results)-n_ok} failed")
-    sys.exit(0 if n_ok == len(results) else 1)
+    sys.exit(0 if results and n_ok == len(results) else 1)
 
 if __name__ == '__main__': main()
