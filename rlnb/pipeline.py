@@ -13,11 +13,11 @@ from .formatting import build_datasets, dataset_stats, plot_stats
 from .reward import PRESETS as REWARD_PRESETS, train_reward_model, baseline_accuracies, evaluate_pairs, plot_calibration
 from .dpo import PRESETS as PREF_PRESETS, train_dpo
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
-from .export import export_model, gguf_chat, load_gguf
+from .export import export_model, isolated
 
 # %% auto #0
 __all__ = ['STAGES', 'stage', 'Run', 'load_recipe', 'run_pipeline', 'base_answers', 'import_feedback', 'format_feedback',
-           'reward_stage', 'dpo_stage', 'ppo_stage', 'export_stage', 'main']
+           'reward_stage', 'judge_stage', 'dpo_stage', 'ppo_stage', 'evaluate_stage', 'export_stage', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
@@ -165,27 +165,50 @@ def _datasets(run:Run) -> dict:
         run.cache['datasets'] = {p.name: load_from_disk(str(p)) for p in d.iterdir() if p.is_dir()}
     return run.cache['datasets']
 
-@stage('reward')
-def reward_stage(run:Run, preset:str='cpu', out:str='reward', **overrides) -> dict:
-    "Train a reward model (`preset` + overrides of RewardConfig fields); report accuracy vs baselines."
+def _prompt_half(ds, half:int|None):
+    "Rows whose prompt falls in `half` (0 or 1) of a stable hash split of the prompts; `None`: all rows."
+    if half is None: return ds
+    if half not in (0, 1): raise ValueError(f"prompt_half must be 0, 1 or null, got {half!r}")
+    from rlnb.formatting import prompt_text
+    import hashlib
+    keep = [int(hashlib.sha1(prompt_text(p).encode()).hexdigest(), 16) % 2 == half for p in ds['prompt']]
+    out = ds.select([i for i, k in enumerate(keep) if k])
+    if not len(out): raise ValueError(f"no training rows in prompt half {half}: too few prompts to split; set prompt_half: null")
+    return out
+
+def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str, **overrides) -> dict:
     from dataclasses import replace
     if preset not in REWARD_PRESETS: raise ValueError(f"Unknown reward preset {preset!r}; presets: {', '.join(REWARD_PRESETS)}")
     cfg = replace(REWARD_PRESETS[preset], **overrides)
     ds = _datasets(run)
     fmt = 'pairs' if cfg.objective == 'pairwise' else 'targets'
-    res = train_reward_model(ds[fmt]['train'], ds[fmt]['eval'], cfg, output_dir=run.path/out)
+    train = _prompt_half(ds[fmt]['train'], prompt_half)
+    res = train_reward_model(train, ds[fmt]['eval'], cfg, output_dir=run.path/out)
     m = dict(res.metrics)
     pairs_eval = ds['pairs']['eval']
     if cfg.objective == 'regression': m.update({f'pairs_{k}': v for k, v in evaluate_pairs(res.model, pairs_eval).items()})
     if 'targets' in ds: plot_calibration(res.model, ds['targets']['eval'], run.path/out/'plots'/'calibration.png')
     base = baseline_accuracies(pairs_eval)
     acc = m['accuracy'] if cfg.objective == 'pairwise' else m['pairs_accuracy']
-    print(f"    held-out pairwise accuracy on {len(pairs_eval):,} pairs ({len(set(map(str, pairs_eval['prompt'])))} unseen prompts):")
-    for name, a in [(f'reward model ({cfg.backbone}, {cfg.objective})', acc)] + sorted(base.items(), key=lambda kv: -kv[1]):
+    n_prompts = len(set(map(str, train['prompt'])))
+    half = f", prompt half {prompt_half} ({n_prompts} prompts)" if prompt_half is not None else ''
+    print(f"    held-out pairwise accuracy on {len(pairs_eval):,} pairs ({len(set(map(str, pairs_eval['prompt'])))} unseen prompts){half}:")
+    for name, a in [(f'reward model ({cfg.backbone}, {cfg.objective}, seed {cfg.seed})', acc)] + sorted(base.items(), key=lambda kv: -kv[1]):
         print(f"      {name:38s} {a:.3f}")
     print(f"    trained on {m['train_rows']:,} rows in {m['train_seconds']:.0f} s ({m['rows_per_s']:.1f} rows/s), peak RSS {m['peak_rss_mb']} MB")
-    run.cache['reward_model'] = res.model
-    return {**m, 'baselines': base, 'best_baseline': max(base.items(), key=lambda kv: kv[1])}
+    run.cache[cache_key] = res.model
+    return {**m, 'prompt_half': prompt_half, 'train_prompts': n_prompts, 'baselines': base, 'best_baseline': max(base.items(), key=lambda kv: kv[1])}
+
+@stage('reward')
+def reward_stage(run:Run, preset:str='cpu', out:str='reward', prompt_half:int|None=None, **overrides) -> dict:
+    "Train a reward model (`preset` + overrides of RewardConfig fields) on the training prompts (or one half of them); report accuracy vs baselines."
+    return _train_rm(run, preset, out, prompt_half, 'reward_model', **overrides)
+
+@stage('judge')
+def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None=1, seed:int=1, **overrides) -> dict:
+    "Train the independent evaluation judge: a second reward model, on the other half of the training prompts, with another seed."
+    return _train_rm(run, preset, out, prompt_half, 'judge_model', seed=seed, **overrides)
+
 
 # %% ../nbs/99_pipeline.ipynb #4835d382
 @stage('dpo')
@@ -237,6 +260,37 @@ def ppo_stage(run:Run, policy:str='smollm2', algorithm:str='ppo', max_prompts:in
               f"prepare {m['mean_prepare_s']} s, update {m['mean_update_s']} s; peak RSS {m['peak_rss_mb']:.0f} MB")
     return m
 
+# %% ../nbs/99_pipeline.ipynb #092ca061
+@stage('evaluate')
+def evaluate_stage(run:Run, policies:list=('dpo', 'ppo'), judges:list=('judge', 'reward'), n_prompts:int=64,
+                   modes:list=('greedy', 'sampled'), max_new_tokens:int=48, temperature:float=0.7, batch_size:int=16) -> dict:
+    "Judge each trained policy of the run against its base on held-out prompts (win rate, LC win rate, KL, failures, with CIs)."
+    from rlnb.evaluation import evaluate_policy, RewardJudge, heldout_prompts, plot_report, plot_frontier
+    from rlnb.reward import RewardModel
+    prompts = heldout_prompts(run.path, n_prompts, seed=run.recipe.get('seed', 0))
+    J = {}
+    for j in judges:
+        key = {'judge': 'judge_model', 'reward': 'reward_model'}.get(j, j)
+        if key not in run.cache:
+            p = run.path/j/'reward_model'
+            if not p.exists(): raise FileNotFoundError(f"{p} is missing: run the '{j}' stage before 'evaluate'")
+            run.cache[key] = RewardModel.load(p)
+        J[j] = RewardJudge(run.cache[key], name=j)
+    paths = {'dpo': run.path/'dpo'/'adapter', 'ppo': run.path/'ppo'/'policy'}
+    out, reports = {'prompts': len(prompts)}, {}
+    for name in policies:
+        if name not in paths: raise ValueError(f"policies are 'dpo' and/or 'ppo', got {name!r}")
+        if not (paths[name]/'adapter_config.json').exists(): print(f"    {name}: no adapter in {paths[name]}, skipped"); continue
+        rep = evaluate_policy(paths[name], prompts, J, modes=tuple(modes), max_new_tokens=max_new_tokens, temperature=temperature,
+                              seed=run.recipe.get('seed', 0), batch_size=batch_size, output=run.path/'eval'/f'{name}.json')
+        plot_report(rep, run.path/'plots'/f'eval_{name}.png'); reports[name] = rep
+        import matplotlib.pyplot as plt; plt.close('all')
+        print(f"    {name} vs base on {len(prompts)} held-out prompts ({rep.meta['seconds']:.0f} s):")
+        print('    ' + rep.table().replace('\n', '\n    '))
+        out[name] = {'headline': {j: rep.headline(j) for j in J}, 'timings': rep.meta['timings'], 'seconds': rep.meta['seconds']}
+    if reports: plot_frontier(reports, run.path/'plots'/'eval_frontier.png')
+    return out
+
 # %% ../nbs/99_pipeline.ipynb #36de6521
 @stage('export')
 def export_stage(run:Run, source:str='dpo', quantization:list=('q8_0',), question:str='What is the capital of France?', **options) -> dict:
@@ -249,7 +303,7 @@ def export_stage(run:Run, source:str='dpo', quantization:list=('q8_0',), questio
         print(f"    {q:>7}: {res.stats[q]['size_mb']:6.1f} MB in {res.stats[q]['seconds']:.1f} s; parity top-1 {r['top1_agreement']:.3f}, "
               f"max |Δlogit| {r['max_abs_logit_diff']}, greedy identical {r['greedy_identical']:.2f}")
     first = list(quantization)[0]
-    answer = gguf_chat(load_gguf(res.paths[first]), question, max_tokens=32)
+    answer = isolated('gguf_answer', str(res.paths[first]), question, max_tokens=32)   # llama.cpp in a child process
     print(f"    {first}: Q: {question}\n    A: {answer}\n    {res.message}")
     return {'stats': res.stats, 'parity': res.parity, 'answer': answer, 'modelfile': str(res.paths['modelfile'])}
 
