@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, math, time, types
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
-from .core import chat_ids, convert_policy, tiny_policy, cache_dir, get_device, seed_everything, peak_rss_mb, Timer
+from .core import chat_ids, convert_policy, tiny_policy, cache_dir, get_device, seed_everything, peak_rss_mb, Timer, new_run
 from .formatting import prompt_text
 
 # %% auto #0
@@ -285,7 +285,9 @@ class PreferenceResult:
     trainer: object = None # the TRL trainer (e.g. for `trainer.evaluate(ds)`)
 
 def _last_checkpoint(d:Path):
-    cks = sorted(Path(d).glob('checkpoint-*'), key=lambda p: int(p.name.split('-')[1]))
+    "The newest complete checkpoint in `d` (trainer state and adapter weights written), or None; incomplete ones are skipped."
+    done = lambda p: (p/'trainer_state.json').exists() and any(p.glob('adapter_model.*'))
+    cks = sorted((p for p in Path(d).glob('checkpoint-*') if p.name.split('-')[1].isdigit() and done(p)), key=lambda p: int(p.name.split('-')[1]))
     return str(cks[-1]) if cks else None
 
 def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, callbacks=None):
@@ -293,7 +295,8 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     cfg = effective_config(PRESETS[config] if isinstance(config, str) else config)
     seed_everything(cfg.seed)
     if cfg.max_train_examples and len(train) > cfg.max_train_examples: train = train.shuffle(seed=cfg.seed).select(range(cfg.max_train_examples))
-    out = Path(output_dir or cache_dir()/f'{method}_tmp'); out.mkdir(parents=True, exist_ok=True)
+    # no output_dir: a fresh folder per call (models/.cache/runs/<method>/v<N>), so an unrelated call never resumes this one
+    out = Path(output_dir) if output_dir else new_run(method, cache_dir()/'runs'); out.mkdir(parents=True, exist_ok=True)
     if cfg.group_by_length and 'length' not in train.column_names:   # characters as a cheap proxy for tokens
         comps = ('chosen', 'rejected') if method == 'dpo' else ('completion',)
         train = train.add_column('length', [len(prompt_text(r['prompt'])) + max(len(prompt_text(r[c])) for c in comps) for r in train])

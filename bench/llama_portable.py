@@ -1,0 +1,92 @@
+"""llama.cpp built natively (-march=native, the default of `pip install llama-cpp-python`) against rlnb's portable build
+(GGML_NATIVE=OFF, x86-64-v3, no AVX-512/AMX), side by side on this CPU, each in its own process:
+does q8_0/q4_k_m/f16 SmolLM2 run, with which buffer types, and at how many decode tokens/s?
+
+    .venv/bin/python bench/llama_portable.py NATIVE.whl PORTABLE.whl      # writes bench/results/llama_portable.json
+
+Each wheel is unpacked into its own folder and put first on PYTHONPATH of a child process, so the two builds never mix.
+A crash of the child (the AMX segfault) is recorded as its signal, not the end of the benchmark."""
+import json, os, re, subprocess, sys, tempfile, time, zipfile
+from pathlib import Path
+
+QUANTS = ('f16', 'q8_0', 'q4_k_m')
+
+CHILD = r'''
+import json, os, sys, time, re
+import llama_cpp
+extra = sys.argv[2] == '1'
+if not extra:                                   # what the issue's reporter did: no extra (AMX / repack) buffer types
+    _orig = llama_cpp.llama_model_default_params
+    def _params():
+        p = _orig(); p.use_extra_bufts = False; return p
+    llama_cpp.llama_model_default_params = _params
+    import llama_cpp.llama as L; L.llama_cpp.llama_model_default_params = _params
+import numpy as np
+ids_list, n_tokens, eos = json.loads(open(sys.argv[3]).read())
+llm = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=512, verbose=True, n_threads=os.cpu_count(), seed=0)
+def greedy(ids):
+    llm.reset(); llm.eval(ids); out = []
+    for _ in range(n_tokens):
+        t = int(np.argmax(np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))))
+        out.append(t)
+        if t == eos: break
+        llm.eval([t])
+    return out
+greedy(ids_list[0][:8])
+t = time.perf_counter(); outs = [greedy(i) for i in ids_list]; dt = time.perf_counter() - t
+print('RESULT ' + json.dumps({'tokens_per_s': round(sum(map(len, outs)) / dt, 1), 'outputs': outs,
+                              'system_info': llama_cpp.llama_print_system_info().decode().strip()}), flush=True)
+'''
+
+def unpack(wheel:Path, d:Path) -> Path:
+    import shutil
+    shutil.rmtree(d, ignore_errors=True); zipfile.ZipFile(wheel).extractall(d)
+    return d
+
+def run_child(target:Path, gguf:Path, extra:bool, data:Path) -> dict:
+    env = {**os.environ, 'PYTHONPATH': str(target), 'PYTHONFAULTHANDLER': '1'}
+    r = subprocess.run([sys.executable, '-c', CHILD, str(gguf), '1' if extra else '0', str(data)], capture_output=True, text=True, env=env)
+    log = r.stderr + r.stdout
+    bufs = {k: float(v) for k, v in re.findall(r'load_tensors:\s+(\S+) model buffer size =\s+([\d.]+) MiB', log)}
+    line = next((l for l in r.stdout.splitlines() if l.startswith('RESULT ')), None)
+    if r.returncode or not line:
+        return {'ok': False, 'exit': r.returncode, 'signal': -r.returncode if r.returncode < 0 else None, 'buffers_mib': bufs,
+                'crash_in': [l.strip() for l in log.splitlines() if 'File "' in l][-3:]}
+    return {'ok': True, 'buffers_mib': bufs, **json.loads(line[7:])}
+
+def main(native:str, portable:str):
+    from rlnb.core import cpu_line, chitchat_prompts, cache_dir
+    from rlnb.export import export_model, prompt_ids, native_instructions, load_checkpoint
+    print(cpu_line(), flush=True)
+    gdir = cache_dir()/'bench-gguf'
+    paths = {q: gdir/f'smollm2-{q}.gguf' for q in QUANTS}
+    if not all(p.exists() for p in paths.values()):
+        export_model('smollm2', quantization=[q for q in QUANTS if q != 'f16'], output_dir=gdir, model_name='smollm2', parity=False, overwrite=True)
+    _, tok = load_checkpoint('smollm2')
+    data = Path(tempfile.mkdtemp())/'ids.json'
+    data.write_text(json.dumps([[prompt_ids(tok, p) for p in chitchat_prompts()[:16]], 32, tok.eos_token_id]))
+    root = Path(tempfile.gettempdir())/'rlnb-llama-builds'
+    builds = {'native': unpack(Path(native), root/'native'), 'portable': unpack(Path(portable), root/'portable')}
+    res = {'cpu': cpu_line(), 'builds': {}, 'runs': []}
+    for name, d in builds.items():
+        libs = {p.name: native_instructions(p) for p in sorted((d/'llama_cpp'/'lib').glob('libggml*.so*')) if not p.is_symlink() and re.search(r'\.so\.\d+\.\d+', p.name)}
+        res['builds'][name] = {'wheel': str([native, portable][name == 'portable']), 'libs': libs}
+        print(name, libs, flush=True)
+    for q in QUANTS:
+        for name in builds:
+            for extra in (True, False):
+                t = time.perf_counter(); r = run_child(builds[name]/'', paths[q], extra, data)
+                r.update(build=name, quant=q, extra_bufts=extra, seconds=round(time.perf_counter() - t, 1))
+                res['runs'].append(r)
+                print(json.dumps({k: v for k, v in r.items() if k != 'outputs'}), flush=True)
+    ref = {(r['quant'], r['extra_bufts']): r['outputs'] for r in res['runs'] if r['build'] == 'portable' and r['ok']}
+    for r in res['runs']:
+        if r['ok'] and r['build'] == 'native': r['same_tokens_as_portable'] = r['outputs'] == ref.get((r['quant'], r['extra_bufts']))
+    out = Path(__file__).parent/'results'/'llama_portable.json'; out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({**res, 'runs': [{k: v for k, v in r.items() if k != 'outputs'} for r in res['runs']]}, indent=1))
+    print(f"\n{'quant':7s} {'build':9s} {'extra bufts':11s} {'result':24s} {'tokens/s':>8s}  buffers (MiB)")
+    for r in res['runs']:
+        what = 'ok' + (' (same tokens)' if r.get('same_tokens_as_portable') else '') if r['ok'] else f"CRASH signal {r['signal']}"
+        print(f"{r['quant']:7s} {r['build']:9s} {str(r['extra_bufts']):11s} {what:24s} {r.get('tokens_per_s', 0):8.1f}  {r['buffers_mib']}")
+
+if __name__ == '__main__': main(*sys.argv[1:3])
