@@ -10,6 +10,7 @@ import json, os, re, subprocess, sys, tempfile, time, zipfile
 from pathlib import Path
 
 QUANTS = ('f16', 'q8_0', 'q4_k_m')
+REPEATS = 3
 
 CHILD = r'''
 import json, os, sys, time, re
@@ -72,13 +73,19 @@ def main(native:str, portable:str):
         libs = {p.name: native_instructions(p) for p in sorted((d/'llama_cpp'/'lib').glob('libggml*.so*')) if not p.is_symlink() and re.search(r'\.so\.\d+\.\d+', p.name)}
         res['builds'][name] = {'wheel': str([native, portable][name == 'portable']), 'libs': libs}
         print(name, libs, flush=True)
+    import statistics
     for q in QUANTS:
         for name in builds:
             for extra in (True, False):
-                t = time.perf_counter(); r = run_child(builds[name]/'', paths[q], extra, data)
-                r.update(build=name, quant=q, extra_bufts=extra, seconds=round(time.perf_counter() - t, 1))
+                reps = []
+                for _ in range(REPEATS):     # repeats back to back; the median is reported (one run varies by ~10 % here)
+                    t = time.perf_counter(); r = run_child(builds[name]/'', paths[q], extra, data)
+                    r['seconds'] = round(time.perf_counter() - t, 1); reps.append(r)
+                    if not r['ok']: break
+                r = dict(reps[0], build=name, quant=q, extra_bufts=extra, runs=len(reps))
+                if r['ok']: r.update(tokens_per_s=statistics.median(x['tokens_per_s'] for x in reps), tokens_per_s_all=[x['tokens_per_s'] for x in reps])
                 res['runs'].append(r)
-                print(json.dumps({k: v for k, v in r.items() if k != 'outputs'}), flush=True)
+                print(json.dumps({k: v for k, v in r.items() if k not in ('outputs', 'system_info')}), flush=True)
     ref = {(r['quant'], r['extra_bufts']): r['outputs'] for r in res['runs'] if r['build'] == 'portable' and r['ok']}
     for r in res['runs']:
         if r['ok'] and r['build'] == 'native': r['same_tokens_as_portable'] = r['outputs'] == ref.get((r['quant'], r['extra_bufts']))

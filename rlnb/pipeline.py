@@ -10,21 +10,22 @@ from pathlib import Path
 from .core import *
 from .feedback import FeedbackStore, import_chitchat
 from .formatting import build_datasets, dataset_stats, plot_stats
-from .reward import PRESETS as REWARD_PRESETS, train_reward_model, baseline_accuracies, evaluate_pairs, plot_calibration
-from .dpo import PRESETS as PREF_PRESETS, train_dpo
+from .reward import RewardConfig, PRESETS as REWARD_PRESETS, train_reward_model, baseline_accuracies, evaluate_pairs, plot_calibration
+from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
 from .export import export_model, isolated
 
 # %% auto #0
-__all__ = ['STAGES', 'stage', 'Run', 'load_recipe', 'run_pipeline', 'base_answers', 'import_feedback', 'format_feedback',
-           'reward_stage', 'judge_stage', 'dpo_stage', 'ppo_stage', 'evaluate_stage', 'export_stage', 'main']
+__all__ = ['STAGES', 'stage', 'Run', 'stage_options', 'load_recipe', 'run_pipeline', 'base_answers', 'import_feedback',
+           'format_feedback', 'reward_stage', 'judge_stage', 'dpo_stage', 'ppo_stage', 'evaluate_stage', 'export_stage',
+           'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
 
-def stage(name:str):
-    "Register the decorated function as pipeline stage `name`."
-    def deco(fn): STAGES[name] = fn; return fn
+def stage(name:str, config=None):
+    "Register the decorated function as pipeline stage `name`; `config`: the dataclass (or function) whose fields its `**overrides` take."
+    def deco(fn): fn.config = config; STAGES[name] = fn; return fn
     return deco
 
 @dataclass
@@ -47,22 +48,74 @@ class Run:
         return self.cache[name]
 
 # %% ../nbs/99_pipeline.ipynb #9150de7d
+_KINDS = {'int': (int,), 'float': (int, float), 'str': (str,), 'bool': (bool,), 'list': (list,), 'tuple': (list,), 'dict': (dict,), 'None': (type(None),)}
+
+def _fits(ann, v) -> bool:
+    "Whether a YAML value fits a simple annotation ('int', 'float|None', 'str|list', ...); other annotations are not checked."
+    ann = ann if isinstance(ann, str) else getattr(ann, '__name__', str(ann))
+    parts = [p.strip() for p in ann.split('|')]
+    if ann in ('', 'inspect._empty', '_empty') or any(p not in _KINDS for p in parts): return True
+    if isinstance(v, bool) and 'bool' not in parts: return False
+    return isinstance(v, tuple(t for p in parts for t in _KINDS[p]))
+
+def stage_options(name:str) -> dict:
+    "`{option: annotation}` that stage `name` accepts: its keyword parameters, plus its config's fields when it takes `**overrides`."
+    import inspect, dataclasses
+    fn = STAGES[name]
+    ps = list(inspect.signature(fn).parameters.values())[1:]
+    opts = {p.name: p.annotation for p in ps if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+    cfg = getattr(fn, 'config', None)
+    if cfg is not None and any(p.kind == p.VAR_KEYWORD for p in ps):
+        extra = {f.name: f.type for f in dataclasses.fields(cfg)} if dataclasses.is_dataclass(cfg) else \
+                {p.name: p.annotation for p in list(inspect.signature(cfg).parameters.values())[1:]}
+        opts.update({k: v for k, v in extra.items() if k not in opts})
+    return {**opts, 'key': 'str'}
+
+def _stage_lines(text:str) -> list:
+    "Line number of each item of a YAML recipe's `stages` list."
+    import yaml
+    node = yaml.compose(text)
+    for k, v in (node.value if isinstance(node, yaml.MappingNode) else []):
+        if k.value == 'stages' and isinstance(v, yaml.SequenceNode): return [it.start_mark.line + 1 for it in v.value]
+    return []
+
+def _check_stage(s:dict, where:str):
+    "Every option known to its stage, of the right type; output folders inside the run folder."
+    import difflib
+    opts = stage_options(s['stage'])
+    for k, v in s.items():
+        if k == 'stage': continue
+        if k not in opts:
+            close = difflib.get_close_matches(k, opts, 1)
+            raise ValueError(f"{where}: stage {s['stage']!r} has no option {k!r}" + (f" (did you mean {close[0]!r}?)" if close else '') +
+                             f"; its options: {', '.join(sorted(opts))}")
+        if not _fits(opts[k], v): raise ValueError(f"{where}: option {k!r} of stage {s['stage']!r} must be {opts[k]}, got {v!r} ({type(v).__name__})")
+        if k == 'out' and (Path(str(v)).is_absolute() or '..' in Path(str(v)).parts):
+            raise ValueError(f"{where}: out: {v!r} must be a folder inside the run folder (relative, no '..')")
+
 def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
                ) -> dict:
-    "Read and check a recipe: an `agent` slug and a list of `stages`, each `{stage: name, ...options}`."
+    "Read and check a whole recipe before anything runs: `agent`, and `stages` whose names, options and types are all known."
+    lines, src = [], 'recipe'
     if not isinstance(recipe, dict):
         import yaml
         p = Path(recipe)
         if not p.exists(): raise FileNotFoundError(f"Recipe {p} not found (recipes live in data/recipes/).")
-        recipe = yaml.safe_load(p.read_text()) or {}
+        text = p.read_text(); recipe, src = yaml.safe_load(text) or {}, str(p)
+        if not isinstance(recipe, dict): raise ValueError(f"{p}: a recipe is a mapping with 'agent' and 'stages', got a {type(recipe).__name__}")
+        lines = _stage_lines(text)
     if 'agent' not in recipe: raise ValueError("Recipe has no 'agent' (the task being trained, e.g. 'chitchat').")
     check_agent(recipe['agent'])
+    if not isinstance(recipe.get('seed', 0), int): raise ValueError(f"{src}: seed must be an integer, got {recipe['seed']!r}")
+    if unknown := set(recipe) - {'agent', 'seed', 'stages'}: raise ValueError(f"{src}: unknown top-level keys {sorted(unknown)}; a recipe has agent, seed, stages")
     stages = recipe.get('stages')
     if not stages or not isinstance(stages, list): raise ValueError("Recipe has no 'stages' list.")
     for i, s in enumerate(stages):
-        if not isinstance(s, dict) or 'stage' not in s: raise ValueError(f"Stage #{i+1} must be a mapping with a 'stage' key, got {s!r}.")
+        where = f"{src}:{lines[i]}" if i < len(lines) else f"{src}, stage #{i+1}"
+        if not isinstance(s, dict) or 'stage' not in s: raise ValueError(f"{where}: stage #{i+1} must be a mapping with a 'stage' key, got {s!r}.")
         if s['stage'] not in STAGES:
-            raise ValueError(f"Stage #{i+1} {s['stage']!r} is unknown; known stages: {', '.join(sorted(STAGES))}.")
+            raise ValueError(f"{where}: stage #{i+1} {s['stage']!r} is unknown; known stages: {', '.join(sorted(STAGES))}.")
+        _check_stage(s, where)
     return recipe
 
 # %% ../nbs/99_pipeline.ipynb #4e2af06c
@@ -199,19 +252,19 @@ def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str,
     run.cache[cache_key] = res.model
     return {**m, 'prompt_half': prompt_half, 'train_prompts': n_prompts, 'baselines': base, 'best_baseline': max(base.items(), key=lambda kv: kv[1])}
 
-@stage('reward')
+@stage('reward', config=RewardConfig)
 def reward_stage(run:Run, preset:str='cpu', out:str='reward', prompt_half:int|None=None, **overrides) -> dict:
     "Train a reward model (`preset` + overrides of RewardConfig fields) on the training prompts (or one half of them); report accuracy vs baselines."
     return _train_rm(run, preset, out, prompt_half, 'reward_model', **overrides)
 
-@stage('judge')
+@stage('judge', config=RewardConfig)
 def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None=1, seed:int=1, **overrides) -> dict:
     "Train the independent evaluation judge: a second reward model, on the other half of the training prompts, with another seed."
     return _train_rm(run, preset, out, prompt_half, 'judge_model', seed=seed, **overrides)
 
 
 # %% ../nbs/99_pipeline.ipynb #4835d382
-@stage('dpo')
+@stage('dpo', config=PreferenceConfig)
 def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, **overrides) -> dict:
     "Train the policy with DPO on the run's pairs; report preference accuracy before/after."
     from dataclasses import replace
@@ -237,7 +290,7 @@ def _reward_model(run:Run, out:str='reward'):
         run.cache['reward_model'] = RewardModel.load(p)
     return run.cache['reward_model']
 
-@stage('ppo')
+@stage('ppo', config=PPOConfig)
 def ppo_stage(run:Run, policy:str='smollm2', algorithm:str='ppo', max_prompts:int|None=None, **overrides) -> dict:
     "RL from the run's reward model on the run's training prompts; reports reward and KL per step and the timings."
     from rlnb.formatting import prompt_text
@@ -293,12 +346,14 @@ def evaluate_stage(run:Run, policies:list=('dpo', 'ppo'), judges:list=('judge', 
 
 # %% ../nbs/99_pipeline.ipynb #36de6521
 @stage('export')
-def export_stage(run:Run, source:str='dpo', quantization:list=('q8_0',), question:str='What is the capital of France?', **options) -> dict:
+def export_stage(run:Run, source:str='dpo', quantization:list=('q8_0',), question:str='What is the capital of France?',
+                 parity:bool=True, parity_prompts:list|None=None, system:str|None=None, register:bool=False, overwrite:bool=False) -> dict:
     "GGUF export of the run's `source` adapter, with parity per quantisation and one answer from the exported model."
     adapter = {'dpo': run.path/'dpo'/'adapter', 'ppo': run.path/'ppo'/'policy'}.get(source)
     if adapter is None: raise ValueError(f"source must be 'dpo' or 'ppo', got {source!r}")
     if not (adapter/'adapter_config.json').exists(): raise FileNotFoundError(f"{adapter} holds no adapter: run the '{source}' stage before this one.")
-    res = export_model(adapter, 'gguf', list(quantization), run.path/'gguf', model_name=f'{run.agent}-{run.path.name}', **options)
+    res = export_model(adapter, 'gguf', list(quantization), run.path/'gguf', model_name=f'{run.agent}-{run.path.name}',
+                       parity=parity, parity_prompts=parity_prompts, system=system, register=register, overwrite=overwrite)
     for q, r in res.parity.items():
         print(f"    {q:>7}: {res.stats[q]['size_mb']:6.1f} MB in {res.stats[q]['seconds']:.1f} s; parity top-1 {r['top1_agreement']:.3f}, "
               f"max |Δlogit| {r['max_abs_logit_diff']}, greedy identical {r['greedy_identical']:.2f}")
