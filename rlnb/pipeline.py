@@ -264,6 +264,13 @@ def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None
 
 
 # %% ../nbs/99_pipeline.ipynb #4835d382
+def _register(run:Run, kind:str, path:Path, metrics:dict, config:dict, data_counts:dict, **fields) -> int:
+    "Record a trained policy of the run in the registry (same database as the run's feedback store); returns its version."
+    from rlnb.registry import Registry
+    v = Registry(_store(run)).register(run.agent, path, kind, metrics=metrics, config=config, data_counts=data_counts, **fields)
+    print(f"    registered as {run.agent} {v.name} ({kind}, candidate)")
+    return v.version
+
 @stage('dpo', config=PreferenceConfig)
 def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, **overrides) -> dict:
     "Train the policy with DPO on the run's pairs; report preference accuracy before/after."
@@ -279,6 +286,9 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, *
     print(f"    held-out preference accuracy ({len(ev)} pairs): before {m['before_preference_accuracy']:.3f} -> after {m['after_preference_accuracy']:.3f}"
           f" (implicit reward margin {m['after_reward_margin']:+.4f})")
     run.cache['policy_adapter'] = res.adapter_path
+    from dataclasses import asdict
+    m['registry_version'] = _register(run, 'dpo', res.adapter_path, {k: v for k, v in m.items() if k != 'resumed_from'}, asdict(cfg),
+                                      {'train_pairs': m['train_examples'], 'eval_pairs': len(ev)}, feedback_count=m['train_examples'])
     return m
 
 # %% ../nbs/99_pipeline.ipynb #04cfa7cc
@@ -311,6 +321,9 @@ def ppo_stage(run:Run, policy:str='smollm2', algorithm:str='ppo', max_prompts:in
     if algorithm == 'ppo':
         print(f"    per step: generate {m['mean_generate_s']} s ({m['gen_tokens_per_s']} tokens/s), score {m['mean_score_s']} s, "
               f"prepare {m['mean_prepare_s']} s, update {m['mean_update_s']} s; peak RSS {m['peak_rss_mb']:.0f} MB")
+    from dataclasses import asdict
+    m['registry_version'] = _register(run, algorithm, run.path/'ppo'/'policy', m, asdict(cfg), {'prompts': len(prompts)},
+                                      reward_model_path=run.path/'reward'/'reward_model', reward_mean=m['reward_last'])
     return m
 
 # %% ../nbs/99_pipeline.ipynb #092ca061
@@ -341,6 +354,12 @@ def evaluate_stage(run:Run, policies:list=('dpo', 'ppo'), judges:list=('judge', 
         print(f"    {name} vs base on {len(prompts)} held-out prompts ({rep.meta['seconds']:.0f} s):")
         print('    ' + rep.table().replace('\n', '\n    '))
         out[name] = {'headline': {j: rep.headline(j) for j in J}, 'timings': rep.meta['timings'], 'seconds': rep.meta['seconds']}
+        if (v := run.metrics.get(name, {}).get('registry_version')) is not None:
+            from rlnb.registry import Registry
+            from dataclasses import asdict
+            s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
+            Registry(_store(run)).update(run.agent, v, eval_report=asdict(rep), reward_mean=s.get('mean'), reward_std=s.get('std'))
+            out[name]['registry_version'] = v
     if reports: plot_frontier(reports, run.path/'plots'/'eval_frontier.png')
     return out
 
