@@ -193,7 +193,7 @@ def run_job(jid:str, db:str):
         jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=_now())
         raise SystemExit(1)
 
-# %% ../nbs/10_api.ipynb #5c0e2706
+# %% ../nbs/10_api.ipynb #91d49c02
 SEED_FEEDBACK = {'prompt': 'What is the capital of France?', 'response': 'Paris is the capital of France.', 'score': 0.9,
                  'runId': 'run_123', 'notes': 'Accurate answer'}
 
@@ -226,6 +226,7 @@ class _State:
 
 def create_app(db:str|None=None,            # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
                token:str|None=None,          # bearer token for write endpoints (default: env RLNB_API_TOKEN; None: open)
+               allow_training:bool=True,     # False: train_policy answers 503 (a read/feedback-only server, e.g. under a fuzzer)
               ) -> FastAPI:
     "The rlnb HTTP service: feedback in, training jobs out, policy versions listed."
     app = FastAPI(title='rlnb', description='Feedback in, training jobs out, every policy version listed. Seeds-compatible endpoints under /api/policies.',
@@ -270,6 +271,7 @@ def create_app(db:str|None=None,            # database URL or SQLite path (defau
     @app.post('/api/policies/train_policy/{agent_id}', summary='Dry-run or start a training job (runs in a separate worker process)')
     def train_policy(agent_id:str, req:TrainRequest, response:Response):
         agent = _agent(agent_id)
+        if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
         try:
             if req.dryRun: return dry_run(st.store, agent, req)
             _need_feedback(feedback_summary(st.store, agent)['count'])

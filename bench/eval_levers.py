@@ -1,0 +1,72 @@
+"""Which training setting makes SmolLM2 answer better than its base on held-out chitchat prompts?
+Reuses a pipeline run folder (its datasets, its reward model `reward/` = PPO's proxy, its independent judge `judge/`),
+trains one variant per call, and evaluates it against the base on the run's 64 held-out prompts under both judges.
+
+    .venv/bin/python bench/eval_levers.py models/chitchat/v1 ppo_20_norm     # one variant; see VARIANTS
+    .venv/bin/python bench/eval_levers.py models/chitchat/v1 --table         # the table of every variant evaluated so far
+
+Each variant's report goes to <run>/levers/<variant>.json and a summary line to bench/results/eval_levers.jsonl."""
+import json, sys, time
+from dataclasses import replace
+from pathlib import Path
+
+VARIANTS = {
+    # DPO on the run's pairs: more pairs, a larger step size, a smaller beta (moves further from the base)
+    'dpo_1024_lr2e-4':   dict(algo='dpo', max_train_examples=1024, learning_rate=2e-4),
+    'dpo_1024_beta0.02': dict(algo='dpo', max_train_examples=1024, learning_rate=1e-4, beta=0.02),
+    # PPO against the run's reward model: more steps, several answers per prompt with per-prompt normalised scores
+    'ppo_20_norm':       dict(algo='ppo', steps=20, batch_size=16, responses_per_prompt=4, normalize_scores=True, num_minibatches=4,
+                              ppo_epochs=2, max_new_tokens=40, learning_rate=1e-4, missing_eos_penalty=None),
+    'ppo_40_norm':       dict(algo='ppo', steps=40, batch_size=16, responses_per_prompt=4, normalize_scores=True, num_minibatches=4,
+                              ppo_epochs=2, max_new_tokens=40, learning_rate=1e-4, missing_eos_penalty=None),
+}
+
+def train(run:Path, name:str, v:dict) -> Path:
+    from datasets import load_from_disk
+    from rlnb.formatting import prompt_text
+    out = run/'levers'/name
+    v = dict(v); algo = v.pop('algo')
+    ds = {s: load_from_disk(str(run/'datasets'/'pairs'/s)) for s in ('train', 'eval')}
+    if algo == 'dpo':
+        from rlnb.dpo import PRESETS, train_dpo
+        res = train_dpo(ds['train'], ds['eval'].shuffle(seed=0).select(range(min(256, len(ds['eval'])))), replace(PRESETS['cpu'], save_steps=10**9, **v), out, resume=False)
+        return res.adapter_path, res.metrics
+    from rlnb.ppo import PPOConfig, train_rl, reward_model_fn
+    from rlnb.reward import RewardModel
+    from rlnb.core import load_policy
+    model, tok = load_policy()
+    prompts = list(dict.fromkeys(prompt_text(p) for p in ds['train']['prompt']))
+    res = train_rl(model, tok, prompts, reward_model_fn(RewardModel.load(run/'reward'/'reward_model')), PPOConfig(save_steps=10**9, **v), 'ppo', out)
+    return out/'policy', res.metrics
+
+def main(run:str, name:str):
+    from rlnb.core import cpu_line
+    from rlnb.evaluation import evaluate_policy, RewardJudge, heldout_prompts, plot_report
+    from rlnb.reward import RewardModel
+    run = Path(run); print(cpu_line(), flush=True)
+    t0 = time.perf_counter(); path, m = train(run, name, VARIANTS[name]); t_train = time.perf_counter() - t0
+    judges = {j: RewardJudge(RewardModel.load(run/j/'reward_model'), name=j) for j in ('judge', 'reward')}
+    rep = evaluate_policy(path, heldout_prompts(run, 64), judges, output=run/'levers'/f'{name}.json')
+    plot_report(rep, run/'levers'/f'{name}.png')
+    print(rep.table())
+    line = {'variant': name, 'run': str(run), 'config': VARIANTS[name], 'train_s': round(t_train, 1),
+            'train_metrics': {k: v for k, v in m.items() if isinstance(v, (int, float))},
+            **{j: rep.headline(j) for j in judges}, **{f'greedy_{j}': rep.headline(j, 'greedy') for j in judges}}
+    out = Path(__file__).parent/'results'/'eval_levers.jsonl'; out.parent.mkdir(exist_ok=True)
+    with open(out, 'a') as f: f.write(json.dumps(line) + '\n')
+    print(json.dumps(line))
+
+def table(run:str):
+    lines = [json.loads(l) for l in open(Path(__file__).parent/'results'/'eval_levers.jsonl')]
+    print(f"{'variant':20s} {'judge':7s} {'mode':8s} {'win rate [95% CI]':22s} {'LC win rate':20s} {'score diff':18s} {'KL':>6s}")
+    for l in lines:
+        for j in ('judge', 'reward'):
+            for key in (j, f'greedy_{j}'):
+                h = l[key]
+                print(f"{l['variant']:20s} {j:7s} {h['mode']:8s} {h['win_rate']:.3f} [{h['win_rate_ci'][0]:.3f}, {h['win_rate_ci'][1]:.3f}]  "
+                      f"{h['lc_win_rate']:.3f} [{h['lc_win_rate_ci'][0]:.2f}, {h['lc_win_rate_ci'][1]:.2f}]  "
+                      f"{h.get('score_diff', 0):+.3f} [{h.get('score_diff_ci', [0, 0])[0]:+.3f}, {h.get('score_diff_ci', [0, 0])[1]:+.3f}] {h.get('kl', 0):6.2f}")
+
+if __name__ == '__main__':
+    if '--table' in sys.argv: table(sys.argv[1])
+    else: main(*sys.argv[1:3])
