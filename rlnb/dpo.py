@@ -400,6 +400,7 @@ def train_dpo_cli(argv:list|None=None):
     ap.add_argument('--min-margin', type=float, default=0.2); ap.add_argument('--dry-run', action='store_true')
     ap.add_argument('--output', help='output folder (default: a new models/<agent>/v<N>/)')
     ap.add_argument('--policy', help="policy to train: 'smollm2' (default), 'tiny' or a HF folder")
+    ap.add_argument('--no-register', action='store_true', help='do not record the trained policy in the registry (of --store)')
     a = ap.parse_args(argv)
     if a.source == 'file':
         if not a.data_file: ap.error('--source file needs --data-file')
@@ -418,3 +419,10 @@ def train_dpo_cli(argv:list|None=None):
     fn = train_dpo if a.method == 'dpo' else train_kto
     res = fn(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, out, a.max_steps)
     print(json.dumps(res.metrics, indent=2)); print(f"adapter: {res.adapter_path}")
+    if not a.no_register:
+        from rlnb.registry import Registry
+        v = Registry(a.store).register(a.agent, res.adapter_path, a.method, feedback_count=len(records), config=asdict(cfg),
+                                       metrics={k: v for k, v in res.metrics.items() if isinstance(v, (int, float))},
+                                       data_counts={'train': len(dd['train']), 'eval': len(dd['eval'])})
+        print(f"registered as {a.agent} {v.name} (candidate)")
+    return res

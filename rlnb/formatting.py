@@ -11,7 +11,7 @@ from .feedback import Feedback
 
 # %% auto #0
 __all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_reward_targets', 'to_dataset', 'prompt_text',
-           'split_by_prompt', 'dataset_stats', 'plot_stats', 'build_datasets']
+           'split_by_prompt', 'dataset_stats', 'plot_stats', 'build_datasets', 'export_data_cli']
 
 # %% ../nbs/02_formatting.ipynb #f4347c9f
 def utility(r:Feedback) -> float|None:
@@ -168,3 +168,35 @@ def build_datasets(records:list[Feedback], min_margin:float=0.2, max_pairs_per_p
     make = dict(pairs=lambda: to_preference_pairs(records, min_margin, max_pairs_per_prompt, min_pairs, seed),
                 kto=lambda: to_kto(records), targets=lambda: to_reward_targets(records))
     return {f: split_by_prompt(to_dataset(make[f](), conversational), eval_frac, seed) for f in formats}
+
+# %% ../nbs/02_formatting.ipynb #9418e0ce
+def export_data_cli(argv:list|None=None):
+    "Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets or raw JSONL."
+    import argparse, json
+    from rlnb.feedback import FeedbackStore
+    ap = argparse.ArgumentParser(prog='rlnb_export_data', description="Export an agent's feedback as training data (JSONL).")
+    ap.add_argument('--agent', required=True); ap.add_argument('--output', required=True)
+    ap.add_argument('--format', default='dpo', choices=['dpo', 'kto', 'regression', 'jsonl'])
+    ap.add_argument('--store', help='database URL or SQLite path (default DATABASE_URL or data/feedback.db)')
+    ap.add_argument('--limit', type=int, help='write at most this many rows'); ap.add_argument('--min-reward', type=float)
+    ap.add_argument('--require-feedback', action='store_true', help='only records with a judgement (thumbs, rating, score, comparison)')
+    ap.add_argument('--min-margin', type=float, default=0.2, help='dpo: smallest utility gap of a pair')
+    a = ap.parse_args(argv)
+    recs = FeedbackStore(a.store).query(agent=a.agent)
+    if a.require_feedback: recs = [r for r in recs if utility(r) is not None or r.kind == 'comparison']
+    if a.min_reward is not None and a.format != 'dpo': recs = [r for r in recs if utility(r) is None or utility(r) >= a.min_reward]
+    if not recs: raise NotEnoughData(f"no feedback records for agent {a.agent!r} after filtering: nothing to export")
+    if a.format == 'dpo':
+        rows = to_preference_pairs(recs, a.min_margin)
+        if a.min_reward is not None:
+            u = _mean_utilities(recs)
+            rows = [r for r in rows if u.get((r['agent'], r['prompt']), {}).get(r['chosen'], 1.0) >= a.min_reward]
+    else: rows = {'kto': to_kto, 'regression': to_reward_targets, 'jsonl': lambda rs: [r.to_dict() for r in rs]}[a.format](recs)
+    rows = rows[:a.limit] if a.limit else rows
+    out = Path(a.output); out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + '.partial')
+    with open(tmp, 'w', encoding='utf-8') as f:
+        for r in rows: f.write(json.dumps(r, ensure_ascii=False) + '\n')
+    tmp.replace(out)
+    print(f"{len(rows)} {a.format} rows from {len(recs)} records of {a.agent!r} -> {out}")
+    return len(rows)

@@ -498,6 +498,8 @@ def train_ppo_cli(argv:list|None=None):
     ap.add_argument('--epochs', type=float, default=1.0); ap.add_argument('--steps', type=int)
     ap.add_argument('--batch-size', type=int, default=8); ap.add_argument('--learning-rate', type=float, default=5e-5)
     ap.add_argument('--max-new-tokens', type=int, default=48); ap.add_argument('--num-generations', type=int, default=4)
+    ap.add_argument('--store', help='database holding the registry (default DATABASE_URL or data/feedback.db)')
+    ap.add_argument('--no-register', action='store_true', help='do not record the trained policy in the registry')
     a = ap.parse_args(argv)
     prompts = read_prompts(a.data)
     steps = a.steps or max(1, math.ceil(a.epochs * len(prompts) * (a.num_generations if a.algorithm != 'ppo' else 1) / a.batch_size))
@@ -512,4 +514,11 @@ def train_ppo_cli(argv:list|None=None):
     (out/'metrics.json').write_text(json.dumps(res.metrics, indent=1))
     plot_ppo(res.history, path=out/'plots'/f'{a.algorithm}.png')
     print(json.dumps(res.metrics, indent=1)); print(f"policy: {out/'policy'}")
+    if not a.no_register:
+        from dataclasses import asdict
+        from rlnb.registry import Registry
+        v = Registry(a.store).register(a.agent, out/'policy', a.algorithm, reward_model_path=a.reward_model, reward_mean=res.metrics.get('reward_last'),
+                                       config=asdict(cfg), metrics={k: x for k, x in res.metrics.items() if isinstance(x, (int, float))},
+                                       data_counts={'prompts': len(prompts)})
+        print(f"registered as {a.agent} {v.name} (candidate)")
     return res

@@ -13,7 +13,7 @@ from .formatting import prompt_text
 # %% auto #0
 __all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'backbone_dir', 'load_backbone',
            'encode', 'RewardModel', 'RewardResult', 'train_reward_model', 'evaluate_pairs', 'evaluate_targets',
-           'baseline_accuracies', 'plot_learning_curves', 'plot_calibration']
+           'baseline_accuracies', 'plot_learning_curves', 'plot_calibration', 'train_reward_cli']
 
 # %% ../nbs/04_reward.ipynb #af57b027
 def bt_loss(r_chosen, r_rejected, margin=None):
@@ -312,3 +312,35 @@ def plot_calibration(rm:RewardModel, targets, path:str|Path|None=None, bins:int=
     ax.set_xlabel('rated target'); ax.set_ylabel('predicted reward'); ax.legend(); fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
     return fig
+
+# %% ../nbs/04_reward.ipynb #b6a8ff11
+def train_reward_cli(argv:list|None=None):
+    "Console script `rlnb_train_reward`."
+    import argparse, json
+    from dataclasses import replace
+    from rlnb.core import new_run
+    from rlnb.feedback import FeedbackStore, parse_jsonl
+    from rlnb.formatting import build_datasets
+    ap = argparse.ArgumentParser(prog='rlnb_train_reward', description='Train a reward model (pairwise Bradley-Terry or regression) on feedback.')
+    ap.add_argument('--agent', default='chitchat'); ap.add_argument('--source', default='db', choices=['db', 'file'])
+    ap.add_argument('--data-file'); ap.add_argument('--store', help='store path or URL (default DATABASE_URL or data/feedback.db)')
+    ap.add_argument('--preset', default='cpu', choices=list(PRESETS)); ap.add_argument('--objective', choices=['pairwise', 'regression'])
+    ap.add_argument('--epochs', type=float); ap.add_argument('--batch-size', type=int); ap.add_argument('--learning-rate', type=float)
+    ap.add_argument('--max-pairs', type=int, help='train on at most this many rows'); ap.add_argument('--min-margin', type=float, default=0.2)
+    ap.add_argument('--eval-frac', type=float, default=0.2); ap.add_argument('--output', help='default: a new models/<agent>/v<N>/reward/')
+    a = ap.parse_args(argv)
+    if a.source == 'file':
+        if not a.data_file: ap.error('--source file needs --data-file')
+        recs, rejected = parse_jsonl(a.data_file, a.agent)
+        for n, why in rejected[:10]: print(f"  line {n} rejected: {why}")
+    else: recs = FeedbackStore(a.store).query(agent=a.agent)
+    over = {k: v for k, v in dict(objective=a.objective, epochs=a.epochs, batch_size=a.batch_size, learning_rate=a.learning_rate,
+                                  max_train_examples=a.max_pairs).items() if v is not None}
+    cfg = replace(PRESETS[a.preset], **over)
+    fmt = 'pairs' if cfg.objective == 'pairwise' else 'targets'
+    ds = build_datasets(recs, a.min_margin, eval_frac=a.eval_frac, formats=(fmt,))[fmt]
+    out = Path(a.output) if a.output else new_run(a.agent)/'reward'
+    print(f"{len(recs)} records -> {len(ds['train'])} train / {len(ds['eval'])} eval {fmt}; preset {a.preset} {over} -> {out}")
+    res = train_reward_model(ds['train'], ds['eval'], cfg, output_dir=out)
+    print(json.dumps({k: v for k, v in res.metrics.items() if not isinstance(v, (list, dict))}, indent=1)); print(f"reward model: {out/'reward_model'}")
+    return res
