@@ -421,7 +421,7 @@ def evaluate_policy(policy,                       # adapter folder, merged/HF fo
     if output: report.save(output)
     return report
 
-# %% ../nbs/08_evaluation.ipynb #10946c73
+# %% ../nbs/08_evaluation.ipynb #06c38b3b
 def plot_report(report:EvalReport, path=None, mode:str|None=None):
     "Four panels: judge scores base vs policy, win rates with 95 % CIs, failure kinds, KL per response."
     import matplotlib; import matplotlib.pyplot as plt, numpy as np
@@ -448,7 +448,8 @@ def plot_report(report:EvalReport, path=None, mode:str|None=None):
     ax[2].set_xticks(x, kinds); ax[2].set(title=f'failures ({mode})', ylabel='share of answers'); ax[2].legend(fontsize=8)
     if m.get('kl'): ax[3].hist(m['kl']['values'], bins=20, color='tab:purple'); ax[3].set(title=f"KL(policy‖base) per response: mean {m['kl']['mean']:.2f} nats", xlabel='nats')
     else: ax[3].axis('off')
-    fig.suptitle(f"{report.meta['policy']} vs {report.meta['base']} on {report.meta['prompts']} held-out prompts", fontsize=10)
+    short = lambda p: '/'.join(Path(str(p)).parts[-3:])
+    fig.suptitle(f"{short(report.meta['policy'])} vs {short(report.meta['base'])} on {report.meta['prompts']} held-out prompts", fontsize=10)
     fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
     return fig
@@ -496,7 +497,7 @@ def human_outcomes(records:list, report:EvalReport, mode:str='greedy') -> dict:
     k = sum(a_first)
     return {'win_rate': win_rate(o), 'position_bias': {'left_chosen': k, 'of': len(a_first), 'sign_p': round(sign_test(k, len(a_first) - k), 4)}}
 
-# %% ../nbs/08_evaluation.ipynb #df2bf1d8
+# %% ../nbs/08_evaluation.ipynb #f91a698c
 def assign_variant(unit_id:str,                 # the randomisation unit: a user id, a session id
                    variants:list[str],           # e.g. ['control', 'v8']
                    weights:list[float]|None=None,  # traffic shares (default equal)
@@ -514,7 +515,7 @@ def assign_variant(unit_id:str,                 # the randomisation unit: a user
         if u < cum: return v
     return variants[-1]
 
-# %% ../nbs/08_evaluation.ipynb #d72b3c2e
+# %% ../nbs/08_evaluation.ipynb #e9c28331
 def two_proportion_test(k1, n1, k2, n2, conf:float=0.95) -> dict:
     "Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed sample size). Works on arrays."
     import numpy as np
@@ -553,7 +554,7 @@ def msprt_pvalue(diffs, variances, tau:float=0.05):
     log_lr = 0.5 * np.log(s2 / (s2 + tau ** 2)) + tau ** 2 * d ** 2 / (2 * s2 * (s2 + tau ** 2))
     return np.minimum.accumulate(np.minimum(1.0, np.exp(-log_lr)), axis=-1)
 
-# %% ../nbs/08_evaluation.ipynb #86d4d799
+# %% ../nbs/08_evaluation.ipynb #bc38c84a
 def _ab_tables(store):
     "The experiments and exposures tables, in the feedback store's database (created when missing)."
     import sqlalchemy as sa
@@ -619,7 +620,7 @@ class ABTest:
         self.store.add(fb)
         return fb
 
-# %% ../nbs/08_evaluation.ipynb #e524bd68
+# %% ../nbs/08_evaluation.ipynb #db7356a9
 def ab_report(store, agent:str, experiment:str, alpha:float=0.05, power:float=0.8,
               mde:float|None=None,    # effect to size the test for (default: the experiment's, else 0.05 on the 0-1 scale)
               tau:float|None=None,    # mixing scale of the sequential test (default: mde)
@@ -676,7 +677,7 @@ def ab_report(store, agent:str, experiment:str, alpha:float=0.05, power:float=0.
                                 'units_needed_per_arm': need, 'mde': mde, 'decision': decision}
     return out
 
-# %% ../nbs/08_evaluation.ipynb #232e132d
+# %% ../nbs/08_evaluation.ipynb #4c53591b
 _NOT_SMALL_TALK = ('coding', 'trivia', 'botprofile', 'tech_support')   # chatterbot categories that are not conversation openers
 
 def heldout_prompts(run=None,                   # a run folder: its held-out split's prompts come first
