@@ -14,7 +14,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-slow install assets export clean-venv readme browser-deps
+.PHONY: demo test test-slow install assets export clean-venv readme browser-deps outputs
 
 demo: $(VENV)/.assets
 	$(BIN)/rlnb_pipeline $(RECIPE)
@@ -27,6 +27,11 @@ test: $(VENV)/.assets
 
 test-slow:
 	$(MAKE) test FLAGS=slow
+
+# Run the fast tests AND save each notebook with the outputs of the cells it ran (tables, prints, figures),
+# so a reader sees them on the repository's web view; then clean metadata. Run after editing a notebook.
+outputs: $(VENV)/.assets
+	$(BIN)/python tools/run_tests.py --save && $(BIN)/nbdev_clean && $(BIN)/python tools/readme.py
 
 install: $(VENV)/.installed
 

@@ -8,17 +8,51 @@ SIGSEGV)`, `... (timed out after 900 s)`), and the other notebooks still run; th
     python tools/run_tests.py                         # every notebook in nbs/
     python tools/run_tests.py --flags "slow postgres" # also the flagged cells
     python tools/run_tests.py --path nbs/07_export.ipynb --timeout 600
+    python tools/run_tests.py --save                  # also write each notebook back WITH the outputs of the cells it ran
+                                                      # (`make outputs`), so the web view shows tables and figures
 """
 import argparse, os, signal, subprocess, sys, time
 from pathlib import Path
 
-def run_one(path:str, flags:str) -> int:
-    "Child mode: test one notebook in this process; exit 0 (passed) or 1 (failed)."
+def run_one(path:str, flags:str, save:bool=False) -> int:
+    "Child mode: test one notebook in this process; exit 0 (passed) or 1 (failed). `save`: write its outputs back."
     from nbdev.config import get_config
     from nbdev.test import test_nb
     cfg = get_config()
-    ok, _ = test_nb(Path(path), skip_flags=cfg.tst_flags.split(), force_flags=flags.split(), basepath=cfg.config_path)
-    return 0 if ok else 1
+    skip = set(cfg.tst_flags.split()) - set(flags.split())
+    if not save:
+        ok, _ = test_nb(Path(path), skip_flags=list(skip), basepath=cfg.config_path)
+        return 0 if ok else 1
+    return save_outputs(Path(path), skip, cfg.config_path)
+
+def _directives(src:str) -> set:
+    "The `#| flag` words at the top of a cell."
+    out = set()
+    for line in src.splitlines():
+        if not line.startswith('#|'): break
+        out |= set(line[2:].split())
+    return out
+
+def save_outputs(path:Path, skip:set, basepath) -> int:
+    "Run the notebook's cells as `test_nb` does (flagged cells and the export cell skipped) and write it back with their outputs."
+    import traceback
+    from execnb.nbio import read_nb, write_nb
+    from execnb.shell import CaptureShell
+    sys.path.insert(0, str(basepath)); os.environ['IN_TEST'] = '1'
+    nb = read_nb(path)
+    skipped = lambda c: c.cell_type != 'code' or 'nbdev_export(' in c.source or bool(skip & _directives(c.source))
+    os.chdir(path.parent)
+    k = CaptureShell(path)
+    try: k.run_all(nb, exc_stop=True, preproc=skipped)
+    except Exception:
+        traceback.print_exc(); sys.stderr.write(k.prettytb(fname=path) + '\n'); return 1
+    for c in nb.cells:
+        if c.cell_type != 'code': continue
+        c.execution_count = None
+        # slow/postgres/browser cells keep no stale output; progress bars (stderr) are not kept
+        c.outputs = [] if skipped(c) else [o for o in c.get('outputs', []) if not (o.get('output_type') == 'stream' and o.get('name') == 'stderr')]
+    write_nb(nb, path)
+    return 0
 
 def describe(rc:int|None, timed_out:bool, timeout:float) -> str:
     "Why a notebook's process failed, in words."
@@ -30,11 +64,11 @@ def describe(rc:int|None, timed_out:bool, timeout:float) -> str:
         return f"signal {-rc} {name}{hint}"
     return f"exit {rc}" if rc not in (0, 1) else 'failed'
 
-def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path) -> tuple[bool, float, str]:
+def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path, save:bool=False) -> tuple[bool, float, str]:
     "Test `nb` in a child process (its own process group, so a timeout kills whatever it started); `(ok, secs, why)`."
     t0 = time.time()
     env = {**os.environ, 'PYTHONFAULTHANDLER': '1'}       # a native crash prints the Python stack that led to it
-    p = subprocess.Popen([sys.executable, __file__, '--one', str(nb), '--flags', flags], cwd=cwd, env=env, start_new_session=True)
+    p = subprocess.Popen([sys.executable, __file__, '--one', str(nb), '--flags', flags] + (['--save'] if save else []), cwd=cwd, env=env, start_new_session=True)
     timed_out = False
     try: rc = p.wait(timeout)
     except subprocess.TimeoutExpired:
@@ -47,9 +81,10 @@ def main():
     ap.add_argument('--flags', default='', help='space separated test flags to run (e.g. "slow postgres")')
     ap.add_argument('--path', default=None, help='a notebook, folder or glob (default: every notebook in nbs/)')
     ap.add_argument('--timeout', type=float, default=None, help='seconds per notebook (default 900; 3600 with the slow flag)')
+    ap.add_argument('--save', action='store_true', help="write each notebook back with the outputs of the cells it ran")
     ap.add_argument('--one', help=argparse.SUPPRESS)     # child mode
     args = ap.parse_args()
-    if args.one: sys.exit(run_one(args.one, args.flags))
+    if args.one: sys.exit(run_one(args.one, args.flags, args.save))
     from nbdev.config import get_config
     from nbdev.doclinks import nbglob
     cfg = get_config()
@@ -57,7 +92,7 @@ def main():
     files = sorted(f.absolute() for f in nbglob(args.path, as_path=True) if not f.name.startswith('_'))
     results, t0 = [], time.time()
     for f in files:
-        ok, secs, why = run_isolated(f, args.flags, timeout, Path(cfg.nbs_path))
+        ok, secs, why = run_isolated(f, args.flags, timeout, Path(cfg.nbs_path), args.save)
         results.append(ok)
         print(f"{'ok  ' if ok else 'FAIL'} {f.name:<28} {secs:7.1f} s" + ('' if ok else f"  ({why})"), flush=True)
     n_ok = sum(results)
