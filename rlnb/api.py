@@ -132,7 +132,7 @@ def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=
     "Train `agent`'s policy on its feedback (DPO/KTO directly; PPO/GRPO/RLOO from a reward model trained first), register it, return the seeds' answer."
     from rlnb.formatting import build_datasets
     from rlnb.dpo import PRESETS, train_dpo, train_kto
-    from rlnb.registry import Registry
+    from rlnb.registry import Registry, _rel
     progress = progress or (lambda p, m: None)
     fs = feedback_summary(store, agent); _need_feedback(fs['count'])
     run = new_run(agent)
@@ -168,11 +168,7 @@ def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=
                                  metrics={k: v for k, v in m.items() if not isinstance(v, (list, dict))}, config=req.model_dump(),
                                  data_counts={k: {s: len(d) for s, d in dd.items()} for k, dd in ds.items()})
     return {'status': 'trained', 'policyId': str(v.id), 'version': v.name, 'modelPath': v.model_path, 'rewardModelPath': v.reward_model_path,
-            'feedbackCount': fs['count'], 'trainingSteps': m.get('steps'), 'rewardMean': v.reward_mean, 'rewardStd': v.reward_std, 'runFolder': _rel_home(run)}
-
-def _rel_home(p) -> str:
-    try: return str(Path(p).resolve().relative_to(rlnb_home()))
-    except ValueError: return str(p)
+            'feedbackCount': fs['count'], 'trainingSteps': m.get('steps'), 'rewardMean': v.reward_mean, 'rewardStd': v.reward_std, 'runFolder': _rel(run)}
 
 def _progress_callback(progress, total:int):
     from transformers import TrainerCallback

@@ -389,7 +389,7 @@ def train_dpo_cli(argv:list|None=None):
     "Console script `rlnb_train_dpo`."
     import argparse
     from rlnb.core import new_run
-    from rlnb.feedback import FeedbackStore, parse_jsonl
+    from rlnb.feedback import load_records
     from rlnb.formatting import to_preference_pairs, to_kto, to_dataset, split_by_prompt
     ap = argparse.ArgumentParser(prog='rlnb_train_dpo', description='DPO (or KTO) on collected feedback, with LoRA.')
     ap.add_argument('--config', default='cpu', choices=list(PRESETS)); ap.add_argument('--method', default='dpo', choices=['dpo', 'kto'])
@@ -402,11 +402,8 @@ def train_dpo_cli(argv:list|None=None):
     ap.add_argument('--policy', help="policy to train: 'smollm2' (default), 'tiny' or a HF folder")
     ap.add_argument('--no-register', action='store_true', help='do not record the trained policy in the registry (of --store)')
     a = ap.parse_args(argv)
-    if a.source == 'file':
-        if not a.data_file: ap.error('--source file needs --data-file')
-        records, rejected = parse_jsonl(a.data_file, a.agent)
-        for n, why in rejected[:10]: print(f"  line {n} rejected: {why}")
-    else: records = FeedbackStore(a.store).query(agent=a.agent)
+    if a.source == 'file' and not a.data_file: ap.error('--source file needs --data-file')
+    records = load_records(a.agent, a.data_file if a.source == 'file' else None, a.store)
     rows = to_preference_pairs(records, a.min_margin) if a.method == 'dpo' else to_kto(records)
     dd = split_by_prompt(to_dataset(rows))
     over = {k: v for k, v in dict(epochs=a.epochs, batch_size=a.batch_size, learning_rate=a.learning_rate, max_train_examples=a.max_pairs, policy=a.policy).items() if v is not None}

@@ -11,6 +11,7 @@ from pathlib import Path
 from statistics import NormalDist
 from .core import asset_dir, check_agent
 from .feedback import Feedback
+from .widgets import binom_two_sided
 
 # %% auto #0
 __all__ = ['wilson_interval', 'sign_test', 'bootstrap_ci', 'outcomes', 'win_rate', 'length_controlled', 'distinct_n',
@@ -39,9 +40,7 @@ def wilson_interval(k:float,          # successes (ties may count half, so fract
 
 def sign_test(wins:int, losses:int) -> float:
     "Two-sided exact sign test: binomial p-value of `wins` out of `wins + losses` against ½ (ties dropped before)."
-    n, k = wins + losses, min(wins, losses)
-    if n == 0: return 1.0
-    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
+    return binom_two_sided(wins, wins + losses)
 
 def bootstrap_ci(x, stat=None,            # statistic of a resample (default: the mean)
                  n_boot:int=2000, conf:float=0.95, seed:int=0,
@@ -190,33 +189,19 @@ def run_judge(judge, prompts:list[str], a:list[str], b:list[str]) -> dict:
 # %% ../nbs/08_evaluation.ipynb #700b922f
 def load_policy_pair(policy, base=None):
     "`(policy, base, tokenizer, names)`: an adapter folder gives a PEFT model whose base is itself with adapters off (`base=None`); a model folder or name needs `base`."
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.dpo import policy_path
-    def folder(x): return Path(x) if Path(str(x)).exists() else policy_path(str(x))
+    from rlnb.export import load_checkpoint, is_adapter, _base_of
     names = {'policy': str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__, 'base': None}
+    tok, base_path = None, base if isinstance(base, (str, Path)) else None
     if isinstance(policy, (str, Path)):
-        ck = folder(policy)
-        if (ck/'adapter_config.json').exists():
-            from peft import PeftModel
-            bp = folder(base) if base is not None and not hasattr(base, 'config') else None
-            if bp is None:
-                b = json.loads((ck/'adapter_config.json').read_text()).get('base_model_name_or_path')
-                if not (b and (Path(b)/'config.json').exists()): raise ValueError(f"the adapter in {ck} names base {b!r}, which is not a local model folder: pass base=")
-                bp = Path(b)
-            try: policy = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(bp, dtype=torch.float32), ck)
-            except RuntimeError as e:
-                if 'size mismatch' not in str(e): raise
-                raise ValueError(f"the adapter in {ck} was not trained on the base {bp} (its weight shapes differ): pass the base it was trained from") from None
-            tok, names['base'], base = AutoTokenizer.from_pretrained(bp), str(bp), None
-        else:
-            tok = AutoTokenizer.from_pretrained(ck)
-            policy = AutoModelForCausalLM.from_pretrained(ck, dtype=torch.float32)
-    else: tok = None
+        ck = Path(policy) if Path(str(policy)).exists() else policy_path(str(policy))
+        if is_adapter(ck):                                   # the base is the adapter's own (or `base`), adapters off
+            policy, tok = load_checkpoint(ck, base_path, merge=False)
+            names['base'], base = str(_base_of(ck, base_path)), None
+        else: policy, tok = load_checkpoint(ck)
     if isinstance(base, (str, Path)):
-        bp = folder(base)
-        base, names['base'] = AutoModelForCausalLM.from_pretrained(bp, dtype=torch.float32).eval(), str(bp)
-        tok = tok or AutoTokenizer.from_pretrained(bp)
+        base, btok = load_checkpoint(base)
+        names['base'], tok = str(base_path), tok or btok
     if base is None and not hasattr(policy, 'disable_adapter'):
         raise ValueError("the policy is a full model, not an adapter: pass base= (the model it was trained from) to compare with")
     if base is not None: _check_same_arch(policy.config, base.config)
@@ -247,36 +232,26 @@ def generate_answers(model, tok, prompts:list[str],
                      kl_base:bool=False,   # also estimate KL(model ‖ base) per response: base = `model` with its adapters disabled
                      base=None,            # ... or a separate base model (same tokenizer)
                     ) -> Answers:
-    "Answer every prompt once (chat template, batched, seeded per batch); optionally the per-response KL to the base (k1 summed over tokens)."
+    "Answer every prompt once (`rlnb.ppo.sample`: chat template, batched, seeded per batch); optionally the per-response KL to the base (k1 summed over tokens)."
     import torch
-    from rlnb.ppo import forward_logprobs, kl_estimate
-    tok.padding_side = 'left'
+    from rlnb.ppo import PPOConfig, sample, forward_logprobs, kl_estimate
+    cfg = PPOConfig(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, top_k=0, max_prompt_length=1024)
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
-    dev = next(model.parameters()).device
     for i in range(0, len(prompts), batch_size):
-        chats = [tok.apply_chat_template([{'role': 'user', 'content': p}], tokenize=False, add_generation_prompt=True) for p in prompts[i:i + batch_size]]
-        enc = tok(chats, return_tensors='pt', padding=True, add_special_tokens=False).to(dev)
         torch.manual_seed(seed + i)
-        kw = dict(do_sample=True, temperature=temperature, top_p=top_p, top_k=0) if do_sample else dict(do_sample=False)
-        with torch.no_grad():
-            ids = model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, **kw)
-        P = enc['input_ids'].shape[1]
-        resp = ids[:, P:]
-        is_eos = resp == tok.eos_token_id
-        mask = ((is_eos.long().cumsum(-1) - is_eos.long()) == 0).float()          # up to and including the first EOS
-        lens = mask.sum(-1).long().tolist()
-        out.has_eos += is_eos.any(-1).tolist()
-        out.n_tokens += [n - int(e) for n, e in zip(lens, is_eos.any(-1).tolist())]
-        out.texts += [t.strip() for t in tok.batch_decode([r[:n] for r, n in zip(resp, lens)], skip_special_tokens=True)]
+        s = sample(model, tok, prompts[i:i + batch_size], cfg, do_sample)
+        eos = s['has_eos'].tolist()
+        out.texts += [t.strip() for t in s['responses']]
+        out.has_eos += eos
+        out.n_tokens += [len(c) - int(e) for c, e in zip(s['completion_ids'], eos)]
         if out.kl is not None:
-            attn = torch.cat([enc['attention_mask'], mask.long()], 1)
             T = temperature if do_sample else 1.0
             with torch.no_grad():
-                logp, _, _ = forward_logprobs(model, ids, attn, P, temperature=T)
-                if base is not None: ref, _, _ = forward_logprobs(base, ids, attn, P, temperature=T)
+                logp, _, _ = forward_logprobs(model, s['ids'], s['attn'], s['n_prompt'], temperature=T)
+                if base is not None: ref, _, _ = forward_logprobs(base, s['ids'], s['attn'], s['n_prompt'], temperature=T)
                 else:
-                    with model.disable_adapter(): ref, _, _ = forward_logprobs(model, ids, attn, P, temperature=T)
-            out.kl += (kl_estimate(logp, ref, 'k1') * mask).sum(-1).tolist()
+                    with model.disable_adapter(): ref, _, _ = forward_logprobs(model, s['ids'], s['attn'], s['n_prompt'], temperature=T)
+            out.kl += (kl_estimate(logp, ref, 'k1') * s['mask']).sum(-1).tolist()
     return out
 
 # %% ../nbs/08_evaluation.ipynb #992bed2f

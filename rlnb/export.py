@@ -142,7 +142,11 @@ def load_checkpoint(checkpoint, base=None, merge:bool=True):
     if is_adapter(ck):
         from peft import PeftModel
         bp = _base_of(ck, base)
-        model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(bp, dtype=torch.float32), ck)
+        try: model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(bp, dtype=torch.float32), ck)
+        except RuntimeError as e:
+            if 'size mismatch' not in str(e): raise
+            raise ValueError(f"the adapter in {ck} was not trained on the base {bp} (its weight shapes differ): "
+                             "pass the base it was trained from") from None
         tok = AutoTokenizer.from_pretrained(ck if (ck/'tokenizer_config.json').exists() else bp)
         if merge: model = model.merge_and_unload()
     else:

@@ -12,8 +12,8 @@ from .core import check_agent, data_dir, load_chitchat, Timer
 
 # %% auto #0
 __all__ = ['KINDS', 'CHOICES', 'MAX_TEXT', 'DEFAULT_WEIGHTS', 'FeedbackError', 'Feedback', 'component_reward',
-           'component_feedback', 'FeedbackStore', 'ImportReport', 'parse_jsonl', 'opening_reply', 'chitchat_records',
-           'import_chitchat']
+           'component_feedback', 'FeedbackStore', 'ImportReport', 'parse_jsonl', 'load_records', 'opening_reply',
+           'chitchat_records', 'import_chitchat']
 
 # %% ../nbs/01_feedback.ipynb #e42e10ac
 KINDS = ('thumbs', 'rating', 'score', 'correction', 'comparison')
@@ -335,6 +335,13 @@ def parse_jsonl(path:str|Path, agent:str|None=None) -> tuple[list[Feedback], lis
             try: records.append(Feedback.from_dict(d, agent))
             except (FeedbackError, TypeError) as e: rejected.append((n, str(e)))
     return records, rejected
+
+def load_records(agent:str, data_file:str|Path|None=None, store=None) -> list[Feedback]:
+    "An agent's feedback: from a JSONL file (rejected lines printed, the first 10) or, without one, from the store."
+    if data_file is None: return FeedbackStore(store).query(agent=agent)
+    records, rejected = parse_jsonl(data_file, agent)
+    for n, why in rejected[:10]: print(f"  line {n} rejected: {why}")
+    return records
 
 @patch
 def import_jsonl(self:FeedbackStore, path:str|Path, agent:str|None=None) -> ImportReport:

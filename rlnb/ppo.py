@@ -165,7 +165,7 @@ def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
 def _unwrap(model):
     return model.module if hasattr(model, 'module') else model
 
-def sample(model, tok, prompts:list[str], cfg:PPOConfig) -> dict:
+def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True) -> dict:
     "Sample responses: `ids` (B, P+T), `attn`, response `mask` (B, T), `n_prompt` P, `responses` (texts), `completion_ids`, `has_eos` (B,)."
     import torch
     tok.padding_side, tok.truncation_side = 'left', 'left'
@@ -173,7 +173,8 @@ def sample(model, tok, prompts:list[str], cfg:PPOConfig) -> dict:
     enc = tok(texts, return_tensors='pt', padding=True, truncation=True, max_length=cfg.max_prompt_length, add_special_tokens=False)
     enc = enc.to(next(model.parameters()).device)
     with torch.no_grad():
-        ids = _unwrap(model).generate(**enc, do_sample=True, temperature=cfg.temperature, top_k=cfg.top_k, top_p=cfg.top_p,
+        kw = dict(do_sample=True, temperature=cfg.temperature, top_k=cfg.top_k, top_p=cfg.top_p) if do_sample else dict(do_sample=False)   # greedy: for evaluation
+        ids = _unwrap(model).generate(**enc, **kw,
                                       max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
     P = enc['input_ids'].shape[1]
     resp = ids[:, P:]

@@ -116,9 +116,8 @@ def register(self:Registry, agent:str, model_path, kind:str,
     check_agent(agent)
     if kind not in KINDS: raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if status not in ('candidate', 'failed'): raise ValueError(f"a new version is a 'candidate' (or 'failed'); deploy it with promote(), got {status!r}")
-    if unknown := set(fields) - {f for f in PolicyVersion.__dataclass_fields__} - {'id', 'version', 'created_at', 'updated_at'} or \
-                  set(fields) & {'id', 'version', 'created_at', 'updated_at', 'agent_id'}:
-        raise ValueError(f"unknown or reserved fields {sorted(unknown)}")
+    settable = set(PolicyVersion.__dataclass_fields__) - {'id', 'version', 'created_at', 'updated_at', 'agent_id', 'model_path', 'kind', 'status', 'parent_version'}
+    if bad := set(fields) - settable: raise ValueError(f"unknown or reserved fields {sorted(bad)}")
     parent = _version(parent_version) if parent_version is not None else None
     if parent is not None and self.get(agent, parent, missing_ok=True) is None: raise ValueError(f"parent version v{parent} of {agent!r} is not registered")
     row = dict(agent_id=agent, model_path=_rel(model_path), kind=kind, parent_version=parent, status=status,

@@ -319,7 +319,7 @@ def train_reward_cli(argv:list|None=None):
     import argparse, json
     from dataclasses import replace
     from rlnb.core import new_run
-    from rlnb.feedback import FeedbackStore, parse_jsonl
+    from rlnb.feedback import load_records
     from rlnb.formatting import build_datasets
     ap = argparse.ArgumentParser(prog='rlnb_train_reward', description='Train a reward model (pairwise Bradley-Terry or regression) on feedback.')
     ap.add_argument('--agent', default='chitchat'); ap.add_argument('--source', default='db', choices=['db', 'file'])
@@ -329,11 +329,8 @@ def train_reward_cli(argv:list|None=None):
     ap.add_argument('--max-pairs', type=int, help='train on at most this many rows'); ap.add_argument('--min-margin', type=float, default=0.2)
     ap.add_argument('--eval-frac', type=float, default=0.2); ap.add_argument('--output', help='default: a new models/<agent>/v<N>/reward/')
     a = ap.parse_args(argv)
-    if a.source == 'file':
-        if not a.data_file: ap.error('--source file needs --data-file')
-        recs, rejected = parse_jsonl(a.data_file, a.agent)
-        for n, why in rejected[:10]: print(f"  line {n} rejected: {why}")
-    else: recs = FeedbackStore(a.store).query(agent=a.agent)
+    if a.source == 'file' and not a.data_file: ap.error('--source file needs --data-file')
+    recs = load_records(a.agent, a.data_file if a.source == 'file' else None, a.store)
     over = {k: v for k, v in dict(objective=a.objective, epochs=a.epochs, batch_size=a.batch_size, learning_rate=a.learning_rate,
                                   max_train_examples=a.max_pairs).items() if v is not None}
     cfg = replace(PRESETS[a.preset], **over)

@@ -200,10 +200,14 @@ class RatingWidget(_LabelWidget):
 
 # %% ../nbs/03_widgets.ipynb #b27a5f1d
 def binom_two_sided(k:int, n:int, p:float=0.5) -> float:
-    "Exact two-sided binomial test p-value for k successes in n trials."
+    "Exact two-sided binomial test p-value for k successes in n trials (exact integers at p = ½, the pmf in log space otherwise; any n)."
     if n == 0: return 1.0
-    pmf = [math.comb(n, i) * p**i * (1 - p)**(n - i) for i in range(n + 1)]
-    return min(1.0, sum(q for q in pmf if q <= pmf[k] * (1 + 1e-9)))
+    if p in (0, 1): return float(k == round(p * n))
+    if p == 0.5:                                    # exact integers: C(n, i) / 2^n
+        c = [math.comb(n, i) for i in range(n + 1)]
+        return min(1.0, sum(x for x in c if x <= c[k]) / 2 ** n)
+    lp = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p) + (n - i) * math.log1p(-p) for i in range(n + 1)]
+    return min(1.0, sum(math.exp(x) for x in lp if x <= lp[k] + 1e-9))
 
 class CompareWidget(_LabelWidget):
     "Two responses side by side (order randomised per item and recorded): A better / B better / tie / both bad."
