@@ -14,7 +14,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-slow install assets export clean-venv readme browser-deps outputs
+.PHONY: demo test test-slow install assets export clean-venv readme browser-deps outputs online-demo
 
 demo: $(VENV)/.assets
 	$(BIN)/rlnb_pipeline $(RECIPE)
@@ -32,6 +32,11 @@ test-slow:
 # so a reader sees them on the repository's web view; then clean metadata. Run after editing a notebook.
 outputs: $(VENV)/.assets
 	$(BIN)/python tools/run_tests.py --save && $(BIN)/nbdev_clean && $(BIN)/python tools/readme.py
+
+# The online-learning loop on SmolLM2, watched (~30 min): simulated users chat over HTTP and rate, the learner retrains and gates
+# on its own, a flipped-label candidate is rejected, a rollback is served. Writes bench/results/online_loop.json + nbs/images/online_loop.png.
+online-demo: $(VENV)/.assets
+	$(BIN)/python bench/online_loop.py
 
 install: $(VENV)/.installed
 

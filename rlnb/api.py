@@ -19,7 +19,8 @@ from .feedback import Feedback, FeedbackError, FeedbackStore
 # %% auto #0
 __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'ALGORITHMS', 'JOB_STATES', 'SEED_FEEDBACK', 'app', 'Jobs',
            'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'dry_run', 'train_policy_job', 'run_job',
-           'create_app', 'serve_api_cli']
+           'online_enabled', 'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage',
+           'ChatRequest', 'run_online_job', 'spawn_online_job', 'OnlineScheduler', 'create_app', 'serve_api_cli']
 
 # %% ../nbs/10_api.ipynb #742ce079
 MIN_FEEDBACK = 10          # the seeds' minimum before training
@@ -189,6 +190,96 @@ def run_job(jid:str, db:str):
         jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=_now())
         raise SystemExit(1)
 
+# %% ../nbs/10_api.ipynb #182f2423
+import contextlib, threading, time
+
+def online_enabled() -> bool: return os.environ.get('ENABLE_ONLINE_LEARNING', '').lower() in ('1', 'true', 'yes', 'on')
+
+def online_config():
+    "The learners' OnlineConfig: defaults, or the fields in the JSON file named by env RLNB_ONLINE_CONFIG."
+    from rlnb.online import OnlineConfig
+    p = os.environ.get('RLNB_ONLINE_CONFIG')
+    return OnlineConfig(**json.loads(Path(p).read_text())) if p else OnlineConfig()
+
+def online_judge():
+    "The gate's judge: a RewardJudge of the reward-model folder in env RLNB_ONLINE_JUDGE (None when unset)."
+    p = os.environ.get('RLNB_ONLINE_JUDGE')
+    if not p: return None
+    from rlnb.evaluation import RewardJudge
+    return RewardJudge(p)
+
+class DeployRequest(BaseModel):
+    model_config = ConfigDict(extra='forbid')
+    version: str = Field(..., examples=['v3'])
+    reason: str|None = None
+
+class RollbackRequest(BaseModel):
+    model_config = ConfigDict(extra='forbid')
+    version: str|None = Field(None, description='default: the version deployed before the current one')
+    reason: str|None = None
+
+class ChatMessage(BaseModel):
+    role: Literal['system', 'user', 'assistant']
+    content: str = Field(..., max_length=20_000)
+
+class ChatRequest(BaseModel):
+    "The OpenAI chat-completions body (the fields rlnb uses); `model` is the agent id."
+    model: str = Field(..., examples=['chitchat'])
+    messages: list[ChatMessage] = Field(..., min_length=1, max_length=64)
+    max_tokens: int = Field(64, ge=1, le=1024)
+    temperature: float = Field(0.7, ge=0, le=2)
+    user: str|None = Field(None, max_length=256, description='end-user id: the A/B unit')
+    seed: int|None = None
+
+def run_online_job(jid:str, db:str):
+    "Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and result."
+    from rlnb.online import OnlineLearner
+    store = FeedbackStore(db); jobs = Jobs(store); j = jobs.get(jid)
+    jobs.update(jid, status='running', started_at=_now(), pid=os.getpid())
+    try:
+        L = OnlineLearner(j['agent_id'], store, config=online_config(), judge=online_judge())
+        res = L.trigger_retrain(progress=lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg[:500]))
+        jobs.update(jid, status='succeeded', progress=1.0, result=res, finished_at=_now(), message=res['decision']['reason'][:500])
+    except BaseException as e:
+        import traceback; traceback.print_exc()
+        jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=_now())
+        raise SystemExit(1)
+
+def spawn_online_job(st, agent:str) -> dict:
+    "Queue an online retrain of `agent` and start its worker process (the server never trains in a request)."
+    job = st.jobs.create(agent, {'kind': 'online'})
+    log = Path(models_dir())/agent/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
+    url = st.store.engine.url.render_as_string(hide_password=False)
+    with open(log, 'ab') as f:
+        p = subprocess.Popen([sys.executable, '-c', 'import sys; from rlnb.api import run_online_job; run_online_job(sys.argv[1], sys.argv[2])',
+                              job['id'], url], stdout=f, stderr=subprocess.STDOUT, start_new_session=True, cwd=rlnb_home())
+    st.jobs.update(job['id'], pid=p.pid, log_path=str(log))
+    return st.jobs.get(job['id'])
+
+class OnlineScheduler:
+    "With ENABLE_ONLINE_LEARNING: every RLNB_ONLINE_CHECK_S seconds (default 300), start a retrain job for each agent that should retrain and has none running."
+    def __init__(self, st, every:float|None=None):
+        self.st, self.every = st, every or float(os.environ.get('RLNB_ONLINE_CHECK_S', 300))
+        self._stop, self.started = threading.Event(), []
+    def check(self) -> list[str]:
+        "One pass: the agents whose retrain was started."
+        st, out = self.st, []
+        _ = st.store
+        agents = [a for a in os.environ.get('RLNB_ONLINE_AGENTS', '').split(',') if a] or st.registry.agents()
+        for a in agents:
+            if any(j['status'] in ('queued', 'running') for j in (st.jobs.reap(j['id']) for j in st.jobs.list(a))): continue
+            if online_judge() is not None and st.learner(a).should_retrain():
+                spawn_online_job(st, a); out.append(a)
+        self.started += out
+        return out
+    def _loop(self):
+        while not self._stop.wait(self.every):
+            try: self.check()
+            except Exception as e: print(f'[rlnb online] check failed: {type(e).__name__}: {e}', file=sys.stderr)
+    def start(self):
+        self._thread = threading.Thread(target=self._loop, daemon=True, name='rlnb-online'); self._thread.start(); return self
+    def stop(self): self._stop.set()
+
 # %% ../nbs/10_api.ipynb #91d49c02
 SEED_FEEDBACK = {'prompt': 'What is the capital of France?', 'response': 'Paris is the capital of France.', 'score': 0.9,
                  'runId': 'run_123', 'notes': 'Accurate answer'}
@@ -208,6 +299,22 @@ def _version_out(v, full:bool=False) -> dict:
     if full: d['eval_report'] = rep
     return d
 
+class _Guard:
+    "Body-size limit and bearer token as plain ASGI middleware (Starlette's `@app.middleware('http')` wraps every request in extra tasks)."
+    def __init__(self, app, token:str|None=None): self.app, self.token = app, token
+    async def __call__(self, scope, receive, send):
+        if scope['type'] != 'http': return await self.app(scope, receive, send)
+        h = dict(scope['headers'])
+        n = h.get(b'content-length')
+        if n is not None and (not n.isdigit() or int(n) > MAX_BODY):
+            return await JSONResponse({'detail': f'request body over {MAX_BODY:,} bytes'}, status_code=413)(scope, receive, send)
+        tok = self.token if self.token is not None else os.environ.get('RLNB_API_TOKEN')
+        if tok and scope['method'] not in ('GET', 'HEAD', 'OPTIONS'):
+            if not hmac.compare_digest(h.get(b'authorization', b''), f'Bearer {tok}'.encode()):
+                return await JSONResponse({'detail': 'a valid bearer token is required (Authorization: Bearer <RLNB_API_TOKEN>)'},
+                                          status_code=401)(scope, receive, send)
+        await self.app(scope, receive, send)
+
 class _State:
     "The store, registry and jobs of one app, opened on first use."
     def __init__(self, db): self.db, self._store = db, None
@@ -219,28 +326,38 @@ class _State:
             for j in self.jobs.list():                       # a restart: jobs whose worker is gone are failed, not left 'running'
                 if j['status'] in ('queued', 'running'): self.jobs.reap(j['id'])
         return self._store
+    @property
+    def server(self):
+        "The PolicyServer answering /v1/chat/completions (loads GGUFs on first use)."
+        if getattr(self, '_server', None) is None:
+            from rlnb.online import PolicyServer
+            _ = self.store; self._server = PolicyServer(self.registry)
+        return self._server
+    def learner(self, agent:str):
+        from rlnb.online import OnlineLearner
+        _ = self.store
+        return OnlineLearner(agent, self.store, self.registry, online_config(), judge=online_judge(), on_deploy=self._deployed)
+    def _deployed(self, v):
+        "After a deploy/rollback through this app: swap the served model now (other processes' deploys are seen within a second)."
+        srv = getattr(self, '_server', None)
+        if srv is not None and v.agent_id in srv._live: srv.refresh(v.agent_id)
 
 def create_app(db:str|None=None,            # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
                token:str|None=None,          # bearer token for write endpoints (default: env RLNB_API_TOKEN; None: open)
                allow_training:bool=True,     # False: train_policy answers 503 (a read/feedback-only server, e.g. under a fuzzer)
               ) -> FastAPI:
     "The rlnb HTTP service: feedback in, training jobs out, policy versions listed."
-    app = FastAPI(title='rlnb', description='Feedback in, training jobs out, every policy version listed. Seeds-compatible endpoints under /api/policies.',
-                  version=__version__)
     st = _State(db)
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        sched = OnlineScheduler(st).start() if online_enabled() and allow_training else None
+        yield
+        if sched: sched.stop()
+    app = FastAPI(title='rlnb', description='Feedback in, training jobs out, every policy version listed. Seeds-compatible endpoints under /api/policies.',
+                  version=__version__, lifespan=lifespan)
     app.state.rlnb = st
 
-    @app.middleware('http')
-    async def guard(request:Request, call_next):
-        n = request.headers.get('content-length')
-        if n is not None and (not n.isdigit() or int(n) > MAX_BODY):
-            return JSONResponse({'detail': f'request body over {MAX_BODY:,} bytes'}, status_code=413)
-        tok = token if token is not None else os.environ.get('RLNB_API_TOKEN')
-        if tok and request.method not in ('GET', 'HEAD', 'OPTIONS'):
-            got = request.headers.get('authorization', '')
-            if not hmac.compare_digest(got.encode(), f'Bearer {tok}'.encode()):
-                return JSONResponse({'detail': 'a valid bearer token is required (Authorization: Bearer <RLNB_API_TOKEN>)'}, status_code=401)
-        return await call_next(request)
+    app.add_middleware(_Guard, token=token)
 
     @app.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record')
     def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):
@@ -303,6 +420,50 @@ def create_app(db:str|None=None,            # database URL or SQLite path (defau
         try: return {'agentId': agent, 'a': a, 'b': b, 'rows': st.registry.compare(agent, a, b)}
         except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
         except ValueError as e: _reject(e, ('query',))
+
+    @app.get('/api/policies/{agent_id}/status', summary="Online learning: buffer, should_retrain and why, deployed version, last run")
+    def online_status(agent_id:str):
+        agent = _agent(agent_id)
+        s = st.learner(agent).get_status()
+        s['jobs'] = [{k: j[k] for k in ('id', 'status', 'progress', 'message', 'created_at')} for j in st.jobs.list(agent)[:5]]
+        s['online_learning_enabled'] = online_enabled()
+        return s
+
+    @app.post('/api/policies/{agent_id}/retrain', status_code=202, summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
+    def online_retrain(agent_id:str):
+        agent = _agent(agent_id)
+        if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
+        if online_judge() is None: raise HTTPException(409, detail='no gate judge configured: set RLNB_ONLINE_JUDGE to a reward-model folder')
+        n = st.learner(agent).buffer_size()
+        if n < 1: raise HTTPException(400, detail=f'Insufficient feedback: {n} new samples since the last retrain')
+        job = spawn_online_job(st, agent)
+        return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
+
+    @app.post('/api/policies/{agent_id}/deploy', summary='Deploy a version (its GGUF is checked first); the server swaps to it')
+    def deploy_version(agent_id:str, body:DeployRequest):
+        agent = _agent(agent_id)
+        try: v = st.learner(agent).deploy(body.version, reason=body.reason or 'deployed through the API')
+        except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
+        except (ValueError, FileNotFoundError) as e: raise HTTPException(409, detail=str(e))
+        return _version_out(v)
+
+    @app.post('/api/policies/{agent_id}/rollback', summary='Deploy an earlier version again (default: the previous one)')
+    def rollback_version(agent_id:str, body:RollbackRequest):
+        agent = _agent(agent_id)
+        try: v = st.learner(agent).rollback(body.version, reason=body.reason)
+        except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
+        except (ValueError, FileNotFoundError) as e: raise HTTPException(409, detail=str(e))
+        return _version_out(v)
+
+    @app.post('/v1/chat/completions', summary="OpenAI-compatible chat: `model` is the agent id; answered by its deployed version (or its A/B side for `user`)")
+    def chat_completions(body:ChatRequest, response:Response):
+        agent = _agent(body.model)
+        try: out = st.server.chat(agent, [m.model_dump() for m in body.messages], user=body.user, max_tokens=body.max_tokens,
+                                  temperature=body.temperature, seed=body.seed)
+        except LookupError as e: raise HTTPException(404, detail=str(e))
+        except (FileNotFoundError, ValueError) as e: raise HTTPException(409, detail=str(e))
+        response.headers['x-rlnb-model-version'] = out['model_version']
+        return out
 
     @app.get('/api/policies/{agent_id}/{version}', summary='One version, with its evaluation report')
     def get_policy(agent_id:str, version:str, full:bool=False):

@@ -510,7 +510,9 @@ def welch_test(x1, x2, conf:float=0.95) -> dict:
     if min(len(x1), len(x2)) < 2: raise ValueError(f"need at least 2 units per arm, got {len(x1)} and {len(x2)}")
     d = x2.mean() - x1.mean()
     se = math.sqrt(x1.var(ddof=1) / len(x1) + x2.var(ddof=1) / len(x2))
-    z = d / se if se > 0 else 0.0
+    if se == 0:   # no spread in either arm: the difference is exact
+        return {'diff': float(d), 'ci': (float(d), float(d)), 'z': math.copysign(math.inf, d) if d else 0.0, 'p_value': 0.0 if d else 1.0}
+    z = d / se
     return {'diff': float(d), 'ci': (d - _z(conf) * se, d + _z(conf) * se), 'z': z, 'p_value': 2 * (1 - NormalDist().cdf(abs(z)))}
 
 def sample_size(p1:float, mde:float, alpha:float=0.05, power:float=0.8, sd:float|None=None) -> int:

@@ -214,7 +214,9 @@ def add_many(self:FeedbackStore, records, # Feedback records (or dicts in any su
     rows = [(r if isinstance(r, Feedback) else Feedback.from_dict(r, agent)).to_dict() for r in records]
     if not rows: return 0
     with self.engine.begin() as c:
-        before = self._count(c)
+        if not replace:   # RETURNING names the rows actually inserted (a conflict returns nothing): no count(*), which grows with the table
+            return sum(len(c.execute(_insert(self).returning(self.table.c.id), rows[i:i+5000]).all()) for i in range(0, len(rows), 5000))
+        before = self._count(c)   # an upsert returns updated rows too: count the new ones
         for i in range(0, len(rows), 5000): c.execute(_insert(self, replace), rows[i:i+5000])
         return self._count(c) - before
 
