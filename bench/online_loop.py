@@ -100,8 +100,7 @@ def main():
                    'decision': res['decision']})
     print('bad candidate', json.dumps(events[-1]), flush=True)
     dep = st.registry.deployed('chitchat')
-    first = 'v2' if st.registry.get('chitchat', 2, missing_ok=True) and dep.name != 'v2' else 'v1'
-    L.rollback(first, reason='demo: roll back to an earlier version')
+    first = L.rollback(reason='demo: roll back to the previously deployed version').name
     served = post(f'{url}/v1/chat/completions', {'model': 'chitchat', 'messages': [{'role': 'user', 'content': 'Hi there!'}], 'max_tokens': 16})['model_version']
     events.append({'kind': 'rollback', 'from': dep.name, 'to': first, 'served_after': served})
     print('rollback', json.dumps(events[-1]), flush=True)

@@ -221,7 +221,7 @@ def gate_decision(report, config:OnlineConfig) -> GateDecision:
     if lo > bound: return GateDecision(True, reason=f"passed {c.gate}: lower {c.conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base)
     return GateDecision(False, reason=f"rejected by {c.gate}: lower {c.conf:.0%} bound {lo:.3f} <= {bound:.3f}; {desc}", **base)
 
-# %% ../nbs/09_online.ipynb #6e8660a1
+# %% ../nbs/09_online.ipynb #90924ae7
 def _abs(p) -> Path|None:
     "A registry path (relative to the project home) as an absolute path."
     from rlnb.core import rlnb_home
@@ -259,13 +259,13 @@ def ensure_baseline(self:OnlineLearner):
     v = self.registry.register(self.agent, path, 'base', gguf_paths=gguf, config={'online': asdict(self.config)}, status_reason='baseline')
     return self.deploy(v.version, reason='baseline: the base model, deployed before any retrain')
 
-def deploy(self:OnlineLearner, version, reason:str|None=None):
-    "Deploy `version` (its GGUF checked first when exports are on), then tell the server (`on_deploy`)."
+def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promote'):
+    "Deploy `version` (its GGUF checked first when exports are on), then tell the server (`on_deploy`). `action`: 'promote' or 'rollback' (the registry's log)."
     v = self.registry.get(self.agent, version)
     if self.config.auto_export or v.gguf_paths:
         if not v.gguf_paths: raise ValueError(f"{self.agent} {v.name} has no GGUF to serve: export it first")
         for q, path in v.gguf_paths.items(): check_gguf(path)
-    v = self.registry.promote(self.agent, v.version, reason=reason)
+    v = (self.registry.rollback if action == 'rollback' else self.registry.promote)(self.agent, v.version, reason=reason)
     if self.on_deploy: self.on_deploy(v)
     if v.gguf_paths and shutil.which('ollama'):        # the seeds' target: Ollama serves the agent's name from the new GGUF
         from rlnb.export import register_ollama
@@ -280,7 +280,7 @@ def rollback(self:OnlineLearner, version=None, reason:str|None=None):
         prev = next((e['previous'] for e in reversed(self.registry.history(self.agent)) if cur and e['version'] == cur.version and e['previous']), None)
         if prev is None: raise ValueError(f"{self.agent!r} has no earlier deployed version to roll back to: name one")
         version = prev
-    return self.deploy(version, reason=reason or f'rollback from {cur.name if cur else None}')
+    return self.deploy(version, reason=reason or f'rollback from {cur.name if cur else None}', action='rollback')
 
 for f in (_export, ensure_baseline, deploy, rollback): setattr(OnlineLearner, f.__name__, f)
 
