@@ -33,7 +33,7 @@ test-slow:
 outputs: $(VENV)/.assets
 	$(BIN)/python tools/run_tests.py --save && $(BIN)/nbdev_clean && $(BIN)/python tools/readme.py
 
-# The online-learning loop on SmolLM2, watched (~30 min): simulated users chat over HTTP and rate, the learner retrains and gates
+# The online-learning loop on SmolLM2, watched (~50 min on 2 cores): simulated users chat over HTTP and rate, the learner retrains and gates
 # on its own, a flipped-label candidate is rejected, a rollback is served. Writes bench/results/online_loop.json + nbs/images/online_loop.png.
 online-demo: $(VENV)/.assets
 	$(BIN)/python bench/online_loop.py

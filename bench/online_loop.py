@@ -5,7 +5,7 @@ candidate against the deployed policy on held-out prompts and deploys only when 
 (the same buffer with flipped ratings) must be rejected, and a rollback must be served.
 
     .venv/bin/python bench/online_loop.py [--rounds 3 --prompts 80 --answers 2]
-Writes bench/results/online_loop.json and nbs/images/online_loop.png (embedded in nbs/09_online.ipynb). ~30 min on 2 cores."""
+Writes bench/results/online_loop.json and nbs/images/online_loop.png (embedded in nbs/09_online.ipynb). ~50 min on 2 cores."""
 import argparse, json, os, random, socket, statistics, sys, tempfile, threading, time, urllib.request
 from pathlib import Path
 
