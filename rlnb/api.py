@@ -20,7 +20,8 @@ from .feedback import Feedback, FeedbackError, FeedbackStore
 __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'ALGORITHMS', 'JOB_STATES', 'SEED_FEEDBACK', 'app', 'Jobs',
            'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'dry_run', 'train_policy_job', 'run_job',
            'online_enabled', 'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage',
-           'ChatRequest', 'run_online_job', 'spawn_online_job', 'OnlineScheduler', 'create_app', 'serve_api_cli']
+           'ChatRequest', 'run_online_job', 'spawn_job', 'spawn_online_job', 'OnlineScheduler', 'create_app',
+           'serve_api_cli']
 
 # %% ../nbs/10_api.ipynb #742ce079
 MIN_FEEDBACK = 10          # the seeds' minimum before training
@@ -191,7 +192,7 @@ def run_job(jid:str, db:str):
         raise SystemExit(1)
 
 # %% ../nbs/10_api.ipynb #182f2423
-import contextlib, threading, time
+import contextlib, functools, threading, time
 
 def online_enabled() -> bool: return os.environ.get('ENABLE_ONLINE_LEARNING', '').lower() in ('1', 'true', 'yes', 'on')
 
@@ -202,11 +203,14 @@ def online_config():
     return OnlineConfig(**json.loads(Path(p).read_text())) if p else OnlineConfig()
 
 def online_judge():
-    "The gate's judge: a RewardJudge of the reward-model folder in env RLNB_ONLINE_JUDGE (None when unset)."
+    "The gate's judge: a RewardJudge of the reward-model folder in env RLNB_ONLINE_JUDGE (None when unset); loaded once per folder."
     p = os.environ.get('RLNB_ONLINE_JUDGE')
-    if not p: return None
+    return _judge(p) if p else None
+
+@functools.lru_cache(maxsize=4)
+def _judge(path:str):
     from rlnb.evaluation import RewardJudge
-    return RewardJudge(p)
+    return RewardJudge(path)
 
 class DeployRequest(BaseModel):
     model_config = ConfigDict(extra='forbid')
@@ -245,16 +249,20 @@ def run_online_job(jid:str, db:str):
         jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=_now())
         raise SystemExit(1)
 
-def spawn_online_job(st, agent:str) -> dict:
-    "Queue an online retrain of `agent` and start its worker process (the server never trains in a request)."
-    job = st.jobs.create(agent, {'kind': 'online'})
+def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
+    "Queue a job and start its worker process (`rlnb.api.<entry>(job_id, db)`, its own session, output to the job's log)."
+    job = st.jobs.create(agent, params)
     log = Path(models_dir())/agent/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
     url = st.store.engine.url.render_as_string(hide_password=False)
     with open(log, 'ab') as f:
-        p = subprocess.Popen([sys.executable, '-c', 'import sys; from rlnb.api import run_online_job; run_online_job(sys.argv[1], sys.argv[2])',
-                              job['id'], url], stdout=f, stderr=subprocess.STDOUT, start_new_session=True, cwd=rlnb_home())
+        p = subprocess.Popen([sys.executable, '-c', f'import sys; from rlnb.api import {entry}; {entry}(sys.argv[1], sys.argv[2])', job['id'], url],
+                             stdout=f, stderr=subprocess.STDOUT, start_new_session=True, cwd=rlnb_home())
     st.jobs.update(job['id'], pid=p.pid, log_path=str(log))
     return st.jobs.get(job['id'])
+
+def spawn_online_job(st, agent:str) -> dict:
+    "Queue an online retrain of `agent` in a worker process (the server never trains in a request)."
+    return spawn_job(st, agent, {'kind': 'online'}, 'run_online_job')
 
 class OnlineScheduler:
     "With ENABLE_ONLINE_LEARNING: every RLNB_ONLINE_CHECK_S seconds (default 300), start a retrain job for each agent that should retrain and has none running."
@@ -390,13 +398,7 @@ def create_app(db:str|None=None,            # database URL or SQLite path (defau
             _need_feedback(feedback_summary(st.store, agent)['count'])
         except InsufficientFeedback as e: raise HTTPException(400, detail=str(e))
         except ValueError as e: raise HTTPException(400, detail=str(e))
-        job = st.jobs.create(agent, req.model_dump())
-        log = Path(models_dir())/agent/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
-        url = st.store.engine.url.render_as_string(hide_password=False)
-        with open(log, 'ab') as f:
-            p = subprocess.Popen([sys.executable, '-c', 'import sys; from rlnb.api import run_job; run_job(sys.argv[1], sys.argv[2])', job['id'], url],
-                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True, cwd=rlnb_home())
-        st.jobs.update(job['id'], pid=p.pid, log_path=str(log))
+        job = spawn_job(st, agent, req.model_dump())
         response.status_code = 202
         return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
 

@@ -77,8 +77,8 @@ def _tables(md):
 
 def in_heldout(prompt:str, share:float, seed:int=0) -> bool:
     "Whether `prompt` belongs to the held-out prompts (a stable hash: the same prompts across retrains and restarts)."
-    h = int(hashlib.sha256(f'{seed}:{prompt}'.encode()).hexdigest()[:8], 16)
-    return h / 0xFFFFFFFF < share
+    from rlnb.formatting import _in_eval
+    return _in_eval(prompt, share, seed)          # the same prompt hash as the stages' prompt-grouped splits
 
 # %% ../nbs/09_online.ipynb #dfced5a3
 class OnlineLearner:
@@ -221,7 +221,7 @@ def gate_decision(report, config:OnlineConfig) -> GateDecision:
     if lo > bound: return GateDecision(True, reason=f"passed {c.gate}: lower {c.conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base)
     return GateDecision(False, reason=f"rejected by {c.gate}: lower {c.conf:.0%} bound {lo:.3f} <= {bound:.3f}; {desc}", **base)
 
-# %% ../nbs/09_online.ipynb #90924ae7
+# %% ../nbs/09_online.ipynb #1391008b
 def _abs(p) -> Path|None:
     "A registry path (relative to the project home) as an absolute path."
     from rlnb.core import rlnb_home
@@ -276,10 +276,7 @@ def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promot
 def rollback(self:OnlineLearner, version=None, reason:str|None=None):
     "Deploy an earlier version again (default: the one deployed before the current one)."
     cur = self.registry.deployed(self.agent)
-    if version is None:
-        prev = next((e['previous'] for e in reversed(self.registry.history(self.agent)) if cur and e['version'] == cur.version and e['previous']), None)
-        if prev is None: raise ValueError(f"{self.agent!r} has no earlier deployed version to roll back to: name one")
-        version = prev
+    if version is None: version = self.registry.previous(self.agent)
     return self.deploy(version, reason=reason or f'rollback from {cur.name if cur else None}', action='rollback')
 
 for f in (_export, ensure_baseline, deploy, rollback): setattr(OnlineLearner, f.__name__, f)

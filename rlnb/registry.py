@@ -13,7 +13,7 @@ from .feedback import FeedbackStore
 
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'register', 'get', 'list_versions', 'agents',
-           'update', 'deployed', 'promote', 'history', 'rollback', 'fail', 'compare', 'policies_cli']
+           'update', 'deployed', 'promote', 'history', 'previous', 'rollback', 'fail', 'compare', 'policies_cli']
 
 # %% ../nbs/01a_registry.ipynb #0f1cbbb3
 SCHEMA_VERSION = 1
@@ -220,14 +220,17 @@ def history(self:Registry, agent:str) -> list[dict]:
         return [dict(r) for r in c.execute(sa.select(self.events).where(self.events.c.agent_id == agent).order_by(self.events.c.id)).mappings()]
 Registry.history = history
 
+def previous(self:Registry, agent:str) -> int:
+    "The version that was deployed before the current one (what a rollback restores)."
+    cur = self.deployed(agent)
+    prev = next((e['previous'] for e in reversed(self.history(agent)) if cur and e['version'] == cur.version and e['previous']), None)
+    if prev is None: raise ValueError(f"{agent!r} has no earlier deployed version to roll back to: name one")
+    return prev
+Registry.previous = previous
+
 def rollback(self:Registry, agent:str, version=None, reason:str|None=None) -> PolicyVersion:
     "Deploy `version`, or (None) the version that was deployed before the current one."
-    if version is None:
-        cur = self.deployed(agent)
-        prev = next((e['previous'] for e in reversed(self.history(agent)) if cur and e['version'] == cur.version and e['previous']), None)
-        if prev is None: raise ValueError(f"{agent!r} has no earlier deployed version to roll back to: name one")
-        version = prev
-    return _set_deployed(self, agent, _version(version), 'rollback', reason)
+    return _set_deployed(self, agent, _version(self.previous(agent) if version is None else version), 'rollback', reason)
 Registry.rollback = rollback
 
 def fail(self:Registry, agent:str, version, reason:str) -> PolicyVersion:
