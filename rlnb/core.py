@@ -8,11 +8,18 @@ import os, re, json, time, random, resource, importlib.util
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['ASSETS', 'POLICY_GGUF', 'get_device', 'seed_everything', 'rlnb_home', 'data_dir', 'models_dir', 'cache_dir',
-           'check_agent', 'new_run', 'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup', 'auto_bf16',
-           'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy',
-           'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
-           'generate', 'chat_ids', 'prepare_assets', 'prepare_assets_cli']
+__all__ = ['ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home', 'data_dir', 'models_dir',
+           'cache_dir', 'check_agent', 'new_run', 'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup',
+           'auto_bf16', 'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer',
+           'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy',
+           'tiny_encoder', 'generate', 'chat_ids', 'prepare_assets', 'prepare_assets_cli']
+
+# %% ../nbs/00_core.ipynb #b9a6184b
+def error_message(f) -> str:
+    "Call `f` and return what it raises as 'ExceptionType: message'; fails if it raises nothing."
+    try: f()
+    except Exception as e: return f'{type(e).__name__}: {e}'
+    raise AssertionError(f'{f} raised nothing')
 
 # %% ../nbs/00_core.ipynb #8f756488
 def get_device(prefer:str|None=None, # 'cuda', 'cuda:1', 'mps' or 'cpu'; None picks the best available
