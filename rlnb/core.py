@@ -12,7 +12,9 @@ __all__ = ['ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everyth
            'cache_dir', 'check_agent', 'new_run', 'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup',
            'auto_bf16', 'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer',
            'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy',
-           'tiny_encoder', 'generate', 'chat_ids', 'prepare_assets', 'prepare_assets_cli']
+           'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
+           'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
+           'report_targets', 'Tracker', 'prepare_assets', 'prepare_assets_cli']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -263,6 +265,20 @@ def tiny_encoder(hidden:int=32, layers:int=2, seed:int=0):
     torch.manual_seed(seed)
     return BertModel(cfg), tok
 
+# %% ../nbs/00_core.ipynb #8a924576
+def render_chat(tok, prompt:str|list,    # a user message, or a list of chat messages
+                response:str|None=None,   # the assistant's reply; None ends with the generation prompt
+                system:str|None=None,     # an optional system message (else the template's default)
+               ) -> str:
+    "The text a model sees for one exchange, through the tokenizer's chat template: rlnb's one chat renderer."
+    msgs = ([{'role': 'system', 'content': system}] if system else []) + \
+           ([{'role': 'user', 'content': prompt}] if isinstance(prompt, str) else list(prompt))
+    if not tok.chat_template:    # plain text: one message a line
+        text = '\n'.join(m['content'] for m in msgs) + '\n'
+        return text if response is None else text + response + tok.eos_token
+    if response is None: return tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+    return tok.apply_chat_template(msgs + [{'role': 'assistant', 'content': response}], tokenize=False)
+
 # %% ../nbs/00_core.ipynb #581f81a5
 def generate(model, tok,
              prompts:list[str],          # user messages
@@ -277,9 +293,7 @@ def generate(model, tok,
     tok.padding_side = 'left'
     replies = []
     for i in range(0, len(prompts), batch_size):
-        chats = [([{'role': 'system', 'content': system}] if system else []) + [{'role': 'user', 'content': p}]
-                 for p in prompts[i:i+batch_size]]
-        texts = [tok.apply_chat_template(c, tokenize=False, add_generation_prompt=True) for c in chats]
+        texts = [render_chat(tok, p, system=system) for p in prompts[i:i+batch_size]]
         enc = tok(texts, return_tensors='pt', padding=True, add_special_tokens=False).to(model.device)
         kw = dict(do_sample=True, temperature=temperature, top_p=top_p) if do_sample else dict(do_sample=False)
         with torch.no_grad():
@@ -290,14 +304,241 @@ def generate(model, tok,
 # %% ../nbs/00_core.ipynb #a5e13000
 def chat_ids(tok, prompt:str, response:str) -> tuple[list[int], list[int]]:
     "`(prompt_ids, completion_ids)` of one user → assistant exchange, split where the two tokenizations diverge."
-    if tok.chat_template:
-        user = [{'role': 'user', 'content': prompt}]
-        p = tok.apply_chat_template(user, add_generation_prompt=True, tokenize=False)
-        full = tok.apply_chat_template(user + [{'role': 'assistant', 'content': response}], tokenize=False)
-    else: p, full = prompt + '\n', prompt + '\n' + response + tok.eos_token
+    p, full = render_chat(tok, prompt), render_chat(tok, prompt, response)
     pi, fi = tok(p, add_special_tokens=False)['input_ids'], tok(full, add_special_tokens=False)['input_ids']
     n = next((i for i, (a, b) in enumerate(zip(pi, fi)) if a != b), min(len(pi), len(fi)))
     return pi[:n], fi[n:]
+
+# %% ../nbs/00_core.ipynb #dbd94cef
+_HUB = {'smollm2': 'HuggingFaceTB/SmolLM2-135M-Instruct', 'minilm': 'sentence-transformers/all-MiniLM-L6-v2'}
+
+def _tiny_dir(name:str) -> Path:
+    d = cache_dir()/name
+    if not (d/'config.json').exists():
+        m, tok = tiny_policy() if name == 'tiny-llama' else tiny_encoder()
+        m.save_pretrained(d); tok.save_pretrained(d)
+    return d
+
+def model_path(name:str|Path, # 'smollm2', 'minilm', 'tiny' (= 'tiny-llama'), 'tiny-encoder', a hub name of these, or a folder
+              ) -> Path:
+    "The local HF folder of a model name: rlnb's one model resolver."
+    name = str(name)
+    key = {v: k for k, v in _HUB.items()}.get(name, name)
+    if key == 'smollm2': return convert_policy()
+    if key == 'minilm': return encoder_dir()
+    if key in ('tiny', 'tiny-llama', 'tiny-encoder'): return _tiny_dir('tiny-llama' if key == 'tiny' else key)
+    p = Path(name) if Path(name).is_absolute() else rlnb_home()/name if (rlnb_home()/name/'config.json').exists() else Path(name)
+    if not (p/'config.json').exists():
+        raise ValueError(f"Unknown model {name!r}: use 'smollm2', 'minilm', 'tiny', 'tiny-encoder' or a folder with config.json")
+    return p
+
+def hub_name(path:str|Path) -> str:
+    "The public name of a local model folder: the hub id of a bundled model, else the path relative to the rlnb home."
+    p = Path(path).resolve()
+    for k, hub in _HUB.items():
+        if p == model_path(k).resolve(): return hub
+    try: return str(p.relative_to(rlnb_home().resolve()))
+    except ValueError: return str(p)
+
+def name_base(adapter_dir:str|Path) -> Path:
+    "Rewrite an adapter's `base_model_name_or_path` as its `hub_name`: the adapter then loads on any machine with rlnb."
+    f = Path(adapter_dir)/'adapter_config.json'
+    cfg = json.loads(f.read_text())
+    if (b := cfg.get('base_model_name_or_path')) and Path(b).is_absolute() and (Path(b)/'config.json').exists():
+        cfg['base_model_name_or_path'] = hub_name(b); f.write_text(json.dumps(cfg, indent=2))
+    return Path(adapter_dir)
+
+# %% ../nbs/00_core.ipynb #dcbaa9fb
+def lora_config(r:int=16, alpha:int=32, dropout:float=0.0,
+                target_modules:str|list='all-linear',   # 'all-linear' or module names
+                task_type:str='CAUSAL_LM'):             # 'CAUSAL_LM' (policies) or 'SEQ_CLS' (reward models)
+    "PEFT's `LoraConfig`: the one place rlnb builds it."
+    from peft import LoraConfig
+    return LoraConfig(task_type=task_type, r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules)
+
+# %% ../nbs/00_core.ipynb #35fd9b00
+def _complete(p:Path, required) -> bool:
+    for pat in required:
+        hits = [f for f in p.glob(pat) if f.is_file() and f.stat().st_size > 0]
+        if not hits: return False
+        for f in hits:
+            if f.suffix == '.json':
+                try: json.loads(f.read_text())
+                except ValueError: return False
+    return True
+
+def last_checkpoint(folder:str|Path,   # a training output folder holding checkpoint-N subfolders
+                    required:tuple=(), # files (glob patterns) a complete checkpoint has; JSON ones must parse
+                   ) -> Path|None:
+    "The newest complete `checkpoint-N` in `folder`, or None: rlnb's one checkpoint finder (a crash mid-save is skipped)."
+    cps = [p for p in Path(folder).glob('checkpoint-*') if p.is_dir() and p.name.split('-')[-1].isdigit()]
+    for p in sorted(cps, key=lambda p: int(p.name.split('-')[-1]), reverse=True):
+        if any(p.iterdir()) and _complete(p, required): return p
+    return None
+
+# %% ../nbs/00_core.ipynb #d9f117d5
+_KINDS = {'int': (int,), 'float': (int, float), 'str': (str,), 'bool': (bool,), 'list': (list, tuple), 'tuple': (list, tuple),
+          'dict': (dict,), 'None': (type(None),)}
+
+def fits_type(ann, v) -> bool:
+    "Whether value `v` fits a simple annotation ('int', 'float|None', 'str|list', ...); other annotations are not checked."
+    ann = ann if isinstance(ann, str) else getattr(ann, '__name__', str(ann))
+    parts = [p.strip() for p in ann.split('|')]
+    if ann in ('', 'inspect._empty', '_empty') or any(p not in _KINDS for p in parts): return True
+    if isinstance(v, bool) and 'bool' not in parts: return False
+    return isinstance(v, tuple(t for p in parts for t in _KINDS[p]))
+
+# %% ../nbs/00_core.ipynb #02f67902
+_RENAMED = {'backbone': 'model', 'policy': 'model', 'responses_per_prompt': 'num_generations'}   # names used before v0.2
+
+class StageConfig:
+    "What every stage config (a dataclass) shares: `PRESETS`, `make`, `options`, `to_dict` and `save`."
+    PRESETS = {}    # set by each stage: {name: instance}
+
+    @classmethod
+    def options(cls) -> dict:
+        "`{field: (annotation, default, help)}`; the help is the field's trailing comment."
+        import dataclasses
+        from fastcore.docments import docments
+        docs = docments(cls)
+        return {f.name: (f.type, f.default if f.default is not dataclasses.MISSING else None, docs.get(f.name) or '')
+                for f in dataclasses.fields(cls)}
+
+    @classmethod
+    def make(cls, config=None,  # None (preset 'cpu' if there is one), a preset name, a .yaml/.json file, a dict or a config
+             **overrides):      # field values on top
+        "A checked config: unknown names and wrong types are errors that name them."
+        import dataclasses, difflib
+        if isinstance(config, cls): base, given = config, {}
+        elif config is None or (isinstance(config, str) and config in cls.PRESETS): base, given = cls.PRESETS.get(config or 'cpu', None), {}
+        elif isinstance(config, dict): base, given = None, dict(config)
+        elif isinstance(config, (str, Path)) and Path(config).suffix in ('.yaml', '.yml', '.json'):
+            import yaml
+            if not Path(config).exists(): raise FileNotFoundError(f"config file {config} not found")
+            given = yaml.safe_load(Path(config).read_text()) or {}
+            if not isinstance(given, dict): raise ValueError(f"{config}: a config file is a mapping of {cls.__name__} fields")
+            base = None
+        else: raise ValueError(f"Unknown {cls.__name__} preset {config!r}; presets: {', '.join(cls.PRESETS)} (or a .yaml file)")
+        given = {_RENAMED.get(k, k) if _RENAMED.get(k) in cls.options() else k: v for k, v in {**given, **overrides}.items()}
+        if 'preset' in given: base = cls.make(given.pop('preset'))
+        opts = cls.options()
+        for k, v in given.items():
+            if k not in opts:
+                close = difflib.get_close_matches(k, opts, 1)
+                raise ValueError(f"{cls.__name__} has no option {k!r}" + (f" (did you mean {close[0]!r}?)" if close else '') +
+                                 f"; options: {', '.join(opts)}")
+            if not fits_type(opts[k][0], v): raise ValueError(f"{cls.__name__}.{k} must be {opts[k][0]}, got {v!r} ({type(v).__name__})")
+        return dataclasses.replace(base, **given) if base is not None else cls(**given)
+
+    def to_dict(self) -> dict:
+        import dataclasses; return dataclasses.asdict(self)
+
+    def save(self, path) -> Path:
+        "Write the config as YAML (what `make(path)` and `--config` read back)."
+        import yaml
+        path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False)); return path
+
+# %% ../nbs/00_core.ipynb #04de8e6e
+from dataclasses import dataclass, field
+
+@dataclass
+class StageResult:
+    "What every training stage returns."
+    model: object = None                          # the trained model (a PEFT policy, a RewardModel)
+    tokenizer: object = None
+    metrics: dict = field(default_factory=dict)   # `train_metrics` names, plus the stage's own figures
+    history: list = field(default_factory=list)   # one dict per logged step
+    output_dir: Path|None = None                  # the stage's folder: checkpoints, metrics.json, plots/
+    model_path: Path|None = None                  # what the next stage starts from (adapter, policy/ or reward_model/)
+    trainer: object = None                        # the trainer, for further evaluation
+
+def train_metrics(examples:int,      # distinct training rows (pairs, examples, prompts)
+                  steps:int,          # optimiser steps
+                  seconds:float,      # training wall time
+                  epochs:float=1.0,   # passes over the rows: examples_per_s counts each pass
+                  **extra) -> dict:
+    "The speed and memory figures every stage reports, under the same names."
+    return dict(train_examples=examples, steps=steps, train_seconds=round(seconds, 2),
+                examples_per_s=round(examples * epochs / seconds, 3) if seconds else None, peak_rss_mb=round(peak_rss_mb()), **extra)
+
+# %% ../nbs/00_core.ipynb #612a25c5
+def _flag_type(ann:str):
+    parts = [p.strip() for p in str(ann).split('|')]
+    if 'list' in parts: return lambda s: s.split(',') if ',' in s else s
+    for p, t in (('int', int), ('float', float)):
+        if p in parts: return lambda s, t=t: None if s.lower() in ('none', 'null') else t(s)
+    return lambda s: None if 'None' in parts and s.lower() in ('none', 'null') else s
+
+def stage_cli(config_cls, prog:str, description:str,
+              extra:list=(),   # (flags, argparse kwargs) the stage adds: its data options
+             ):
+    "An argparse parser for `config_cls` and a function `parse(argv) -> (config, args)`."
+    import argparse
+    ap = argparse.ArgumentParser(prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    g = ap.add_argument_group('run')
+    g.add_argument('--preset', default='cpu' if 'cpu' in config_cls.PRESETS else None, help=f"one of: {', '.join(config_cls.PRESETS)}")
+    g.add_argument('--config', help='a YAML or JSON file of config fields (may name a preset); flags override it')
+    g.add_argument('--output-dir', help='the stage folder to write (default: a new models/<agent>/v<N>/<stage>/)')
+    g.add_argument('--run', help='an existing run folder to write the stage into (models/<agent>/vN)')
+    g.add_argument('--print-config', action='store_true', help='print the resolved config as YAML and exit')
+    for flags, kw in extra: g.add_argument(*flags, **kw)
+    c = ap.add_argument_group(f'{config_cls.__name__} (defaults: the preset)')
+    for name, (ann, default, doc) in config_cls.options().items():
+        flag = '--' + name.replace('_', '-')
+        if str(ann) == 'bool': c.add_argument(flag, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc or ' ')
+        else: c.add_argument(flag, type=_flag_type(ann), default=argparse.SUPPRESS, metavar=str(ann).upper().replace(' ', ''), help=doc or ' ')
+    def parse(argv=None):
+        a = ap.parse_args(argv)
+        over = {k: getattr(a, k) for k in config_cls.options() if hasattr(a, k)}
+        try: cfg = config_cls.make(a.config or a.preset, **({'preset': a.preset} if a.config and a.preset != ap.get_default('preset') else {}), **over)
+        except (ValueError, TypeError, FileNotFoundError) as e: ap.error(str(e))
+        if a.print_config:
+            import yaml; print(yaml.safe_dump(cfg.to_dict(), sort_keys=False)); raise SystemExit(0)
+        return cfg, a
+    return ap, parse
+
+def stage_dir(a, agent:str, stage:str) -> Path:
+    "Where a CLI call writes: `--output-dir`, else `--run`/<stage>, else a new run folder's <stage>."
+    if a.output_dir: return Path(a.output_dir)
+    if a.run:
+        r = Path(a.run)
+        if not r.is_dir(): raise SystemExit(f"--run {r}: no such run folder")
+        return r/stage
+    return new_run(agent)/stage
+
+# %% ../nbs/00_core.ipynb #a0ec0b4f
+def report_targets(report_to:str|list|None) -> list[str]:
+    "`report_to` as a list of tracker names, checked."
+    xs = [x.strip() for x in (report_to.split(',') if isinstance(report_to, str) else report_to or []) if x.strip()]
+    xs = [x for x in xs if x != 'none']
+    if bad := [x for x in xs if x not in ('tensorboard', 'trackio')]: raise ValueError(f"report_to: unknown tracker {bad}; use none, tensorboard or trackio")
+    return xs
+
+class Tracker:
+    "Logs a stage's scalars and completions to accelerate's TensorBoard / trackio trackers (main process only)."
+    def __init__(self, report_to, project:str, output_dir:str|Path|None, config:dict|None=None):
+        from accelerate.tracking import TensorBoardTracker, TrackioTracker
+        self.trackers = []
+        for t in report_targets(report_to):
+            tr = TensorBoardTracker(project, Path(output_dir or '.')/'runs') if t == 'tensorboard' else TrackioTracker(project, embed=False, auto_log_cpu=False)
+            tr.start(); self.trackers.append(tr)
+            if config: tr.store_init_configuration({k: v if isinstance(v, (int, float, str, bool)) else str(v) for k, v in config.items()})
+
+    def log(self, metrics:dict, step:int):
+        vals = {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        for t in self.trackers: t.log(vals, step=step)
+
+    def log_completions(self, rows:list[dict], step:int):
+        "A table of sample completions (prompt, completion, reward) at `step`."
+        for t in self.trackers:
+            if t.name == 'trackio':
+                import trackio, pandas as pd
+                t.log({'completions': trackio.Table(dataframe=pd.DataFrame(rows))}, step=step)
+            else: t.writer.add_text('completions', '\n\n'.join(f"**{r['prompt']}** → {r['completion']} ({r['reward']:+.3f})" for r in rows), step)
+
+    def finish(self):
+        for t in self.trackers: t.finish()
 
 # %% ../nbs/00_core.ipynb #24c2fa92
 def prepare_assets() -> dict:

@@ -7,189 +7,26 @@ from __future__ import annotations
 import json, math, time, types
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
-from .core import chat_ids, convert_policy, tiny_policy, cache_dir, get_device, seed_everything, peak_rss_mb, Timer, new_run
+from .core import (chat_ids, get_device, seed_everything, peak_rss_mb, Timer, new_run, cache_dir, StageConfig, StageResult, model_path,
+                       lora_config, last_checkpoint, train_metrics, report_targets, name_base)
 from .formatting import prompt_text
+from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
 
 # %% auto #0
-__all__ = ['PRESETS', 'PreferenceConfig', 'effective_config', 'policy_path', 'load_trainable_policy', 'PackedBatch', 'pack_batch',
-           'packed_logprobs', 'packed_forward', 'use_packed_forward', 'packed_trainer', 'sequence_logprobs', 'dpo_loss',
-           'pair_logprobs', 'preference_accuracy', 'to_trl_config', 'PreferenceResult', 'train_dpo', 'train_kto',
-           'estimate', 'plot_history', 'train_dpo_cli']
+__all__ = ['PRESETS', 'CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'pair_logprobs', 'preference_accuracy',
+           'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'to_trl_config', 'PreferenceResult',
+           'train_dpo', 'train_kto', 'plot_history', 'estimate', 'train_dpo_cli']
 
-# %% ../nbs/05_dpo.ipynb #892ff144
-@dataclass
-class PreferenceConfig:
-    "One DPO/KTO run. Presets: `PRESETS` (`cpu` is the default on this machine)."
-    policy: str = 'smollm2'         # 'smollm2', 'tiny' (tests) or a HF folder
-    lora_r: int = 16                # LoRA rank
-    lora_alpha: int = 32            # LoRA scale
-    lora_dropout: float = 0.05
-    learning_rate: float = 5e-5
-    beta: float = 0.1               # DPO/KTO temperature: larger keeps the policy closer to the reference
-    epochs: float = 1.0
-    batch_size: int = 4             # pairs (DPO) or examples (KTO) per device step
-    grad_accum: int = 1
-    max_length: int = 128           # prompt + completion tokens (longer: completion end truncated)
-    loss_type: str = 'sigmoid'      # DPO loss: 'sigmoid' (DPO), 'ipo', 'hinge', 'robust'
-    label_smoothing: float = 0.0    # conservative DPO / robust DPO noise rate
-    precompute_ref_log_probs: bool = True  # reference log-probs once before training, not every step
-    base_dtype: str = 'float32'     # frozen base weights: 'float32' or 'bfloat16' (LoRA weights stay fp32)
-    bf16: bool = False              # autocast to bf16 (CUDA); on CPU it measured slower than fp32
-    load_in_4bit: bool = False      # 4-bit base through bitsandbytes (CUDA only; skipped with a message on CPU)
-    gradient_checkpointing: bool = True   # recompute activations in the backward: packed, 1.4x the time for 0.6 GB less (TRL's default too)
-    group_by_length: bool = False   # batch pairs of similar length together (less padding)
-    packed: bool = True             # pack each batch: no padding, each pair's prompt computed once, LM head on completion tokens only
-    max_packed_tokens: int = 1024   # tokens per packed row (attention is dense within a row)
-    max_train_examples: int|None = None   # a seeded sample, for a time budget
-    save_steps: int = 50            # checkpoint every N steps (resume picks up the last)
-    logging_steps: int = 5
-    seed: int = 0
-
-    def __post_init__(self):
-        if self.loss_type not in ('sigmoid', 'ipo', 'hinge', 'robust'): raise ValueError(f"loss_type must be sigmoid, ipo, hinge or robust, got {self.loss_type!r}")
-        if self.base_dtype not in ('float32', 'bfloat16'): raise ValueError("base_dtype must be 'float32' or 'bfloat16'")
-
-PRESETS = {
-    'cpu':          PreferenceConfig(),
-    # GPU presets keep TRL's own forward: its Triton kernel already skips masked positions, and a dense packed mask rules out flash attention
-    'small_gpu':    PreferenceConfig(batch_size=2, grad_accum=4, load_in_4bit=True, bf16=True, base_dtype='bfloat16', gradient_checkpointing=True, max_length=512, packed=False),
-    'default':      PreferenceConfig(batch_size=4, bf16=True, base_dtype='bfloat16', epochs=3, max_length=1024, packed=False),
-    'high_quality': PreferenceConfig(lora_r=64, lora_alpha=128, learning_rate=2e-5, epochs=5, batch_size=8, bf16=True, base_dtype='bfloat16', max_length=1024, packed=False),
-}
-
-# %% ../nbs/05_dpo.ipynb #c1dbe850
-def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceConfig:
-    "`cfg` with CUDA-only options switched off (and a note printed) when not on CUDA."
-    dev = get_device(device)
-    if dev.startswith('cuda'): return cfg
-    off = {k: False for k in ('load_in_4bit', 'bf16') if getattr(cfg, k)}
-    if off: print(f"[rlnb] {', '.join(off)} need CUDA; running on {dev} without them.")
-    return replace(cfg, **off)
-
-# %% ../nbs/05_dpo.ipynb #cc5f9573
-def policy_path(name:str) -> Path:
-    "The HF folder of a named policy ('smollm2', 'tiny') or `name` itself."
-    if name == 'smollm2': return convert_policy()
-    if name == 'tiny':
-        d = cache_dir()/'tiny-llama-lm'
-        if not (d/'config.json').exists():
-            m, tok = tiny_policy(); m.save_pretrained(d); tok.save_pretrained(d)
-        return d
-    if not (Path(name)/'config.json').exists(): raise ValueError(f"Unknown policy {name!r}: use 'smollm2', 'tiny' or a HF folder")
-    return Path(name)
-
-def load_trainable_policy(cfg:PreferenceConfig):
-    "`(model, tokenizer, peft_config)` for TRL: the base in `cfg.base_dtype` (4-bit on CUDA if asked)."
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from peft import LoraConfig
-    path = policy_path(cfg.policy)
-    kw = dict(dtype=getattr(torch, cfg.base_dtype))
-    if cfg.load_in_4bit:
-        from transformers import BitsAndBytesConfig
-        kw['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, bnb_4bit_quant_type='nf4')
-    model = AutoModelForCausalLM.from_pretrained(path, **kw)
-    tok = AutoTokenizer.from_pretrained(path)
-    peft = LoraConfig(task_type='CAUSAL_LM', r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout, target_modules='all-linear')
-    return model, tok, peft
-
-# %% ../nbs/05_dpo.ipynb #dd576e38
-@dataclass
-class PackedBatch:
-    "A right-padded batch laid out as rows of real tokens (see `pack_batch`)."
-    input_ids: object       # (R, T) packed tokens (0 after a row's end)
-    position_ids: object    # (R, T) each token's position in its original sequence
-    attention_mask: object  # (R, 1, T, T) bool: True where query token (dim 2) may attend to key token (dim 3)
-    index: object           # (N, L) flat index r*T + t of each original (row, position) in the packed rows; -1 for padding
-
-def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024) -> PackedBatch:
-    "Pack a right-padded batch. With `paired`, rows i and i + N/2 share their common prompt prefix (tokens equal and labelled -100 in both)."
-    import torch
-    N, L = input_ids.shape
-    am = attention_mask.long()
-    if not bool((am.cumprod(1) == am).all()): raise ValueError("pack_batch needs right-padded rows (real tokens first, then padding)")
-    n = am.sum(1).tolist()
-    B = N // 2 if paired and N % 2 == 0 else 0
-    groups = []   # per group: list of (source row, start, end, branch); branch 0 = shared prefix, 1 = first row, 2 = second row
-    for i in range(B):
-        j, lim = i + B, min(n[i], n[i + B])
-        same = (input_ids[i, :lim] == input_ids[j, :lim]) & (labels[i, :lim] == -100) & (labels[j, :lim] == -100)
-        k = int(same.long().cumprod(0).sum())
-        groups.append([(i, 0, k, 0), (i, k, n[i], 1), (j, k, n[j], 2)])
-    groups += [[(r, 0, n[r], 1)] for r in range(2 * B, N)]
-    rows, cur, size = [], [], 0   # groups fill rows of at most max_tokens tokens (a longer group gets a row of its own)
-    for g in groups:
-        m = sum(e - s for _, s, e, _ in g)
-        if cur and size + m > max_tokens: rows.append(cur); cur, size = [], 0
-        cur.append(g); size += m
-    if cur: rows.append(cur)
-    T = max(sum(e - s for g in row for _, s, e, _ in g) for row in rows)
-    R = len(rows)
-    ids, pos = torch.zeros(R, T, dtype=torch.long), torch.zeros(R, T, dtype=torch.long)
-    mask, index = torch.zeros(R, 1, T, T, dtype=torch.bool), torch.full((N, L), -1, dtype=torch.long)
-    for r, row in enumerate(rows):
-        gid, br, t = torch.full((T,), -1), torch.full((T,), -1), 0
-        for g_i, g in enumerate(row):
-            for src, s, e, b in g:
-                ids[r, t:t + e - s], pos[r, t:t + e - s] = input_ids[src, s:e], torch.arange(s, e)
-                gid[t:t + e - s], br[t:t + e - s] = g_i, b
-                index[src, s:e] = r * T + torch.arange(t, t + e - s)
-                if b == 0: index[src + B, s:e] = r * T + torch.arange(t, t + e - s)   # the second row reads the shared prefix
-                t += e - s
-        o = torch.arange(T)
-        m = (gid[:, None] == gid[None, :]) & (o[None, :] <= o[:, None]) & ((br[None, :] == 0) | (br[None, :] == br[:, None])) & (gid[:, None] >= 0)
-        mask[r, 0] = m | torch.eye(T, dtype=torch.bool)   # padding attends to itself only (no empty softmax rows)
-    return PackedBatch(ids, pos, mask, index)
-
-# %% ../nbs/05_dpo.ipynb #7802c000
-def packed_logprobs(model, input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024, metrics:bool=False) -> dict:
-    "Per-token log-probs `(N, L-1)` of the labelled tokens (`labels != -100`) of a right-padded batch, computed packed (`pack_batch`)."
-    import torch
-    hf = model.get_base_model() if hasattr(model, 'get_base_model') else model   # PEFT: the HF model, LoRA layers inside
-    dev = input_ids.device
-    pb = pack_batch(input_ids.cpu(), attention_mask.cpu(), labels.cpu(), paired, max_tokens)
-    h = getattr(hf, hf.base_model_prefix)(input_ids=pb.input_ids.to(dev), position_ids=pb.position_ids.to(dev),
-                                          attention_mask=pb.attention_mask.to(dev), use_cache=False).last_hidden_state
-    h = h.reshape(-1, h.size(-1))
-    tgt = labels[:, 1:]; sel = tgt != -100                       # hidden state at t predicts token t + 1
-    logits = hf.get_output_embeddings()(h[pb.index[:, :-1].to(dev)[sel]]).float()
-    t = tgt[sel]
-    lse = torch.logsumexp(logits, -1)
-    lp = logits.gather(-1, t[:, None])[:, 0] - lse
-    full = lambda x: x.new_zeros(sel.shape).masked_scatter(sel, x)
-    out = dict(log_probs=full(lp), loss=-lp.sum() / sel.sum().clamp(min=1), label_mask=sel)
-    if metrics:
-        with torch.no_grad():   # what TRL logs: entropy, mean logit, top-1 accuracy (not WPO's Σp², which rlnb does not use)
-            logp = logits - lse[:, None]
-            out.update({k: full(v) for k, v in dict(entropy=-(logp.exp() * logp).sum(-1), mean_logits=logits.mean(-1),
-                                                     is_top1=logits.argmax(-1) == t).items()}, log_sum_sq_probs=None)
-    return out
-
-def packed_forward(self, *args, fused_lm_head=False, labels=None, input_ids=None, attention_mask=None, **kw):
-    "A drop-in for the `fused_lm_head=True` forward TRL installs on its policy: the same outputs, computed by `packed_logprobs`."
-    extra = [k for k, v in kw.items() if v is not None and k not in ('use_cache', 'return_dict')]   # PEFT passes inputs_embeds=None etc.
-    am = attention_mask.long() if attention_mask is not None else None
-    if not fused_lm_head or args or extra or am is None or input_ids is None or not bool((am.cumprod(1) == am).all()):   # anything else
-        return self._rlnb_orig_forward(*args, input_ids=input_ids, attention_mask=attention_mask, labels=labels, fused_lm_head=fused_lm_head, **kw)
-    return types.SimpleNamespace(**packed_logprobs(self, input_ids, am, labels, metrics=True, **self._rlnb_packed), aux_loss=None, packed=True)
-
-def use_packed_forward(model, paired:bool=True, max_tokens:int=1024):
-    "Put `packed_forward` in place of the fused forward TRL installed on `model` (PEFT-wrapped or not); idempotent."
-    base = model.get_base_model() if hasattr(model, 'get_base_model') else model
-    if not hasattr(base, '_rlnb_orig_forward'): base._rlnb_orig_forward = base.forward
-    base._rlnb_packed = dict(paired=paired, max_tokens=max_tokens)
-    base.forward = types.MethodType(packed_forward, base)
-    return model
-
-def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024):
-    "A subclass of TRL's `Trainer` (DPOTrainer, KTOTrainer) whose log-probs come from `packed_forward`, the precomputed reference's included."
-    class Packed(Trainer):
-        def __init__(self, *a, **k):
-            super().__init__(*a, **k); use_packed_forward(self.model, paired, max_tokens)
-        def _precompute_ref_logps(self, *a, **k):   # runs inside TRL's __init__, after its fused head is installed
-            use_packed_forward(self.model, paired, max_tokens); return super()._precompute_ref_logps(*a, **k)
-    Packed.__name__ = Packed.__qualname__ = f'Packed{Trainer.__name__}'
-    return Packed
+# %% ../nbs/05_dpo.ipynb #e81d0c05
+def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoothing:float=0.0):
+    "DPO loss from policy (`pc`, `pr`) and reference (`rc`, `rr`) log-probs of chosen/rejected: (B,) each."
+    import torch.nn.functional as F
+    z = beta * ((pc - rc) - (pr - rr))        # implicit reward margin
+    if loss_type == 'sigmoid': l = -F.logsigmoid(z) * (1 - label_smoothing) - F.logsigmoid(-z) * label_smoothing
+    elif loss_type == 'hinge': l = (1 - z).clamp(min=0)
+    elif loss_type == 'robust': l = (-F.logsigmoid(z) * (1 - label_smoothing) + F.logsigmoid(-z) * label_smoothing) / (1 - 2 * label_smoothing)
+    else: raise ValueError(f"dpo_loss has no {loss_type!r} (ipo is length-normalised inside TRL)")
+    return l.mean()
 
 # %% ../nbs/05_dpo.ipynb #8e2a60e3
 def _chat_batch(tok, prompts, responses, max_length=None):
@@ -214,17 +51,6 @@ def sequence_logprobs(model, tok, prompts:list[str], responses:list[str], max_le
         lp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None])[..., 0]   # (B, L-1): log p(token t+1)
         out.append((lp * (lab[:, 1:] != -100)).sum(-1))                                  # positions predicting response tokens
     return torch.cat(out)
-
-# %% ../nbs/05_dpo.ipynb #e81d0c05
-def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoothing:float=0.0):
-    "DPO loss from policy (`pc`, `pr`) and reference (`rc`, `rr`) log-probs of chosen/rejected: (B,) each."
-    import torch.nn.functional as F
-    z = beta * ((pc - rc) - (pr - rr))        # implicit reward margin
-    if loss_type == 'sigmoid': l = -F.logsigmoid(z) * (1 - label_smoothing) - F.logsigmoid(-z) * label_smoothing
-    elif loss_type == 'hinge': l = (1 - z).clamp(min=0)
-    elif loss_type == 'robust': l = (-F.logsigmoid(z) * (1 - label_smoothing) + F.logsigmoid(-z) * label_smoothing) / (1 - 2 * label_smoothing)
-    else: raise ValueError(f"dpo_loss has no {loss_type!r} (ipo is length-normalised inside TRL)")
-    return l.mean()
 
 # %% ../nbs/05_dpo.ipynb #3b97ff0e
 def _cols(pairs):
@@ -259,6 +85,73 @@ def preference_accuracy(model, tok, pairs, beta:float=0.1, max_length=None) -> d
     rc, rr = beta * (lp['pc'] - lp['rc']), beta * (lp['pr'] - lp['rr'])
     return dict(preference_accuracy=round(pairwise_accuracy(rc, rr), 4), reward_margin=round((rc - rr).mean().item(), 4), pairs=len(rc))
 
+# %% ../nbs/05_dpo.ipynb #892ff144
+@dataclass
+class PreferenceConfig(StageConfig):
+    "One DPO/KTO run. Presets: `PRESETS` (`cpu` is the default on this machine)."
+    model: str = 'smollm2'          # the policy to train: 'smollm2', 'tiny' (tests) or a HF folder
+    lora_r: int = 16                # LoRA rank
+    lora_alpha: int = 32            # LoRA scale
+    lora_dropout: float = 0.05
+    learning_rate: float = 5e-5
+    beta: float = 0.1               # DPO/KTO temperature: larger keeps the policy closer to the reference
+    epochs: float = 1.0
+    batch_size: int = 4             # pairs (DPO) or examples (KTO) per device step
+    grad_accum: int = 1
+    max_length: int = 128           # prompt + completion tokens (longer: completion end truncated)
+    loss_type: str = 'sigmoid'      # DPO loss: 'sigmoid' (DPO), 'ipo', 'hinge', 'robust'
+    label_smoothing: float = 0.0    # conservative DPO / robust DPO noise rate
+    precompute_ref_log_probs: bool = True  # reference log-probs once before training, not every step
+    base_dtype: str = 'float32'     # frozen base weights: 'float32' or 'bfloat16' (LoRA weights stay fp32)
+    bf16: bool = False              # autocast to bf16 (CUDA); on CPU it measured slower than fp32
+    load_in_4bit: bool = False      # 4-bit base through bitsandbytes (CUDA only; skipped with a message on CPU)
+    gradient_checkpointing: bool = True   # recompute activations in the backward: packed, 1.4x the time for 0.6 GB less (TRL's default too)
+    group_by_length: bool = False   # batch pairs of similar length together (less padding)
+    packed: bool = True             # pack each batch: no padding, each pair's prompt computed once, LM head on completion tokens only
+    max_packed_tokens: int = 1024   # tokens per packed row (attention is dense within a row)
+    max_train_examples: int|None = None   # a seeded sample, for a time budget
+    save_steps: int = 50            # checkpoint every N steps (resume picks up the last)
+    logging_steps: int = 5
+    report_to: str = 'none'         # where training metrics go: none, tensorboard, trackio (comma-separated for several)
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.loss_type not in ('sigmoid', 'ipo', 'hinge', 'robust'): raise ValueError(f"loss_type must be sigmoid, ipo, hinge or robust, got {self.loss_type!r}")
+        if self.base_dtype not in ('float32', 'bfloat16'): raise ValueError("base_dtype must be 'float32' or 'bfloat16'")
+
+PRESETS = {
+    'cpu':          PreferenceConfig(),
+    # GPU presets keep TRL's own forward: its Triton kernel already skips masked positions, and a dense packed mask rules out flash attention
+    'small_gpu':    PreferenceConfig(batch_size=2, grad_accum=4, load_in_4bit=True, bf16=True, base_dtype='bfloat16', gradient_checkpointing=True, max_length=512, packed=False),
+    'default':      PreferenceConfig(batch_size=4, bf16=True, base_dtype='bfloat16', epochs=3, max_length=1024, packed=False),
+    'high_quality': PreferenceConfig(lora_r=64, lora_alpha=128, learning_rate=2e-5, epochs=5, batch_size=8, bf16=True, base_dtype='bfloat16', max_length=1024, packed=False),
+}
+PreferenceConfig.PRESETS = PRESETS
+
+# %% ../nbs/05_dpo.ipynb #c1dbe850
+def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceConfig:
+    "`cfg` with CUDA-only options switched off (and a note printed) when not on CUDA."
+    dev = get_device(device)
+    if dev.startswith('cuda'): return cfg
+    off = {k: False for k in ('load_in_4bit', 'bf16') if getattr(cfg, k)}
+    if off: print(f"[rlnb] {', '.join(off)} need CUDA; running on {dev} without them.")
+    return replace(cfg, **off)
+
+# %% ../nbs/05_dpo.ipynb #cc5f9573
+def load_trainable_policy(cfg:PreferenceConfig):
+    "`(model, tokenizer, peft_config)` for TRL: the base in `cfg.base_dtype` (4-bit on CUDA if asked)."
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    path = model_path(cfg.model)
+    kw = dict(dtype=getattr(torch, cfg.base_dtype))
+    if cfg.load_in_4bit:
+        from transformers import BitsAndBytesConfig
+        kw['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, bnb_4bit_quant_type='nf4')
+    model = AutoModelForCausalLM.from_pretrained(path, **kw)
+    tok = AutoTokenizer.from_pretrained(path)
+    peft = lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
+    return model, tok, peft
+
 # %% ../nbs/05_dpo.ipynb #2976c30a
 def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', has_eval:bool=False, max_steps:int=-1):
     "TRL's DPOConfig or KTOConfig for `cfg`."
@@ -267,32 +160,21 @@ def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', h
                   gradient_accumulation_steps=cfg.grad_accum, num_train_epochs=cfg.epochs, max_steps=max_steps, learning_rate=cfg.learning_rate,
                   beta=cfg.beta, max_length=cfg.max_length, bf16=cfg.bf16, gradient_checkpointing=cfg.gradient_checkpointing,
                   precompute_ref_log_probs=cfg.precompute_ref_log_probs, logging_steps=cfg.logging_steps, save_strategy='steps',
-                  save_steps=cfg.save_steps, save_total_limit=2, eval_strategy='no', report_to='none', seed=cfg.seed,
+                  save_steps=cfg.save_steps, save_total_limit=2, eval_strategy='no', report_to=report_targets(cfg.report_to) or 'none', seed=cfg.seed,
                   use_cpu=get_device() == 'cpu', dataloader_num_workers=0, lr_scheduler_type='linear', warmup_steps=0)
     if cfg.group_by_length: common.update(train_sampling_strategy='group_by_length', length_column_name='length', remove_unused_columns=False)
     if method == 'dpo': return DPOConfig(**common, loss_type=[cfg.loss_type], label_smoothing=cfg.label_smoothing)
     return KTOConfig(**common)
 
 @dataclass
-class PreferenceResult:
-    "What `train_dpo` / `train_kto` return."
-    model: object          # the PEFT policy (adapters on); `model.disable_adapter()` gives the reference
-    tokenizer: object
-    history: list          # TRL's log history
-    metrics: dict          # before/after accuracy, speed, memory
-    output_dir: Path
-    adapter_path: Path|None = None
-    trainer: object = None # the TRL trainer (e.g. for `trainer.evaluate(ds)`)
+class PreferenceResult(StageResult):
+    "What `train_dpo` / `train_kto` return: `model` is the PEFT policy (adapters on; `model.disable_adapter()` is the reference), `model_path` its adapter folder, `trainer` TRL's trainer."
 
-def _last_checkpoint(d:Path):
-    "The newest complete checkpoint in `d` (trainer state and adapter weights written), or None; incomplete ones are skipped."
-    done = lambda p: (p/'trainer_state.json').exists() and any(p.glob('adapter_model.*'))
-    cks = sorted((p for p in Path(d).glob('checkpoint-*') if p.name.split('-')[1].isdigit() and done(p)), key=lambda p: int(p.name.split('-')[1]))
-    return str(cks[-1]) if cks else None
+CHECKPOINT_FILES = ('trainer_state.json', 'adapter_model.*')   # what a complete TRL checkpoint of ours holds
 
 def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, callbacks=None):
     from trl import DPOTrainer, KTOTrainer
-    cfg = effective_config(PRESETS[config] if isinstance(config, str) else config)
+    cfg = effective_config(PreferenceConfig.make(config))
     seed_everything(cfg.seed)
     if cfg.max_train_examples and len(train) > cfg.max_train_examples: train = train.shuffle(seed=cfg.seed).select(range(cfg.max_train_examples))
     # no output_dir: a fresh folder per call (models/.cache/runs/<method>/v<N>), so an unrelated call never resumes this one
@@ -308,16 +190,16 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
                           peft_config=peft, callbacks=callbacks)
     model = trainer.model
     before = preference_accuracy(model, tok, eval, cfg.beta, cfg.max_length) if method == 'dpo' and eval is not None else {}
-    ck = _last_checkpoint(out) if resume else None
+    ck = last_checkpoint(out, CHECKPOINT_FILES) if resume else None
+    ck = str(ck) if ck else None
     if ck: print(f"[rlnb] resuming from {ck}")
     with Timer() as t: trainer.train(resume_from_checkpoint=ck)
     steps = trainer.state.global_step
-    m = dict(train_examples=len(train), steps=steps, prepare_seconds=round(tp.secs, 2), train_seconds=round(t.secs, 2), peak_rss_mb=round(peak_rss_mb()),
-             examples_per_s=round(len(train) * cfg.epochs / t.secs, 3) if max_steps < 0 else round(steps * cfg.batch_size * cfg.grad_accum / t.secs, 3),
-             resumed_from=ck)
+    seen = cfg.epochs if max_steps < 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))   # passes over the rows
+    m = train_metrics(len(train), steps, t.secs, epochs=seen, prepare_seconds=round(tp.secs, 2), resumed_from=ck)
     if before: m.update({f'before_{k}': v for k, v in before.items()}, **{f'after_{k}': v for k, v in preference_accuracy(model, tok, eval, cfg.beta, cfg.max_length).items()})
-    adapter = out/'adapter'; model.save_pretrained(adapter); tok.save_pretrained(adapter)
-    res = PreferenceResult(model, tok, trainer.state.log_history, m, out, adapter, trainer)
+    adapter = out/'adapter'; model.save_pretrained(adapter); tok.save_pretrained(adapter); name_base(adapter)
+    res = PreferenceResult(model, tok, m, trainer.state.log_history, out, adapter, trainer)
     (out/'metrics.json').write_text(json.dumps(dict(config=asdict(cfg), metrics=m, history=res.history), indent=2, default=str))
     plot_history(res.history, out/'plots'/f'{method}_curves.png')
     return res
@@ -332,39 +214,6 @@ def train_kto(examples, eval=None, config:PreferenceConfig|str='cpu', output_dir
               callbacks:list|None=None) -> PreferenceResult:
     "KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`)."
     return _train('kto', examples, None, config, output_dir, max_steps, resume, callbacks)
-
-# %% ../nbs/05_dpo.ipynb #ca1d0803
-def _step_timer():
-    from transformers import TrainerCallback
-    class StepTimer(TrainerCallback):
-        "Wall time of each optimiser step, and when training began."
-        def __init__(self): self.begin, self.t0, self.steps = None, None, []
-        def on_train_begin(self, args, state, control, **kw): self.begin = time.perf_counter()
-        def on_step_begin(self, args, state, control, **kw): self.t0 = time.perf_counter()
-        def on_step_end(self, args, state, control, **kw): self.steps.append(time.perf_counter() - self.t0)
-    return StepTimer()
-
-def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dict:
-    "Steps, tokens, estimated seconds and peak memory of `train_dpo(pairs, config)`, from a short measured probe."
-    import statistics, tempfile
-    cfg = effective_config(PRESETS[config] if isinstance(config, str) else config)
-    n = min(len(pairs), cfg.max_train_examples or len(pairs))
-    per_step = cfg.batch_size * cfg.grad_accum
-    steps = math.ceil(n / per_step) * math.ceil(cfg.epochs)
-    from transformers import AutoTokenizer
-    tok = AutoTokenizer.from_pretrained(policy_path(cfg.policy))
-    p, c, r = _cols(pairs.select(range(min(n, 2000))))
-    lens = [min(len(a) + len(b), cfg.max_length) for a, b in (chat_ids(tok, x, y) for x, y in zip(p + p, c + r))]
-    tokens = round(sum(lens) / len(lens) * 2 * n * cfg.epochs)
-    probe = pairs.shuffle(seed=cfg.seed).select(range(min(n, per_step * (probe_steps + 1))))
-    timer = _step_timer()
-    with tempfile.TemporaryDirectory() as d:
-        pr = _train('dpo', probe, None, replace(cfg, max_train_examples=None, save_steps=10**9), d, max_steps=probe_steps + 1, resume=False, callbacks=[timer])
-    s_step = statistics.median(timer.steps[1:] or timer.steps)
-    prep_s = pr.metrics['prepare_seconds'] / len(probe) * n   # tokenising + reference log-probs scale with the pairs
-    est = steps * s_step + prep_s
-    return dict(pairs=n, steps=steps, tokens=tokens, s_per_step=round(s_step, 3), prepare_s=round(prep_s, 1),
-                est_seconds=round(est, 1), est_minutes=round(est / 60, 1), pairs_per_s=round(per_step / s_step, 3), peak_rss_mb=round(peak_rss_mb()))
 
 # %% ../nbs/05_dpo.ipynb #33762432
 def plot_history(history:list, path=None):
@@ -384,41 +233,69 @@ def plot_history(history:list, path=None):
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
     return fig
 
+# %% ../nbs/05_dpo.ipynb #ca1d0803
+def _step_timer():
+    from transformers import TrainerCallback
+    class StepTimer(TrainerCallback):
+        "Wall time of each optimiser step, and when training began."
+        def __init__(self): self.begin, self.t0, self.steps = None, None, []
+        def on_train_begin(self, args, state, control, **kw): self.begin = time.perf_counter()
+        def on_step_begin(self, args, state, control, **kw): self.t0 = time.perf_counter()
+        def on_step_end(self, args, state, control, **kw): self.steps.append(time.perf_counter() - self.t0)
+    return StepTimer()
+
+def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dict:
+    "Steps, tokens, estimated seconds and peak memory of `train_dpo(pairs, config)`, from a short measured probe."
+    import statistics, tempfile
+    cfg = effective_config(PreferenceConfig.make(config))
+    n = min(len(pairs), cfg.max_train_examples or len(pairs))
+    per_step = cfg.batch_size * cfg.grad_accum
+    steps = math.ceil(n / per_step) * math.ceil(cfg.epochs)
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(model_path(cfg.model))
+    p, c, r = _cols(pairs.select(range(min(n, 2000))))
+    lens = [min(len(a) + len(b), cfg.max_length) for a, b in (chat_ids(tok, x, y) for x, y in zip(p + p, c + r))]
+    tokens = round(sum(lens) / len(lens) * 2 * n * cfg.epochs)
+    probe = pairs.shuffle(seed=cfg.seed).select(range(min(n, per_step * (probe_steps + 1))))
+    timer = _step_timer()
+    with tempfile.TemporaryDirectory() as d:
+        pr = _train('dpo', probe, None, replace(cfg, max_train_examples=None, save_steps=10**9), d, max_steps=probe_steps + 1, resume=False, callbacks=[timer])
+    s_step = statistics.median(timer.steps[1:] or timer.steps)
+    prep_s = pr.metrics['prepare_seconds'] / len(probe) * n   # tokenising + reference log-probs scale with the pairs
+    est = steps * s_step + prep_s
+    return dict(pairs=n, steps=steps, tokens=tokens, s_per_step=round(s_step, 3), prepare_s=round(prep_s, 1),
+                est_seconds=round(est, 1), est_minutes=round(est / 60, 1), pairs_per_s=round(per_step / s_step, 3), peak_rss_mb=round(peak_rss_mb()))
+
 # %% ../nbs/05_dpo.ipynb #0d3af66b
 def train_dpo_cli(argv:list|None=None):
-    "Console script `rlnb_train_dpo`."
-    import argparse
-    from rlnb.core import new_run
+    "Console script `rlnb_train_dpo`: every `PreferenceConfig` field is a flag."
+    from rlnb.core import stage_cli, stage_dir
     from rlnb.feedback import load_records
     from rlnb.formatting import to_preference_pairs, to_kto, to_dataset, split_by_prompt
-    ap = argparse.ArgumentParser(prog='rlnb_train_dpo', description='DPO (or KTO) on collected feedback, with LoRA.')
-    ap.add_argument('--config', default='cpu', choices=list(PRESETS)); ap.add_argument('--method', default='dpo', choices=['dpo', 'kto'])
-    ap.add_argument('--agent', default='chitchat'); ap.add_argument('--source', default='db', choices=['db', 'file'])
-    ap.add_argument('--data-file'); ap.add_argument('--store', help='store path or URL (default DATABASE_URL or data/feedback.db)')
-    ap.add_argument('--epochs', type=float); ap.add_argument('--batch-size', type=int); ap.add_argument('--learning-rate', type=float)
-    ap.add_argument('--max-pairs', type=int, help='train on at most this many pairs'); ap.add_argument('--max-steps', type=int, default=-1)
-    ap.add_argument('--min-margin', type=float, default=0.2); ap.add_argument('--dry-run', action='store_true')
-    ap.add_argument('--output', help='output folder (default: a new models/<agent>/v<N>/)')
-    ap.add_argument('--policy', help="policy to train: 'smollm2' (default), 'tiny' or a HF folder")
-    ap.add_argument('--no-register', action='store_true', help='do not record the trained policy in the registry (of --store)')
-    a = ap.parse_args(argv)
+    ap, parse = stage_cli(PreferenceConfig, 'rlnb_train_dpo', 'DPO (or KTO) on collected feedback, with LoRA.', extra=[
+        (['--method'], dict(default='dpo', choices=['dpo', 'kto'])), (['--agent'], dict(default='chitchat', help='whose feedback')),
+        (['--source'], dict(default='db', choices=['db', 'file'])), (['--data-file'], dict(help='a JSONL file of feedback (with --source file)')),
+        (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
+        (['--max-steps'], dict(type=int, default=-1, help='stop after this many steps (-1: the epochs)')),
+        (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
+        (['--dry-run'], dict(action='store_true', help='estimate steps, time and memory from a short probe; train nothing')),
+        (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry (of --store)'))])
+    cfg, a = parse(argv)
     if a.source == 'file' and not a.data_file: ap.error('--source file needs --data-file')
     records = load_records(a.agent, a.data_file if a.source == 'file' else None, a.store)
     rows = to_preference_pairs(records, a.min_margin) if a.method == 'dpo' else to_kto(records)
     dd = split_by_prompt(to_dataset(rows))
-    over = {k: v for k, v in dict(epochs=a.epochs, batch_size=a.batch_size, learning_rate=a.learning_rate, max_train_examples=a.max_pairs, policy=a.policy).items() if v is not None}
-    cfg = replace(PRESETS[a.config], **over)
-    print(f"{len(records)} records -> {len(dd['train'])} train / {len(dd['eval'])} eval {'pairs' if a.method == 'dpo' else 'examples'}; config {a.config}: {over}")
+    print(f"{len(records)} records -> {len(dd['train'])} train / {len(dd['eval'])} eval {'pairs' if a.method == 'dpo' else 'examples'}")
     if a.dry_run:
         if a.method != 'dpo': raise SystemExit('--dry-run estimates DPO runs')
         print(json.dumps(estimate(dd['train'], cfg), indent=2)); return
-    out = Path(a.output) if a.output else new_run(a.agent)/a.method
+    out = stage_dir(a, a.agent, a.method)
     fn = train_dpo if a.method == 'dpo' else train_kto
     res = fn(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, out, a.max_steps)
-    print(json.dumps(res.metrics, indent=2)); print(f"adapter: {res.adapter_path}")
+    print(json.dumps(res.metrics, indent=2)); print(f"adapter: {res.model_path}")
     if not a.no_register:
         from rlnb.registry import Registry
-        v = Registry(a.store).register(a.agent, res.adapter_path, a.method, feedback_count=len(records), config=asdict(cfg),
+        v = Registry(a.store).register(a.agent, res.model_path, a.method, feedback_count=len(records), config=cfg.to_dict(),
                                        metrics={k: v for k, v in res.metrics.items() if isinstance(v, (int, float))},
                                        data_counts={'train': len(dd['train']), 'eval': len(dd['eval'])})
         print(f"registered as {a.agent} {v.name} (candidate)")

@@ -15,8 +15,8 @@ __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'llama_version'
            'isolated', 'is_adapter', 'load_checkpoint', 'export_lora', 'export_merged', 'check_disk', 'convert_to_gguf',
            'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits', 'gguf_greedy', 'hf_greedy',
            'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template', 'ollama_template',
-           'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'ExportResult',
-           'export_model', 'export_cli', 'decode_benchmark']
+           'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'model_card',
+           'convert_lora_to_gguf', 'ExportResult', 'export_model', 'export_cli', 'decode_benchmark']
 
 # %% ../nbs/07_export.ipynb #65a5648c
 def llama_version() -> str:
@@ -37,7 +37,7 @@ def prepare_converter(sdist:str|Path|None=None) -> Path:
     import tarfile, tempfile
     ver = llama_version()
     dst = Path(os.environ.get('RLNB_LLAMA_CPP') or cache_dir()/f'llama.cpp-{ver}')
-    if (dst/'convert_hf_to_gguf.py').exists(): return dst
+    if (dst/'convert_hf_to_gguf.py').exists() and (dst/'convert_lora_to_gguf.py').exists(): return dst
     name = f'llama_cpp_python-{ver}.tar.gz'
     if sdist is None:
         for d in [os.environ.get('RLNB_WHEELS'), Path.home()/'.cache'/'rlnb'/'wheels']:
@@ -48,7 +48,7 @@ def prepare_converter(sdist:str|Path|None=None) -> Path:
         print(f"downloading the llama-cpp-python=={ver} source distribution (77 MB) for its converter")
         subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '--no-binary', ':all:', f'llama-cpp-python=={ver}', '-d', tmp], check=True)
         sdist = Path(tmp)/name
-    keep = ('vendor/llama.cpp/convert_hf_to_gguf.py', 'vendor/llama.cpp/conversion/', 'vendor/llama.cpp/gguf-py/')
+    keep = ('vendor/llama.cpp/convert_hf_to_gguf.py', 'vendor/llama.cpp/convert_lora_to_gguf.py', 'vendor/llama.cpp/conversion/', 'vendor/llama.cpp/gguf-py/')
     part = dst.with_name(dst.name + '.partial')
     shutil.rmtree(part, ignore_errors=True)
     with tarfile.open(sdist) as tf:
@@ -59,7 +59,7 @@ def prepare_converter(sdist:str|Path|None=None) -> Path:
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_bytes(tf.extractfile(m).read())
     if not (part/'convert_hf_to_gguf.py').exists(): raise RuntimeError(f"{sdist} holds no vendor/llama.cpp/convert_hf_to_gguf.py")
-    part.rename(dst)
+    shutil.rmtree(dst, ignore_errors=True); part.rename(dst)
     if tmp: shutil.rmtree(tmp, ignore_errors=True)
     return dst
 
@@ -127,18 +127,21 @@ def _crash(sig:int=signal.SIGSEGV): os.kill(os.getpid(), sig)   # for the test b
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
 
 def _base_of(adapter:Path, base=None) -> Path:
-    from rlnb.dpo import policy_path
-    if base: return policy_path(str(base))
+    "The local folder of the adapter's base: `base`, else the name in its config (a hub name rlnb knows, a path)."
+    from rlnb.core import model_path
+    if base: return model_path(str(base))
     b = json.loads((adapter/'adapter_config.json').read_text()).get('base_model_name_or_path')
-    if b and (Path(b)/'config.json').exists(): return Path(b)
+    if b:
+        try: return model_path(b)
+        except ValueError: pass
     raise ValueError(f"the adapter in {adapter} names base {b!r}, which is not a local model folder: pass base=")
 
 def load_checkpoint(checkpoint, base=None, merge:bool=True):
     "`(model, tokenizer)` from an adapter folder (merged into its base unless `merge=False`), a HF folder, or 'smollm2'/'tiny'."
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from rlnb.dpo import policy_path
-    ck = Path(checkpoint) if Path(checkpoint).exists() else policy_path(str(checkpoint))
+    from rlnb.core import model_path
+    ck = Path(checkpoint) if Path(checkpoint).exists() else model_path(str(checkpoint))
     if is_adapter(ck):
         from peft import PeftModel
         bp = _base_of(ck, base)
@@ -246,11 +249,13 @@ def prompt_ids(tok, prompt:str, system:str|None=None) -> list[int]:
     if tok.chat_template: return tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True, return_dict=False)
     return tok(prompt)['input_ids']
 
-def load_gguf(path, n_ctx:int=512, logits_all:bool=False):
+def load_gguf(path, n_ctx:int=512, logits_all:bool=False,
+              lora:str|Path|None=None):   # a GGUF LoRA adapter applied on top (`format='gguf-lora'`)
     "A `llama_cpp.Llama` on `path`, quiet, on all cores."
     check_llama_cpu()
     import llama_cpp
-    return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, logits_all=logits_all, verbose=False, n_threads=os.cpu_count(), seed=0)
+    return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, logits_all=logits_all, verbose=False, n_threads=os.cpu_count(), seed=0,
+                           lora_path=str(lora) if lora else None)
 
 def last_logits(llm):
     "Logits of the last evaluated position (llama-cpp-python keeps `scores` only with `logits_all=True`)."
@@ -279,10 +284,10 @@ def hf_greedy(model, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
         if t in eos: return out[:i + 1]
     return out
 
-def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int]) -> list[tuple]:
+def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int], lora=None) -> list[tuple]:
     "The llama.cpp side of the parity check: per prompt, its logits (P, V) and its greedy continuation."
     import numpy as np
-    llm = load_gguf(gguf_path, logits_all=True)
+    llm = load_gguf(gguf_path, logits_all=True, lora=lora)
     out = []
     for ids in ids_list:
         llm.reset(); llm.eval(ids)
@@ -292,13 +297,15 @@ def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int]) -
 
 def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:int=32,
                  isolate:bool=True,   # run llama.cpp in a child process (a native crash cannot take this process down)
+                 lora=None,           # a GGUF LoRA adapter on top of `gguf_path` (the HF model is then the merged one)
                 ) -> dict:
     "Compare a GGUF with the HF model on `prompts`: logits (max |Δ|, top-1 agreement) and greedy continuations."
     import numpy as np, torch
     prompts = prompts or PARITY_PROMPTS
     eos = {tok.eos_token_id} | ({tok.convert_tokens_to_ids('<|im_end|>')} - {tok.unk_token_id, None})
     ids_list = [prompt_ids(tok, p) for p in prompts]
-    gg_all = isolated('gguf_eval', str(gguf_path), ids_list, n_tokens, eos) if isolate else gguf_eval(gguf_path, ids_list, n_tokens, eos)
+    lora = str(lora) if lora else None
+    gg_all = isolated('gguf_eval', str(gguf_path), ids_list, n_tokens, eos, lora=lora) if isolate else gguf_eval(gguf_path, ids_list, n_tokens, eos, lora)
     max_diff, agree, total, same, first_div = 0.0, 0, 0, 0, []
     for ids, (gg, b) in zip(ids_list, gg_all):
         with torch.no_grad(): hf = model(torch.tensor([ids])).logits[0].float().numpy()       # (P, V)
@@ -351,11 +358,13 @@ def stop_tokens(tok) -> list[str]:
     if '<|im_start|>' in tpl: cands += ['<|im_start|>', '<|im_end|>']
     return list(dict.fromkeys(t for t in cands if t))
 
-def write_modelfile(gguf_path, tok, out=None, system:str|None=None, params:dict|None=None) -> Path:
-    "Write an Ollama `Modelfile` next to `gguf_path` (FROM, TEMPLATE, stop PARAMETERs, optional SYSTEM)."
+def write_modelfile(gguf_path, tok, out=None, system:str|None=None, params:dict|None=None,
+                    adapter=None) -> Path:   # a GGUF LoRA adapter file: Ollama's ADAPTER line
+    "Write an Ollama `Modelfile` next to `gguf_path` (FROM, ADAPTER, TEMPLATE, stop PARAMETERs, optional SYSTEM)."
     gguf_path = Path(gguf_path)
     out = Path(out or gguf_path.parent/'Modelfile')
-    lines = [f'FROM ./{gguf_path.name}' if out.parent == gguf_path.parent else f'FROM {gguf_path.resolve()}', '',
+    ref = lambda p: f'./{Path(p).name}' if out.parent == Path(p).parent else str(Path(p).resolve())
+    lines = [f'FROM {ref(gguf_path)}'] + ([f'ADAPTER {ref(adapter)}'] if adapter else []) + ['',
              f'TEMPLATE """{ollama_template(tok)}"""', '']
     lines += [f'PARAMETER stop "{s}"' for s in stop_tokens(tok)]
     lines += [f'PARAMETER {k} {v}' for k, v in (params or {'temperature': 0.7}).items()]
@@ -405,6 +414,66 @@ def openai_chat(url:str, message:str, max_tokens:int=32, temperature:float=0.0) 
     req = urllib.request.Request(f'{url}/v1/chat/completions', body, {'Content-Type': 'application/json'})
     with urllib.request.urlopen(req, timeout=120) as r: return json.loads(r.read())['choices'][0]['message']['content']
 
+# %% ../nbs/07_export.ipynb #b1077e08
+def _training_facts(ck:Path) -> dict:
+    "Config and metrics of the stage that wrote the adapter in `ck` (its `metrics.json` one level up), if any."
+    for f in (ck/'metrics.json', ck.parent/'metrics.json'):
+        if f.exists():
+            try: d = json.loads(f.read_text())
+            except ValueError: continue
+            if isinstance(d, dict) and 'metrics' in d: return d
+    return {}
+
+def model_card(folder, base:str,               # the base model's public name (`hub_name`)
+               kind:str='merged',               # 'adapter', 'merged', 'gguf' or 'gguf-lora'
+               name:str|None=None, training:dict|None=None, files:dict|None=None, parity:dict|None=None) -> Path:
+    "Write `folder/README.md`, a Hugging Face model card: what the model is, how it was trained, its parity table and how to run it."
+    folder = Path(folder); name = name or folder.name
+    cfg, m = (training or {}).get('config', {}), (training or {}).get('metrics', {})
+    method = m.get('algorithm') or ('dpo' if 'before_preference_accuracy' in m else cfg.get('loss_type') and 'dpo') or 'fine-tuned'
+    lib = {'adapter': 'peft', 'merged': 'transformers'}.get(kind, 'gguf')
+    front = ['---', f'base_model: {base}', f'library_name: {lib}', 'pipeline_tag: text-generation', f'tags: [rlnb, {method}, {kind}]', '---', '']
+    body = [f'# {name}', '', f'{method.upper()} fine-tune of [{base}](https://huggingface.co/{base}) made with rlnb, as {kind}.', '']
+    if cfg or m:
+        rows = [(k, cfg[k]) for k in ('beta', 'loss_type', 'learning_rate', 'lora_r', 'lora_alpha', 'epochs', 'batch_size', 'init_kl_coef', 'target_kl') if k in cfg]
+        rows += [(k, m[k]) for k in ('train_examples', 'steps', 'train_seconds', 'before_preference_accuracy', 'after_preference_accuracy',
+                                     'reward_first', 'reward_last') if m.get(k) is not None]
+        body += ['## Training', '', '| | |', '|---|---|'] + [f'| {k} | {v} |' for k, v in rows] + ['']
+    if parity:
+        body += ['## Parity with the Hugging Face model', '', '| file | MB | top-1 agreement | max abs logit diff | greedy identical |', '|---|---|---|---|---|']
+        body += [f"| {q} | {(files or {}).get(q, {}).get('size_mb', '')} | {r['top1_agreement']} | {r['max_abs_logit_diff']} | {r['greedy_identical']} |" for q, r in parity.items()]
+        body += ['']
+    ggufs = sorted(p.name for p in folder.glob('*.gguf'))
+    body += ['## Run it', '']
+    if kind in ('gguf', 'gguf-lora') and ggufs:
+        model = next((g for g in ggufs if 'lora' not in g), ggufs[0])
+        lora = next((g for g in ggufs if 'lora' in g), None)
+        body += ['```sh', f'ollama create {name} -f Modelfile && ollama run {name}',
+                 f'llama-cli -m {model}' + (f' --lora {lora}' if lora else '') + ' -cnv          # llama.cpp', '```', '',
+                 '```python', 'from llama_cpp import Llama', f"llm = Llama('{model}'" + (f", lora_path='{lora}'" if lora else '') + ')',
+                 "llm.create_chat_completion([{'role': 'user', 'content': 'Hi!'}])", '```']
+    else:
+        body += ['```python', 'from rlnb.export import load_checkpoint', f"model, tok = load_checkpoint('{folder}')   # merges an adapter into its base", '```',
+                 '', f'GGUF for llama.cpp and Ollama: `rlnb_export --checkpoint {folder} --format gguf`.']
+    folder.mkdir(parents=True, exist_ok=True)
+    p = folder/'README.md'; p.write_text('\n'.join(front + body) + '\n'); return p
+
+def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
+    "A PEFT LoRA adapter as a GGUF adapter (llama.cpp's `convert_lora_to_gguf.py`): for `llama-cli --lora` and Ollama's `ADAPTER`."
+    adapter, out = Path(adapter), Path(out)
+    if not is_adapter(adapter): raise ValueError(f"{adapter} is not a LoRA adapter (no adapter_config.json)")
+    conv = converter_dir()
+    if not (conv/'convert_lora_to_gguf.py').exists(): raise FileNotFoundError(f"{conv} lacks convert_lora_to_gguf.py: run `rlnb_export --prepare-converter`")
+    _fresh(out, overwrite); out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_name(out.name + '.partial')
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(conv/'gguf-py'), str(conv)]), 'NO_LOCAL_GGUF': ''}
+    r = subprocess.run([sys.executable, str(conv/'convert_lora_to_gguf.py'), '--base', str(_base_of(adapter, base)), '--outfile', str(part),
+                        '--outtype', 'f16', str(adapter)], env=env, capture_output=True, text=True)
+    if r.returncode or not part.exists():
+        part.unlink(missing_ok=True)
+        raise RuntimeError(f"convert_lora_to_gguf.py failed (exit {r.returncode}):\n" + '\n'.join((r.stderr or r.stdout).splitlines()[-15:]))
+    part.rename(out); return out
+
 # %% ../nbs/07_export.ipynb #bc7e84ee
 @dataclass
 class ExportResult:
@@ -414,9 +483,13 @@ class ExportResult:
     parity: dict = field(default_factory=dict)    # quant -> parity report
     stats: dict = field(default_factory=dict)     # quant -> size_mb, seconds
     message: str = ''                             # the Ollama registration outcome
+    output_dir: Path|None = None                  # the export's folder (as every stage's result has)
+
+    @property
+    def metrics(self) -> dict: return {'stats': self.stats, 'parity': self.parity}
 
 def export_model(checkpoint,                       # adapter folder, HF folder, or 'smollm2' / 'tiny'
-                 format:str='gguf',                # 'gguf', 'merged' or 'lora'
+                 format:str='gguf',                # 'gguf', 'gguf-lora' (base GGUF + adapter GGUF), 'merged' or 'lora'
                  quantization:str|list='q4_k_m',   # gguf: one or more of f16, q8_0, q5_k_m, q4_k_m, q3_k_m (f16 is always made)
                  output_dir=None,                  # default: <checkpoint>/../gguf (or exports/)
                  model_name:str|None=None,         # file stem and Ollama name; default from the checkpoint path
@@ -428,21 +501,30 @@ def export_model(checkpoint,                       # adapter folder, HF folder, 
                  overwrite:bool=False,
                 ) -> ExportResult:
     "Export a trained policy as a LoRA adapter, a merged model or GGUF files (with parity check and Modelfile)."
-    from rlnb.dpo import policy_path
-    if format not in ('gguf', 'merged', 'lora'): raise ValueError(f"format must be 'gguf', 'merged' or 'lora', got {format!r}")
+    from rlnb.core import model_path
+    from rlnb.core import hub_name
+    if format not in ('gguf', 'gguf-lora', 'merged', 'lora'): raise ValueError(f"format must be 'gguf', 'gguf-lora', 'merged' or 'lora', got {format!r}")
     quants = [quantization] if isinstance(quantization, str) else list(quantization)
     if bad := [q for q in quants if q not in QUANTS]: raise ValueError(f"unknown quantization {bad}: choose from {', '.join(QUANTS)}")
-    ck = Path(checkpoint) if Path(checkpoint).exists() else policy_path(str(checkpoint))
+    ck = Path(checkpoint) if Path(checkpoint).exists() else model_path(str(checkpoint))
     name = re.sub(r'[^A-Za-z0-9_.-]+', '-', model_name or '-'.join(p for p in ck.parts[-3:] if p not in ('policy', 'adapter'))).strip('-').lower()
     out = Path(output_dir) if output_dir else (ck.parent/format if ck.name in ('policy', 'dpo', 'ppo', 'adapter') else ck.parent/'exports'/name)
-    if format == 'lora': return ExportResult('lora', {'lora': export_lora(ck, out, overwrite)})
-    if format == 'merged': return ExportResult('merged', {'merged': export_merged(ck, out, base, overwrite)})
+    facts = _training_facts(ck)
+    base_name = hub_name(_base_of(ck, base)) if is_adapter(ck) else hub_name(ck)
+    if format == 'lora':
+        p = export_lora(ck, out, overwrite); model_card(p, base_name, 'adapter', name, facts)
+        return ExportResult('lora', {'lora': p}, output_dir=p)
+    if format == 'merged':
+        p = export_merged(ck, out, base, overwrite); model_card(p, base_name, 'merged', name, facts)
+        return ExportResult('merged', {'merged': p}, output_dir=p)
+    if format == 'gguf-lora': return _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite)
     if out.exists() and any(out.iterdir()):
         if not overwrite: raise FileExistsError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    res, t = ExportResult('gguf', {}), time.perf_counter()
+    res, t = ExportResult('gguf', {}, output_dir=out), time.perf_counter()
     merged = res.paths['merged'] = export_merged(ck, out/'merged', base) if is_adapter(ck) else ck
+    if merged != ck: model_card(merged, base_name, 'merged', name, facts)    # before conversion: the GGUF metadata takes base_model from it
     res.stats['merge'] = {'seconds': round(time.perf_counter() - t, 2)}
     model, tok = load_checkpoint(merged)
     order = ['f16'] + [q for q in quants if q != 'f16']
@@ -458,8 +540,29 @@ def export_model(checkpoint,                       # adapter folder, HF folder, 
             check_parity(res.parity[q], q)
     (out/'export.json').write_text(json.dumps({'checkpoint': str(ck), 'llama_cpp_python': llama_version(), 'stats': res.stats}, indent=1))
     res.paths['modelfile'] = write_modelfile(res.paths[quants[0]], tok, system=system)   # the first quantisation asked for
+    res.paths['card'] = model_card(out, base_name, 'gguf', name, facts, res.stats, res.parity)
     res.message = register_ollama(res.paths['modelfile'], name) if register else \
         f"Modelfile written; to register: cd {out} && ollama create {name} -f Modelfile (or pass register=True / --register)"
+    return res
+
+def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite) -> ExportResult:
+    "Base model as an f16 GGUF + the adapter as a GGUF LoRA + a Modelfile with ADAPTER; parity: llama.cpp base+adapter against the merged HF model."
+    if not is_adapter(ck): raise ValueError(f"format='gguf-lora' needs a LoRA adapter; {ck} is a full model: use format='gguf'")
+    _fresh(out, overwrite); out.mkdir(parents=True)
+    res = ExportResult('gguf-lora', {}, output_dir=out)
+    bp = _base_of(ck, base)
+    t = time.perf_counter(); res.paths['base'] = convert_to_gguf(bp, out/f"{base_name.split('/')[-1].lower()}-f16.gguf", 'f16')
+    res.stats['base'] = {'size_mb': round(res.paths['base'].stat().st_size / 1e6, 1), 'seconds': round(time.perf_counter() - t, 2)}
+    t = time.perf_counter(); res.paths['lora'] = convert_lora_to_gguf(ck, out/f'{name}-lora-f16.gguf', base)
+    res.stats['lora'] = {'size_mb': round(res.paths['lora'].stat().st_size / 1e6, 2), 'seconds': round(time.perf_counter() - t, 2)}
+    model, tok = load_checkpoint(ck, base)                 # merged in memory: what base + adapter must reproduce
+    if parity:
+        res.parity['f16+lora'] = check_parity(parity_check(model, tok, res.paths['base'], parity_prompts, lora=res.paths['lora']), 'f16')
+        res.stats['f16+lora'] = res.stats['lora']
+        (out/'parity.json').write_text(json.dumps(res.parity, indent=1))
+    res.paths['modelfile'] = write_modelfile(res.paths['base'], tok, system=system, adapter=res.paths['lora'])
+    res.paths['card'] = model_card(out, base_name, 'gguf-lora', name, facts, res.stats, res.parity)
+    res.message = f"Modelfile written (FROM base, ADAPTER lora); to register: cd {out} && ollama create {name} -f Modelfile"
     return res
 
 # %% ../nbs/07_export.ipynb #706ddef4
@@ -467,7 +570,7 @@ def export_cli(argv:list|None=None):
     "Console script `rlnb_export`."
     import argparse
     ap = argparse.ArgumentParser(prog='rlnb_export', description='Export a trained policy: LoRA adapter, merged model, or GGUF (+ parity check, Ollama Modelfile).')
-    ap.add_argument('--checkpoint', help="adapter or model folder, or 'smollm2'"); ap.add_argument('--format', default='gguf', choices=['gguf', 'merged', 'lora'])
+    ap.add_argument('--checkpoint', help="adapter or model folder, or 'smollm2'"); ap.add_argument('--format', default='gguf', choices=['gguf', 'gguf-lora', 'merged', 'lora'])
     ap.add_argument('--quantization', default='q4_k_m', help=f"comma-separated: {','.join(QUANTS)}"); ap.add_argument('--model-name')
     ap.add_argument('--output'); ap.add_argument('--base', help="the adapter's base ('smollm2' or a folder) if its config names none")
     ap.add_argument('--system', help='SYSTEM prompt for the Modelfile'); ap.add_argument('--register', action='store_true')

@@ -103,7 +103,7 @@ _ALIASES = dict(query='prompt', runId='run_id', run='run_id', timestamp='created
 _FIELDS = {f.name for f in fields(Feedback)}
 
 def _from_seed(d:dict) -> dict:
-    "Map the seeds' record shapes onto Feedback fields."
+    "Map the legacy record shapes onto Feedback fields."
     d = {_ALIASES.get(k, k): v for k, v in d.items()}
     ft = d.pop('feedback_type', None)
     if ft is not None:

@@ -8,7 +8,7 @@ import hashlib, json, os, random, shutil, statistics, threading, time
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from .core import check_agent, models_dir, new_run
+from .core import check_agent, models_dir, new_run, StageConfig
 from .feedback import Feedback, FeedbackStore
 from .registry import Registry, _version
 
@@ -20,8 +20,8 @@ __all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'buffer_size', 'buffer
 
 # %% ../nbs/09_online.ipynb #93def4f5
 @dataclass
-class OnlineConfig:
-    "How an agent keeps learning from live feedback (the first five fields and defaults are the seeds')."
+class OnlineConfig(StageConfig):
+    "How an agent keeps learning from live feedback (the first five fields and defaults are the legacy system's)."
     min_samples_to_retrain: int = 100     # new feedback records that trigger a retrain
     max_buffer_size: int = 10_000         # a retrain uses at most the newest this many new records
     retrain_interval_hours: float = 24    # ... and retrains anyway when this long has passed (with >= min_samples_on_schedule)
@@ -135,7 +135,7 @@ for f in (buffer_size, buffer, _mark_used, _overflow_ids): setattr(OnlineLearner
 
 # %% ../nbs/09_online.ipynb #9119fc83
 def add_feedback(self:OnlineLearner, entry:dict|Feedback) -> str:
-    "Store one feedback record (the seeds' `{entry_id, rating: 'up'|'down', tags, notes}`, or any rlnb feedback shape); returns its id."
+    "Store one feedback record (the legacy system's `{entry_id, rating: 'up'|'down', tags, notes}`, or any rlnb feedback shape); returns its id."
     if isinstance(entry, dict) and 'entry_id' in entry:
         e = dict(entry); eid = e.pop('entry_id')
         if isinstance(e.get('rating'), str):
@@ -178,7 +178,7 @@ for f in (add_feedback, _runs, last_trained_at, should_retrain): setattr(OnlineL
 
 # %% ../nbs/09_online.ipynb #54ad7467
 def get_status(self:OnlineLearner) -> dict:
-    "The seeds' status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks next: why, when, what serves, what runs."
+    "The legacy system's status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks next: why, when, what serves, what runs."
     c = self.config
     ok, reason = self.should_retrain(why=True)
     last = self.last_trained_at()
@@ -252,8 +252,8 @@ def ensure_baseline(self:OnlineLearner):
     "The deployed version; an agent with none gets its base model registered (kind 'base') and deployed as the baseline."
     dep = self.registry.deployed(self.agent)
     if dep is not None: return dep
-    from rlnb.dpo import policy_path
-    path = policy_path(self.config.base)
+    from rlnb.core import model_path
+    path = model_path(self.config.base)
     run = new_run(self.agent)
     gguf = self._export(path, run) if self.config.auto_export else {}
     v = self.registry.register(self.agent, path, 'base', gguf_paths=gguf, config={'online': asdict(self.config)}, status_reason='baseline')
@@ -267,7 +267,7 @@ def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promot
         for q, path in v.gguf_paths.items(): check_gguf(path)
     v = (self.registry.rollback if action == 'rollback' else self.registry.promote)(self.agent, v.version, reason=reason)
     if self.on_deploy: self.on_deploy(v)
-    if v.gguf_paths and shutil.which('ollama'):        # the seeds' target: Ollama serves the agent's name from the new GGUF
+    if v.gguf_paths and shutil.which('ollama'):        # the legacy system's target: Ollama serves the agent's name from the new GGUF
         from rlnb.export import register_ollama
         mf = _abs(next(iter(v.gguf_paths.values()))).parent/'Modelfile'
         if mf.exists(): print(register_ollama(mf, self.agent))
@@ -329,11 +329,11 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
     run = new_run(self.agent)
     progress(0.05, f'{len(rows)} {c.algorithm} rows from {len(train_recs)} new + {len(replay)} replayed records; run folder {run.name}')
     over = {k: getattr(c, k) for k in ('learning_rate', 'epochs', 'beta') if getattr(c, k) is not None}
-    cfg = replace(PRESETS[c.preset], policy=str(_abs(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
+    cfg = replace(PRESETS[c.preset], model=str(_abs(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
     tr = (train_dpo if c.algorithm == 'dpo' else train_kto)(to_dataset(rows), None, cfg, run/c.algorithm, max_steps=c.max_steps, resume=False)
     train_s = time.perf_counter() - t0
     tmp = run/'policy.partial'
-    export_merged(tr.adapter_path, tmp, overwrite=True); tmp.replace(run/'policy')
+    export_merged(tr.model_path, tmp, overwrite=True); tmp.replace(run/'policy')
     merged = run/'policy'
     progress(0.5, f'trained {tr.metrics["steps"]} steps in {train_s:.0f} s; judging against {dep.name} on {len(prompts)} held-out prompts')
     t1 = time.perf_counter()

@@ -48,15 +48,7 @@ class Run:
         return self.cache[name]
 
 # %% ../nbs/99_pipeline.ipynb #9150de7d
-_KINDS = {'int': (int,), 'float': (int, float), 'str': (str,), 'bool': (bool,), 'list': (list,), 'tuple': (list,), 'dict': (dict,), 'None': (type(None),)}
-
-def _fits(ann, v) -> bool:
-    "Whether a YAML value fits a simple annotation ('int', 'float|None', 'str|list', ...); other annotations are not checked."
-    ann = ann if isinstance(ann, str) else getattr(ann, '__name__', str(ann))
-    parts = [p.strip() for p in ann.split('|')]
-    if ann in ('', 'inspect._empty', '_empty') or any(p not in _KINDS for p in parts): return True
-    if isinstance(v, bool) and 'bool' not in parts: return False
-    return isinstance(v, tuple(t for p in parts for t in _KINDS[p]))
+from .core import fits_type as _fits
 
 def stage_options(name:str) -> dict:
     "`{option: annotation}` that stage `name` accepts: its keyword parameters, plus its config's fields when it takes `**overrides`."
@@ -148,7 +140,7 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
     for i, s in enumerate(recipe['stages']):
         name, opts = s['stage'], {k: v for k, v in s.items() if k != 'stage'}
         key = s.get('key', name)
-        if key in run.metrics: print(f"[{i+1}] {key}: done in an earlier session, skipped"); continue
+        if key in run.metrics: print(f"[{i+1}] {key}: done in an earlier run, skipped"); continue
         print(f"[{i+1}] {key}", flush=True)
         with Timer() as t: m = STAGES[name](run, **{k: v for k, v in opts.items() if k != 'key'}) or {}
         run.metrics[key] = {**m, 'seconds': round(t.secs, 2), 'peak_rss_mb': round(peak_rss_mb())}
@@ -158,9 +150,9 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
 
 # %% ../nbs/99_pipeline.ipynb #71eb84c2
 @stage('base_answers')
-def base_answers(run:Run, n:int=4, max_new_tokens:int=48, policy:str='smollm2', prompts:list|None=None) -> dict:
+def base_answers(run:Run, n:int=4, max_new_tokens:int=48, model:str='smollm2', prompts:list|None=None) -> dict:
     "Answer `n` chitchat prompts (or the given `prompts`) greedily with the base policy."
-    with Timer() as tl: model, tok = run.policy(policy)
+    with Timer() as tl: model, tok = run.policy(model)
     prompts = prompts or chitchat_prompts()[:n]
     with Timer() as tg: replies = generate(model, tok, prompts, max_new_tokens=max_new_tokens)
     n_tok = sum(len(tok(r, add_special_tokens=False)['input_ids']) for r in replies)
@@ -230,9 +222,7 @@ def _prompt_half(ds, half:int|None):
     return out
 
 def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str, **overrides) -> dict:
-    from dataclasses import replace
-    if preset not in REWARD_PRESETS: raise ValueError(f"Unknown reward preset {preset!r}; presets: {', '.join(REWARD_PRESETS)}")
-    cfg = replace(REWARD_PRESETS[preset], **overrides)
+    cfg = RewardConfig.make(preset, **overrides)
     ds = _datasets(run)
     fmt = 'pairs' if cfg.objective == 'pairwise' else 'targets'
     train = _prompt_half(ds[fmt]['train'], prompt_half)
@@ -246,9 +236,9 @@ def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str,
     n_prompts = len(set(map(str, train['prompt'])))
     half = f", prompt half {prompt_half} ({n_prompts} prompts)" if prompt_half is not None else ''
     print(f"    held-out pairwise accuracy on {len(pairs_eval):,} pairs ({len(set(map(str, pairs_eval['prompt'])))} unseen prompts){half}:")
-    for name, a in [(f'reward model ({cfg.backbone}, {cfg.objective}, seed {cfg.seed})', acc)] + sorted(base.items(), key=lambda kv: -kv[1]):
+    for name, a in [(f'reward model ({cfg.model}, {cfg.objective}, seed {cfg.seed})', acc)] + sorted(base.items(), key=lambda kv: -kv[1]):
         print(f"      {name:38s} {a:.3f}")
-    print(f"    trained on {m['train_rows']:,} rows in {m['train_seconds']:.0f} s ({m['rows_per_s']:.1f} rows/s), peak RSS {m['peak_rss_mb']} MB")
+    print(f"    trained on {m['train_examples']:,} rows in {m['train_seconds']:.0f} s ({m['examples_per_s']:.1f} rows/s), peak RSS {m['peak_rss_mb']} MB")
     run.cache[cache_key] = res.model
     return {**m, 'prompt_half': prompt_half, 'train_prompts': n_prompts, 'baselines': base, 'best_baseline': max(base.items(), key=lambda kv: kv[1])}
 
@@ -274,9 +264,7 @@ def _register(run:Run, kind:str, path:Path, metrics:dict, config:dict, data_coun
 @stage('dpo', config=PreferenceConfig)
 def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, **overrides) -> dict:
     "Train the policy with DPO on the run's pairs; report preference accuracy before/after."
-    from dataclasses import replace
-    if preset not in PREF_PRESETS: raise ValueError(f"Unknown preference preset {preset!r}; presets: {', '.join(PREF_PRESETS)}")
-    cfg = replace(PREF_PRESETS[preset], **overrides)
+    cfg = PreferenceConfig.make(preset, **overrides)
     ds = _datasets(run)['pairs']
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval']))))
     res = train_dpo(ds['train'], ev, cfg, run.path/'dpo', max_steps=max_steps)
@@ -285,9 +273,9 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, *
           f" ({m['examples_per_s']:.2f} pairs/s), peak RSS {m['peak_rss_mb']} MB")
     print(f"    held-out preference accuracy ({len(ev)} pairs): before {m['before_preference_accuracy']:.3f} -> after {m['after_preference_accuracy']:.3f}"
           f" (implicit reward margin {m['after_reward_margin']:+.4f})")
-    run.cache['policy_adapter'] = res.adapter_path
+    run.cache['policy_adapter'] = res.model_path
     from dataclasses import asdict
-    m['registry_version'] = _register(run, 'dpo', res.adapter_path, {k: v for k, v in m.items() if k != 'resumed_from'}, asdict(cfg),
+    m['registry_version'] = _register(run, 'dpo', res.model_path, {k: v for k, v in m.items() if k != 'resumed_from'}, asdict(cfg),
                                       {'train_pairs': m['train_examples'], 'eval_pairs': len(ev)}, feedback_count=m['train_examples'])
     return m
 
@@ -301,23 +289,24 @@ def _reward_model(run:Run, out:str='reward'):
     return run.cache['reward_model']
 
 @stage('ppo', config=PPOConfig)
-def ppo_stage(run:Run, policy:str='smollm2', algorithm:str='ppo', max_prompts:int|None=None, **overrides) -> dict:
+def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None, **overrides) -> dict:
     "RL from the run's reward model on the run's training prompts; reports reward and KL per step and the timings."
     from rlnb.formatting import prompt_text
-    from rlnb.dpo import policy_path
+    from rlnb.core import model_path
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    cfg = PPOConfig(**overrides)
+    cfg = PPOConfig.make(preset, **overrides)
+    algorithm = cfg.algorithm
     prompts = list(dict.fromkeys(prompt_text(p) for p in _datasets(run)['pairs']['train']['prompt']))[:max_prompts]
-    path = policy_path(policy)
+    path = model_path(cfg.model)
     model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
-    res = train_rl(model, tok, prompts, reward_model_fn(_reward_model(run)), cfg, algorithm, run.path/'ppo')
+    res = train_rl(model, tok, prompts, reward_model_fn(_reward_model(run)), cfg, run.path/'ppo')
     plot_ppo(res.history, path=run.path/'ppo'/'plots'/f'{algorithm}.png')
     h = res.history
     mean = lambda k: round(sum(x.get(k, 0) for x in h) / len(h), 3)
     m = {**res.metrics, 'kl_last': round(h[-1]['objective/kl'], 3), 'prompts': len(prompts),
          **({f'mean_{k.split("/")[1]}_s': mean(k) for k in ('time/generate', 'time/score', 'time/prepare', 'time/update')} if algorithm == 'ppo' else {}),
          **({'gen_tokens_per_s': mean('time/gen_tokens_per_s')} if algorithm == 'ppo' else {})}
-    print(f"    {algorithm} on {len(prompts)} prompts, {m['steps']} steps in {m['seconds']:.0f} s: reward {m['reward_first']:+.3f} -> {m['reward_last']:+.3f}, KL {m['kl_last']:.2f} nats")
+    print(f"    {algorithm} on {len(prompts)} prompts, {m['steps']} steps in {m['train_seconds']:.0f} s: reward {m['reward_first']:+.3f} -> {m['reward_last']:+.3f}, KL {m['kl_last']:.2f} nats")
     if algorithm == 'ppo':
         print(f"    per step: generate {m['mean_generate_s']} s ({m['gen_tokens_per_s']} tokens/s), score {m['mean_score_s']} s, "
               f"prepare {m['mean_prepare_s']} s, update {m['mean_update_s']} s; peak RSS {m['peak_rss_mb']:.0f} MB")

@@ -6,17 +6,18 @@
 from __future__ import annotations
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
+from .core import name_base, StageConfig, StageResult, lora_config, render_chat, last_checkpoint, train_metrics, Tracker
 
 # %% auto #0
-__all__ = ['TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae', 'masked_mean',
-           'masked_whiten', 'policy_loss', 'value_loss', 'AdaptiveKLController', 'FixedKLController', 'add_value_head',
-           'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores', 'rollout', 'ppo_update',
-           'batch_prompts', 'PPOTrainer', 'last_checkpoint', 'plot_ppo', 'trl_reward', 'RLResult', 'train_rl',
+__all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
+           'masked_mean', 'masked_whiten', 'policy_loss', 'value_loss', 'AdaptiveKLController', 'FixedKLController',
+           'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores',
+           'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo', 'trl_reward', 'RLResult', 'train_rl',
            'read_prompts', 'train_ppo_cli']
 
 # %% ../nbs/06_ppo.ipynb #21ec3b52
 @dataclass
-class PPOConfig:
+class PPOConfig(StageConfig):
     "PPO hyper-parameters; defaults follow the PPO-for-RLHF literature (Ziegler et al. 2019; Huang et al. 2024, *The N+ implementation details of RLHF with PPO*)."
     # the RL objective
     gamma: float = 1.0          # discount: 1, the reward comes once at the end of a response
@@ -28,7 +29,7 @@ class PPOConfig:
     kl_estimator: str = 'k1'    # per-token KL penalty: 'k1' (log ratio) or 'k3'
     missing_eos_penalty: float|None = 1.0  # subtracted from the score of responses cut before EOS (None: off)
     normalize_scores: bool = False  # standardise scores before the KL penalty is added: per prompt when prompts repeat, else per batch
-    responses_per_prompt: int = 1   # sample each prompt this many times per step (batch_size / this distinct prompts)
+    num_generations: int|None = None  # responses per prompt per step (batch_size / this distinct prompts); None: 1 for ppo, 4 for grpo/rloo
     whiten_rewards: bool = False  # rescale per-token rewards before GAE
     # the update
     cliprange: float = 0.2      # policy ratio clip ε
@@ -46,19 +47,38 @@ class PPOConfig:
     max_new_tokens: int = 48
     max_prompt_length: int = 256  # prompts are cut from the left beyond this many tokens
     # the model
+    model: str = 'smollm2'      # the policy to train: 'smollm2', 'tiny' (tests) or a HF folder
     lora_r: int = 16
     lora_alpha: int = 32
     lora_target_modules: str|list = 'all-linear'
     # the run
+    algorithm: str = 'ppo'      # 'ppo' (rlnb's, with a value head), 'grpo' or 'rloo' (TRL's, group baselines)
     steps: int = 100            # PPO iterations
     save_steps: int = 25        # checkpoint every N steps (resume picks up the last)
+    report_to: str = 'none'     # where metrics go each step: none, tensorboard, trackio (comma-separated for several)
+    log_completions: int = 4    # sample completions logged per step to the trackers and completions.jsonl (0: none)
     seed: int = 0
 
     def __post_init__(self):
+        if self.algorithm not in ('ppo', 'grpo', 'rloo'): raise ValueError(f"algorithm must be 'ppo', 'grpo' or 'rloo', got {self.algorithm!r}")
+        if self.algorithm != 'ppo' and self.generations < 2: raise ValueError(f"{self.algorithm} needs num_generations >= 2 (a group baseline), got {self.num_generations}")
         if self.kl_estimator not in ('k1', 'k3'): raise ValueError(f"kl_estimator must be 'k1' or 'k3', got {self.kl_estimator!r}")
         if self.batch_size < self.num_minibatches: raise ValueError(f"batch_size ({self.batch_size}) must be ≥ num_minibatches ({self.num_minibatches})")
         if self.temperature <= 0: raise ValueError("temperature must be > 0 (PPO needs sampled responses)")
-        if self.batch_size % self.responses_per_prompt: raise ValueError(f"batch_size ({self.batch_size}) must be a multiple of responses_per_prompt ({self.responses_per_prompt})")
+        if self.batch_size % self.generations: raise ValueError(f"batch_size ({self.batch_size}) must be a multiple of num_generations ({self.generations})")
+
+    @property
+    def generations(self) -> int: return self.num_generations or (1 if self.algorithm == 'ppo' else 4)   # the resolved num_generations
+
+PPOConfig.PRESETS = {
+    'cpu':          PPOConfig(batch_size=8, num_minibatches=2, ppo_epochs=2, max_new_tokens=32, learning_rate=1e-4, missing_eos_penalty=None,
+                              steps=50),                    # SmolLM2-135M on 2 cores: ~20 s a step
+    'small_gpu':    PPOConfig(batch_size=32, num_minibatches=4, max_new_tokens=64, learning_rate=2e-5, steps=200),
+    'default':      PPOConfig(),                            # the literature's defaults (Huang et al. 2024)
+    'high_quality': PPOConfig(batch_size=64, num_minibatches=8, max_new_tokens=128, learning_rate=5e-6, lora_r=64, lora_alpha=128,
+                              steps=1000, target_kl=3.0),
+    'tiny':         PPOConfig(model='tiny', batch_size=4, num_minibatches=2, ppo_epochs=1, max_new_tokens=8, steps=2),   # tests
+}
 
 # %% ../nbs/06_ppo.ipynb #bda16f50
 def kl_estimate(logp, ref_logp, kind:str='k1'):
@@ -142,7 +162,7 @@ def add_value_head(model, cfg:PPOConfig):
     "Wrap a causal LM in LoRA adapters (`cfg.lora_*`) and make its zero-initialised value head: `(peft_model, value_head)`."
     import torch
     from peft import LoraConfig, get_peft_model
-    lora = LoraConfig(task_type='CAUSAL_LM', r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, target_modules=cfg.lora_target_modules)
+    lora = lora_config(cfg.lora_r, cfg.lora_alpha, 0.0, cfg.lora_target_modules)
     policy = get_peft_model(model, lora)
     head = torch.nn.Linear(model.config.hidden_size, 1).to(next(model.parameters()).device)
     torch.nn.init.zeros_(head.weight); torch.nn.init.zeros_(head.bias)
@@ -169,7 +189,7 @@ def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True) ->
     "Sample responses: `ids` (B, P+T), `attn`, response `mask` (B, T), `n_prompt` P, `responses` (texts), `completion_ids`, `has_eos` (B,)."
     import torch
     tok.padding_side, tok.truncation_side = 'left', 'left'
-    texts = [tok.apply_chat_template([{'role': 'user', 'content': p}], tokenize=False, add_generation_prompt=True) for p in prompts]
+    texts = [render_chat(tok, p) for p in prompts]
     enc = tok(texts, return_tensors='pt', padding=True, truncation=True, max_length=cfg.max_prompt_length, add_special_tokens=False)
     enc = enc.to(next(model.parameters()).device)
     with torch.no_grad():
@@ -321,18 +341,33 @@ class PPOTrainer:
              'time/generate': exp['time_generate'], 'time/score': exp['time_score'], 'time/prepare': exp['time_prepare'],
              'time/update': t_update, 'time/gen_tokens_per_s': n_tok.item() / exp['time_generate']}
         self.history.append(m); self.step += 1
+        self.last_samples = [dict(prompt=p, completion=r, reward=round(float(s), 4)) for p, r, s in
+                             zip(prompts, exp['responses'], exp['raw_score'].tolist())][:cfg.log_completions]
         return m
+
+    def _log_completions(self, out, track):
+        "Append this step's sample completions to `out/completions.jsonl` and send them to the trackers."
+        import json
+        if out:
+            out.mkdir(parents=True, exist_ok=True)
+            with open(out/'completions.jsonl', 'a') as f:
+                for r in self.last_samples: f.write(json.dumps(dict(step=self.step, **r)) + '\n')
+        if track: track.log_completions(self.last_samples, self.step)
 
     def save(self, path) -> Path:
         "Write adapter, value head, optimiser, β, step and history to `path`."
         import json, torch
         from safetensors.torch import save_file
-        path = Path(path); path.mkdir(parents=True, exist_ok=True)
+        import shutil
+        final = Path(path); path = final.with_name(final.name + '.partial')   # written whole, then renamed: a kill leaves no half checkpoint
+        shutil.rmtree(path, ignore_errors=True); path.mkdir(parents=True)
         _unwrap(self.policy).save_pretrained(path)
         save_file({k: v.contiguous() for k, v in _unwrap(self.value_head).state_dict().items()}, path/'value_head.safetensors')
         torch.save(self.opt.state_dict(), path/'optimizer.pt')
         (path/'ppo_state.json').write_text(json.dumps({'step': self.step, 'kl_coef': self.kl_ctl.value, 'config': asdict(self.cfg), 'history': self.history}, indent=1))
-        return path
+        if final.exists(): shutil.rmtree(final)
+        path.rename(final)
+        return final
 
     def load(self, path):
         "Restore what `save` wrote (the model must have the same architecture and LoRA config)."
@@ -345,6 +380,9 @@ class PPOTrainer:
         _unwrap(self.value_head).load_state_dict(load_file(path/'value_head.safetensors'))
         self.opt.load_state_dict(torch.load(path/'optimizer.pt', weights_only=True))
         st = json.loads((path/'ppo_state.json').read_text())
+        if diff := {k: (v, getattr(self.cfg, k, None)) for k, v in st.get('config', {}).items() if k not in ('steps', 'report_to') and getattr(self.cfg, k, None) != v}:
+            import warnings
+            warnings.warn(f"resuming {path} with a config that differs from the one it was trained with (saved, now): {diff}")
         self.step, self.kl_ctl.value, self.history = st['step'], st['kl_coef'], st['history']
         return self
 
@@ -354,25 +392,27 @@ class PPOTrainer:
         if not prompts: raise ValueError("no prompts to train on")
         steps, acc = steps or self.cfg.steps, self.acc
         out = Path(output_dir) if output_dir else None
-        if out and resume and (last := last_checkpoint(out)): self.load(last)
+        if out and resume and (last := last_checkpoint(out, CHECKPOINT_FILES)): self.load(last)
+        track = Tracker(self.cfg.report_to, 'rlnb-ppo', out, self.cfg.to_dict()) if acc.is_main_process else None
         bar = tqdm(total=steps, initial=self.step, desc='PPO', disable=not (progress and acc.is_main_process))
         while self.step < steps:
-            r = self.cfg.responses_per_prompt
+            r = self.cfg.generations
             k = self.cfg.batch_size // r                                             # distinct prompts per process
             glob = batch_prompts(prompts, self.step, k * acc.num_processes, self.cfg.seed)
             mine = glob[acc.process_index * k:(acc.process_index + 1) * k]
             m = self.train_step([p for p in mine for _ in range(r)])
+            if track: track.log(m, self.step)
+            if self.cfg.log_completions and acc.is_main_process: self._log_completions(out, track)
             bar.update(1); bar.set_postfix(reward=f"{m['objective/reward']:.3f}", kl=f"{m['objective/kl']:.2f}")
             if out and (self.step % self.cfg.save_steps == 0 or self.step == steps):
                 acc.wait_for_everyone()
                 if acc.is_main_process: self.save(out/f'checkpoint-{self.step}')
         bar.close()
+        if track: track.finish()
         return self.history
 
-def last_checkpoint(output_dir) -> Path|None:
-    "The `checkpoint-N` folder with the largest N under `output_dir`, if any."
-    cps = [p for p in Path(output_dir).glob('checkpoint-*') if p.name.split('-')[-1].isdigit() and any(p.iterdir())]
-    return max(cps, key=lambda p: int(p.name.split('-')[-1])) if cps else None
+CHECKPOINT_FILES = ('ppo_state.json', 'adapter_model.safetensors', 'value_head.safetensors', 'optimizer.pt')   # a complete PPO checkpoint
+
 
 # %% ../nbs/06_ppo.ipynb #b4ce57fd
 def plot_ppo(history:list, keys=('objective/reward', 'objective/kl', 'objective/kl_coef', 'policy/entropy',
@@ -403,68 +443,64 @@ def trl_reward(reward_fn):
     reward.__name__ = getattr(reward_fn, '__name__', 'reward').replace('<lambda>', 'reward')
     return reward
 
-def _trl_trainer(model, tok, prompts, reward_fn, cfg:PPOConfig, algorithm:str, output_dir, num_generations:int):
+def _trl_trainer(model, tok, prompts, reward_fn, cfg:PPOConfig, output_dir):
     import torch
     from datasets import Dataset
-    from peft import LoraConfig
     from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
-    Config, Trainer = (GRPOConfig, GRPOTrainer) if algorithm == 'grpo' else (RLOOConfig, RLOOTrainer)
-    if cfg.batch_size % num_generations: raise ValueError(f"batch_size ({cfg.batch_size}) must be a multiple of num_generations ({num_generations})")
-    cuda = torch.cuda.is_available()
+    from rlnb.core import report_targets
+    Config, Trainer = (GRPOConfig, GRPOTrainer) if cfg.algorithm == 'grpo' else (RLOOConfig, RLOOTrainer)
+    cuda, report = torch.cuda.is_available(), report_targets(cfg.report_to)
     args = Config(output_dir=str(output_dir), learning_rate=cfg.learning_rate, per_device_train_batch_size=cfg.batch_size,
-                  num_generations=num_generations, max_completion_length=cfg.max_new_tokens, temperature=cfg.temperature,
+                  num_generations=cfg.generations, max_completion_length=cfg.max_new_tokens, temperature=cfg.temperature,
                   top_p=cfg.top_p, top_k=cfg.top_k, beta=cfg.init_kl_coef, max_steps=cfg.steps, save_steps=cfg.save_steps,
-                  logging_steps=1, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, report_to='none', use_cpu=not cuda,
+                  logging_steps=1, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, report_to=report or 'none', use_cpu=not cuda,
+                  log_completions=bool(report and cfg.log_completions), num_completions_to_print=cfg.log_completions or None,
                   bf16=False, gradient_checkpointing=False, disable_tqdm=False)
     ds = Dataset.from_dict({'prompt': [[{'role': 'user', 'content': p}] for p in prompts]})
-    lora = LoraConfig(task_type='CAUSAL_LM', r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, target_modules=cfg.lora_target_modules)
+    lora = lora_config(cfg.lora_r, cfg.lora_alpha, 0.0, cfg.lora_target_modules)
     return Trainer(model=model, reward_funcs=trl_reward(reward_fn), args=args, train_dataset=ds, processing_class=tok, peft_config=lora)
 
 @dataclass
-class RLResult:
-    "What `train_rl` returns."
-    algorithm: str
-    history: list             # one dict of metrics per step, our names
-    output_dir: Path|None     # checkpoints, and `policy/` with the final adapter (+ value head for PPO)
-    policy: object            # the trained PEFT model
-    trainer: object           # the PPOTrainer or TRL trainer
-    metrics: dict = field(default_factory=dict)   # timings, memory, first/last reward
+class RLResult(StageResult):
+    "What `train_rl` returns: `model` is the trained PEFT policy, `model_path` its `policy/` folder (adapter, tokenizer, value head for PPO)."
+    algorithm: str = 'ppo'
 
 def train_rl(model, tok,
              prompts:list[str],            # user messages to sample responses for
              reward_fn,                    # reward_fn(prompts, responses[, completion_ids]) -> floats; see `reward_model_fn`
-             cfg:PPOConfig|None=None,
-             algorithm:str='ppo',          # 'ppo' (ours), 'grpo' or 'rloo' (TRL)
-             output_dir=None,              # checkpoints and the final `policy/`; resumes from the last checkpoint there
-             num_generations:int=4,        # responses per prompt (grpo/rloo)
+             cfg:PPOConfig|str|None=None,  # a PPOConfig, a preset name or a YAML file; `cfg.algorithm` picks ppo, grpo or rloo
+             output_dir=None,              # checkpoints and the final `policy/`; resumes from the last complete checkpoint there
+             **overrides,                  # PPOConfig fields on top of `cfg`
             ) -> RLResult:
     "Train `model` (LoRA) to maximise `reward_fn` with PPO, GRPO or RLOO; the single entry point for RL from a reward."
     import time
-    from rlnb.core import peak_rss_mb
-    cfg = cfg or PPOConfig()
-    if algorithm not in ('ppo', 'grpo', 'rloo'): raise ValueError(f"algorithm must be 'ppo', 'grpo' or 'rloo', got {algorithm!r}")
+    cfg = PPOConfig.make(cfg or 'default', **overrides)
     if not prompts: raise ValueError("no prompts to train on")
     out = Path(output_dir) if output_dir else None
     t0 = time.perf_counter()
-    if algorithm == 'ppo':
+    if cfg.algorithm == 'ppo':
         tr = PPOTrainer(model, tok, reward_fn, cfg)
         history = tr.train(prompts, out)
         if out: tr.save(out/'policy')
         policy = _unwrap(tr.policy)
     else:
         import tempfile
-        tr = _trl_trainer(model, tok, prompts, reward_fn, cfg, algorithm, out or tempfile.mkdtemp(prefix='rlnb-rl-'), num_generations)
-        last = last_checkpoint(out) if out and out.exists() else None
+        tr = _trl_trainer(model, tok, prompts, reward_fn, cfg, out or tempfile.mkdtemp(prefix='rlnb-rl-'))
+        last = last_checkpoint(out, ('trainer_state.json',)) if out and out.exists() else None
         tr.train(resume_from_checkpoint=str(last) if last else None)
         history = [{'step': h['step'], **{TRL_METRICS.get(k, k): v for k, v in h.items() if k != 'step'}}
                    for h in tr.state.log_history if 'reward' in h]
         if out: tr.save_model(str(out/'policy'))
         policy = tr.model
+    if out: tok.save_pretrained(out/'policy'); name_base(out/'policy')      # the policy folder loads on its own, on any machine
+    secs = time.perf_counter() - t0
     rewards = [h['objective/reward'] for h in history]
     k = max(1, min(5, len(rewards) // 4))
-    metrics = {'algorithm': algorithm, 'steps': len(history), 'seconds': round(time.perf_counter() - t0, 1), 'peak_rss_mb': peak_rss_mb(),
-               'reward_first': round(sum(rewards[:k]) / k, 4) if rewards else None, 'reward_last': round(sum(rewards[-k:]) / k, 4) if rewards else None}
-    return RLResult(algorithm, history, out, policy, tr, metrics)
+    metrics = train_metrics(len(prompts), len(history), secs, epochs=len(history) * cfg.batch_size / len(prompts),   # examples_per_s: responses/s
+                            algorithm=cfg.algorithm, reward_first=round(sum(rewards[:k]) / k, 4) if rewards else None,
+                            reward_last=round(sum(rewards[-k:]) / k, 4) if rewards else None)
+    return RLResult(policy, tok, metrics, history, out, out/'policy' if out else None, tr, cfg.algorithm)
+
 
 # %% ../nbs/06_ppo.ipynb #a43d796b
 def read_prompts(data:str) -> list[str]:
@@ -486,40 +522,30 @@ def read_prompts(data:str) -> list[str]:
     return list(dict.fromkeys(out))
 
 def train_ppo_cli(argv:list|None=None):
-    "Console script `rlnb_train_ppo`."
-    import argparse, json, math
+    "Console script `rlnb_train_ppo`: every `PPOConfig` field is a flag (`--algorithm grpo` for TRL's GRPO)."
+    import json
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from rlnb.core import new_run, convert_policy, cache_dir
-    ap = argparse.ArgumentParser(prog='rlnb_train_ppo', description='RL from a reward model: PPO (ours), GRPO or RLOO (TRL), with LoRA.')
-    ap.add_argument('--data', default='chitchat', help="'chitchat', a .jsonl file with 'prompt' fields, or a text file of prompts")
-    ap.add_argument('--reward-model', required=True, help='a folder written by RewardModel.save')
-    ap.add_argument('--model', default='smollm2', help="policy: 'smollm2', 'tiny' or a HF folder")
-    ap.add_argument('--output', help='output folder (default: a new models/<agent>/v<N>/ppo/)'); ap.add_argument('--agent', default='chitchat')
-    ap.add_argument('--algorithm', default='ppo', choices=['ppo', 'grpo', 'rloo'])
-    ap.add_argument('--epochs', type=float, default=1.0); ap.add_argument('--steps', type=int)
-    ap.add_argument('--batch-size', type=int, default=8); ap.add_argument('--learning-rate', type=float, default=5e-5)
-    ap.add_argument('--max-new-tokens', type=int, default=48); ap.add_argument('--num-generations', type=int, default=4)
-    ap.add_argument('--store', help='database holding the registry (default DATABASE_URL or data/feedback.db)')
-    ap.add_argument('--no-register', action='store_true', help='do not record the trained policy in the registry')
-    a = ap.parse_args(argv)
+    from rlnb.core import stage_cli, stage_dir, model_path
+    ap, parse = stage_cli(PPOConfig, 'rlnb_train_ppo', 'RL from a reward model: PPO (ours), GRPO or RLOO (TRL), with LoRA.', extra=[
+        (['--data'], dict(default='chitchat', help="'chitchat', a .jsonl file with 'prompt' fields, or a text file of prompts")),
+        (['--reward-model'], dict(required=True, help='a folder written by RewardModel.save (e.g. models/<agent>/vN/reward/reward_model)')),
+        (['--agent'], dict(default='chitchat')),
+        (['--store'], dict(help='database holding the registry (default DATABASE_URL or data/feedback.db)')),
+        (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry'))])
+    cfg, a = parse(argv)
     prompts = read_prompts(a.data)
-    steps = a.steps or max(1, math.ceil(a.epochs * len(prompts) * (a.num_generations if a.algorithm != 'ppo' else 1) / a.batch_size))
-    cfg = PPOConfig(batch_size=a.batch_size, learning_rate=a.learning_rate, max_new_tokens=a.max_new_tokens, steps=steps,
-                    num_minibatches=min(PPOConfig.num_minibatches, a.batch_size))
-    from rlnb.dpo import policy_path
-    path = policy_path(a.model)
+    path = model_path(cfg.model)
     model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
-    out = Path(a.output) if a.output else new_run(a.agent)/a.algorithm
-    print(f"{len(prompts)} prompts, {a.algorithm} for {steps} steps of {a.batch_size} -> {out}")
-    res = train_rl(model, tok, prompts, reward_model_fn(a.reward_model), cfg, a.algorithm, out, a.num_generations)
-    (out/'metrics.json').write_text(json.dumps(res.metrics, indent=1))
-    plot_ppo(res.history, path=out/'plots'/f'{a.algorithm}.png')
-    print(json.dumps(res.metrics, indent=1)); print(f"policy: {out/'policy'}")
+    out = stage_dir(a, a.agent, cfg.algorithm)
+    print(f"{len(prompts)} prompts, {cfg.algorithm} for {cfg.steps} steps of {cfg.batch_size} -> {out}")
+    res = train_rl(model, tok, prompts, reward_model_fn(a.reward_model), cfg, out)
+    (out/'metrics.json').write_text(json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history), indent=1))
+    plot_ppo(res.history, path=out/'plots'/f'{cfg.algorithm}.png')
+    print(json.dumps(res.metrics, indent=1)); print(f"policy: {res.model_path}")
     if not a.no_register:
-        from dataclasses import asdict
         from rlnb.registry import Registry
-        v = Registry(a.store).register(a.agent, out/'policy', a.algorithm, reward_model_path=a.reward_model, reward_mean=res.metrics.get('reward_last'),
-                                       config=asdict(cfg), metrics={k: x for k, x in res.metrics.items() if isinstance(x, (int, float))},
+        v = Registry(a.store).register(a.agent, res.model_path, cfg.algorithm, reward_model_path=a.reward_model, reward_mean=res.metrics.get('reward_last'),
+                                       config=cfg.to_dict(), metrics={k: x for k, x in res.metrics.items() if isinstance(x, (int, float))},
                                        data_counts={'prompts': len(prompts)})
         print(f"registered as {a.agent} {v.name} (candidate)")
     return res

@@ -7,12 +7,13 @@ from __future__ import annotations
 import json, math, random, re
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
-from .core import chat_ids, cache_dir, convert_policy, encoder_dir, tiny_encoder, tiny_policy, seed_everything, get_device, peak_rss_mb, Timer
+from .core import (chat_ids, seed_everything, get_device, Timer, StageConfig, StageResult, model_path, lora_config, train_metrics,
+                   report_targets)
 from .formatting import prompt_text
 
 # %% auto #0
-__all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'backbone_dir', 'load_backbone',
-           'encode', 'RewardModel', 'RewardResult', 'train_reward_model', 'evaluate_pairs', 'evaluate_targets',
+__all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode',
+           'RewardModel', 'RewardResult', 'train_reward_model', 'evaluate_pairs', 'evaluate_targets',
            'baseline_accuracies', 'plot_learning_curves', 'plot_calibration', 'train_reward_cli']
 
 # %% ../nbs/04_reward.ipynb #af57b027
@@ -34,9 +35,9 @@ def mse_loss(pred, target):
 
 # %% ../nbs/04_reward.ipynb #40752b48
 @dataclass
-class RewardConfig:
+class RewardConfig(StageConfig):
     "Everything that defines a reward-model run. Presets: `PRESETS`."
-    backbone: str = 'minilm'      # 'minilm', 'smollm2', 'tiny-encoder', 'tiny-llama', or a HF folder
+    model: str = 'minilm'         # backbone: 'minilm', 'smollm2', 'tiny-encoder', 'tiny-llama', or a HF folder
     objective: str = 'pairwise'   # 'pairwise' (Bradley-Terry on pairs) or 'regression' (MSE on targets in [-1, 1])
     lora: bool = True             # train LoRA adapters + the head; False trains every weight
     lora_r: int = 16              # LoRA rank
@@ -52,6 +53,7 @@ class RewardConfig:
     weight_decay: float = 0.0
     warmup_ratio: float = 0.05
     eval_every: int = 0           # evaluate on (up to 256 rows of) eval every N steps for learning curves; 0: 5 times per run
+    report_to: str = 'none'       # where training metrics go: none, tensorboard, trackio (comma-separated for several)
     seed: int = 0
 
     def __post_init__(self):
@@ -61,32 +63,19 @@ class RewardConfig:
 PRESETS = {
     'cpu':     RewardConfig(),                                                    # MiniLM + LoRA: minutes on a laptop CPU
     'full':    RewardConfig(lora=False, learning_rate=3e-5),                      # MiniLM, every weight trained
-    'smollm2': RewardConfig(backbone='smollm2', learning_rate=2e-4, batch_size=8),  # head on the policy backbone
-    'tiny':    RewardConfig(backbone='tiny-encoder', lora=False, learning_rate=2e-3, max_length=32, batch_size=16, epochs=4),  # tests
+    'smollm2': RewardConfig(model='smollm2', learning_rate=2e-4, batch_size=8),  # head on the policy backbone
+    'tiny':    RewardConfig(model='tiny-encoder', lora=False, learning_rate=2e-3, max_length=32, batch_size=16, epochs=4),  # tests
 }
+RewardConfig.PRESETS = PRESETS
 
 # %% ../nbs/04_reward.ipynb #eee2aabc
-def backbone_dir(name:str) -> Path:
-    "The HF folder of a named backbone (or `name` itself when it is a folder)."
-    if name == 'minilm': return encoder_dir()
-    if name == 'smollm2': return convert_policy()
-    if name in ('tiny-encoder', 'tiny-llama'):
-        d = cache_dir()/name
-        if not (d/'config.json').exists():
-            m, tok = tiny_encoder() if name == 'tiny-encoder' else tiny_policy()
-            m.save_pretrained(d); tok.save_pretrained(d)
-        return d
-    if not (Path(name)/'config.json').exists():
-        raise ValueError(f"Unknown backbone {name!r}: use 'minilm', 'smollm2', 'tiny-encoder', 'tiny-llama' or a folder with config.json")
-    return Path(name)
-
 def _is_decoder(model) -> bool: return not getattr(model.config, 'is_encoder_decoder', False) and model.config.model_type not in ('bert', 'roberta', 'deberta-v2', 'distilbert', 'electra')
 
 def load_backbone(cfg:RewardConfig):
     "A fresh `(model, tokenizer)`: sequence classifier with one output on the backbone, LoRA-wrapped if `cfg.lora`."
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
-    path = backbone_dir(cfg.backbone)
+    path = model_path(cfg.model)
     tok = AutoTokenizer.from_pretrained(path)
     if tok.pad_token is None: tok.pad_token = tok.eos_token
     tok.padding_side = 'right'
@@ -94,9 +83,8 @@ def load_backbone(cfg:RewardConfig):
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
     model.config.pad_token_id = tok.pad_token_id
     if cfg.lora:
-        from peft import LoraConfig, get_peft_model
-        model = get_peft_model(model, LoraConfig(task_type='SEQ_CLS', r=cfg.lora_r, lora_alpha=cfg.lora_alpha,
-                                                 lora_dropout=cfg.lora_dropout, target_modules='all-linear'))
+        from peft import get_peft_model
+        model = get_peft_model(model, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout, task_type='SEQ_CLS'))
     return model, tok
 
 # %% ../nbs/04_reward.ipynb #25cae8cf
@@ -149,17 +137,17 @@ class RewardModel:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
         path = Path(path)
         if not (path/'rlnb_reward.json').exists(): raise FileNotFoundError(f"{path} holds no reward model (no rlnb_reward.json)")
-        cfg = RewardConfig(**json.loads((path/'rlnb_reward.json').read_text()))
+        cfg = RewardConfig.make(json.loads((path/'rlnb_reward.json').read_text()))
         tok = AutoTokenizer.from_pretrained(path)
         if cfg.lora:
             from peft import PeftModel
-            base = AutoModelForSequenceClassification.from_pretrained(backbone_dir(cfg.backbone), num_labels=1)
+            base = AutoModelForSequenceClassification.from_pretrained(model_path(cfg.model), num_labels=1)
             base.config.pad_token_id = tok.pad_token_id
             model = PeftModel.from_pretrained(base, path)
         else: model = AutoModelForSequenceClassification.from_pretrained(path)
         return cls(model.to(get_device(device)), tok, cfg)
 
-    def __repr__(self): return f"RewardModel({self.config.backbone}, {self.config.objective}, lora={self.config.lora})"
+    def __repr__(self): return f"RewardModel({self.config.model}, {self.config.objective}, lora={self.config.lora})"
 
 # %% ../nbs/04_reward.ipynb #3f03fd39
 def _hf_args(cfg:RewardConfig, out:Path, n_steps:int, has_eval:bool) -> dict:
@@ -167,7 +155,7 @@ def _hf_args(cfg:RewardConfig, out:Path, n_steps:int, has_eval:bool) -> dict:
     return dict(output_dir=str(out), per_device_train_batch_size=cfg.batch_size, per_device_eval_batch_size=2 * cfg.batch_size,
                 num_train_epochs=cfg.epochs, learning_rate=cfg.learning_rate, weight_decay=cfg.weight_decay,
                 warmup_steps=math.ceil(cfg.warmup_ratio * n_steps), lr_scheduler_type='linear', logging_steps=max(1, min(10, n_steps // 10)),
-                eval_strategy='steps' if has_eval else 'no', eval_steps=every, save_strategy='no', report_to='none',
+                eval_strategy='steps' if has_eval else 'no', eval_steps=every, save_strategy='no', report_to=report_targets(cfg.report_to) or 'none',
                 bf16=False, gradient_checkpointing=False, seed=cfg.seed, disable_tqdm=False, use_cpu=get_device() == 'cpu',
                 dataloader_num_workers=0)
 
@@ -184,12 +172,8 @@ def _make_regression_trainer():
 
 # %% ../nbs/04_reward.ipynb #473939af
 @dataclass
-class RewardResult:
-    "What `train_reward_model` returns."
-    model: RewardModel
-    history: list          # the trainer's log history (loss, eval metrics per step)
-    metrics: dict          # held-out metrics, speed and memory
-    path: Path|None = None
+class RewardResult(StageResult):
+    "What `train_reward_model` returns: `model` is a `RewardModel`; `model_path` its saved folder (`output_dir/reward_model`)."
 
 def _sample(ds, n, seed):
     return ds if not n or len(ds) <= n else ds.shuffle(seed=seed).select(range(n))
@@ -212,7 +196,7 @@ def train_reward_model(train,                          # pairs (prompt/chosen/re
                       ) -> RewardResult:
     "Train a reward model and evaluate it on `eval`."
     from transformers import DataCollatorWithPadding
-    cfg = PRESETS[config] if isinstance(config, str) else config
+    cfg = RewardConfig.make(config)
     need = {'chosen', 'rejected'} if cfg.objective == 'pairwise' else {'completion', 'target'}
     if not need <= set(train.column_names):
         raise ValueError(f"{cfg.objective} training needs columns {sorted(need)}, got {train.column_names}")
@@ -223,7 +207,8 @@ def train_reward_model(train,                          # pairs (prompt/chosen/re
     tr = _tokenized(train, tok, cfg, decoder)
     ev = _tokenized(_sample(eval, 256, cfg.seed), tok, cfg, decoder) if eval is not None and len(eval) else None
     n_steps = math.ceil(len(tr) / cfg.batch_size) * math.ceil(cfg.epochs)
-    out = Path(output_dir or cache_dir()/'reward_tmp')
+    import tempfile
+    out = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix='rlnb-reward-'))   # never a shared folder
     args = _hf_args(cfg, out/'trainer', n_steps, ev is not None)
     if cfg.objective == 'pairwise':
         from trl import RewardConfig as TRLRewardConfig, RewardTrainer
@@ -235,13 +220,12 @@ def train_reward_model(train,                          # pairs (prompt/chosen/re
                                              data_collator=DataCollatorWithPadding(tok), processing_class=tok)
     with Timer() as t: trainer.train()
     rm = RewardModel(trainer.model, tok, cfg)
-    metrics = dict(train_rows=len(tr), steps=trainer.state.global_step, train_seconds=round(t.secs, 1),
-                   rows_per_s=round(len(tr) * cfg.epochs / t.secs, 2), peak_rss_mb=round(peak_rss_mb()))
+    metrics = train_metrics(len(tr), trainer.state.global_step, t.secs, epochs=cfg.epochs)
     if eval is not None and len(eval):
         metrics.update(evaluate_pairs(rm, eval) if cfg.objective == 'pairwise' else evaluate_targets(rm, eval))
-    res = RewardResult(rm, trainer.state.log_history, metrics)
+    res = RewardResult(rm, tok, metrics, trainer.state.log_history, Path(output_dir) if output_dir else None, trainer=trainer)
     if output_dir:
-        res.path = rm.save(Path(output_dir)/'reward_model')
+        res.model_path = rm.save(Path(output_dir)/'reward_model')
         (Path(output_dir)/'reward_metrics.json').write_text(json.dumps(dict(metrics=metrics, history=res.history), indent=2))
         plot_learning_curves(res.history, Path(output_dir)/'plots'/'reward_learning_curves.png')
     return res
@@ -315,29 +299,25 @@ def plot_calibration(rm:RewardModel, targets, path:str|Path|None=None, bins:int=
 
 # %% ../nbs/04_reward.ipynb #b6a8ff11
 def train_reward_cli(argv:list|None=None):
-    "Console script `rlnb_train_reward`."
-    import argparse, json
-    from dataclasses import replace
-    from rlnb.core import new_run
+    "Console script `rlnb_train_reward`: every `RewardConfig` field is a flag."
+    import json
+    from rlnb.core import stage_cli, stage_dir
     from rlnb.feedback import load_records
     from rlnb.formatting import build_datasets
-    ap = argparse.ArgumentParser(prog='rlnb_train_reward', description='Train a reward model (pairwise Bradley-Terry or regression) on feedback.')
-    ap.add_argument('--agent', default='chitchat'); ap.add_argument('--source', default='db', choices=['db', 'file'])
-    ap.add_argument('--data-file'); ap.add_argument('--store', help='store path or URL (default DATABASE_URL or data/feedback.db)')
-    ap.add_argument('--preset', default='cpu', choices=list(PRESETS)); ap.add_argument('--objective', choices=['pairwise', 'regression'])
-    ap.add_argument('--epochs', type=float); ap.add_argument('--batch-size', type=int); ap.add_argument('--learning-rate', type=float)
-    ap.add_argument('--max-pairs', type=int, help='train on at most this many rows'); ap.add_argument('--min-margin', type=float, default=0.2)
-    ap.add_argument('--eval-frac', type=float, default=0.2); ap.add_argument('--output', help='default: a new models/<agent>/v<N>/reward/')
-    a = ap.parse_args(argv)
+    ap, parse = stage_cli(RewardConfig, 'rlnb_train_reward', 'Train a reward model (pairwise Bradley-Terry or regression) on feedback.', extra=[
+        (['--agent'], dict(default='chitchat', help='whose feedback')), (['--source'], dict(default='db', choices=['db', 'file'])),
+        (['--data-file'], dict(help='a JSONL file of feedback records (with --source file)')),
+        (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
+        (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
+        (['--eval-frac'], dict(type=float, default=0.2, help='share of prompts held out'))])
+    cfg, a = parse(argv)
     if a.source == 'file' and not a.data_file: ap.error('--source file needs --data-file')
     recs = load_records(a.agent, a.data_file if a.source == 'file' else None, a.store)
-    over = {k: v for k, v in dict(objective=a.objective, epochs=a.epochs, batch_size=a.batch_size, learning_rate=a.learning_rate,
-                                  max_train_examples=a.max_pairs).items() if v is not None}
-    cfg = replace(PRESETS[a.preset], **over)
     fmt = 'pairs' if cfg.objective == 'pairwise' else 'targets'
     ds = build_datasets(recs, a.min_margin, eval_frac=a.eval_frac, formats=(fmt,))[fmt]
-    out = Path(a.output) if a.output else new_run(a.agent)/'reward'
-    print(f"{len(recs)} records -> {len(ds['train'])} train / {len(ds['eval'])} eval {fmt}; preset {a.preset} {over} -> {out}")
+    out = stage_dir(a, a.agent, 'reward')
+    print(f"{len(recs)} records -> {len(ds['train'])} train / {len(ds['eval'])} eval {fmt} -> {out}")
     res = train_reward_model(ds['train'], ds['eval'], cfg, output_dir=out)
-    print(json.dumps({k: v for k, v in res.metrics.items() if not isinstance(v, (list, dict))}, indent=1)); print(f"reward model: {out/'reward_model'}")
+    print(json.dumps({k: v for k, v in res.metrics.items() if not isinstance(v, (list, dict))}, indent=1))
+    print(f"reward model: {res.model_path}")
     return res
