@@ -32,26 +32,45 @@ JOB_STATES = ('queued', 'running', 'succeeded', 'failed')
 
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='seconds')
 
+# %% ../nbs/10_api.ipynb #b563aa4a
 class Jobs:
-    "Training jobs in the feedback database: queued → running → succeeded | failed, with progress, log and result; they survive a server restart."
+    ("Training jobs in the feedback database: queued → running → succeeded | failed, with progress, log and result; "
+     "they survive a server restart.")
     def __init__(self, store:FeedbackStore):
         import sqlalchemy as sa
         self.store, md = store, sa.MetaData()
-        self.t = sa.Table('jobs', md, sa.Column('id', sa.String(32), primary_key=True), sa.Column('agent_id', sa.String(64), nullable=False, index=True),
-                          sa.Column('params', sa.JSON, nullable=False), sa.Column('status', sa.String(16), nullable=False),
-                          sa.Column('progress', sa.Float, nullable=False), sa.Column('message', sa.Text), sa.Column('log_path', sa.Text),
-                          sa.Column('result', sa.JSON), sa.Column('error', sa.Text), sa.Column('pid', sa.Integer),
-                          sa.Column('created_at', sa.String(32), nullable=False), sa.Column('started_at', sa.String(32)), sa.Column('finished_at', sa.String(32)))
+        self.t = sa.Table(
+            'jobs',
+            md,
+            sa.Column('id', sa.String(32), primary_key=True),
+            sa.Column('agent_id', sa.String(64), nullable=False, index=True),
+            sa.Column('params', sa.JSON, nullable=False),
+            sa.Column('status', sa.String(16), nullable=False),
+            sa.Column('progress', sa.Float, nullable=False),
+            sa.Column('message', sa.Text),
+            sa.Column('log_path', sa.Text),
+            sa.Column('result', sa.JSON),
+            sa.Column('error', sa.Text),
+            sa.Column('pid', sa.Integer),
+            sa.Column('created_at', sa.String(32), nullable=False),
+            sa.Column('started_at', sa.String(32)),
+            sa.Column('finished_at', sa.String(32)),
+        )
         md.create_all(store.engine)
     def create(self, agent:str, params:dict) -> dict:
         import uuid
         jid = uuid.uuid4().hex
         with self.store.engine.begin() as c:
-            c.execute(self.t.insert().values(id=jid, agent_id=agent, params=params, status='queued', progress=0.0, created_at=_now()))
+            c.execute(
+                self.t.insert().values(
+                    id=jid, agent_id=agent, params=params, status='queued', progress=0.0, created_at=_now()
+                )
+            )
         return self.get(jid)
     def get(self, jid:str) -> dict|None:
         import sqlalchemy as sa
-        with self.store.engine.connect() as c: r = c.execute(sa.select(self.t).where(self.t.c.id == jid)).mappings().first()
+        with self.store.engine.connect() as c:
+            r = c.execute(sa.select(self.t).where(self.t.c.id == jid)).mappings().first()
         return dict(r) if r else None
     def update(self, jid:str, **fields):
         with self.store.engine.begin() as c: c.execute(self.t.update().where(self.t.c.id == jid).values(**fields))
@@ -65,10 +84,16 @@ class Jobs:
         j = self.get(jid)
         if j and j['status'] in ('running', 'queued') and j['pid'] and not _alive(j['pid']):
             tail = _tail(j['log_path'])
-            self.update(jid, status='failed', error=f"the worker process (pid {j['pid']}) died before finishing. Log tail:\n{tail}", finished_at=_now())
+            self.update(
+                jid,
+                status='failed',
+                error=f"the worker process (pid {j['pid']}) died before finishing. Log tail:\n{tail}",
+                finished_at=_now(),
+            )
             j = self.get(jid)
         return j
 
+# %% ../nbs/10_api.ipynb #2e195bb1
 def _alive(pid:int) -> bool:
     "Whether process `pid` is running (a zombie counts as dead; it is reaped)."
     try:
@@ -89,7 +114,8 @@ def _tail(path, n:int=20) -> str:
 class InsufficientFeedback(ValueError): "Too little usable feedback to train."
 
 class TrainRequest(BaseModel):
-    "Body of `POST /api/policies/train_policy/{agent_id}` (the legacy system's fields, plus the algorithm and a few knobs)."
+    ("Body of `POST /api/policies/train_policy/{agent_id}` (the legacy system's fields, plus the algorithm and a few "
+     "knobs).")
     model_config = ConfigDict(extra='forbid')
     dryRun: bool = False
     maxSteps: int = Field(100, ge=1, le=100_000, description='optimisation steps')
@@ -110,28 +136,63 @@ def feedback_summary(store:FeedbackStore, agent:str) -> dict:
             'std': round(statistics.pstdev(u), 4) if len(u) > 1 else None}
 
 def _need_feedback(n:int):
-    if n < MIN_FEEDBACK: raise InsufficientFeedback(f"Insufficient feedback: {n} samples (minimum {MIN_FEEDBACK} required)")
+    if n < MIN_FEEDBACK:
+        raise InsufficientFeedback(f"Insufficient feedback: {n} samples (minimum {MIN_FEEDBACK} required)")
 
+# %% ../nbs/10_api.ipynb #00710373
 def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
-    "The legacy system's dry-run answer: feedback count, estimated steps and minutes (DPO/KTO: a short measured probe), score statistics, the model config."
+    ("The legacy system's dry-run answer: feedback count, estimated steps and minutes (DPO/KTO: a short measured "
+     "probe), score statistics, the model config.")
     from rlnb.formatting import build_datasets
     from rlnb.dpo import PRESETS, estimate
     fs = feedback_summary(store, agent); _need_feedback(fs['count'])
-    cfg = replace(PRESETS['cpu'], model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize, beta=req.beta)
-    pairs = build_datasets(fs['records'], req.minMargin, eval_frac=0.0, formats=('pairs',), min_pairs=1)['pairs']['train'] if req.algorithm == 'dpo' else None
+    cfg = replace(
+        PRESETS['cpu'], model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize, beta=req.beta
+    )
+    pairs = (
+        build_datasets(fs['records'], req.minMargin, eval_frac=0.0, formats=('pairs',), min_pairs=1)['pairs']['train']
+        if req.algorithm == 'dpo'
+        else None
+    )
     if pairs is not None:
         est = estimate(pairs, cfg, probe_steps=2)
-        steps, minutes, basis = min(req.maxSteps, est['steps']), est['s_per_step'] * min(req.maxSteps, est['steps']) / 60 + est['prepare_s'] / 60, 'measured probe'
+        steps, minutes, basis = (
+            min(req.maxSteps, est['steps']),
+            est['s_per_step'] * min(req.maxSteps, est['steps']) / 60 + est['prepare_s'] / 60,
+            'measured probe',
+        )
     else:
-        s_step = {'kto': 1.0, 'ppo': 18.3, 'grpo': 6.0, 'rloo': 6.0}[req.algorithm] * (0.05 if req.baseModel == 'tiny' else 1)
-        steps, minutes, basis = req.maxSteps, req.maxSteps * s_step / 60, 'seconds per step measured on SmolLM2 (2 CPU cores)'
-    return {'status': 'dry_run', 'feedbackCount': fs['count'], 'estimatedSteps': int(steps), 'estimatedTimeMinutes': round(minutes, 2),
-            'scoreMean': fs['mean'], 'scoreStd': fs['std'], 'estimateBasis': basis,
-            'modelConfig': {'base_model': req.baseModel, 'use_lora': True, 'learning_rate': req.learningRate, 'algorithm': req.algorithm,
-                            'lora_r': cfg.lora_r, 'batch_size': req.batchSize, 'beta': req.beta}}
+        s_step = {'kto': 1.0, 'ppo': 18.3, 'grpo': 6.0, 'rloo': 6.0}[req.algorithm] * (
+            0.05 if req.baseModel == 'tiny' else 1
+        )
+        steps, minutes, basis = (
+            req.maxSteps,
+            req.maxSteps * s_step / 60,
+            'seconds per step measured on SmolLM2 (2 CPU cores)',
+        )
+    return {
+        'status': 'dry_run',
+        'feedbackCount': fs['count'],
+        'estimatedSteps': int(steps),
+        'estimatedTimeMinutes': round(minutes, 2),
+        'scoreMean': fs['mean'],
+        'scoreStd': fs['std'],
+        'estimateBasis': basis,
+        'modelConfig': {
+            'base_model': req.baseModel,
+            'use_lora': True,
+            'learning_rate': req.learningRate,
+            'algorithm': req.algorithm,
+            'lora_r': cfg.lora_r,
+            'batch_size': req.batchSize,
+            'beta': req.beta,
+        },
+    }
 
+# %% ../nbs/10_api.ipynb #38bd6944
 def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=None) -> dict:
-    "Train `agent`'s policy on its feedback (DPO/KTO directly; PPO/GRPO/RLOO from a reward model trained first), register it, return the legacy system's answer."
+    ("Train `agent`'s policy on its feedback (DPO/KTO directly; PPO/GRPO/RLOO from a reward model trained first), "
+     "register it, return the legacy system's answer.")
     from rlnb.formatting import build_datasets
     from rlnb.dpo import PRESETS, train_dpo, train_kto
     from rlnb.registry import Registry, _rel
@@ -141,10 +202,19 @@ def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=
     progress(0.02, f'run folder {run}')
     ds = build_datasets(fs['records'], req.minMargin, eval_frac=0.2, formats=('pairs', 'kto'), min_pairs=1)
     cb = _progress_callback(progress, req.maxSteps)
-    cfg = replace(PRESETS['cpu'], model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize, beta=req.beta, save_steps=10**9)
+    cfg = replace(
+        PRESETS['cpu'],
+        model=req.baseModel,
+        learning_rate=req.learningRate,
+        batch_size=req.batchSize,
+        beta=req.beta,
+        save_steps=10**9,
+    )
     rm_path, reward = None, {}
     if req.algorithm == 'dpo':
-        res = train_dpo(ds['pairs']['train'], ds['pairs']['eval'], cfg, run/'dpo', max_steps=req.maxSteps, callbacks=[cb])
+        res = train_dpo(
+            ds['pairs']['train'], ds['pairs']['eval'], cfg, run / 'dpo', max_steps=req.maxSteps, callbacks=[cb]
+        )
         path, m = res.model_path, res.metrics
         reward = {'rewardMean': m.get('after_reward_margin'), 'rewardStd': None}
     elif req.algorithm == 'kto':
@@ -156,27 +226,67 @@ def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=
         from rlnb.core import model_path
         from rlnb.formatting import prompt_text
         from transformers import AutoModelForCausalLM, AutoTokenizer
-        rres = train_reward_model(ds['pairs']['train'], ds['pairs']['eval'], RP['tiny' if req.baseModel == 'tiny' else 'cpu'], output_dir=run/'reward_model')
+        rres = train_reward_model(
+            ds['pairs']['train'],
+            ds['pairs']['eval'],
+            RP['tiny' if req.baseModel == 'tiny' else 'cpu'],
+            output_dir=run / 'reward_model',
+        )
         rm_path = run/'reward_model'/'reward_model'
         progress(0.3, f"reward model: held-out accuracy {rres.metrics.get('accuracy')}")
         prompts = list(dict.fromkeys(prompt_text(p) for p in ds['pairs']['train']['prompt']))
-        pcfg = PPOConfig.make('default', steps=req.maxSteps, learning_rate=req.learningRate, batch_size=req.batchSize, num_minibatches=min(2, req.batchSize),
-                              save_steps=10**9, algorithm=req.algorithm, model=req.baseModel)
+        pcfg = PPOConfig.make(
+            'default',
+            steps=req.maxSteps,
+            learning_rate=req.learningRate,
+            batch_size=req.batchSize,
+            num_minibatches=min(2, req.batchSize),
+            save_steps=10**9,
+            algorithm=req.algorithm,
+            model=req.baseModel,
+        )
         bp = model_path(req.baseModel)
-        out = train_rl(AutoModelForCausalLM.from_pretrained(bp), AutoTokenizer.from_pretrained(bp), prompts, reward_model_fn(rres.model), pcfg, run/'ppo')
+        out = train_rl(
+            AutoModelForCausalLM.from_pretrained(bp),
+            AutoTokenizer.from_pretrained(bp),
+            prompts,
+            reward_model_fn(rres.model),
+            pcfg,
+            run / 'ppo',
+        )
         path, m = run/'ppo'/'policy', out.metrics
         reward = {'rewardMean': m.get('reward_last'), 'rewardStd': None}
-    v = Registry(store).register(agent, path, req.algorithm, reward_model_path=rm_path, feedback_count=fs['count'],
-                                 reward_mean=reward.get('rewardMean'), reward_std=reward.get('rewardStd'),
-                                 metrics={k: v for k, v in m.items() if not isinstance(v, (list, dict))}, config=req.model_dump(),
-                                 data_counts={k: {s: len(d) for s, d in dd.items()} for k, dd in ds.items()})
-    return {'status': 'trained', 'policyId': str(v.id), 'version': v.name, 'modelPath': v.model_path, 'rewardModelPath': v.reward_model_path,
-            'feedbackCount': fs['count'], 'trainingSteps': m.get('steps'), 'rewardMean': v.reward_mean, 'rewardStd': v.reward_std, 'runFolder': _rel(run)}
+    v = Registry(store).register(
+        agent,
+        path,
+        req.algorithm,
+        reward_model_path=rm_path,
+        feedback_count=fs['count'],
+        reward_mean=reward.get('rewardMean'),
+        reward_std=reward.get('rewardStd'),
+        metrics={k: v for k, v in m.items() if not isinstance(v, (list, dict))},
+        config=req.model_dump(),
+        data_counts={k: {s: len(d) for s, d in dd.items()} for k, dd in ds.items()},
+    )
+    return {
+        'status': 'trained',
+        'policyId': str(v.id),
+        'version': v.name,
+        'modelPath': v.model_path,
+        'rewardModelPath': v.reward_model_path,
+        'feedbackCount': fs['count'],
+        'trainingSteps': m.get('steps'),
+        'rewardMean': v.reward_mean,
+        'rewardStd': v.reward_std,
+        'runFolder': _rel(run),
+    }
 
+# %% ../nbs/10_api.ipynb #2230c7f3
 def _progress_callback(progress, total:int):
     from transformers import TrainerCallback
     class P(TrainerCallback):
-        def on_step_end(self, args, state, control, **kw): progress(min(0.99, 0.05 + 0.9 * state.global_step / max(total, 1)), f'step {state.global_step}/{total}')
+        def on_step_end(self, args, state, control, **kw):
+            progress(min(0.99, 0.05 + 0.9 * state.global_step / max(total, 1)), f'step {state.global_step}/{total}')
     return P()
 
 def run_job(jid:str, db:str):
@@ -185,7 +295,12 @@ def run_job(jid:str, db:str):
     if j is None: raise SystemExit(f"no job {jid} in {db}")
     jobs.update(jid, status='running', started_at=_now(), pid=os.getpid())
     try:
-        res = train_policy_job(store, j['agent_id'], TrainRequest(**j['params']), lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg))
+        res = train_policy_job(
+            store,
+            j['agent_id'],
+            TrainRequest(**j['params']),
+            lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg),
+        )
         jobs.update(jid, status='succeeded', progress=1.0, result=res, finished_at=_now(), message='done')
     except BaseException as e:
         import traceback; traceback.print_exc()
@@ -198,13 +313,19 @@ import contextlib, functools, threading, time
 def online_enabled() -> bool: return os.environ.get('ENABLE_ONLINE_LEARNING', '').lower() in ('1', 'true', 'yes', 'on')
 
 def online_config():
-    "The learners' OnlineConfig: defaults, or the fields in the JSON or YAML file named by env RLNB_ONLINE_CONFIG (names and types checked)."
+    ("The learners' OnlineConfig: defaults, or the fields in the JSON or YAML file named by env RLNB_ONLINE_CONFIG "
+     "(names and types checked).")
     from rlnb.online import OnlineConfig
     p = os.environ.get('RLNB_ONLINE_CONFIG')
-    return OnlineConfig.make(p if p.endswith(('.json', '.yaml', '.yml')) else json.loads(Path(p).read_text())) if p else OnlineConfig()
+    return (
+        OnlineConfig.make(p if p.endswith(('.json', '.yaml', '.yml')) else json.loads(Path(p).read_text()))
+        if p
+        else OnlineConfig()
+    )
 
 def online_judge():
-    "The gate's judge: a RewardJudge of the reward-model folder in env RLNB_ONLINE_JUDGE (None when unset); loaded once per folder."
+    ("The gate's judge: a RewardJudge of the reward-model folder in env RLNB_ONLINE_JUDGE (None when unset); loaded "
+     "once per folder.")
     p = os.environ.get('RLNB_ONLINE_JUDGE')
     return _judge(p) if p else None
 
@@ -223,6 +344,7 @@ class RollbackRequest(BaseModel):
     version: str|None = Field(None, description='default: the version deployed before the current one')
     reason: str|None = None
 
+# %% ../nbs/10_api.ipynb #65960afc
 class ChatMessage(BaseModel):
     role: Literal['system', 'user', 'assistant']
     content: str = Field(..., max_length=20_000)
@@ -237,27 +359,48 @@ class ChatRequest(BaseModel):
     seed: int|None = None
 
 def run_online_job(jid:str, db:str):
-    "Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and result."
+    ("Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and "
+     "result.")
     from rlnb.online import OnlineLearner
     store = FeedbackStore(db); jobs = Jobs(store); j = jobs.get(jid)
     jobs.update(jid, status='running', started_at=_now(), pid=os.getpid())
     try:
         L = OnlineLearner(j['agent_id'], store, config=online_config(), judge=online_judge())
         res = L.trigger_retrain(progress=lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg[:500]))
-        jobs.update(jid, status='succeeded', progress=1.0, result=res, finished_at=_now(), message=res['decision']['reason'][:500])
+        jobs.update(
+            jid,
+            status='succeeded',
+            progress=1.0,
+            result=res,
+            finished_at=_now(),
+            message=res['decision']['reason'][:500],
+        )
     except BaseException as e:
         import traceback; traceback.print_exc()
         jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=_now())
         raise SystemExit(1)
 
+# %% ../nbs/10_api.ipynb #7ed86e9b
 def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
-    "Queue a job and start its worker process (`rlnb.api.<entry>(job_id, db)`, its own session, output to the job's log)."
+    ("Queue a job and start its worker process (`rlnb.api.<entry>(job_id, db)`, its own session, output to the job's "
+     "log).")
     job = st.jobs.create(agent, params)
     log = Path(models_dir())/agent/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
     url = st.store.engine.url.render_as_string(hide_password=False)
     with open(log, 'ab') as f:
-        p = subprocess.Popen([sys.executable, '-c', f'import sys; from rlnb.api import {entry}; {entry}(sys.argv[1], sys.argv[2])', job['id'], url],
-                             stdout=f, stderr=subprocess.STDOUT, start_new_session=True, cwd=rlnb_home())
+        p = subprocess.Popen(
+            [
+                sys.executable,
+                '-c',
+                f'import sys; from rlnb.api import {entry}; {entry}(sys.argv[1], sys.argv[2])',
+                job['id'],
+                url,
+            ],
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=rlnb_home(),
+        )
     st.jobs.update(job['id'], pid=p.pid, log_path=str(log))
     return st.jobs.get(job['id'])
 
@@ -265,8 +408,10 @@ def spawn_online_job(st, agent:str) -> dict:
     "Queue an online retrain of `agent` in a worker process (the server never trains in a request)."
     return spawn_job(st, agent, {'kind': 'online'}, 'run_online_job')
 
+# %% ../nbs/10_api.ipynb #24555929
 class OnlineScheduler:
-    "With ENABLE_ONLINE_LEARNING: every RLNB_ONLINE_CHECK_S seconds (default 300), start a retrain job for each agent that should retrain and has none running."
+    ("With ENABLE_ONLINE_LEARNING: every RLNB_ONLINE_CHECK_S seconds (default 300), start a retrain job for each agent "
+     "that should retrain and has none running.")
     def __init__(self, st, every:float|None=None):
         self.st, self.every = st, every or float(os.environ.get('RLNB_ONLINE_CHECK_S', 300))
         self._stop, self.started = threading.Event(), []
@@ -276,7 +421,8 @@ class OnlineScheduler:
         _ = st.store
         agents = [a for a in os.environ.get('RLNB_ONLINE_AGENTS', '').split(',') if a] or st.registry.agents()
         for a in agents:
-            if any(j['status'] in ('queued', 'running') for j in (st.jobs.reap(j['id']) for j in st.jobs.list(a))): continue
+            if any(j['status'] in ('queued', 'running') for j in (st.jobs.reap(j['id']) for j in st.jobs.list(a))):
+                continue
             if online_judge() is not None and st.learner(a).should_retrain():
                 spawn_online_job(st, a); out.append(a)
         self.started += out
@@ -286,16 +432,24 @@ class OnlineScheduler:
             try: self.check()
             except Exception as e: print(f'[rlnb online] check failed: {type(e).__name__}: {e}', file=sys.stderr)
     def start(self):
-        self._thread = threading.Thread(target=self._loop, daemon=True, name='rlnb-online'); self._thread.start(); return self
+        self._thread = threading.Thread(target=self._loop, daemon=True, name='rlnb-online')
+        self._thread.start()
+        return self
     def stop(self): self._stop.set()
 
 # %% ../nbs/10_api.ipynb #91d49c02
-SEED_FEEDBACK = {'prompt': 'What is the capital of France?', 'response': 'Paris is the capital of France.', 'score': 0.9,
-                 'runId': 'run_123', 'notes': 'Accurate answer'}
+SEED_FEEDBACK = {
+    'prompt': 'What is the capital of France?',
+    'response': 'Paris is the capital of France.',
+    'score': 0.9,
+    'runId': 'run_123',
+    'notes': 'Accurate answer',
+}
 
 def _agent(agent_id:str) -> str:
     try: return check_agent(agent_id)
-    except ValueError as e: raise HTTPException(422, detail=[{'loc': ['path', 'agent_id'], 'msg': str(e), 'type': 'value_error'}])
+    except ValueError as e:
+        raise HTTPException(422, detail=[{'loc': ['path', 'agent_id'], 'msg': str(e), 'type': 'value_error'}])
 
 def _reject(e:Exception, loc=('body',)):
     raise HTTPException(422, detail=[{'loc': list(loc), 'msg': str(e), 'type': 'value_error'}])
@@ -308,22 +462,29 @@ def _version_out(v, full:bool=False) -> dict:
     if full: d['eval_report'] = rep
     return d
 
+# %% ../nbs/10_api.ipynb #c3efef9e
 class _Guard:
-    "Body-size limit and bearer token as plain ASGI middleware (Starlette's `@app.middleware('http')` wraps every request in extra tasks)."
+    ("Body-size limit and bearer token as plain ASGI middleware (Starlette's `@app.middleware('http')` wraps every "
+     "request in extra tasks).")
     def __init__(self, app, token:str|None=None): self.app, self.token = app, token
     async def __call__(self, scope, receive, send):
         if scope['type'] != 'http': return await self.app(scope, receive, send)
         h = dict(scope['headers'])
         n = h.get(b'content-length')
         if n is not None and (not n.isdigit() or int(n) > MAX_BODY):
-            return await JSONResponse({'detail': f'request body over {MAX_BODY:,} bytes'}, status_code=413)(scope, receive, send)
+            return await JSONResponse({'detail': f'request body over {MAX_BODY:,} bytes'}, status_code=413)(
+                scope, receive, send
+            )
         tok = self.token if self.token is not None else os.environ.get('RLNB_API_TOKEN')
         if tok and scope['method'] not in ('GET', 'HEAD', 'OPTIONS'):
             if not hmac.compare_digest(h.get(b'authorization', b''), f'Bearer {tok}'.encode()):
-                return await JSONResponse({'detail': 'a valid bearer token is required (Authorization: Bearer <RLNB_API_TOKEN>)'},
-                                          status_code=401)(scope, receive, send)
+                return await JSONResponse(
+                    {'detail': 'a valid bearer token is required (Authorization: Bearer <RLNB_API_TOKEN>)'},
+                    status_code=401,
+                )(scope, receive, send)
         await self.app(scope, receive, send)
 
+# %% ../nbs/10_api.ipynb #84b76f2a
 class _State:
     "The store, registry and jobs of one app, opened on first use."
     def __init__(self, db): self.db, self._store = db, None
@@ -332,7 +493,7 @@ class _State:
         if self._store is None:
             from rlnb.registry import Registry
             self._store = FeedbackStore(self.db); self.registry = Registry(self._store); self.jobs = Jobs(self._store)
-            for j in self.jobs.list():                       # a restart: jobs whose worker is gone are failed, not left 'running'
+            for j in self.jobs.list():  # a restart: jobs whose worker is gone are failed, not left 'running'
                 if j['status'] in ('queued', 'running'): self.jobs.reap(j['id'])
         return self._store
     @property
@@ -345,16 +506,21 @@ class _State:
     def learner(self, agent:str):
         from rlnb.online import OnlineLearner
         _ = self.store
-        return OnlineLearner(agent, self.store, self.registry, online_config(), judge=online_judge(), on_deploy=self._deployed)
+        return OnlineLearner(
+            agent, self.store, self.registry, online_config(), judge=online_judge(), on_deploy=self._deployed
+        )
     def _deployed(self, v):
-        "After a deploy/rollback through this app: swap the served model now (other processes' deploys are seen within a second)."
+        ("After a deploy/rollback through this app: swap the served model now (other processes' deploys are seen "
+         "within a second).")
         srv = getattr(self, '_server', None)
         if srv is not None and v.agent_id in srv._live: srv.refresh(v.agent_id)
 
-def create_app(db:str|None=None,            # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
-               token:str|None=None,          # bearer token for write endpoints (default: env RLNB_API_TOKEN; None: open)
-               allow_training:bool=True,     # False: train_policy answers 503 (a read/feedback-only server, e.g. under a fuzzer)
-              ) -> FastAPI:
+# %% ../nbs/10_api.ipynb #2bffbf27
+def create_app(
+    db: str | None = None,  # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
+    token: str | None = None,  # bearer token for write endpoints (default: env RLNB_API_TOKEN; None: open)
+    allow_training: bool = True,  # False: train_policy answers 503 (a read/feedback-only server, e.g. under a fuzzer)
+) -> FastAPI:
     "The rlnb HTTP service: feedback in, training jobs out, policy versions listed."
     st = _State(db)
     @contextlib.asynccontextmanager
@@ -362,8 +528,15 @@ def create_app(db:str|None=None,            # database URL or SQLite path (defau
         sched = OnlineScheduler(st).start() if online_enabled() and allow_training else None
         yield
         if sched: sched.stop()
-    app = FastAPI(title='rlnb', description='Feedback in, training jobs out, every policy version listed. Legacy-compatible endpoints under /api/policies.',
-                  version=__version__, lifespan=lifespan)
+    app = FastAPI(
+        title='rlnb',
+        description=(
+            'Feedback in, training jobs out, every policy version listed. Legacy-compatible endpoints under'
+            ' /api/policies.'
+        ),
+        version=__version__,
+        lifespan=lifespan,
+    )
     app.state.rlnb = st
 
     app.add_middleware(_Guard, token=token)
@@ -371,26 +544,44 @@ def create_app(db:str|None=None,            # database URL or SQLite path (defau
     @app.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record')
     def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):
         agent = _agent(agent_id)
-        if body.get('agent', agent) != agent: _reject(ValueError(f"agent {body.get('agent')!r} in the body differs from {agent!r} in the path"), ('body', 'agent'))
+        if body.get('agent', agent) != agent:
+            _reject(
+                ValueError(f"agent {body.get('agent')!r} in the body differs from {agent!r} in the path"),
+                ('body', 'agent'),
+            )
         try: rec = Feedback.from_dict({**body, 'agent': agent})
         except (FeedbackError, TypeError, ValueError) as e: _reject(e)
         added = st.store.add(rec)
         return {'id': rec.id, 'created': added, 'agent_id': agent, 'kind': rec.kind}
 
-    @app.post('/api/policies/feedback/{agent_id}/batch', status_code=201, summary='Store many feedback records; invalid ones are rejected one by one')
-    def post_feedback_batch(agent_id:str, body:list=Body(..., examples=[[SEED_FEEDBACK]])):   # any items: each is checked on its own
+    @app.post(
+        '/api/policies/feedback/{agent_id}/batch',
+        status_code=201,
+        summary='Store many feedback records; invalid ones are rejected one by one',
+    )
+    def post_feedback_batch(
+        agent_id: str, body: list = Body(..., examples=[[SEED_FEEDBACK]])
+    ):  # any items: each is checked on its own
         agent = _agent(agent_id)
         if len(body) > MAX_BATCH: _reject(ValueError(f'{len(body):,} records in one batch; the limit is {MAX_BATCH:,}'))
         good, rejected = [], []
         for i, d in enumerate(body):
             try:
-                if not isinstance(d, dict): raise FeedbackError(f'a record must be a JSON object, got {type(d).__name__}')
+                if not isinstance(d, dict):
+                    raise FeedbackError(f'a record must be a JSON object, got {type(d).__name__}')
                 good.append(Feedback.from_dict({**d, 'agent': agent}))
             except (FeedbackError, TypeError, ValueError) as e: rejected.append({'index': i, 'reason': str(e)})
         added = st.store.add_many(good) if good else 0
-        return {'received': len(body), 'added': added, 'duplicates': len(good) - added, 'rejected': rejected, 'ids': [r.id for r in good]}
+        return {
+            'received': len(body),
+            'added': added,
+            'duplicates': len(good) - added,
+            'rejected': rejected,
+            'ids': [r.id for r in good],
+        }
 
-    @app.post('/api/policies/train_policy/{agent_id}', summary='Dry-run or start a training job (runs in a separate worker process)')
+    @app.post('/api/policies/train_policy/{agent_id}',
+                  summary='Dry-run or start a training job (runs in a separate worker process)')
     def train_policy(agent_id:str, req:TrainRequest, response:Response):
         agent = _agent(agent_id)
         if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
@@ -415,7 +606,11 @@ def create_app(db:str|None=None,            # database URL or SQLite path (defau
     def list_policies(agent_id:str):
         agent = _agent(agent_id); _ = st.store
         d = st.registry.deployed(agent)
-        return {'agentId': agent, 'deployed': d.name if d else None, 'versions': [_version_out(v) for v in st.registry.list(agent)]}
+        return {
+            'agentId': agent,
+            'deployed': d.name if d else None,
+            'versions': [_version_out(v) for v in st.registry.list(agent)],
+        }
 
     @app.get('/api/policies/{agent_id}/compare', summary='Two versions side by side')
     def compare_policies(agent_id:str, a:str=Query(..., examples=['v1']), b:str=Query(..., examples=['v2'])):
@@ -424,25 +619,31 @@ def create_app(db:str|None=None,            # database URL or SQLite path (defau
         except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
         except ValueError as e: _reject(e, ('query',))
 
-    @app.get('/api/policies/{agent_id}/status', summary="Online learning: buffer, should_retrain and why, deployed version, last run")
+    @app.get('/api/policies/{agent_id}/status',
+                 summary="Online learning: buffer, should_retrain and why, deployed version, last run")
     def online_status(agent_id:str):
         agent = _agent(agent_id)
         s = st.learner(agent).get_status()
-        s['jobs'] = [{k: j[k] for k in ('id', 'status', 'progress', 'message', 'created_at')} for j in st.jobs.list(agent)[:5]]
+        s['jobs'] = [
+            {k: j[k] for k in ('id', 'status', 'progress', 'message', 'created_at')} for j in st.jobs.list(agent)[:5]
+        ]
         s['online_learning_enabled'] = online_enabled()
         return s
 
-    @app.post('/api/policies/{agent_id}/retrain', status_code=202, summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
+    @app.post('/api/policies/{agent_id}/retrain', status_code=202,
+                  summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
     def online_retrain(agent_id:str):
         agent = _agent(agent_id)
         if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
-        if online_judge() is None: raise HTTPException(409, detail='no gate judge configured: set RLNB_ONLINE_JUDGE to a reward-model folder')
+        if online_judge() is None:
+            raise HTTPException(409, detail='no gate judge configured: set RLNB_ONLINE_JUDGE to a reward-model folder')
         n = st.learner(agent).buffer_size()
         if n < 1: raise HTTPException(400, detail=f'Insufficient feedback: {n} new samples since the last retrain')
         job = spawn_online_job(st, agent)
         return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
 
-    @app.post('/api/policies/{agent_id}/deploy', summary='Deploy a version (its GGUF is checked first); the server swaps to it')
+    @app.post('/api/policies/{agent_id}/deploy',
+                  summary='Deploy a version (its GGUF is checked first); the server swaps to it')
     def deploy_version(agent_id:str, body:DeployRequest):
         agent = _agent(agent_id)
         try: v = st.learner(agent).deploy(body.version, reason=body.reason or 'deployed through the API')
@@ -450,7 +651,8 @@ def create_app(db:str|None=None,            # database URL or SQLite path (defau
         except (ValueError, FileNotFoundError) as e: raise HTTPException(409, detail=str(e))
         return _version_out(v)
 
-    @app.post('/api/policies/{agent_id}/rollback', summary='Deploy an earlier version again (default: the previous one)')
+    @app.post('/api/policies/{agent_id}/rollback',
+                  summary='Deploy an earlier version again (default: the previous one)')
     def rollback_version(agent_id:str, body:RollbackRequest):
         agent = _agent(agent_id)
         try: v = st.learner(agent).rollback(body.version, reason=body.reason)
@@ -458,11 +660,14 @@ def create_app(db:str|None=None,            # database URL or SQLite path (defau
         except (ValueError, FileNotFoundError) as e: raise HTTPException(409, detail=str(e))
         return _version_out(v)
 
-    @app.post('/v1/chat/completions', summary="OpenAI-compatible chat: `model` is the agent id; answered by its deployed version (or its A/B side for `user`)")
+    @app.post('/v1/chat/completions',
+                  summary="OpenAI-compatible chat: `model` is the agent id; answered by its deployed version "
+                      "(or its A/B side for `user`)")
     def chat_completions(body:ChatRequest, response:Response):
         agent = _agent(body.model)
-        try: out = st.server.chat(agent, [m.model_dump() for m in body.messages], user=body.user, max_tokens=body.max_tokens,
-                                  temperature=body.temperature, seed=body.seed)
+        try:
+            out = st.server.chat(agent, [m.model_dump() for m in body.messages], user=body.user,
+                                 max_tokens=body.max_tokens, temperature=body.temperature, seed=body.seed)
         except LookupError as e: raise HTTPException(404, detail=str(e))
         except (FileNotFoundError, ValueError) as e: raise HTTPException(409, detail=str(e))
         response.headers['x-rlnb-model-version'] = out['model_version']
@@ -477,6 +682,7 @@ def create_app(db:str|None=None,            # database URL or SQLite path (defau
 
     return app
 
+# %% ../nbs/10_api.ipynb #24c65495
 def serve_api_cli(argv:list|None=None):
     "Console script `rlnb_serve_api`: the HTTP service under uvicorn (loopback unless told otherwise)."
     import argparse, uvicorn

@@ -31,7 +31,9 @@ def get_device(prefer:str|None=None, # 'cuda', 'cuda:1', 'mps' or 'cpu'; None pi
     prefer = prefer or os.environ.get('RLNB_DEVICE')
     if prefer:
         if prefer.startswith('cuda') and not torch.cuda.is_available():
-            raise RuntimeError(f"Device {prefer!r} asked for, but torch sees no CUDA GPU. Use 'cpu' or unset RLNB_DEVICE.")
+            raise RuntimeError(
+                f"Device {prefer!r} asked for, but torch sees no CUDA GPU. Use 'cpu' or unset RLNB_DEVICE."
+            )
         if prefer == 'mps' and not torch.backends.mps.is_available():
             raise RuntimeError("Device 'mps' asked for, but this torch has no MPS support. Use 'cpu'.")
         return prefer
@@ -81,7 +83,10 @@ def check_agent(agent:str, # the task or agent being trained, e.g. 'chitchat'
                ) -> str:
     "Return `agent` if it is a safe slug (lowercase letters, digits, `-`, `_`; 1-64 chars), else raise `ValueError`."
     if not isinstance(agent, str) or not _AGENT_RE.match(agent):
-        raise ValueError(f"Unsafe agent id {agent!r}: use 1-64 lowercase letters, digits, '-' or '_', starting with a letter or digit.")
+        raise ValueError(
+            f"Unsafe agent id {agent!r}: use 1-64 lowercase letters, digits, '-' or '_', starting with a letter or"
+            " digit."
+        )
     return agent
 
 def new_run(agent:str, # agent slug
@@ -105,7 +110,21 @@ class Timer:
     def __exit__(self, *exc): self.secs = time.perf_counter() - self.t0
 
 # %% ../nbs/00_core.ipynb #6637f6bb
-_ISA_FLAGS = ('sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'bmi2', 'avx512f', 'avx512_bf16', 'avx512_fp16', 'avx512_vnni', 'amx_tile', 'amx_bf16', 'amx_int8')
+_ISA_FLAGS = (
+    'sse4_2',
+    'avx',
+    'avx2',
+    'fma',
+    'f16c',
+    'bmi2',
+    'avx512f',
+    'avx512_bf16',
+    'avx512_fp16',
+    'avx512_vnni',
+    'amx_tile',
+    'amx_bf16',
+    'amx_int8',
+)
 
 def cpu_info() -> dict:
     "This CPU: model name, architecture, cores, and the instruction sets that matter for speed (from /proc/cpuinfo)."
@@ -125,6 +144,8 @@ def cpu_line() -> str:
     return f"CPU: {c['model']} ({c['arch']}, {c['cores']} cores; {c['isa'] or 'no x86 SIMD flags read'})"
 
 _BF16 = {}
+
+# %% ../nbs/00_core.ipynb #1831ac35
 def bf16_speedup(n:int=1024, k:int=576, m:int=1536, reps:int=20) -> float:
     "fp32 time / bf16 time of an (n×k)·(k×m) matrix product on this CPU (measured once per process, ~0.2 s)."
     import torch
@@ -240,18 +261,31 @@ def chitchat_prompts(min_convs:int=1, # keep prompts with at least this many rat
     return [p for p, n in c.most_common() if n >= min_convs]
 
 # %% ../nbs/00_core.ipynb #8b1f3d74
-def tiny_policy(hidden:int=64, # hidden size
-                layers:int=2,  # transformer blocks
-                seed:int=0,
-                init_range:float=0.02, # std of the random weights; larger makes sharper (lower-entropy) next-token distributions
-               ):
+def tiny_policy(
+    hidden: int = 64,  # hidden size
+    layers: int = 2,  # transformer blocks
+    seed: int = 0,
+    # std of the random weights; larger makes sharper (lower-entropy) next-token distributions
+    init_range: float = 0.02,
+):
     "A tiny random Llama with the real SmolLM2 tokenizer: `(model, tokenizer)`."
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
     tok = policy_tokenizer()
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=2*hidden, num_hidden_layers=layers,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024, tie_word_embeddings=True,
-                      initializer_range=init_range, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        tie_word_embeddings=True,
+        initializer_range=init_range,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
     torch.manual_seed(seed)
     return LlamaForCausalLM(cfg), tok
 
@@ -319,17 +353,24 @@ def _tiny_dir(name:str) -> Path:
         m.save_pretrained(d); tok.save_pretrained(d)
     return d
 
-def model_path(name:str|Path, # 'smollm2', 'minilm', 'tiny' (= 'tiny-llama'), 'tiny-encoder', a hub name of these, or a folder
-              ) -> Path:
+def model_path(
+    name: str | Path,  # 'smollm2', 'minilm', 'tiny' (= 'tiny-llama'), 'tiny-encoder', a hub name of these, or a folder
+) -> Path:
     "The local HF folder of a model name: rlnb's one model resolver."
     name = str(name)
     key = {v: k for k, v in _HUB.items()}.get(name, name)
     if key == 'smollm2': return convert_policy()
     if key == 'minilm': return encoder_dir()
     if key in ('tiny', 'tiny-llama', 'tiny-encoder'): return _tiny_dir('tiny-llama' if key == 'tiny' else key)
-    p = Path(name) if Path(name).is_absolute() else rlnb_home()/name if (rlnb_home()/name/'config.json').exists() else Path(name)
+    p = (
+        Path(name)
+        if Path(name).is_absolute()
+        else rlnb_home() / name if (rlnb_home() / name / 'config.json').exists() else Path(name)
+    )
     if not (p/'config.json').exists():
-        raise ValueError(f"Unknown model {name!r}: use 'smollm2', 'minilm', 'tiny', 'tiny-encoder' or a folder with config.json")
+        raise ValueError(
+            f"Unknown model {name!r}: use 'smollm2', 'minilm', 'tiny', 'tiny-encoder' or a folder with config.json"
+        )
     return p
 
 def hub_name(path:str|Path) -> str:
@@ -340,6 +381,7 @@ def hub_name(path:str|Path) -> str:
     try: return str(p.relative_to(rlnb_home().resolve()))
     except ValueError: return str(p)
 
+# %% ../nbs/00_core.ipynb #11cfe493
 def name_base(adapter_dir:str|Path) -> Path:
     "Rewrite an adapter's `base_model_name_or_path` as its `hub_name`: the adapter then loads on any machine with rlnb."
     f = Path(adapter_dir)/'adapter_config.json'
@@ -370,18 +412,28 @@ def _complete(p:Path, required) -> bool:
 def last_checkpoint(folder:str|Path,   # a training output folder holding checkpoint-N subfolders
                     required:tuple=(), # files (glob patterns) a complete checkpoint has; JSON ones must parse
                    ) -> Path|None:
-    "The newest complete `checkpoint-N` in `folder`, or None: rlnb's one checkpoint finder (a crash mid-save is skipped)."
+    ("The newest complete `checkpoint-N` in `folder`, or None: rlnb's one checkpoint finder (a crash mid-save is "
+     "skipped).")
     cps = [p for p in Path(folder).glob('checkpoint-*') if p.is_dir() and p.name.split('-')[-1].isdigit()]
     for p in sorted(cps, key=lambda p: int(p.name.split('-')[-1]), reverse=True):
         if any(p.iterdir()) and _complete(p, required): return p
     return None
 
 # %% ../nbs/00_core.ipynb #d9f117d5
-_KINDS = {'int': (int,), 'float': (int, float), 'str': (str,), 'bool': (bool,), 'list': (list, tuple), 'tuple': (list, tuple),
-          'dict': (dict,), 'None': (type(None),)}
+_KINDS = {
+    'int': (int,),
+    'float': (int, float),
+    'str': (str,),
+    'bool': (bool,),
+    'list': (list, tuple),
+    'tuple': (list, tuple),
+    'dict': (dict,),
+    'None': (type(None),),
+}
 
 def fits_type(ann, v) -> bool:
-    "Whether value `v` fits a simple annotation ('int', 'float|None', 'str|list', ...); other annotations are not checked."
+    ("Whether value `v` fits a simple annotation ('int', 'float|None', 'str|list', ...); other annotations are not "
+     "checked.")
     ann = ann if isinstance(ann, str) else getattr(ann, '__name__', str(ann))
     parts = [p.strip() for p in ann.split('|')]
     if ann in ('', 'inspect._empty', '_empty') or any(p not in _KINDS for p in parts): return True
@@ -389,8 +441,9 @@ def fits_type(ann, v) -> bool:
     return isinstance(v, tuple(t for p in parts for t in _KINDS[p]))
 
 # %% ../nbs/00_core.ipynb #02f67902
-_RENAMED = {'backbone': 'model', 'policy': 'model', 'responses_per_prompt': 'num_generations'}   # names used before v0.2
+_RENAMED = {'backbone': 'model', 'policy': 'model', 'responses_per_prompt': 'num_generations'}  # names used before v0.2
 
+# %% ../nbs/00_core.ipynb #31d0d042
 class StageConfig:
     "What every stage config (a dataclass) shares: `PRESETS`, `make`, `options`, `to_dict` and `save`."
     PRESETS = {}    # set by each stage: {name: instance}
@@ -405,29 +458,41 @@ class StageConfig:
                 for f in dataclasses.fields(cls)}
 
     @classmethod
-    def make(cls, config=None,  # None (preset 'cpu' if there is one), a preset name, a .yaml/.json file, a dict or a config
+    # None (preset 'cpu' if there is one), a preset name, a .yaml/.json file, a dict or a config
+    def make(cls, config=None,
              **overrides):      # field values on top
         "A checked config: unknown names and wrong types are errors that name them."
         import dataclasses, difflib
         if isinstance(config, cls): base, given = config, {}
-        elif config is None or (isinstance(config, str) and config in cls.PRESETS): base, given = cls.PRESETS.get(config or 'cpu', None), {}
+        elif config is None or (isinstance(config, str) and config in cls.PRESETS):
+            base, given = cls.PRESETS.get(config or 'cpu', None), {}
         elif isinstance(config, dict): base, given = None, dict(config)
         elif isinstance(config, (str, Path)) and Path(config).suffix in ('.yaml', '.yml', '.json'):
             import yaml
             if not Path(config).exists(): raise FileNotFoundError(f"config file {config} not found")
             given = yaml.safe_load(Path(config).read_text()) or {}
-            if not isinstance(given, dict): raise ValueError(f"{config}: a config file is a mapping of {cls.__name__} fields")
+            if not isinstance(given, dict):
+                raise ValueError(f"{config}: a config file is a mapping of {cls.__name__} fields")
             base = None
-        else: raise ValueError(f"Unknown {cls.__name__} preset {config!r}; presets: {', '.join(cls.PRESETS)} (or a .yaml file)")
-        given = {_RENAMED.get(k, k) if _RENAMED.get(k) in cls.options() else k: v for k, v in {**given, **overrides}.items()}
+        else:
+            raise ValueError(
+                f"Unknown {cls.__name__} preset {config!r}; presets: {', '.join(cls.PRESETS)} (or a .yaml file)"
+            )
+        given = {
+            _RENAMED.get(k, k) if _RENAMED.get(k) in cls.options() else k: v for k, v in {**given, **overrides}.items()
+        }
         if 'preset' in given: base = cls.make(given.pop('preset'))
         opts = cls.options()
         for k, v in given.items():
             if k not in opts:
                 close = difflib.get_close_matches(k, opts, 1)
-                raise ValueError(f"{cls.__name__} has no option {k!r}" + (f" (did you mean {close[0]!r}?)" if close else '') +
-                                 f"; options: {', '.join(opts)}")
-            if not fits_type(opts[k][0], v): raise ValueError(f"{cls.__name__}.{k} must be {opts[k][0]}, got {v!r} ({type(v).__name__})")
+                raise ValueError(
+                    f"{cls.__name__} has no option {k!r}"
+                    + (f" (did you mean {close[0]!r}?)" if close else '')
+                    + f"; options: {', '.join(opts)}"
+                )
+            if not fits_type(opts[k][0], v):
+                raise ValueError(f"{cls.__name__}.{k} must be {opts[k][0]}, got {v!r} ({type(v).__name__})")
         return dataclasses.replace(base, **given) if base is not None else cls(**given)
 
     def to_dict(self) -> dict:
@@ -459,8 +524,14 @@ def train_metrics(examples:int,      # distinct training rows (pairs, examples, 
                   epochs:float=1.0,   # passes over the rows: examples_per_s counts each pass
                   **extra) -> dict:
     "The speed and memory figures every stage reports, under the same names."
-    return dict(train_examples=examples, steps=steps, train_seconds=round(seconds, 2),
-                examples_per_s=round(examples * epochs / seconds, 3) if seconds else None, peak_rss_mb=round(peak_rss_mb()), **extra)
+    return dict(
+        train_examples=examples,
+        steps=steps,
+        train_seconds=round(seconds, 2),
+        examples_per_s=round(examples * epochs / seconds, 3) if seconds else None,
+        peak_rss_mb=round(peak_rss_mb()),
+        **extra
+    )
 
 # %% ../nbs/00_core.ipynb #612a25c5
 def _flag_type(ann:str):
@@ -470,14 +541,21 @@ def _flag_type(ann:str):
         if p in parts: return lambda s, t=t: None if s.lower() in ('none', 'null') else t(s)
     return lambda s: None if 'None' in parts and s.lower() in ('none', 'null') else s
 
+# %% ../nbs/00_core.ipynb #39ad6b02
 def stage_cli(config_cls, prog:str, description:str,
               extra:list=(),   # (flags, argparse kwargs) the stage adds: its data options
              ):
     "An argparse parser for `config_cls` and a function `parse(argv) -> (config, args)`."
     import argparse
-    ap = argparse.ArgumentParser(prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     g = ap.add_argument_group('run')
-    g.add_argument('--preset', default='cpu' if 'cpu' in config_cls.PRESETS else None, help=f"one of: {', '.join(config_cls.PRESETS)}")
+    g.add_argument(
+        '--preset',
+        default='cpu' if 'cpu' in config_cls.PRESETS else None,
+        help=f"one of: {', '.join(config_cls.PRESETS)}",
+    )
     g.add_argument('--config', help='a YAML or JSON file of config fields (may name a preset); flags override it')
     g.add_argument('--output-dir', help='the stage folder to write (default: a new models/<agent>/v<N>/<stage>/)')
     g.add_argument('--run', help='an existing run folder to write the stage into (models/<agent>/vN)')
@@ -486,18 +564,32 @@ def stage_cli(config_cls, prog:str, description:str,
     c = ap.add_argument_group(f'{config_cls.__name__} (defaults: the preset)')
     for name, (ann, default, doc) in config_cls.options().items():
         flag = '--' + name.replace('_', '-')
-        if str(ann) == 'bool': c.add_argument(flag, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc or ' ')
-        else: c.add_argument(flag, type=_flag_type(ann), default=argparse.SUPPRESS, metavar=str(ann).upper().replace(' ', ''), help=doc or ' ')
+        if str(ann) == 'bool':
+            c.add_argument(flag, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc or ' ')
+        else:
+            c.add_argument(
+                flag,
+                type=_flag_type(ann),
+                default=argparse.SUPPRESS,
+                metavar=str(ann).upper().replace(' ', ''),
+                help=doc or ' ',
+            )
     def parse(argv=None):
         a = ap.parse_args(argv)
         over = {k: getattr(a, k) for k in config_cls.options() if hasattr(a, k)}
-        try: cfg = config_cls.make(a.config or a.preset, **({'preset': a.preset} if a.config and a.preset != ap.get_default('preset') else {}), **over)
+        try:
+            cfg = config_cls.make(
+                a.config or a.preset,
+                **({'preset': a.preset} if a.config and a.preset != ap.get_default('preset') else {}),
+                **over
+            )
         except (ValueError, TypeError, FileNotFoundError) as e: ap.error(str(e))
         if a.print_config:
             import yaml; print(yaml.safe_dump(cfg.to_dict(), sort_keys=False)); raise SystemExit(0)
         return cfg, a
     return ap, parse
 
+# %% ../nbs/00_core.ipynb #730b4165
 def stage_dir(a, agent:str, stage:str) -> Path:
     "Where a CLI call writes: `--output-dir`, else `--run`/<stage>, else a new run folder's <stage>."
     if a.output_dir: return Path(a.output_dir)
@@ -512,18 +604,27 @@ def report_targets(report_to:str|list|None) -> list[str]:
     "`report_to` as a list of tracker names, checked."
     xs = [x.strip() for x in (report_to.split(',') if isinstance(report_to, str) else report_to or []) if x.strip()]
     xs = [x for x in xs if x != 'none']
-    if bad := [x for x in xs if x not in ('tensorboard', 'trackio')]: raise ValueError(f"report_to: unknown tracker {bad}; use none, tensorboard or trackio")
+    if bad := [x for x in xs if x not in ('tensorboard', 'trackio')]:
+        raise ValueError(f"report_to: unknown tracker {bad}; use none, tensorboard or trackio")
     return xs
 
+# %% ../nbs/00_core.ipynb #01502802
 class Tracker:
     "Logs a stage's scalars and completions to accelerate's TensorBoard / trackio trackers (main process only)."
     def __init__(self, report_to, project:str, output_dir:str|Path|None, config:dict|None=None):
         from accelerate.tracking import TensorBoardTracker, TrackioTracker
         self.trackers = []
         for t in report_targets(report_to):
-            tr = TensorBoardTracker(project, Path(output_dir or '.')/'runs') if t == 'tensorboard' else TrackioTracker(project, embed=False, auto_log_cpu=False)
+            tr = (
+                TensorBoardTracker(project, Path(output_dir or '.') / 'runs')
+                if t == 'tensorboard'
+                else TrackioTracker(project, embed=False, auto_log_cpu=False)
+            )
             tr.start(); self.trackers.append(tr)
-            if config: tr.store_init_configuration({k: v if isinstance(v, (int, float, str, bool)) else str(v) for k, v in config.items()})
+            if config:
+                tr.store_init_configuration(
+                    {k: v if isinstance(v, (int, float, str, bool)) else str(v) for k, v in config.items()}
+                )
 
     def log(self, metrics:dict, step:int):
         vals = {k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
@@ -535,7 +636,12 @@ class Tracker:
             if t.name == 'trackio':
                 import trackio, pandas as pd
                 t.log({'completions': trackio.Table(dataframe=pd.DataFrame(rows))}, step=step)
-            else: t.writer.add_text('completions', '\n\n'.join(f"**{r['prompt']}** → {r['completion']} ({r['reward']:+.3f})" for r in rows), step)
+            else:
+                t.writer.add_text(
+                    'completions',
+                    '\n\n'.join(f"**{r['prompt']}** → {r['completion']} ({r['reward']:+.3f})" for r in rows),
+                    step,
+                )
 
     def finish(self):
         for t in self.trackers: t.finish()

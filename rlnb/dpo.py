@@ -7,8 +7,23 @@ from __future__ import annotations
 import json, math, time, types
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
-from .core import (chat_ids, get_device, seed_everything, peak_rss_mb, Timer, new_run, cache_dir, StageConfig, StageResult, model_path,
-                       lora_config, last_checkpoint, train_metrics, report_targets, name_base)
+from rlnb.core import (
+    chat_ids,
+    get_device,
+    seed_everything,
+    peak_rss_mb,
+    Timer,
+    new_run,
+    cache_dir,
+    StageConfig,
+    StageResult,
+    model_path,
+    lora_config,
+    last_checkpoint,
+    train_metrics,
+    report_targets,
+    name_base,
+)
 from .formatting import prompt_text
 from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
 
@@ -24,13 +39,15 @@ def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoo
     z = beta * ((pc - rc) - (pr - rr))        # implicit reward margin
     if loss_type == 'sigmoid': l = -F.logsigmoid(z) * (1 - label_smoothing) - F.logsigmoid(-z) * label_smoothing
     elif loss_type == 'hinge': l = (1 - z).clamp(min=0)
-    elif loss_type == 'robust': l = (-F.logsigmoid(z) * (1 - label_smoothing) + F.logsigmoid(-z) * label_smoothing) / (1 - 2 * label_smoothing)
+    elif loss_type == 'robust':
+        l = (-F.logsigmoid(z) * (1 - label_smoothing) + F.logsigmoid(-z) * label_smoothing) / (1 - 2 * label_smoothing)
     else: raise ValueError(f"dpo_loss has no {loss_type!r} (ipo is length-normalised inside TRL)")
     return l.mean()
 
 # %% ../nbs/05_dpo.ipynb #8e2a60e3
 def _chat_batch(tok, prompts, responses, max_length=None):
-    "Right-padded `(input_ids, attention_mask, labels)` of chat-formatted prompt + response; labels are -100 on prompt and padding."
+    ("Right-padded `(input_ids, attention_mask, labels)` of chat-formatted prompt + response; labels are -100 on "
+     "prompt and padding.")
     import torch
     rows = []
     for p, r in zip(prompts, responses):
@@ -38,23 +55,31 @@ def _chat_batch(tok, prompts, responses, max_length=None):
         rows.append(((pi + ri)[:max_length] if max_length else pi + ri, len(pi)))   # TRL's keep_start truncation
     L = max(len(s) for s, _ in rows)
     ids = torch.full((len(rows), L), tok.pad_token_id); am = torch.zeros_like(ids); lab = torch.full_like(ids, -100)
-    for j, (s, n) in enumerate(rows): ids[j, :len(s)] = torch.tensor(s); am[j, :len(s)] = 1; lab[j, n:len(s)] = ids[j, n:len(s)]
+    for j, (s, n) in enumerate(rows):
+        ids[j, :len(s)] = torch.tensor(s)
+        am[j, :len(s)] = 1
+        lab[j, n:len(s)] = ids[j, n:len(s)]
     return ids, am, lab
 
 def sequence_logprobs(model, tok, prompts:list[str], responses:list[str], max_length:int|None=None, batch_size:int=8):
-    "Sum of log π(response | prompt) over the response tokens, for each pair, from the plain padded forward: float tensor (N,)."
+    ("Sum of log π(response | prompt) over the response tokens, for each pair, from the plain padded forward: float "
+     "tensor (N,).")
     import torch
     out, dev = [], next(model.parameters()).device
     for i in range(0, len(prompts), batch_size):
         ids, am, lab = _chat_batch(tok, prompts[i:i+batch_size], responses[i:i+batch_size], max_length)
         with torch.no_grad(): logits = model(input_ids=ids.to(dev), attention_mask=am.to(dev)).logits.float().cpu()
         lp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None])[..., 0]   # (B, L-1): log p(token t+1)
-        out.append((lp * (lab[:, 1:] != -100)).sum(-1))                                  # positions predicting response tokens
+        out.append((lp * (lab[:, 1:] != -100)).sum(-1))  # positions predicting response tokens
     return torch.cat(out)
 
 # %% ../nbs/05_dpo.ipynb #3b97ff0e
 def _cols(pairs):
-    return [prompt_text(x) for x in pairs['prompt']], [prompt_text(x) for x in pairs['chosen']], [prompt_text(x) for x in pairs['rejected']]
+    return (
+        [prompt_text(x) for x in pairs['prompt']],
+        [prompt_text(x) for x in pairs['chosen']],
+        [prompt_text(x) for x in pairs['rejected']],
+    )
 
 def _packed_pair_logprobs(model, tok, p, c, r, max_length=None, batch_size:int=16):
     "(2, N): summed log-probs of chosen (row 0) and rejected (row 1), through `packed_logprobs`."
@@ -62,12 +87,18 @@ def _packed_pair_logprobs(model, tok, p, c, r, max_length=None, batch_size:int=1
     out, dev = [], next(model.parameters()).device
     for i in range(0, len(p), batch_size):
         ps = p[i:i+batch_size]
-        ids, am, lab = _chat_batch(tok, ps + ps, c[i:i+batch_size] + r[i:i+batch_size], max_length)   # TRL's layout: chosen rows, then rejected
-        with torch.no_grad(): out.append(packed_logprobs(model, ids.to(dev), am.to(dev), lab.to(dev))['log_probs'].sum(1).cpu().view(2, -1))
+        ids, am, lab = _chat_batch(
+            tok, ps + ps, c[i : i + batch_size] + r[i : i + batch_size], max_length
+        )  # TRL's layout: chosen rows, then rejected
+        with torch.no_grad():
+            out.append(
+                packed_logprobs(model, ids.to(dev), am.to(dev), lab.to(dev))['log_probs'].sum(1).cpu().view(2, -1)
+            )
     return torch.cat(out, 1)
 
 def pair_logprobs(model, tok, pairs, max_length=None, packed:bool=True) -> dict:
-    "Policy and (adapters-disabled) reference log-probs of chosen and rejected (`packed`: through `packed_logprobs`, else `sequence_logprobs`)."
+    ("Policy and (adapters-disabled) reference log-probs of chosen and rejected (`packed`: through `packed_logprobs`, "
+     "else `sequence_logprobs`).")
     p, c, r = _cols(pairs)
     def both():
         if packed: return tuple(_packed_pair_logprobs(model, tok, p, c, r, max_length))
@@ -78,12 +109,17 @@ def pair_logprobs(model, tok, pairs, max_length=None, packed:bool=True) -> dict:
     else: out.update(rc=out['pc'].clone(), rr=out['pr'].clone())
     return out
 
+# %% ../nbs/05_dpo.ipynb #ad091eae
 def preference_accuracy(model, tok, pairs, beta:float=0.1, max_length=None) -> dict:
     "Held-out implicit-reward accuracy and mean margin (policy vs adapters-disabled reference)."
     from rlnb.reward import pairwise_accuracy
     lp = pair_logprobs(model, tok, pairs, max_length)
     rc, rr = beta * (lp['pc'] - lp['rc']), beta * (lp['pr'] - lp['rr'])
-    return dict(preference_accuracy=round(pairwise_accuracy(rc, rr), 4), reward_margin=round((rc - rr).mean().item(), 4), pairs=len(rc))
+    return dict(
+        preference_accuracy=round(pairwise_accuracy(rc, rr), 4),
+        reward_margin=round((rc - rr).mean().item(), 4),
+        pairs=len(rc),
+    )
 
 # %% ../nbs/05_dpo.ipynb #892ff144
 @dataclass
@@ -105,26 +141,55 @@ class PreferenceConfig(StageConfig):
     base_dtype: str = 'float32'     # frozen base weights: 'float32' or 'bfloat16' (LoRA weights stay fp32)
     bf16: bool = False              # autocast to bf16 (CUDA); on CPU it measured slower than fp32
     load_in_4bit: bool = False      # 4-bit base through bitsandbytes (CUDA only; skipped with a message on CPU)
-    gradient_checkpointing: bool = True   # recompute activations in the backward: packed, 1.4x the time for 0.6 GB less (TRL's default too)
+    gradient_checkpointing: bool = (
+        True  # recompute activations in the backward: packed, 1.4x the time for 0.6 GB less (TRL's default too)
+    )
     group_by_length: bool = False   # batch pairs of similar length together (less padding)
-    packed: bool = True             # pack each batch: no padding, each pair's prompt computed once, LM head on completion tokens only
+    packed: bool = (
+        True  # pack each batch: no padding, each pair's prompt computed once, LM head on completion tokens only
+    )
     max_packed_tokens: int = 1024   # tokens per packed row (attention is dense within a row)
     max_train_examples: int|None = None   # a seeded sample, for a time budget
     save_steps: int = 50            # checkpoint every N steps (resume picks up the last)
     logging_steps: int = 5
-    report_to: str = 'none'         # where training metrics go: none, tensorboard, trackio (comma-separated for several)
+    report_to: str = 'none'  # where training metrics go: none, tensorboard, trackio (comma-separated for several)
     seed: int = 0
 
     def __post_init__(self):
-        if self.loss_type not in ('sigmoid', 'ipo', 'hinge', 'robust'): raise ValueError(f"loss_type must be sigmoid, ipo, hinge or robust, got {self.loss_type!r}")
-        if self.base_dtype not in ('float32', 'bfloat16'): raise ValueError("base_dtype must be 'float32' or 'bfloat16'")
+        if self.loss_type not in ('sigmoid', 'ipo', 'hinge', 'robust'):
+            raise ValueError(f"loss_type must be sigmoid, ipo, hinge or robust, got {self.loss_type!r}")
+        if self.base_dtype not in ('float32', 'bfloat16'):
+            raise ValueError("base_dtype must be 'float32' or 'bfloat16'")
 
+# %% ../nbs/05_dpo.ipynb #c1ac70c7
 PRESETS = {
-    'cpu':          PreferenceConfig(),
-    # GPU presets keep TRL's own forward: its Triton kernel already skips masked positions, and a dense packed mask rules out flash attention
-    'small_gpu':    PreferenceConfig(batch_size=2, grad_accum=4, load_in_4bit=True, bf16=True, base_dtype='bfloat16', gradient_checkpointing=True, max_length=512, packed=False),
-    'default':      PreferenceConfig(batch_size=4, bf16=True, base_dtype='bfloat16', epochs=3, max_length=1024, packed=False),
-    'high_quality': PreferenceConfig(lora_r=64, lora_alpha=128, learning_rate=2e-5, epochs=5, batch_size=8, bf16=True, base_dtype='bfloat16', max_length=1024, packed=False),
+    'cpu': PreferenceConfig(),
+    # GPU presets keep TRL's own forward: its Triton kernel already skips masked positions, and a dense packed mask
+    # rules out flash attention
+    'small_gpu': PreferenceConfig(
+        batch_size=2,
+        grad_accum=4,
+        load_in_4bit=True,
+        bf16=True,
+        base_dtype='bfloat16',
+        gradient_checkpointing=True,
+        max_length=512,
+        packed=False,
+    ),
+    'default': PreferenceConfig(
+        batch_size=4, bf16=True, base_dtype='bfloat16', epochs=3, max_length=1024, packed=False
+    ),
+    'high_quality': PreferenceConfig(
+        lora_r=64,
+        lora_alpha=128,
+        learning_rate=2e-5,
+        epochs=5,
+        batch_size=8,
+        bf16=True,
+        base_dtype='bfloat16',
+        max_length=1024,
+        packed=False,
+    ),
 }
 PreferenceConfig.PRESETS = PRESETS
 
@@ -146,7 +211,9 @@ def load_trainable_policy(cfg:PreferenceConfig):
     kw = dict(dtype=getattr(torch, cfg.base_dtype))
     if cfg.load_in_4bit:
         from transformers import BitsAndBytesConfig
-        kw['quantization_config'] = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, bnb_4bit_quant_type='nf4')
+        kw['quantization_config'] = BitsAndBytesConfig(
+            load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, bnb_4bit_quant_type='nf4'
+        )
     model = AutoModelForCausalLM.from_pretrained(path, **kw)
     tok = AutoTokenizer.from_pretrained(path)
     peft = lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
@@ -156,68 +223,123 @@ def load_trainable_policy(cfg:PreferenceConfig):
 def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', has_eval:bool=False, max_steps:int=-1):
     "TRL's DPOConfig or KTOConfig for `cfg`."
     from trl import DPOConfig, KTOConfig
-    common = dict(output_dir=str(output_dir), per_device_train_batch_size=cfg.batch_size, per_device_eval_batch_size=cfg.batch_size,
-                  gradient_accumulation_steps=cfg.grad_accum, num_train_epochs=cfg.epochs, max_steps=max_steps, learning_rate=cfg.learning_rate,
-                  beta=cfg.beta, max_length=cfg.max_length, bf16=cfg.bf16, gradient_checkpointing=cfg.gradient_checkpointing,
-                  precompute_ref_log_probs=cfg.precompute_ref_log_probs, logging_steps=cfg.logging_steps, save_strategy='steps',
-                  save_steps=cfg.save_steps, save_total_limit=2, eval_strategy='no', report_to=report_targets(cfg.report_to) or 'none', seed=cfg.seed,
-                  use_cpu=get_device() == 'cpu', dataloader_num_workers=0, lr_scheduler_type='linear', warmup_steps=0)
-    if cfg.group_by_length: common.update(train_sampling_strategy='group_by_length', length_column_name='length', remove_unused_columns=False)
+    common = dict(
+        output_dir=str(output_dir),
+        per_device_train_batch_size=cfg.batch_size,
+        per_device_eval_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.grad_accum,
+        num_train_epochs=cfg.epochs,
+        max_steps=max_steps,
+        learning_rate=cfg.learning_rate,
+        beta=cfg.beta,
+        max_length=cfg.max_length,
+        bf16=cfg.bf16,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+        precompute_ref_log_probs=cfg.precompute_ref_log_probs,
+        logging_steps=cfg.logging_steps,
+        save_strategy='steps',
+        save_steps=cfg.save_steps,
+        save_total_limit=2,
+        eval_strategy='no',
+        report_to=report_targets(cfg.report_to) or 'none',
+        seed=cfg.seed,
+        use_cpu=get_device() == 'cpu',
+        dataloader_num_workers=0,
+        lr_scheduler_type='linear',
+        warmup_steps=0,
+    )
+    if cfg.group_by_length:
+        common.update(
+            train_sampling_strategy='group_by_length', length_column_name='length', remove_unused_columns=False
+        )
     if method == 'dpo': return DPOConfig(**common, loss_type=[cfg.loss_type], label_smoothing=cfg.label_smoothing)
     return KTOConfig(**common)
 
+# %% ../nbs/05_dpo.ipynb #cbb07995
 @dataclass
 class PreferenceResult(StageResult):
-    "What `train_dpo` / `train_kto` return: `model` is the PEFT policy (adapters on; `model.disable_adapter()` is the reference), `model_path` its adapter folder, `trainer` TRL's trainer."
+    ("What `train_dpo` / `train_kto` return: `model` is the PEFT policy (adapters on; `model.disable_adapter()` is the "
+     "reference), `model_path` its adapter folder, `trainer` TRL's trainer.")
 
 CHECKPOINT_FILES = ('trainer_state.json', 'adapter_model.*')   # what a complete TRL checkpoint of ours holds
 
+# %% ../nbs/05_dpo.ipynb #82496347
 def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, callbacks=None):
     from trl import DPOTrainer, KTOTrainer
     cfg = effective_config(PreferenceConfig.make(config))
     seed_everything(cfg.seed)
-    if cfg.max_train_examples and len(train) > cfg.max_train_examples: train = train.shuffle(seed=cfg.seed).select(range(cfg.max_train_examples))
-    # no output_dir: a fresh folder per call (models/.cache/runs/<method>/v<N>), so an unrelated call never resumes this one
-    out = Path(output_dir) if output_dir else new_run(method, cache_dir()/'runs'); out.mkdir(parents=True, exist_ok=True)
+    if cfg.max_train_examples and len(train) > cfg.max_train_examples:
+        train = train.shuffle(seed=cfg.seed).select(range(cfg.max_train_examples))
+    # no output_dir: a fresh folder per call (models/.cache/runs/<method>/v<N>), so an unrelated call never resumes this
+    # one
+    out = Path(output_dir) if output_dir else new_run(method, cache_dir()/'runs')
+    out.mkdir(parents=True, exist_ok=True)
     if cfg.group_by_length and 'length' not in train.column_names:   # characters as a cheap proxy for tokens
         comps = ('chosen', 'rejected') if method == 'dpo' else ('completion',)
-        train = train.add_column('length', [len(prompt_text(r['prompt'])) + max(len(prompt_text(r[c])) for c in comps) for r in train])
+        train = train.add_column(
+            'length', [len(prompt_text(r['prompt'])) + max(len(prompt_text(r[c])) for c in comps) for r in train]
+        )
     model, tok, peft = load_trainable_policy(cfg)
     Trainer = DPOTrainer if method == 'dpo' else KTOTrainer
     if cfg.packed: Trainer = packed_trainer(Trainer, paired=method == 'dpo', max_tokens=cfg.max_packed_tokens)
     with Timer() as tp:   # tokenising, and the reference log-probs when precomputed
-        trainer = Trainer(model=model, args=to_trl_config(cfg, out, method, max_steps=max_steps), train_dataset=train, processing_class=tok,
-                          peft_config=peft, callbacks=callbacks)
+        trainer = Trainer(
+            model=model,
+            args=to_trl_config(cfg, out, method, max_steps=max_steps),
+            train_dataset=train,
+            processing_class=tok,
+            peft_config=peft,
+            callbacks=callbacks,
+        )
     model = trainer.model
-    before = preference_accuracy(model, tok, eval, cfg.beta, cfg.max_length) if method == 'dpo' and eval is not None else {}
+    before = (
+        preference_accuracy(model, tok, eval, cfg.beta, cfg.max_length) if method == 'dpo' and eval is not None else {}
+    )
     ck = last_checkpoint(out, CHECKPOINT_FILES) if resume else None
     ck = str(ck) if ck else None
     if ck: print(f"[rlnb] resuming from {ck}")
     with Timer() as t: trainer.train(resume_from_checkpoint=ck)
     steps = trainer.state.global_step
-    seen = cfg.epochs if max_steps < 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))   # passes over the rows
+    seen = (
+        cfg.epochs if max_steps < 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))
+    )  # passes over the rows
     m = train_metrics(len(train), steps, t.secs, epochs=seen, prepare_seconds=round(tp.secs, 2), resumed_from=ck)
-    if before: m.update({f'before_{k}': v for k, v in before.items()}, **{f'after_{k}': v for k, v in preference_accuracy(model, tok, eval, cfg.beta, cfg.max_length).items()})
+    if before:
+        m.update(
+            {f'before_{k}': v for k, v in before.items()},
+            **{f'after_{k}': v for k, v in preference_accuracy(model, tok, eval, cfg.beta, cfg.max_length).items()},
+        )
     adapter = out/'adapter'; model.save_pretrained(adapter); tok.save_pretrained(adapter); name_base(adapter)
     res = PreferenceResult(model, tok, m, trainer.state.log_history, out, adapter, trainer)
-    (out/'metrics.json').write_text(json.dumps(dict(config=asdict(cfg), metrics=m, history=res.history), indent=2, default=str))
+    (out / 'metrics.json').write_text(
+        json.dumps(dict(config=asdict(cfg), metrics=m, history=res.history), indent=2, default=str)
+    )
     plot_history(res.history, out/'plots'/f'{method}_curves.png')
     return res
 
+# %% ../nbs/05_dpo.ipynb #23172e40
 def train_dpo(pairs, eval=None, config:PreferenceConfig|str='cpu', output_dir=None, max_steps:int=-1, resume:bool=True,
               callbacks:list|None=None, # extra `transformers.TrainerCallback`s
              ) -> PreferenceResult:
     "DPO with LoRA through TRL on preference pairs; held-out preference accuracy before and after on `eval`."
     return _train('dpo', pairs, eval, config, output_dir, max_steps, resume, callbacks)
 
-def train_kto(examples, eval=None, config:PreferenceConfig|str='cpu', output_dir=None, max_steps:int=-1, resume:bool=True,
-              callbacks:list|None=None) -> PreferenceResult:
+def train_kto(
+    examples,
+    eval=None,
+    config: PreferenceConfig | str = 'cpu',
+    output_dir=None,
+    max_steps: int = -1,
+    resume: bool = True,
+    callbacks: list | None = None,
+) -> PreferenceResult:
     "KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`)."
     return _train('kto', examples, None, config, output_dir, max_steps, resume, callbacks)
 
 # %% ../nbs/05_dpo.ipynb #33762432
 def plot_history(history:list, path=None):
-    "Loss, reward margin and reward accuracy against step, from TRL's log history (with a running mean once there are 8 or more points)."
+    ("Loss, reward margin and reward accuracy against step, from TRL's log history (with a running mean once there are "
+     "8 or more points).")
     import matplotlib.pyplot as plt
     keys = [k for k in ('loss', 'rewards/margins', 'rewards/accuracies', 'kl') if any(k in h for h in history)]
     fig, axs = plt.subplots(1, max(1, len(keys)), figsize=(3.3 * max(1, len(keys)), 2.6), squeeze=False)
@@ -228,7 +350,13 @@ def plot_history(history:list, path=None):
         ax.plot(x, y, marker='.', alpha=0.35 if len(y) >= 8 else 1.0); ax.set_title(k); ax.set_xlabel('step')
         if len(y) >= 8:
             w = max(3, len(y) // 8)
-            ax.plot(x[w - 1:], [sum(y[i - w + 1:i + 1]) / w for i in range(w - 1, len(y))], color='C1', label=f'mean of {w}'); ax.legend(fontsize=7)
+            ax.plot(
+                x[w - 1 :],
+                [sum(y[i - w + 1 : i + 1]) / w for i in range(w - 1, len(y))],
+                color='C1',
+                label=f'mean of {w}',
+            )
+            ax.legend(fontsize=7)
     fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
     return fig
@@ -244,6 +372,7 @@ def _step_timer():
         def on_step_end(self, args, state, control, **kw): self.steps.append(time.perf_counter() - self.t0)
     return StepTimer()
 
+# %% ../nbs/05_dpo.ipynb #7d7bcbf2
 def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dict:
     "Steps, tokens, estimated seconds and peak memory of `train_dpo(pairs, config)`, from a short measured probe."
     import statistics, tempfile
@@ -259,12 +388,30 @@ def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dic
     probe = pairs.shuffle(seed=cfg.seed).select(range(min(n, per_step * (probe_steps + 1))))
     timer = _step_timer()
     with tempfile.TemporaryDirectory() as d:
-        pr = _train('dpo', probe, None, replace(cfg, max_train_examples=None, save_steps=10**9), d, max_steps=probe_steps + 1, resume=False, callbacks=[timer])
+        pr = _train(
+            'dpo',
+            probe,
+            None,
+            replace(cfg, max_train_examples=None, save_steps=10**9),
+            d,
+            max_steps=probe_steps + 1,
+            resume=False,
+            callbacks=[timer],
+        )
     s_step = statistics.median(timer.steps[1:] or timer.steps)
     prep_s = pr.metrics['prepare_seconds'] / len(probe) * n   # tokenising + reference log-probs scale with the pairs
     est = steps * s_step + prep_s
-    return dict(pairs=n, steps=steps, tokens=tokens, s_per_step=round(s_step, 3), prepare_s=round(prep_s, 1),
-                est_seconds=round(est, 1), est_minutes=round(est / 60, 1), pairs_per_s=round(per_step / s_step, 3), peak_rss_mb=round(peak_rss_mb()))
+    return dict(
+        pairs=n,
+        steps=steps,
+        tokens=tokens,
+        s_per_step=round(s_step, 3),
+        prepare_s=round(prep_s, 1),
+        est_seconds=round(est, 1),
+        est_minutes=round(est / 60, 1),
+        pairs_per_s=round(per_step / s_step, 3),
+        peak_rss_mb=round(peak_rss_mb()),
+    )
 
 # %% ../nbs/05_dpo.ipynb #0d3af66b
 def train_dpo_cli(argv:list|None=None):
@@ -272,20 +419,37 @@ def train_dpo_cli(argv:list|None=None):
     from rlnb.core import stage_cli, stage_dir
     from rlnb.feedback import load_records
     from rlnb.formatting import to_preference_pairs, to_kto, to_dataset, split_by_prompt
-    ap, parse = stage_cli(PreferenceConfig, 'rlnb_train_dpo', 'DPO (or KTO) on collected feedback, with LoRA.', extra=[
-        (['--method'], dict(default='dpo', choices=['dpo', 'kto'])), (['--agent'], dict(default='chitchat', help='whose feedback')),
-        (['--source'], dict(default='db', choices=['db', 'file'])), (['--data-file'], dict(help='a JSONL file of feedback (with --source file)')),
-        (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
-        (['--max-steps'], dict(type=int, default=-1, help='stop after this many steps (-1: the epochs)')),
-        (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
-        (['--dry-run'], dict(action='store_true', help='estimate steps, time and memory from a short probe; train nothing')),
-        (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry (of --store)'))])
+    ap, parse = stage_cli(
+        PreferenceConfig,
+        'rlnb_train_dpo',
+        'DPO (or KTO) on collected feedback, with LoRA.',
+        extra=[
+            (['--method'], dict(default='dpo', choices=['dpo', 'kto'])),
+            (['--agent'], dict(default='chitchat', help='whose feedback')),
+            (['--source'], dict(default='db', choices=['db', 'file'])),
+            (['--data-file'], dict(help='a JSONL file of feedback (with --source file)')),
+            (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
+            (['--max-steps'], dict(type=int, default=-1, help='stop after this many steps (-1: the epochs)')),
+            (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
+            (
+                ['--dry-run'],
+                dict(action='store_true', help='estimate steps, time and memory from a short probe; train nothing'),
+            ),
+            (
+                ['--no-register'],
+                dict(action='store_true', help='do not record the trained policy in the registry (of --store)'),
+            ),
+        ],
+    )
     cfg, a = parse(argv)
     if a.source == 'file' and not a.data_file: ap.error('--source file needs --data-file')
     records = load_records(a.agent, a.data_file if a.source == 'file' else None, a.store)
     rows = to_preference_pairs(records, a.min_margin) if a.method == 'dpo' else to_kto(records)
     dd = split_by_prompt(to_dataset(rows))
-    print(f"{len(records)} records -> {len(dd['train'])} train / {len(dd['eval'])} eval {'pairs' if a.method == 'dpo' else 'examples'}")
+    print(
+        f"{len(records)} records -> {len(dd['train'])} train / {len(dd['eval'])} eval"
+        f" {'pairs' if a.method == 'dpo' else 'examples'}"
+    )
     if a.dry_run:
         if a.method != 'dpo': raise SystemExit('--dry-run estimates DPO runs')
         print(json.dumps(estimate(dd['train'], cfg), indent=2)); return
@@ -295,8 +459,14 @@ def train_dpo_cli(argv:list|None=None):
     print(json.dumps(res.metrics, indent=2)); print(f"adapter: {res.model_path}")
     if not a.no_register:
         from rlnb.registry import Registry
-        v = Registry(a.store).register(a.agent, res.model_path, a.method, feedback_count=len(records), config=cfg.to_dict(),
-                                       metrics={k: v for k, v in res.metrics.items() if isinstance(v, (int, float))},
-                                       data_counts={'train': len(dd['train']), 'eval': len(dd['eval'])})
+        v = Registry(a.store).register(
+            a.agent,
+            res.model_path,
+            a.method,
+            feedback_count=len(records),
+            config=cfg.to_dict(),
+            metrics={k: v for k, v in res.metrics.items() if isinstance(v, (int, float))},
+            data_counts={'train': len(dd['train']), 'eval': len(dd['eval'])},
+        )
         print(f"registered as {a.agent} {v.name} (candidate)")
     return res

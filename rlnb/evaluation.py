@@ -62,7 +62,8 @@ def bootstrap_ci(x, stat=None,            # statistic of a resample (default: th
 
 # %% ../nbs/08_evaluation.ipynb #d407cedf
 def outcomes(p_better, tie:float=0.0, identical=None):
-    "Per-prompt outcome of a comparison from the judge's P(policy better): 1 win, 0 loss, ½ tie (|p − ½| ≤ `tie`, or identical answers)."
+    ("Per-prompt outcome of a comparison from the judge's P(policy better): 1 win, 0 loss, ½ tie (|p − ½| ≤ `tie`, or "
+     "identical answers).")
     import numpy as np
     p = np.asarray(p_better, dtype=float)
     o = np.where(p > 0.5 + tie, 1.0, np.where(p < 0.5 - tie, 0.0, 0.5))
@@ -70,7 +71,8 @@ def outcomes(p_better, tie:float=0.0, identical=None):
     return o
 
 def win_rate(o, conf:float=0.95) -> dict:
-    "Win rate of per-prompt outcomes `o` (1, ½, 0) with its Wilson interval (ties count half) and the sign-test p-value."
+    ("Win rate of per-prompt outcomes `o` (1, ½, 0) with its Wilson interval (ties count half) and the sign-test "
+     "p-value.")
     import numpy as np
     o = np.asarray(o, dtype=float)
     if len(o) == 0: raise ValueError("no outcomes to compute a win rate from")
@@ -81,7 +83,8 @@ def win_rate(o, conf:float=0.95) -> dict:
 
 # %% ../nbs/08_evaluation.ipynb #25124864
 def _logistic_fit(x, y, l2:float=1e-2, iters:int=50):
-    "Intercept and slope of a logistic regression of soft labels `y` ∈ [0, 1] on `x` (Newton's method, a small ridge on the slope)."
+    ("Intercept and slope of a logistic regression of soft labels `y` ∈ [0, 1] on `x` (Newton's method, a small ridge "
+     "on the slope).")
     import numpy as np
     X = np.stack([np.ones_like(x), x], 1)
     w = np.zeros(2)
@@ -96,7 +99,8 @@ def _logistic_fit(x, y, l2:float=1e-2, iters:int=50):
     return w
 
 def length_controlled(o, len_diff, conf:float=0.95, n_boot:int=1000, seed:int=0, bins:int=3) -> dict:
-    "Win rate with the length difference regressed out (AlpacaEval-LC style) and within bins of similar length difference."
+    ("Win rate with the length difference regressed out (AlpacaEval-LC style) and within bins of similar length "
+     "difference.")
     import numpy as np
     o, d = np.asarray(o, dtype=float), np.asarray(len_diff, dtype=float)
     sd = d.std()
@@ -117,20 +121,24 @@ def length_controlled(o, len_diff, conf:float=0.95, n_boot:int=1000, seed:int=0,
 def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
 
 def distinct_n(texts:list[str], n:int=2) -> float:
-    "Distinct n-grams over all n-grams of `texts` (word level): 1 = no n-gram repeats, → 0 = the same phrases over and over."
+    ("Distinct n-grams over all n-grams of `texts` (word level): 1 = no n-gram repeats, → 0 = the same phrases over "
+     "and over.")
     grams = [tuple(w[i:i + n]) for t in texts for w in [_words(t)] for i in range(len(w) - n + 1)]
     return round(len(set(grams)) / len(grams), 4) if grams else 0.0
 
 def is_degenerate(text:str, n:int=3, min_grams:int=6, max_repeat_share:float=0.5, max_run:int=8) -> bool:
-    "Degenerate repetition: over half of its word n-grams are repeats, or one word/character repeated `max_run`+ times in a row."
+    ("Degenerate repetition: over half of its word n-grams are repeats, or one word/character repeated `max_run`+ "
+     "times in a row.")
     w = _words(text)
     grams = [tuple(w[i:i + n]) for i in range(len(w) - n + 1)]
     if len(grams) >= min_grams and 1 - len(set(grams)) / len(grams) > max_repeat_share: return True
     if re.search(r'(.)\1{%d,}' % (2 * max_run), text): return True
     return any(len(set(w[i:i + max_run])) == 1 for i in range(len(w) - max_run + 1))
 
+# %% ../nbs/08_evaluation.ipynb #cada5581
 def failures(answers:list[str], has_eos:list[bool]|None=None, validate=None) -> dict:
-    "Failure kinds per answer — empty, truncated (no EOS), repetition, format (from `validate`) — counts, rate and the failing samples."
+    ("Failure kinds per answer — empty, truncated (no EOS), repetition, format (from `validate`) — counts, rate and "
+     "the failing samples.")
     kinds, why = {'empty': [], 'truncated': [], 'repetition': [], 'format': []}, {}
     for i, a in enumerate(answers):
         if not a.strip(): kinds['empty'].append(i)
@@ -142,10 +150,22 @@ def failures(answers:list[str], has_eos:list[bool]|None=None, validate=None) -> 
             if not ok: kinds['format'].append(i); why[i] = reason
     failed = sorted(set(i for v in kinds.values() for i in v))
     n = max(len(answers), 1)
-    return {'n': len(answers), 'counts': {k: len(v) for k, v in kinds.items()}, 'rates': {k: round(len(v) / n, 4) for k, v in kinds.items()},
-            'any_rate': round(len(failed) / n, 4), 'any_ci': [round(x, 4) for x in wilson_interval(len(failed), n)] if answers else None,
-            'samples': [{'i': i, 'answer': answers[i][:300], 'kinds': [k for k, v in kinds.items() if i in v],
-                 **({'format_error': why[i]} if i in why else {})} for i in failed[:10]]}
+    return {
+        'n': len(answers),
+        'counts': {k: len(v) for k, v in kinds.items()},
+        'rates': {k: round(len(v) / n, 4) for k, v in kinds.items()},
+        'any_rate': round(len(failed) / n, 4),
+        'any_ci': [round(x, 4) for x in wilson_interval(len(failed), n)] if answers else None,
+        'samples': [
+            {
+                'i': i,
+                'answer': answers[i][:300],
+                'kinds': [k for k, v in kinds.items() if i in v],
+                **({'format_error': why[i]} if i in why else {}),
+            }
+            for i in failed[:10]
+        ],
+    }
 
 # %% ../nbs/08_evaluation.ipynb #1463ab9b
 class RewardJudge:
@@ -163,17 +183,24 @@ class RewardJudge:
     def __call__(self, prompt:str, a:str, b:str) -> float: return float(self.compare([prompt], [a], [b])[0])
     def __repr__(self): return f"RewardJudge({self.name!r}, {self.rm!r})"
 
-def judge_name(judge) -> str: return getattr(judge, 'name', None) or getattr(judge, '__name__', None) or type(judge).__name__
+def judge_name(judge) -> str:
+    return getattr(judge, 'name', None) or getattr(judge, '__name__', None) or type(judge).__name__
 
+# %% ../nbs/08_evaluation.ipynb #cfd4b191
 def run_judge(judge, prompts:list[str], a:list[str], b:list[str]) -> dict:
-    "P(a better) per prompt from any judge, checked: one finite probability per prompt. A plain callable is asked in both orders (position bias averaged out and reported)."
+    ("P(a better) per prompt from any judge, checked: one finite probability per prompt. A plain callable is asked in "
+     "both orders (position bias averaged out and reported).")
     import numpy as np
     n = len(prompts)
     if not (len(a) == len(b) == n): raise ValueError(f"{n} prompts, {len(a)} answers a, {len(b)} answers b")
     def check(p, what):
         p = np.asarray(p, dtype=float).reshape(-1)
         if len(p) != n: raise ValueError(f"judge {judge_name(judge)!r} returned {len(p)} {what} for {n} prompts")
-        if not np.isfinite(p).all(): raise ValueError(f"judge {judge_name(judge)!r} returned non-finite {what} at prompts {np.flatnonzero(~np.isfinite(p))[:5].tolist()}")
+        if not np.isfinite(p).all():
+            raise ValueError(
+                f"judge {judge_name(judge)!r} returned non-finite {what} at prompts"
+                f" {np.flatnonzero(~np.isfinite(p))[:5].tolist()}"
+            )
         return p
     out = {}
     if hasattr(judge, 'score'):
@@ -182,13 +209,15 @@ def run_judge(judge, prompts:list[str], a:list[str], b:list[str]) -> dict:
     else:
         fwd = check([judge(p, x, y) for p, x, y in zip(prompts, a, b)], 'probabilities')
         rev = check([judge(p, y, x) for p, x, y in zip(prompts, a, b)], 'probabilities')
-        if ((fwd < 0) | (fwd > 1) | (rev < 0) | (rev > 1)).any(): raise ValueError(f"judge {judge_name(judge)!r} must return P(a better) in [0, 1]")
+        if ((fwd < 0) | (fwd > 1) | (rev < 0) | (rev > 1)).any():
+            raise ValueError(f"judge {judge_name(judge)!r} must return P(a better) in [0, 1]")
         out.update(p=(fwd + 1 - rev) / 2, position_consistency=round(float(((fwd > 0.5) == (rev < 0.5)).mean()), 4))
     return out
 
 # %% ../nbs/08_evaluation.ipynb #700b922f
 def load_policy_pair(policy, base=None):
-    "`(policy, base, tokenizer, names)`: an adapter folder gives a PEFT model whose base is itself with adapters off (`base=None`); a model folder or name needs `base`."
+    ("`(policy, base, tokenizer, names)`: an adapter folder gives a PEFT model whose base is itself with adapters off "
+     "(`base=None`); a model folder or name needs `base`.")
     from rlnb.core import model_path
     from rlnb.export import load_checkpoint, is_adapter, _base_of
     names = {'policy': str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__, 'base': None}
@@ -203,7 +232,9 @@ def load_policy_pair(policy, base=None):
         base, btok = load_checkpoint(base)
         names['base'], tok = str(base_path), tok or btok
     if base is None and not hasattr(policy, 'disable_adapter'):
-        raise ValueError("the policy is a full model, not an adapter: pass base= (the model it was trained from) to compare with")
+        raise ValueError(
+            "the policy is a full model, not an adapter: pass base= (the model it was trained from) to compare with"
+        )
     if base is not None: _check_same_arch(policy.config, base.config)
     names['base'] = names['base'] or ('adapters disabled' if base is None else type(base).__name__)
     return policy.eval(), base, tok, names
@@ -214,28 +245,46 @@ def _check_same_arch(a, b):
     ca = a if hasattr(a, 'to_dict') else AutoConfig.from_pretrained(a)
     cb = b if hasattr(b, 'to_dict') else AutoConfig.from_pretrained(b)
     keys = ('model_type', 'hidden_size', 'num_hidden_layers', 'vocab_size')
-    diff = {k: (getattr(ca, k, None), getattr(cb, k, None)) for k in keys if getattr(ca, k, None) != getattr(cb, k, None)}
-    if diff: raise ValueError(f"policy and base do not match ({', '.join(f'{k}: {x} vs {y}' for k, (x, y) in diff.items())}): pass the base the policy was trained from")
+    diff = {
+        k: (getattr(ca, k, None), getattr(cb, k, None)) for k in keys if getattr(ca, k, None) != getattr(cb, k, None)
+    }
+    if diff:
+        raise ValueError(
+            f"policy and base do not match ({', '.join(f'{k}: {x} vs {y}' for k, (x, y) in diff.items())}): pass the"
+            " base the policy was trained from"
+        )
 
 # %% ../nbs/08_evaluation.ipynb #924535d9
 @dataclass
 class Answers:
-    "A batch of generated answers: texts, token ids, whether each ended with EOS, and (sampled mode) per-response KL to the base."
+    ("A batch of generated answers: texts, token ids, whether each ended with EOS, and (sampled mode) per-response KL "
+     "to the base.")
     texts: list
     n_tokens: list
     has_eos: list
     kl: list|None = None      # nats per response, KL(policy ‖ base) estimated on the policy's own samples
 
-def generate_answers(model, tok, prompts:list[str],
-                     max_new_tokens:int=48, do_sample:bool=False, temperature:float=0.7, top_p:float=1.0,
-                     seed:int=0, batch_size:int=16,
-                     kl_base:bool=False,   # also estimate KL(model ‖ base) per response: base = `model` with its adapters disabled
-                     base=None,            # ... or a separate base model (same tokenizer)
-                    ) -> Answers:
-    "Answer every prompt once (`rlnb.ppo.sample`: chat template, batched, seeded per batch); optionally the per-response KL to the base (k1 summed over tokens)."
+# %% ../nbs/08_evaluation.ipynb #2fd488df
+def generate_answers(
+    model,
+    tok,
+    prompts: list[str],
+    max_new_tokens: int = 48,
+    do_sample: bool = False,
+    temperature: float = 0.7,
+    top_p: float = 1.0,
+    seed: int = 0,
+    batch_size: int = 16,
+    kl_base: bool = False,  # also estimate KL(model ‖ base) per response: base = `model` with its adapters disabled
+    base=None,  # ... or a separate base model (same tokenizer)
+) -> Answers:
+    ("Answer every prompt once (`rlnb.ppo.sample`: chat template, batched, seeded per batch); optionally the "
+     "per-response KL to the base (k1 summed over tokens).")
     import torch
     from rlnb.ppo import PPOConfig, sample, forward_logprobs, kl_estimate
-    cfg = PPOConfig(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, top_k=0, max_prompt_length=1024)
+    cfg = PPOConfig(
+        max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, top_k=0, max_prompt_length=1024
+    )
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
     for i in range(0, len(prompts), batch_size):
         torch.manual_seed(seed + i)
@@ -248,9 +297,11 @@ def generate_answers(model, tok, prompts:list[str],
             T = temperature if do_sample else 1.0
             with torch.no_grad():
                 logp, _, _ = forward_logprobs(model, s['ids'], s['attn'], s['n_prompt'], temperature=T)
-                if base is not None: ref, _, _ = forward_logprobs(base, s['ids'], s['attn'], s['n_prompt'], temperature=T)
+                if base is not None:
+                    ref, _, _ = forward_logprobs(base, s['ids'], s['attn'], s['n_prompt'], temperature=T)
                 else:
-                    with model.disable_adapter(): ref, _, _ = forward_logprobs(model, s['ids'], s['attn'], s['n_prompt'], temperature=T)
+                    with model.disable_adapter():
+                        ref, _, _ = forward_logprobs(model, s['ids'], s['attn'], s['n_prompt'], temperature=T)
             out.kl += (kl_estimate(logp, ref, 'k1') * s['mask']).sum(-1).tolist()
     return out
 
@@ -262,22 +313,32 @@ def _stats(x, conf:float=0.95, seed:int=0) -> dict:
             'ci': [round(v, 4) for v in bootstrap_ci(x, conf=conf, seed=seed)] if len(x) > 1 else None}
 
 def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie) -> dict:
-    "One judge's verdict on policy vs base answers: scores, paired difference, win rate, length-controlled win rate, per-prompt rows."
+    ("One judge's verdict on policy vs base answers: scores, paired difference, win rate, length-controlled win rate, "
+     "per-prompt rows.")
     import numpy as np
     j = run_judge(judge, prompts, pol, bas)
     o = outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)])
-    res = {'win_rate': win_rate(o, conf), 'lc_win_rate': length_controlled(o, np.subtract(pol_len, bas_len), conf, seed=seed),
-           'p_policy_better': [round(float(v), 4) for v in j['p']], 'outcomes': o.tolist()}
+    res = {
+        'win_rate': win_rate(o, conf),
+        'lc_win_rate': length_controlled(o, np.subtract(pol_len, bas_len), conf, seed=seed),
+        'p_policy_better': [round(float(v), 4) for v in j['p']],
+        'outcomes': o.tolist(),
+    }
     if 'position_consistency' in j: res['position_consistency'] = j['position_consistency']
     if 'score_a' in j:
         res['score'] = {'policy': _stats(j['score_a'], conf, seed), 'base': _stats(j['score_b'], conf, seed),
                         'diff': _stats(j['score_a'] - j['score_b'], conf, seed)}
-        res['scores'] = {'policy': [round(float(v), 4) for v in j['score_a']], 'base': [round(float(v), 4) for v in j['score_b']]}
+        res['scores'] = {
+            'policy': [round(float(v), 4) for v in j['score_a']],
+            'base': [round(float(v), 4) for v in j['score_b']],
+        }
     return res
 
 def _answers(model, base, tok, prompts, mode, kl, **kw):
     "Policy answers (with KL in sampled mode) and base answers, same seeds."
-    pol = generate_answers(model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None, **kw)
+    pol = generate_answers(
+        model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None, **kw
+    )
     if base is not None: bas = generate_answers(base, tok, prompts, do_sample=mode == 'sampled', **kw)
     else:
         with model.disable_adapter(): bas = generate_answers(model, tok, prompts, do_sample=mode == 'sampled', **kw)
@@ -286,7 +347,8 @@ def _answers(model, base, tok, prompts, mode, kl, **kw):
 # %% ../nbs/08_evaluation.ipynb #a1e51d05
 @dataclass
 class EvalReport:
-    "What `evaluate_policy` found: settings, per-mode answers and judge verdicts, KL, failures, preference accuracy. `save`/`load` as JSON."
+    ("What `evaluate_policy` found: settings, per-mode answers and judge verdicts, KL, failures, preference accuracy. "
+     "`save`/`load` as JSON.")
     meta: dict
     modes: dict                                  # 'greedy' / 'sampled' -> results
     preference_accuracy: dict|None = None
@@ -302,28 +364,54 @@ class EvalReport:
     def load(cls, path) -> 'EvalReport': return cls(**json.loads(Path(path).read_text()))
 
     def headline(self, judge:str|None=None, mode:str|None=None) -> dict:
-        "The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, sampled mode if present)."
+        ("The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, sampled "
+         "mode if present).")
         mode = mode or ('sampled' if 'sampled' in self.modes else next(iter(self.modes)))
         m = self.modes[mode]
         judge = judge or next(iter(m['judges']))
         j = m['judges'][judge]
-        return {'mode': mode, 'judge': judge, 'win_rate': j['win_rate']['rate'], 'win_rate_ci': j['win_rate']['ci'],
-                'lc_win_rate': j['lc_win_rate']['rate'], 'lc_win_rate_ci': j['lc_win_rate']['ci'], 'sign_p': j['win_rate']['sign_p'],
-                **({'score_diff': j['score']['diff']['mean'], 'score_diff_ci': j['score']['diff']['ci']} if 'score' in j else {}),
-                **({'kl': m['kl']['mean'], 'kl_ci': m['kl']['ci']} if m.get('kl') else {}),
-                'failure_rate': {'policy': m['failures']['policy']['any_rate'], 'base': m['failures']['base']['any_rate']}}
+        return {
+            'mode': mode,
+            'judge': judge,
+            'win_rate': j['win_rate']['rate'],
+            'win_rate_ci': j['win_rate']['ci'],
+            'lc_win_rate': j['lc_win_rate']['rate'],
+            'lc_win_rate_ci': j['lc_win_rate']['ci'],
+            'sign_p': j['win_rate']['sign_p'],
+            **(
+                {'score_diff': j['score']['diff']['mean'], 'score_diff_ci': j['score']['diff']['ci']}
+                if 'score' in j
+                else {}
+            ),
+            **({'kl': m['kl']['mean'], 'kl_ci': m['kl']['ci']} if m.get('kl') else {}),
+            'failure_rate': {'policy': m['failures']['policy']['any_rate'], 'base': m['failures']['base']['any_rate']},
+        }
 
     def table(self) -> str:
         "A markdown table: one row per mode × judge."
-        rows = ['| mode | judge | win rate (95 % CI) | length-controlled | sign p | score Δ (95 % CI) | KL nats | failures policy / base |', '|---|---|---|---|---|---|---|---|']
+        rows = [
+            (
+                '| mode | judge | win rate (95 % CI) | length-controlled | sign p | score Δ (95 % CI) | KL nats |'
+                ' failures policy / base |'
+            ),
+            '|---|---|---|---|---|---|---|---|',
+        ]
         for mode, m in self.modes.items():
             for jn, j in m['judges'].items():
                 w, lc = j['win_rate'], j['lc_win_rate']
-                sd = f"{j['score']['diff']['mean']:+.3f} [{j['score']['diff']['ci'][0]:+.3f}, {j['score']['diff']['ci'][1]:+.3f}]" if 'score' in j else '–'
+                sd = (
+                    f"{j['score']['diff']['mean']:+.3f} [{j['score']['diff']['ci'][0]:+.3f},"
+                    f" {j['score']['diff']['ci'][1]:+.3f}]"
+                    if 'score' in j
+                    else '–'
+                )
                 kl = f"{m['kl']['mean']:.2f}" if m.get('kl') else '–'
                 f = m['failures']
-                rows.append(f"| {mode} | {jn} | {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] | {lc['rate']:.3f} [{lc['ci'][0]:.3f}, {lc['ci'][1]:.3f}] "
-                            f"| {w['sign_p']:.3f} | {sd} | {kl} | {f['policy']['any_rate']:.1%} / {f['base']['any_rate']:.1%} |")
+                rows.append(
+                    f"| {mode} | {jn} | {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] | {lc['rate']:.3f}"
+                    f" [{lc['ci'][0]:.3f}, {lc['ci'][1]:.3f}] | {w['sign_p']:.3f} | {sd} | {kl} |"
+                    f" {f['policy']['any_rate']:.1%} / {f['base']['any_rate']:.1%} |"
+                )
         return '\n'.join(rows)
 
     def examples(self, judge:str|None=None, mode:str|None=None, k:int=3) -> list[dict]:
@@ -331,64 +419,117 @@ class EvalReport:
         mode = mode or next(iter(self.modes)); m = self.modes[mode]
         judge = judge or next(iter(m['judges'])); j = m['judges'][judge]
         order = sorted(range(len(m['prompts'])), key=lambda i: -j['p_policy_better'][i])
-        row = lambda i, tag: {'case': tag, 'prompt': m['prompts'][i], 'base': m['answers']['base'][i], 'policy': m['answers']['policy'][i],
-                              'p_policy_better': j['p_policy_better'][i], **({'score_base': j['scores']['base'][i], 'score_policy': j['scores']['policy'][i]} if 'scores' in j else {})}
+        row = lambda i, tag: {
+            'case': tag,
+            'prompt': m['prompts'][i],
+            'base': m['answers']['base'][i],
+            'policy': m['answers']['policy'][i],
+            'p_policy_better': j['p_policy_better'][i],
+            **(
+                {'score_base': j['scores']['base'][i], 'score_policy': j['scores']['policy'][i]}
+                if 'scores' in j
+                else {}
+            ),
+        }
         return [row(i, 'best') for i in order[:k]] + [row(i, 'worst') for i in order[::-1][:k]]
 
 # %% ../nbs/08_evaluation.ipynb #7a907e23
-def evaluate_policy(policy,                       # adapter folder, merged/HF folder, 'smollm2'/'tiny', or a loaded model
-                    prompts:list[str],            # held-out prompts no training stage saw
-                    judges:dict|list,             # {name: judge}; a judge is a RewardJudge (or anything with .score) or judge(prompt, a, b) -> P(a better)
-                    base=None,                    # the model it started from; None: the adapter's base (adapters disabled)
-                    tok=None,                     # tokenizer, when `policy` is a loaded model
-                    pairs=None,                   # held-out preference pairs (prompt/chosen/rejected): implicit-reward accuracy with CI
-                    modes:tuple=('greedy', 'sampled'),
-                    max_new_tokens:int=48, temperature:float=0.7, seed:int=0, batch_size:int=16,
-                    validate=None,                # validate(answer) -> bool (or raises): a format check counted as a failure
-                    tie:float=0.0,                # |P(better) − ½| ≤ tie counts as a tie (identical answers always do)
-                    conf:float=0.95, beta:float=0.1,
-                    output=None,                  # write the report JSON here
-                   ) -> EvalReport:
-    "Answer held-out prompts with the policy and its base, and judge them side by side: win rate, length-controlled win rate, scores, KL, failures — each with a confidence interval."
+def evaluate_policy(
+    policy,  # adapter folder, merged/HF folder, 'smollm2'/'tiny', or a loaded model
+    prompts: list[str],  # held-out prompts no training stage saw
+    judges: (
+        dict | list
+    ),  # {name: judge}; a judge is a RewardJudge (or anything with .score) or judge(prompt, a, b) -> P(a better)
+    base=None,  # the model it started from; None: the adapter's base (adapters disabled)
+    tok=None,  # tokenizer, when `policy` is a loaded model
+    pairs=None,  # held-out preference pairs (prompt/chosen/rejected): implicit-reward accuracy with CI
+    modes: tuple = ('greedy', 'sampled'),
+    max_new_tokens: int = 48,
+    temperature: float = 0.7,
+    seed: int = 0,
+    batch_size: int = 16,
+    validate=None,  # validate(answer) -> bool (or raises): a format check counted as a failure
+    tie: float = 0.0,  # |P(better) − ½| ≤ tie counts as a tie (identical answers always do)
+    conf: float = 0.95,
+    beta: float = 0.1,
+    output=None,  # write the report JSON here
+) -> EvalReport:
+    ("Answer held-out prompts with the policy and its base, and judge them side by side: win rate, length-controlled "
+     "win rate, scores, KL, failures — each with a confidence interval.")
     import time
     from datetime import datetime, timezone
     prompts = [p for p in (prompts or []) if isinstance(p, str) and p.strip()]
-    if not prompts: raise ValueError("no held-out prompts: pass the prompts of the held-out split (or a file of them); evaluating on training prompts says nothing")
+    if not prompts:
+        raise ValueError(
+            "no held-out prompts: pass the prompts of the held-out split (or a file of them); evaluating on training"
+            " prompts says nothing"
+        )
     judges = judges if isinstance(judges, dict) else {judge_name(j): j for j in judges}
-    if not judges: raise ValueError("no judge: pass at least one (e.g. RewardJudge(path) of a reward model the policy did not train on)")
-    if bad := [m for m in modes if m not in ('greedy', 'sampled')]: raise ValueError(f"modes must be 'greedy' and/or 'sampled', got {bad}")
+    if not judges:
+        raise ValueError(
+            "no judge: pass at least one (e.g. RewardJudge(path) of a reward model the policy did not train on)"
+        )
+    if bad := [m for m in modes if m not in ('greedy', 'sampled')]:
+        raise ValueError(f"modes must be 'greedy' and/or 'sampled', got {bad}")
     t0 = time.perf_counter()
     pol_name = str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__
     model, base_m, tk, names = load_policy_pair(policy, base)
     tok = tok or tk
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
     kw = dict(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, batch_size=batch_size)
-    report = EvalReport({'policy': pol_name, 'base': names['base'], 'prompts': len(prompts), 'judges': list(judges), 'seed': seed,
-                         'max_new_tokens': max_new_tokens, 'temperature': temperature, 'conf': conf,
-                         'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds'), 'timings': {}}, {})
+    report = EvalReport(
+        {
+            'policy': pol_name,
+            'base': names['base'],
+            'prompts': len(prompts),
+            'judges': list(judges),
+            'seed': seed,
+            'max_new_tokens': max_new_tokens,
+            'temperature': temperature,
+            'conf': conf,
+            'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds'),
+            'timings': {},
+        },
+        {},
+    )
     for mode in modes:
         t = time.perf_counter()
         pol, bas = _answers(model, base_m, tok, prompts, mode, kl=mode == 'sampled', **kw)
         gen_s = time.perf_counter() - t
-        m = {'prompts': prompts, 'answers': {'policy': pol.texts, 'base': bas.texts},
-             'tokens': {'policy': pol.n_tokens, 'base': bas.n_tokens},
-             'length': {'policy': _stats(pol.n_tokens, conf, seed), 'base': _stats(bas.n_tokens, conf, seed)},
-             'distinct': {k: {f'distinct_{n}': distinct_n(a.texts, n) for n in (1, 2)} for k, a in (('policy', pol), ('base', bas))},
-             'failures': {k: failures(a.texts, a.has_eos, validate) for k, a in (('policy', pol), ('base', bas))},
-             'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)), 'judges': {}}
+        m = {
+            'prompts': prompts,
+            'answers': {'policy': pol.texts, 'base': bas.texts},
+            'tokens': {'policy': pol.n_tokens, 'base': bas.n_tokens},
+            'length': {'policy': _stats(pol.n_tokens, conf, seed), 'base': _stats(bas.n_tokens, conf, seed)},
+            'distinct': {
+                k: {f'distinct_{n}': distinct_n(a.texts, n) for n in (1, 2)}
+                for k, a in (('policy', pol), ('base', bas))
+            },
+            'failures': {k: failures(a.texts, a.has_eos, validate) for k, a in (('policy', pol), ('base', bas))},
+            'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)),
+            'judges': {},
+        }
         if pol.kl is not None:
             import numpy as np
             kl = np.asarray(pol.kl)
-            m['kl'] = {**_stats(kl, conf, seed), 'median': round(float(np.median(kl)), 4), 'p90': round(float(np.quantile(kl, 0.9)), 4),
-                       'values': [round(float(v), 4) for v in kl]}
+            m['kl'] = {
+                **_stats(kl, conf, seed),
+                'median': round(float(np.median(kl)), 4),
+                'p90': round(float(np.quantile(kl, 0.9)), 4),
+                'values': [round(float(v), 4) for v in kl],
+            }
         t = time.perf_counter()
-        for jn, judge in judges.items(): m['judges'][jn] = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie)
+        for jn, judge in judges.items():
+            m['judges'][jn] = _compare(
+                judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie
+            )
         report.meta['timings'][mode] = {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
                                         'prompts_per_s': round(len(prompts) / gen_s, 3)}
         report.modes[mode] = m
     if pairs is not None and len(pairs):
         from rlnb.dpo import preference_accuracy
-        if base_m is not None: raise ValueError("held-out pair accuracy needs an adapter policy (reference = adapters disabled)")
+        if base_m is not None:
+            raise ValueError("held-out pair accuracy needs an adapter policy (reference = adapters disabled)")
         pa = preference_accuracy(model, tok, pairs, beta)
         k = round(pa['preference_accuracy'] * pa['pairs'] * 2) / 2
         report.preference_accuracy = {**pa, 'ci': [round(v, 4) for v in wilson_interval(k, pa['pairs'], conf)]}
@@ -406,59 +547,122 @@ def plot_report(report:EvalReport, path=None, mode:str|None=None):
     scored = [(jn, j) for jn, j in m['judges'].items() if 'scores' in j]
     for k, (jn, j) in enumerate(scored[:2]):
         for side, c in (('base', 'tab:gray'), ('policy', 'tab:blue')):
-            ax[0].hist(j['scores'][side], bins=20, alpha=0.45 if k == 0 else 0.0, color=c, label=f'{side} ({jn})' if k == 0 else None)
+            ax[0].hist(
+                j['scores'][side],
+                bins=20,
+                alpha=0.45 if k == 0 else 0.0,
+                color=c,
+                label=f'{side} ({jn})' if k == 0 else None,
+            )
     ax[0].set(title=f'{scored[0][0] if scored else "judge"} scores ({mode})', xlabel='score'); ax[0].legend(fontsize=8)
     labels, rates, los, his, cols = [], [], [], [], []
     for md, mm in report.modes.items():
         for jn, j in mm['judges'].items():
             for kind, key, c in (('', 'win_rate', 'tab:blue'), (' LC', 'lc_win_rate', 'tab:orange')):
-                w = j[key]; labels.append(f'{md[:6]} {jn}{kind}'); rates.append(w['rate']); los.append(w['rate'] - w['ci'][0]); his.append(w['ci'][1] - w['rate']); cols.append(c)
+                w = j[key]
+                labels.append(f'{md[:6]} {jn}{kind}')
+                rates.append(w['rate'])
+                los.append(w['rate'] - w['ci'][0])
+                his.append(w['ci'][1] - w['rate'])
+                cols.append(c)
     y = np.arange(len(labels))
-    ax[1].errorbar(rates, y, xerr=[los, his], fmt='none', ecolor='k', capsize=3); ax[1].scatter(rates, y, c=cols, zorder=3)
-    ax[1].axvline(0.5, ls='--', c='gray'); ax[1].set_yticks(y, labels, fontsize=7); ax[1].set(xlim=(0, 1), title='win rate of policy over base, 95 % CI')
+    ax[1].errorbar(rates, y, xerr=[los, his], fmt='none', ecolor='k', capsize=3)
+    ax[1].scatter(rates, y, c=cols, zorder=3)
+    ax[1].axvline(0.5, ls='--', c='gray')
+    ax[1].set_yticks(y, labels, fontsize=7)
+    ax[1].set(xlim=(0, 1), title='win rate of policy over base, 95 % CI')
     kinds = list(m['failures']['policy']['counts'])
     x = np.arange(len(kinds))
     for off, side, c in ((-0.2, 'base', 'tab:gray'), (0.2, 'policy', 'tab:blue')):
         ax[2].bar(x + off, [m['failures'][side]['rates'][k] for k in kinds], 0.4, color=c, label=side)
-    ax[2].set_xticks(x, kinds); ax[2].set(title=f'failures ({mode})', ylabel='share of answers'); ax[2].legend(fontsize=8)
-    if m.get('kl'): ax[3].hist(m['kl']['values'], bins=20, color='tab:purple'); ax[3].set(title=f"KL(policy‖base) per response: mean {m['kl']['mean']:.2f} nats", xlabel='nats')
+    ax[2].set_xticks(x, kinds)
+    ax[2].set(title=f'failures ({mode})', ylabel='share of answers')
+    ax[2].legend(fontsize=8)
+    if m.get('kl'):
+        ax[3].hist(m['kl']['values'], bins=20, color='tab:purple')
+        ax[3].set(title=f"KL(policy‖base) per response: mean {m['kl']['mean']:.2f} nats", xlabel='nats')
     else: ax[3].axis('off')
     short = lambda p: '/'.join(Path(str(p)).parts[-3:])
-    fig.suptitle(f"{short(report.meta['policy'])} vs {short(report.meta['base'])} on {report.meta['prompts']} held-out prompts", fontsize=10)
+    fig.suptitle(
+        f"{short(report.meta['policy'])} vs {short(report.meta['base'])} on {report.meta['prompts']} held-out prompts",
+        fontsize=10,
+    )
     fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
     return fig
 
+# %% ../nbs/08_evaluation.ipynb #9f01d2a3
 def plot_frontier(reports:dict, path=None):
-    "Score gain over the base against √KL for several policies, one line per judge: the proxy reward model against the independent judge (Gao et al. 2022)."
+    ("Score gain over the base against √KL for several policies, one line per judge: the proxy reward model against "
+     "the independent judge (Gao et al. 2022).")
     import matplotlib.pyplot as plt, numpy as np
     fig, ax = plt.subplots(1, 2, figsize=(11, 3.8))
-    judges = sorted({jn for r in reports.values() for jn, j in r.modes.get('sampled', {}).get('judges', {}).items() if 'score' in j})
+    judges = sorted(
+        {jn for r in reports.values() for jn, j in r.modes.get('sampled', {}).get('judges', {}).items() if 'score' in j}
+    )
     for jn in judges:
-        pts = [(math.sqrt(max(r.modes['sampled']['kl']['mean'], 0)), r.modes['sampled']['judges'][jn]['score']['diff'], name)
-               for name, r in reports.items() if jn in r.modes.get('sampled', {}).get('judges', {})]
+        pts = [
+            (
+                math.sqrt(max(r.modes['sampled']['kl']['mean'], 0)),
+                r.modes['sampled']['judges'][jn]['score']['diff'],
+                name,
+            )
+            for name, r in reports.items()
+            if jn in r.modes.get('sampled', {}).get('judges', {})
+        ]
         xs, ds, names = zip(*pts) if pts else ((), (), ())
-        ax[0].errorbar(xs, [d['mean'] for d in ds], yerr=[[d['mean'] - d['ci'][0] for d in ds], [d['ci'][1] - d['mean'] for d in ds]], marker='o', capsize=3, label=jn)
+        ax[0].errorbar(
+            xs,
+            [d['mean'] for d in ds],
+            yerr=[[d['mean'] - d['ci'][0] for d in ds], [d['ci'][1] - d['mean'] for d in ds]],
+            marker='o',
+            capsize=3,
+            label=jn,
+        )
         for x, d, n in pts: ax[0].annotate(n, (x, d['mean']), fontsize=7)
-    ax[0].axhline(0, ls='--', c='gray'); ax[0].set(xlabel='√KL(policy‖base)  (√nats)', ylabel='judge score: policy − base', title='reward–KL frontier'); ax[0].legend(fontsize=8)
+    ax[0].axhline(0, ls='--', c='gray')
+    ax[0].set(xlabel='√KL(policy‖base)  (√nats)', ylabel='judge score: policy − base', title='reward–KL frontier')
+    ax[0].legend(fontsize=8)
     names = list(reports)
     for k, jn in enumerate(judges):
-        w = [reports[n].modes['sampled']['judges'][jn]['win_rate'] if jn in reports[n].modes.get('sampled', {}).get('judges', {}) else None for n in names]
+        w = [
+            (
+                reports[n].modes['sampled']['judges'][jn]['win_rate']
+                if jn in reports[n].modes.get('sampled', {}).get('judges', {})
+                else None
+            )
+            for n in names
+        ]
         xs = [i + 0.15 * (k - (len(judges) - 1) / 2) for i, v in enumerate(w) if v]
-        ax[1].errorbar(xs, [v['rate'] for v in w if v], yerr=[[v['rate'] - v['ci'][0] for v in w if v], [v['ci'][1] - v['rate'] for v in w if v]], fmt='o', capsize=3, label=jn)
-    ax[1].axhline(0.5, ls='--', c='gray'); ax[1].set_xticks(range(len(names)), names, fontsize=8); ax[1].set(ylim=(0, 1), title='win rate over base (sampled), 95 % CI'); ax[1].legend(fontsize=8)
+        ax[1].errorbar(
+            xs,
+            [v['rate'] for v in w if v],
+            yerr=[[v['rate'] - v['ci'][0] for v in w if v], [v['ci'][1] - v['rate'] for v in w if v]],
+            fmt='o',
+            capsize=3,
+            label=jn,
+        )
+    ax[1].axhline(0.5, ls='--', c='gray')
+    ax[1].set_xticks(range(len(names)), names, fontsize=8)
+    ax[1].set(ylim=(0, 1), title='win rate over base (sampled), 95 % CI')
+    ax[1].legend(fontsize=8)
     fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
     return fig
 
 # %% ../nbs/08_evaluation.ipynb #d771a150
 def compare_items(report:EvalReport, mode:str='greedy') -> list[dict]:
-    "Base-vs-policy answers as `CompareWidget` items (response_a = base, response_b = policy; the widget shuffles the display order)."
+    ("Base-vs-policy answers as `CompareWidget` items (response_a = base, response_b = policy; the widget shuffles the "
+     "display order).")
     m = report.modes[mode]
-    return [{'prompt': p, 'response_a': b, 'response_b': a} for p, a, b in zip(m['prompts'], m['answers']['policy'], m['answers']['base'])]
+    return [
+        {'prompt': p, 'response_a': b, 'response_b': a}
+        for p, a, b in zip(m['prompts'], m['answers']['policy'], m['answers']['base'])
+    ]
 
 def human_outcomes(records:list, report:EvalReport, mode:str='greedy') -> dict:
-    "Win rate of the policy from a rater's comparison records on `compare_items(report)`, and the position bias of the display order."
+    ("Win rate of the policy from a rater's comparison records on `compare_items(report)`, and the position bias of "
+     "the display order.")
     m = report.modes[mode]
     pol = {p: a for p, a in zip(m['prompts'], m['answers']['policy'])}
     o, a_first = [], []
@@ -468,9 +672,15 @@ def human_outcomes(records:list, report:EvalReport, mode:str='greedy') -> dict:
             chosen = r.response if r.choice == 'a' else r.response_b
             o.append(1.0 if chosen == pol[r.prompt] else 0.0)
         if r.choice in ('a', 'b'): a_first.append(r.choice == 'a')
-    if not o: raise ValueError("no comparison records for this report's prompts: rate compare_items(report) in CompareWidget first")
+    if not o:
+        raise ValueError(
+            "no comparison records for this report's prompts: rate compare_items(report) in CompareWidget first"
+        )
     k = sum(a_first)
-    return {'win_rate': win_rate(o), 'position_bias': {'left_chosen': k, 'of': len(a_first), 'sign_p': round(sign_test(k, len(a_first) - k), 4)}}
+    return {
+        'win_rate': win_rate(o),
+        'position_bias': {'left_chosen': k, 'of': len(a_first), 'sign_p': round(sign_test(k, len(a_first) - k), 4)},
+    }
 
 # %% ../nbs/08_evaluation.ipynb #f91a698c
 def assign_variant(unit_id:str,                 # the randomisation unit: a user id, a session id
@@ -478,7 +688,8 @@ def assign_variant(unit_id:str,                 # the randomisation unit: a user
                    weights:list[float]|None=None,  # traffic shares (default equal)
                    salt:str='',                  # the experiment's name: a new salt reshuffles everyone
                   ) -> str:
-    "The unit's variant: SHA-256 of (salt, unit) mapped to [0, 1) and cut by the weights — the same answer in every process, on every machine."
+    ("The unit's variant: SHA-256 of (salt, unit) mapped to [0, 1) and cut by the weights — the same answer in every "
+     "process, on every machine.")
     if len(variants) < 2: raise ValueError(f"an A/B test needs at least 2 variants, got {variants!r}")
     weights = list(weights or [1.0] * len(variants))
     if len(weights) != len(variants) or any(w < 0 for w in weights) or sum(weights) <= 0:
@@ -492,7 +703,8 @@ def assign_variant(unit_id:str,                 # the randomisation unit: a user
 
 # %% ../nbs/08_evaluation.ipynb #e9c28331
 def two_proportion_test(k1, n1, k2, n2, conf:float=0.95) -> dict:
-    "Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed sample size). Works on arrays."
+    ("Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed sample size). "
+     "Works on arrays.")
     import numpy as np
     k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in (k1, n1, k2, n2))
     p1, p2 = k1 / n1, k2 / n2
@@ -511,20 +723,34 @@ def welch_test(x1, x2, conf:float=0.95) -> dict:
     d = x2.mean() - x1.mean()
     se = math.sqrt(x1.var(ddof=1) / len(x1) + x2.var(ddof=1) / len(x2))
     if se == 0:   # no spread in either arm: the difference is exact
-        return {'diff': float(d), 'ci': (float(d), float(d)), 'z': math.copysign(math.inf, d) if d else 0.0, 'p_value': 0.0 if d else 1.0}
+        return {
+            'diff': float(d),
+            'ci': (float(d), float(d)),
+            'z': math.copysign(math.inf, d) if d else 0.0,
+            'p_value': 0.0 if d else 1.0,
+        }
     z = d / se
-    return {'diff': float(d), 'ci': (d - _z(conf) * se, d + _z(conf) * se), 'z': z, 'p_value': 2 * (1 - NormalDist().cdf(abs(z)))}
+    return {
+        'diff': float(d),
+        'ci': (d - _z(conf) * se, d + _z(conf) * se),
+        'z': z,
+        'p_value': 2 * (1 - NormalDist().cdf(abs(z))),
+    }
 
+# %% ../nbs/08_evaluation.ipynb #521cd58a
 def sample_size(p1:float, mde:float, alpha:float=0.05, power:float=0.8, sd:float|None=None) -> int:
-    "Units per arm to detect a change of `mde` from a baseline proportion `p1` (or a mean with standard deviation `sd`) with a two-sided test."
+    ("Units per arm to detect a change of `mde` from a baseline proportion `p1` (or a mean with standard deviation "
+     "`sd`) with a two-sided test.")
     if mde == 0: raise ValueError("the minimum detectable effect must be non-zero")
     zz = (_z(1 - alpha) + NormalDist().inv_cdf(power)) ** 2
     var = 2 * sd ** 2 if sd is not None else p1 * (1 - p1) + (p1 + mde) * (1 - p1 - mde)
     return math.ceil(zz * var / mde ** 2)
 
 def msprt_pvalue(diffs, variances, tau:float=0.05):
-    "Always-valid p-values after each look at a running difference of means (mixture SPRT; Johari, Pekelis & Walsh 2017)."
-    # diffs[t], variances[t]: the estimate and its variance after look t; mixing prior N(0, tau^2) on the true difference
+    ("Always-valid p-values after each look at a running difference of means (mixture SPRT; Johari, Pekelis & Walsh "
+     "2017).")
+    # diffs[t], variances[t]: the estimate and its variance after look t; mixing prior N(0, tau^2) on the true
+    # difference
     import numpy as np
     d, s2 = np.asarray(diffs, dtype=float), np.asarray(variances, dtype=float)
     s2 = np.maximum(s2, 1e-12)
@@ -540,9 +766,14 @@ def _ab_tables(store):
         exps = sa.Table('ab_experiments', md, sa.Column('experiment', sa.String(128), primary_key=True),
                         sa.Column('agent', sa.String(64), nullable=False), sa.Column('config', sa.JSON, nullable=False),
                         sa.Column('created_at', sa.String(32), nullable=False))
-        expo = sa.Table('ab_exposures', md, sa.Column('experiment', sa.String(128), primary_key=True),
-                        sa.Column('unit_id', sa.String(128), primary_key=True), sa.Column('variant', sa.String(128), nullable=False),
-                        sa.Column('created_at', sa.String(32), nullable=False))
+        expo = sa.Table(
+            'ab_exposures',
+            md,
+            sa.Column('experiment', sa.String(128), primary_key=True),
+            sa.Column('unit_id', sa.String(128), primary_key=True),
+            sa.Column('variant', sa.String(128), nullable=False),
+            sa.Column('created_at', sa.String(32), nullable=False),
+        )
         md.create_all(store.engine)
         store._ab_tables = exps, expo
     return store._ab_tables
@@ -552,57 +783,97 @@ def _upsert_ignore(store, table, rows):
     ins = (sqlite if store.engine.dialect.name == 'sqlite' else postgresql).insert(table).on_conflict_do_nothing()
     with store.engine.begin() as c: c.execute(ins, rows)
 
+# %% ../nbs/08_evaluation.ipynb #d06f6c0c
 class ABTest:
-    "An A/B test over the feedback store: consistent assignment, exposures, outcomes as feedback records (variant = `model_version`)."
-    def __init__(self, store, agent:str, experiment:str,
-                 variants:list[str]|None=None,   # first = control; None: read the stored experiment
-                 weights:list[float]|None=None,
-                 horizon:int|None=None,          # units per arm decided up front (fixed-horizon test); None: sequential only
-                 mde:float|None=None,            # minimum detectable effect the horizon was sized for
-                ):
+    ("An A/B test over the feedback store: consistent assignment, exposures, outcomes as feedback records (variant = "
+     "`model_version`).")
+    def __init__(
+        self,
+        store,
+        agent: str,
+        experiment: str,
+        variants: list[str] | None = None,  # first = control; None: read the stored experiment
+        weights: list[float] | None = None,
+        horizon: int | None = None,  # units per arm decided up front (fixed-horizon test); None: sequential only
+        mde: float | None = None,  # minimum detectable effect the horizon was sized for
+    ):
         from datetime import datetime, timezone
         import sqlalchemy as sa
         self.store, self.agent, self.experiment = store, check_agent(agent), experiment
         exps, self.expo = _ab_tables(store)
-        with store.engine.connect() as c: row = c.execute(sa.select(exps).where(exps.c.experiment == experiment)).mappings().first()
+        with store.engine.connect() as c:
+            row = c.execute(sa.select(exps).where(exps.c.experiment == experiment)).mappings().first()
         if row is None:
             if variants is None: raise ValueError(f"no experiment {experiment!r}: give its variants to create it")
             assign_variant('check', variants, weights)                       # validates variants and weights
             cfg = {'variants': list(variants), 'weights': weights, 'horizon': horizon, 'mde': mde}
             _upsert_ignore(store, exps, [{'experiment': experiment, 'agent': agent, 'config': cfg,
                                           'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds')}])
-            with store.engine.connect() as c: row = c.execute(sa.select(exps).where(exps.c.experiment == experiment)).mappings().first()
+            with store.engine.connect() as c:
+                row = c.execute(sa.select(exps).where(exps.c.experiment == experiment)).mappings().first()
         elif variants is not None and list(variants) != row['config']['variants']:
-            raise ValueError(f"experiment {experiment!r} exists with variants {row['config']['variants']}; a new design needs a new name")
+            raise ValueError(
+                f"experiment {experiment!r} exists with variants {row['config']['variants']}; a new design needs a new"
+                " name"
+            )
         self.config = row['config']
         self.variants, self.weights = self.config['variants'], self.config['weights']
 
-    def variant(self, unit_id:str) -> str: return assign_variant(str(unit_id), self.variants, self.weights, self.experiment)
+    def variant(self, unit_id:str) -> str:
+        return assign_variant(str(unit_id), self.variants, self.weights, self.experiment)
 
     def expose(self, unit_id:str) -> str:
         "Assign `unit_id`, record its exposure (once), return its variant."
         from datetime import datetime, timezone
         v = self.variant(unit_id)
-        _upsert_ignore(self.store, self.expo, [{'experiment': self.experiment, 'unit_id': str(unit_id), 'variant': v,
-                                                'created_at': datetime.now(timezone.utc).isoformat(timespec='microseconds')}])
+        _upsert_ignore(
+            self.store,
+            self.expo,
+            [
+                {
+                    'experiment': self.experiment,
+                    'unit_id': str(unit_id),
+                    'variant': v,
+                    'created_at': datetime.now(timezone.utc).isoformat(timespec='microseconds'),
+                }
+            ],
+        )
         return v
 
     def record(self, unit_id:str, prompt:str, response:str, **outcome) -> 'Feedback':
-        "Store the unit's outcome (`label=`, `rating=` or `score=`) as a feedback record tagged with the experiment and variant."
-        kind = next((k for k, f in [('thumbs', 'label'), ('rating', 'rating'), ('score', 'score')] if f in outcome), None)
+        ("Store the unit's outcome (`label=`, `rating=` or `score=`) as a feedback record tagged with the experiment "
+         "and variant.")
+        kind = next(
+            (k for k, f in [('thumbs', 'label'), ('rating', 'rating'), ('score', 'score')] if f in outcome), None
+        )
         if kind is None: raise ValueError("give the outcome as label= (thumbs), rating= (1-5) or score= (0-1)")
         v = self.expose(unit_id)
-        fb = Feedback(self.agent, kind, prompt, response, model_version=v, run_id=f'ab:{self.experiment}', rater=str(unit_id),
-                      metadata={'experiment': self.experiment, 'unit_id': str(unit_id)}, **outcome)
+        fb = Feedback(
+            self.agent,
+            kind,
+            prompt,
+            response,
+            model_version=v,
+            run_id=f'ab:{self.experiment}',
+            rater=str(unit_id),
+            metadata={'experiment': self.experiment, 'unit_id': str(unit_id)},
+            **outcome,
+        )
         self.store.add(fb)
         return fb
 
 # %% ../nbs/08_evaluation.ipynb #db7356a9
-def ab_report(store, agent:str, experiment:str, alpha:float=0.05, power:float=0.8,
-              mde:float|None=None,    # effect to size the test for (default: the experiment's, else 0.05 on the 0-1 scale)
-              tau:float|None=None,    # mixing scale of the sequential test (default: mde)
-             ) -> dict:
-    "Per variant: exposed units, units with an outcome, mean outcome (0-1 scale) with CI; each variant against the control: difference, CI, p-value, the always-valid p-value, units needed, and a decision."
+def ab_report(
+    store,
+    agent: str,
+    experiment: str,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    mde: float | None = None,  # effect to size the test for (default: the experiment's, else 0.05 on the 0-1 scale)
+    tau: float | None = None,  # mixing scale of the sequential test (default: mde)
+) -> dict:
+    ("Per variant: exposed units, units with an outcome, mean outcome (0-1 scale) with CI; each variant against the "
+     "control: difference, CI, p-value, the always-valid p-value, units needed, and a decision.")
     import numpy as np, sqlalchemy as sa
     from rlnb.formatting import utility
     t = ABTest(store, agent, experiment)
@@ -611,12 +882,17 @@ def ab_report(store, agent:str, experiment:str, alpha:float=0.05, power:float=0.
     with store.engine.connect() as c:
         expo = c.execute(sa.select(t.expo).where(t.expo.c.experiment == experiment)).mappings().all()
     recs = [r for r in store.query(agent=agent, run_id=f'ab:{experiment}') if utility(r) is not None]
-    if not recs: raise ValueError(f"experiment {experiment!r} has {len(expo)} exposures but no outcomes yet: record thumbs, ratings or scores first")
+    if not recs:
+        raise ValueError(
+            f"experiment {experiment!r} has {len(expo)} exposures but no outcomes yet: record thumbs, ratings or scores"
+            " first"
+        )
     binary = all(r.kind == 'thumbs' for r in recs)
-    per_unit = defaultdict(list)                                 # the unit of randomisation is the unit: average its outcomes
+    per_unit = defaultdict(list)  # the unit of randomisation is the unit: average its outcomes
     first = {}
     for r in sorted(recs, key=lambda r: r.created_at):
-        per_unit[(r.model_version, r.rater)].append(utility(r)); first.setdefault((r.model_version, r.rater), r.created_at)
+        per_unit[(r.model_version, r.rater)].append(utility(r))
+        first.setdefault((r.model_version, r.rater), r.created_at)
     exposed = Counter(e['variant'] for e in expo)
     arms = {v: np.array([np.mean(u) for (vv, _), u in per_unit.items() if vv == v]) for v in t.variants}
     ctrl = t.variants[0]
@@ -629,11 +905,23 @@ def ab_report(store, agent:str, experiment:str, alpha:float=0.05, power:float=0.
             row['ci'] = [round(float(lo), 4), round(float(hi), 4)]
         rows[v] = row
     horizon = cfg.get('horizon')
-    out = {'experiment': experiment, 'agent': agent, 'variants': t.variants, 'control': ctrl, 'metric': 'thumbs-up rate' if binary else 'mean utility (0-1)',
-           'test': 'two-proportion z-test' if binary else "Welch's t (normal reference)", 'alpha': alpha, 'horizon': horizon, 'arms': rows, 'vs_control': {}}
+    out = {
+        'experiment': experiment,
+        'agent': agent,
+        'variants': t.variants,
+        'control': ctrl,
+        'metric': 'thumbs-up rate' if binary else 'mean utility (0-1)',
+        'test': 'two-proportion z-test' if binary else "Welch's t (normal reference)",
+        'alpha': alpha,
+        'horizon': horizon,
+        'arms': rows,
+        'vs_control': {},
+    }
     for v in t.variants[1:]:
         a, b = arms[ctrl], arms[v]
-        if min(len(a), len(b)) < 2: out['vs_control'][v] = {'decision': f'wait: {len(a)} and {len(b)} units with outcomes'}; continue
+        if min(len(a), len(b)) < 2:
+            out['vs_control'][v] = {'decision': f'wait: {len(a)} and {len(b)} units with outcomes'}
+            continue
         r = two_proportion_test(a.sum(), len(a), b.sum(), len(b), 1 - alpha) if binary else welch_test(a, b, 1 - alpha)
         sd = None if binary else float(np.concatenate([a, b]).std(ddof=1))
         need = sample_size(float(a.mean()) if binary else 0.5, mde, alpha, power, sd)
@@ -643,31 +931,54 @@ def ab_report(store, agent:str, experiment:str, alpha:float=0.05, power:float=0.
         for k in order:
             (xa if k[0] == ctrl else xb).append(np.mean(per_unit[k]))
             if len(xa) >= 2 and len(xb) >= 2:
-                seq_d.append(np.mean(xb) - np.mean(xa)); seq_v.append(np.var(xa, ddof=1) / len(xa) + np.var(xb, ddof=1) / len(xb))
+                seq_d.append(np.mean(xb) - np.mean(xa))
+                seq_v.append(np.var(xa, ddof=1) / len(xa) + np.var(xb, ddof=1) / len(xb))
         p_seq = float(msprt_pvalue(seq_d, seq_v, tau or mde)[-1]) if seq_d else 1.0
         reached = horizon is not None and min(len(a), len(b)) >= horizon
-        if reached: decision = f"{v} {'better' if r['diff'] > 0 else 'worse'} than {ctrl}" if r['p_value'] < alpha else 'no significant difference at the horizon'
-        elif p_seq < alpha: decision = f"{v} {'better' if r['diff'] > 0 else 'worse'} than {ctrl} (always-valid p < {alpha}: safe to stop)"
-        else: decision = f"wait: {min(len(a), len(b))} of {horizon} units per arm" if horizon else 'wait: the sequential test has not decided'
+        if reached:
+            decision = (
+                f"{v} {'better' if r['diff'] > 0 else 'worse'} than {ctrl}"
+                if r['p_value'] < alpha
+                else 'no significant difference at the horizon'
+            )
+        elif p_seq < alpha:
+            decision = (
+                f"{v} {'better' if r['diff'] > 0 else 'worse'} than {ctrl} (always-valid p < {alpha}: safe to stop)"
+            )
+        else:
+            decision = (
+                f"wait: {min(len(a), len(b))} of {horizon} units per arm"
+                if horizon
+                else 'wait: the sequential test has not decided'
+            )
         out['vs_control'][v] = {'diff': round(float(r['diff']), 4), 'ci': [round(float(c), 4) for c in r['ci']],
                                 'p_value': round(float(r['p_value']), 5), 'p_always_valid': round(p_seq, 5),
                                 'units_needed_per_arm': need, 'mde': mde, 'decision': decision}
     return out
 
 # %% ../nbs/08_evaluation.ipynb #4c53591b
-_NOT_SMALL_TALK = ('coding', 'trivia', 'botprofile', 'tech_support')   # chatterbot categories that are not conversation openers
+_NOT_SMALL_TALK = (
+    'coding',
+    'trivia',
+    'botprofile',
+    'tech_support',
+)  # chatterbot categories that are not conversation openers
 
-def heldout_prompts(run=None,                   # a run folder: its held-out split's prompts come first
-                    n:int=64,                   # how many prompts in all
-                    extra:str='chatterbot',     # where more come from: chatterbot-corpus conversation openers (never trained on)
-                    seed:int=0) -> list[str]:
-    "Held-out prompts: the run's held-out chitchat prompts (no stage trained on them), topped up to `n` with chatterbot-corpus conversation openers."
+def heldout_prompts(
+    run=None,  # a run folder: its held-out split's prompts come first
+    n: int = 64,  # how many prompts in all
+    extra: str = 'chatterbot',  # where more come from: chatterbot-corpus conversation openers (never trained on)
+    seed: int = 0,
+) -> list[str]:
+    ("Held-out prompts: the run's held-out chitchat prompts (no stage trained on them), topped up to `n` with "
+     "chatterbot-corpus conversation openers.")
     import random
     from rlnb.formatting import prompt_text
     out = []
     if run is not None:
         d = Path(run)/'datasets'/'pairs'/'eval'
-        if not d.exists(): raise FileNotFoundError(f"{d} is missing: the run has no held-out split (run its 'format' stage)")
+        if not d.exists():
+            raise FileNotFoundError(f"{d} is missing: the run has no held-out split (run its 'format' stage)")
         from datasets import load_from_disk
         out = list(dict.fromkeys(prompt_text(p) for p in load_from_disk(str(d))['prompt']))
     if extra == 'chatterbot' and len(out) < n:
@@ -682,6 +993,7 @@ def heldout_prompts(run=None,                   # a run folder: its held-out spl
         out += qs[:n - len(out)]
     return out[:n]
 
+# %% ../nbs/08_evaluation.ipynb #d34a82db
 def read_prompt_file(path) -> list[str]:
     "Prompts from a JSONL file (`prompt` or `query` per line) or a text file (one per line)."
     p = Path(path)
@@ -691,29 +1003,64 @@ def read_prompt_file(path) -> list[str]:
     out = []
     for i, l in enumerate(lines, 1):
         try: d = json.loads(l); out.append(d.get('prompt') or d['query'])
-        except (ValueError, KeyError, AttributeError) as e: raise ValueError(f"{p}:{i}: need a JSON object with 'prompt' ({e})") from None
+        except (ValueError, KeyError, AttributeError) as e:
+            raise ValueError(f"{p}:{i}: need a JSON object with 'prompt' ({e})") from None
     return out
 
+# %% ../nbs/08_evaluation.ipynb #8addc83a
 def evaluate_cli(argv:list|None=None):
     "Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON."
     import argparse
-    ap = argparse.ArgumentParser(prog='rlnb_evaluate', description='Judge a trained policy against its base on held-out prompts (win rate, KL, failures, with CIs).')
-    ap.add_argument('--checkpoint', required=True, help='adapter folder (its base is read from it) or a model folder (then --base)')
-    ap.add_argument('--compare-base', action='store_true', help='compare with the base model (the default and only comparison)')
+    ap = argparse.ArgumentParser(
+        prog='rlnb_evaluate',
+        description='Judge a trained policy against its base on held-out prompts (win rate, KL, failures, with CIs).',
+    )
+    ap.add_argument(
+        '--checkpoint', required=True, help='adapter folder (its base is read from it) or a model folder (then --base)'
+    )
+    ap.add_argument(
+        '--compare-base', action='store_true', help='compare with the base model (the default and only comparison)'
+    )
     ap.add_argument('--base', help="the base model folder or 'smollm2', when the checkpoint is a full model")
-    ap.add_argument('--prompts', default='held-out', help="'held-out' (the run's held-out split + chatterbot questions) or a .jsonl/.txt file")
+    ap.add_argument(
+        '--prompts',
+        default='held-out',
+        help="'held-out' (the run's held-out split + chatterbot questions) or a .jsonl/.txt file",
+    )
     ap.add_argument('--run', help='run folder whose held-out split to use (default: the run holding the checkpoint)')
-    ap.add_argument('--judge', action='append', help='a saved reward model folder (repeatable; default: the run\'s judge/ and reward/ models)')
+    ap.add_argument(
+        '--judge',
+        action='append',
+        help='a saved reward model folder (repeatable; default: the run\'s judge/ and reward/ models)',
+    )
     ap.add_argument('--n-prompts', type=int, default=64); ap.add_argument('--max-new-tokens', type=int, default=48)
     ap.add_argument('--modes', default='greedy,sampled'); ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--output', required=True, help='results.json')
     a = ap.parse_args(argv)
     ck = Path(a.checkpoint)
-    run = Path(a.run) if a.run else next((p for p in ck.resolve().parents if (p/'config.json').exists() and (p/'datasets').exists()), None)
+    run = (
+        Path(a.run)
+        if a.run
+        else next((p for p in ck.resolve().parents if (p / 'config.json').exists() and (p / 'datasets').exists()), None)
+    )
     prompts = read_prompt_file(a.prompts) if a.prompts != 'held-out' else heldout_prompts(run, a.n_prompts, seed=a.seed)
-    judge_dirs = a.judge or [str(d) for d in ([run/'judge'/'reward_model', run/'reward'/'reward_model'] if run else []) if d.exists()]
-    if not judge_dirs: raise SystemExit("no judge: pass --judge PATH (a saved reward model), or a checkpoint inside a run folder that has one")
+    judge_dirs = a.judge or [
+        str(d) for d in ([run / 'judge' / 'reward_model', run / 'reward' / 'reward_model'] if run else []) if d.exists()
+    ]
+    if not judge_dirs:
+        raise SystemExit(
+            "no judge: pass --judge PATH (a saved reward model), or a checkpoint inside a run folder that has one"
+        )
     judges = {Path(d).parent.name: RewardJudge(d) for d in judge_dirs}
-    rep = evaluate_policy(str(ck), prompts, judges, base=a.base, modes=tuple(a.modes.split(',')), max_new_tokens=a.max_new_tokens, seed=a.seed, output=a.output)
+    rep = evaluate_policy(
+        str(ck),
+        prompts,
+        judges,
+        base=a.base,
+        modes=tuple(a.modes.split(',')),
+        max_new_tokens=a.max_new_tokens,
+        seed=a.seed,
+        output=a.output,
+    )
     print(rep.table()); print(f"report: {a.output}")
     return rep

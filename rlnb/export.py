@@ -25,15 +25,20 @@ def llama_version() -> str:
     return version('llama-cpp-python')
 
 def converter_dir() -> Path:
-    "Folder holding llama.cpp's `convert_hf_to_gguf.py` for the installed llama-cpp-python (`$RLNB_LLAMA_CPP` overrides)."
+    ("Folder holding llama.cpp's `convert_hf_to_gguf.py` for the installed llama-cpp-python (`$RLNB_LLAMA_CPP` "
+     "overrides).")
     d = Path(os.environ.get('RLNB_LLAMA_CPP') or cache_dir()/f'llama.cpp-{llama_version()}')
     if not (d/'convert_hf_to_gguf.py').exists():
-        raise FileNotFoundError(f"llama.cpp's converter is not at {d}. Fix: run `rlnb_export --prepare-converter` (or `make assets`), "
-                                f"which unpacks it from the llama-cpp-python=={llama_version()} source distribution")
+        raise FileNotFoundError(
+            f"llama.cpp's converter is not at {d}. Fix: run `rlnb_export --prepare-converter` (or `make assets`), "
+            f"which unpacks it from the llama-cpp-python=={llama_version()} source distribution"
+        )
     return d
 
+# %% ../nbs/07_export.ipynb #a406fc8c
 def prepare_converter(sdist:str|Path|None=None) -> Path:
-    "Unpack the converter, `conversion/` and `gguf-py/` from the llama-cpp-python sdist (found or downloaded); returns the folder."
+    ("Unpack the converter, `conversion/` and `gguf-py/` from the llama-cpp-python sdist (found or downloaded); "
+     "returns the folder.")
     import tarfile, tempfile
     ver = llama_version()
     dst = Path(os.environ.get('RLNB_LLAMA_CPP') or cache_dir()/f'llama.cpp-{ver}')
@@ -46,9 +51,29 @@ def prepare_converter(sdist:str|Path|None=None) -> Path:
     if sdist is None:
         tmp = tempfile.mkdtemp()
         print(f"downloading the llama-cpp-python=={ver} source distribution (77 MB) for its converter")
-        subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '--no-binary', ':all:', f'llama-cpp-python=={ver}', '-d', tmp], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                '-m',
+                'pip',
+                'download',
+                '-q',
+                '--no-deps',
+                '--no-binary',
+                ':all:',
+                f'llama-cpp-python=={ver}',
+                '-d',
+                tmp,
+            ],
+            check=True,
+        )
         sdist = Path(tmp)/name
-    keep = ('vendor/llama.cpp/convert_hf_to_gguf.py', 'vendor/llama.cpp/convert_lora_to_gguf.py', 'vendor/llama.cpp/conversion/', 'vendor/llama.cpp/gguf-py/')
+    keep = (
+        'vendor/llama.cpp/convert_hf_to_gguf.py',
+        'vendor/llama.cpp/convert_lora_to_gguf.py',
+        'vendor/llama.cpp/conversion/',
+        'vendor/llama.cpp/gguf-py/',
+    )
     part = dst.with_name(dst.name + '.partial')
     shutil.rmtree(part, ignore_errors=True)
     with tarfile.open(sdist) as tf:
@@ -58,17 +83,20 @@ def prepare_converter(sdist:str|Path|None=None) -> Path:
                 out = part/rel[len('vendor/llama.cpp/'):]
                 out.parent.mkdir(parents=True, exist_ok=True)
                 out.write_bytes(tf.extractfile(m).read())
-    if not (part/'convert_hf_to_gguf.py').exists(): raise RuntimeError(f"{sdist} holds no vendor/llama.cpp/convert_hf_to_gguf.py")
+    if not (part/'convert_hf_to_gguf.py').exists():
+        raise RuntimeError(f"{sdist} holds no vendor/llama.cpp/convert_hf_to_gguf.py")
     shutil.rmtree(dst, ignore_errors=True); part.rename(dst)
     if tmp: shutil.rmtree(tmp, ignore_errors=True)
     return dst
 
+# %% ../nbs/07_export.ipynb #172d2d6f
 def supported_architectures(conv:Path|None=None) -> set[str]:
     "HF architectures (`config.json` → `architectures`) the converter registers."
     conv = conv or converter_dir()
     names = set()
     for f in [conv/'convert_hf_to_gguf.py', *sorted((conv/'conversion').glob('*.py'))]:
-        for args in re.findall(r'\.register\(([^)]*)\)', f.read_text()): names |= set(re.findall(r'"([A-Za-z0-9_]+)"', args))
+        for args in re.findall(r'\.register\(([^)]*)\)', f.read_text()):
+            names |= set(re.findall(r'"([A-Za-z0-9_]+)"', args))
     return names
 
 # %% ../nbs/07_export.ipynb #66b51c34
@@ -76,49 +104,75 @@ LLAMA_BASELINE = ('sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'bmi2')   # the instru
 _AMX_OPS = re.compile(r'\b(ldtilecfg|sttilecfg|tileloadd\w*|tilestored|tilezero|tilerelease|tdp\w+ps|tdpb\w+d)\b')
 
 def check_llama_cpu(required=LLAMA_BASELINE):
-    "Raise a clear error when this CPU lacks an instruction set the llama.cpp build needs (instead of dying with SIGILL)."
+    ("Raise a clear error when this CPU lacks an instruction set the llama.cpp build needs (instead of dying with "
+     "SIGILL).")
     info = cpu_info()
     if info['arch'] not in ('x86_64', 'AMD64') or not info['flags']: return info
     if missing := [f for f in required if f not in info['flags']]:
-        raise RuntimeError(f"this CPU ({info['model']}) lacks {', '.join(missing)}, which rlnb's llama.cpp build needs "
-                           f"(x86-64-v3: {', '.join(required)}). GGUF export/serving cannot run here; training and evaluation can.")
+        raise RuntimeError(
+            f"this CPU ({info['model']}) lacks {', '.join(missing)}, which rlnb's llama.cpp build needs "
+            f"(x86-64-v3: {', '.join(required)}). GGUF export/serving cannot run here; training and evaluation can."
+        )
     return info
 
 def native_instructions(lib) -> dict:
     "Count AMX instructions and AVX-512 (zmm) register uses in a shared library's code (`objdump -d`)."
     if not shutil.which('objdump'): raise FileNotFoundError("objdump (binutils) is needed: apt-get install binutils")
-    asm = subprocess.run(['objdump', '-d', '--no-show-raw-insn', str(lib)], capture_output=True, text=True, check=True).stdout
+    asm = subprocess.run(
+        ['objdump', '-d', '--no-show-raw-insn', str(lib)], capture_output=True, text=True, check=True
+    ).stdout
     return {'amx': len(_AMX_OPS.findall(asm)), 'avx512_zmm': asm.count('%zmm'), 'ymm': asm.count('%ymm')}
 
+# %% ../nbs/07_export.ipynb #afcc3bef
 def llama_build_info(disassemble:bool=True) -> dict:
-    "How the installed llama-cpp-python was built: compiled-in CPU features and, per ggml library, AMX/AVX-512 instruction counts."
+    ("How the installed llama-cpp-python was built: compiled-in CPU features and, per ggml library, AMX/AVX-512 "
+     "instruction counts.")
     import llama_cpp
     sysinfo = llama_cpp.llama_print_system_info().decode()
     feats = dict(re.findall(r'([A-Z0-9_]+) = (\d)', sysinfo))
     libdir = Path(llama_cpp.__file__).parent/'lib'
-    libs = {p.name: native_instructions(p) for p in sorted(libdir.glob('lib*.so*')) if disassemble and not p.is_symlink()}
-    return {'version': llama_version(), 'features': {k: int(v) for k, v in feats.items()}, 'system_info': sysinfo.strip(),
-            'libs': libs, 'build_key': os.environ.get('RLNB_LLAMA_BUILD_KEY')}
+    libs = {
+        p.name: native_instructions(p) for p in sorted(libdir.glob('lib*.so*')) if disassemble and not p.is_symlink()
+    }
+    return {
+        'version': llama_version(),
+        'features': {k: int(v) for k, v in feats.items()},
+        'system_info': sysinfo.strip(),
+        'libs': libs,
+        'build_key': os.environ.get('RLNB_LLAMA_BUILD_KEY'),
+    }
 
 # %% ../nbs/07_export.ipynb #80b71209
-class NativeCrash(RuntimeError): "Native code (llama.cpp) crashed in a child process; the calling process is unaffected."
+class NativeCrash(RuntimeError):
+    "Native code (llama.cpp) crashed in a child process; the calling process is unaffected."
 
 def isolated(fn:str, *args, timeout:float|None=None, **kw):
-    "Run `rlnb.export.<fn>(*args, **kw)` in a fresh Python process and return its result; a crash there raises `NativeCrash` here."
+    ("Run `rlnb.export.<fn>(*args, **kw)` in a fresh Python process and return its result; a crash there raises "
+     "`NativeCrash` here.")
     with tempfile.TemporaryDirectory() as d:
         inp, out = Path(d)/'in.pkl', Path(d)/'out.pkl'
         inp.write_bytes(pickle.dumps((args, kw)))
         code = ('import pickle, sys; from rlnb import export; a, k = pickle.loads(open(sys.argv[1], "rb").read()); '
                 f'r = export.{fn}(*a, **k); open(sys.argv[2], "wb").write(pickle.dumps(r))')
         env = {**os.environ, 'PYTHONFAULTHANDLER': '1'}
-        try: r = subprocess.run([sys.executable, '-c', code, str(inp), str(out)], capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired: raise NativeCrash(f"{fn} did not finish within {timeout} s in its child process")
+        try:
+            r = subprocess.run(
+                [sys.executable, '-c', code, str(inp), str(out)],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=env,
+            )
+        except subprocess.TimeoutExpired:
+            raise NativeCrash(f"{fn} did not finish within {timeout} s in its child process")
         if r.returncode == 0 and out.exists(): return pickle.loads(out.read_bytes())
         tail = '\n'.join((r.stderr or r.stdout).strip().splitlines()[-12:])
         if r.returncode < 0:
             sig = signal.Signals(-r.returncode).name if -r.returncode in signal.valid_signals() else '?'
-            raise NativeCrash(f"{fn} crashed in its child process with signal {-r.returncode} ({sig}); this session is unaffected. "
-                              f"Last output:\n{tail}")
+            raise NativeCrash(
+                f"{fn} crashed in its child process with signal {-r.returncode} ({sig}); this session is unaffected. "
+                f"Last output:\n{tail}"
+            )
         raise RuntimeError(f"{fn} failed in its child process (exit {r.returncode}):\n{tail}")
 
 def _crash(sig:int=signal.SIGSEGV): os.kill(os.getpid(), sig)   # for the test below
@@ -137,7 +191,8 @@ def _base_of(adapter:Path, base=None) -> Path:
     raise ValueError(f"the adapter in {adapter} names base {b!r}, which is not a local model folder: pass base=")
 
 def load_checkpoint(checkpoint, base=None, merge:bool=True):
-    "`(model, tokenizer)` from an adapter folder (merged into its base unless `merge=False`), a HF folder, or 'smollm2'/'tiny'."
+    ("`(model, tokenizer)` from an adapter folder (merged into its base unless `merge=False`), a HF folder, or "
+     "'smollm2'/'tiny'.")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.core import model_path
@@ -153,10 +208,14 @@ def load_checkpoint(checkpoint, base=None, merge:bool=True):
         tok = AutoTokenizer.from_pretrained(ck if (ck/'tokenizer_config.json').exists() else bp)
         if merge: model = model.merge_and_unload()
     else:
-        if not (ck/'config.json').exists(): raise FileNotFoundError(f"{ck} is neither an adapter (adapter_config.json) nor a model folder (config.json)")
+        if not (ck/'config.json').exists():
+            raise FileNotFoundError(
+                f"{ck} is neither an adapter (adapter_config.json) nor a model folder (config.json)"
+            )
         model, tok = AutoModelForCausalLM.from_pretrained(ck, dtype=torch.float32), AutoTokenizer.from_pretrained(ck)
     return model.eval(), tok
 
+# %% ../nbs/07_export.ipynb #8813fb07
 def _fresh(out:Path, overwrite:bool) -> Path:
     if (out.is_dir() and any(out.iterdir())) or out.is_file():
         if not overwrite: raise FileExistsError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
@@ -166,14 +225,19 @@ def _fresh(out:Path, overwrite:bool) -> Path:
 def export_lora(checkpoint, out, overwrite:bool=False) -> Path:
     "Copy the adapter (weights + config) and the tokenizer to `out`."
     ck = Path(checkpoint)
-    if not is_adapter(ck): raise ValueError(f"{ck} is not a LoRA adapter (no adapter_config.json): use format='merged' or 'gguf'")
+    if not is_adapter(ck):
+        raise ValueError(f"{ck} is not a LoRA adapter (no adapter_config.json): use format='merged' or 'gguf'")
     out = _fresh(Path(out), overwrite); out.mkdir(parents=True)
     for f in ck.iterdir():
-        if f.is_file() and (f.name.startswith(('adapter_', 'tokenizer', 'special_tokens', 'chat_template')) or f.suffix in ('.jinja',)): shutil.copy2(f, out/f.name)
+        if f.is_file() and (
+            f.name.startswith(('adapter_', 'tokenizer', 'special_tokens', 'chat_template')) or f.suffix in ('.jinja',)
+        ):
+            shutil.copy2(f, out / f.name)
     return out
 
 def export_merged(checkpoint, out, base=None, overwrite:bool=False) -> Path:
-    "LoRA merged into its base (or the model as it is), saved as safetensors with its tokenizer: loads without the base."
+    ("LoRA merged into its base (or the model as it is), saved as safetensors with its tokenizer: loads without the "
+     "base.")
     out = _fresh(Path(out), overwrite)
     model, tok = load_checkpoint(checkpoint, base)
     model.save_pretrained(out, safe_serialization=True); tok.save_pretrained(out)
@@ -182,14 +246,23 @@ def export_merged(checkpoint, out, base=None, overwrite:bool=False) -> Path:
 # %% ../nbs/07_export.ipynb #55e9ebe0
 QUANTS = {'f16': 'LLAMA_FTYPE_MOSTLY_F16', 'q8_0': 'LLAMA_FTYPE_MOSTLY_Q8_0', 'q5_k_m': 'LLAMA_FTYPE_MOSTLY_Q5_K_M',
           'q4_k_m': 'LLAMA_FTYPE_MOSTLY_Q4_K_M', 'q3_k_m': 'LLAMA_FTYPE_MOSTLY_Q3_K_M'}
-BITS = {'f32': 32, 'f16': 16, 'bf16': 16, 'q8_0': 8.5, 'q5_k_m': 5.7, 'q4_k_m': 4.9, 'q3_k_m': 3.9}   # bits per weight, roughly
+BITS = {
+    'f32': 32,
+    'f16': 16,
+    'bf16': 16,
+    'q8_0': 8.5,
+    'q5_k_m': 5.7,
+    'q4_k_m': 4.9,
+    'q3_k_m': 3.9,
+}  # bits per weight, roughly
 
 def check_disk(path, need_bytes:int):
     "Raise `OSError` when the disk holding `path` has less than `need_bytes` (+10 %) free."
     p = Path(path)
     while not p.exists(): p = p.parent
     free = shutil.disk_usage(p).free
-    if free < need_bytes * 1.1: raise OSError(f"not enough disk at {p}: need about {need_bytes / 1e6:,.0f} MB, {free / 1e6:,.0f} MB free")
+    if free < need_bytes * 1.1:
+        raise OSError(f"not enough disk at {p}: need about {need_bytes / 1e6:,.0f} MB, {free / 1e6:,.0f} MB free")
 
 def _n_params(hf_dir:Path) -> int:
     "Number of weights in a safetensors model folder (read from the headers)."
@@ -200,21 +273,32 @@ def _n_params(hf_dir:Path) -> int:
         with safe_open(f, 'pt') as sf: n += sum(math.prod(sf.get_slice(k).get_shape()) for k in sf.keys())
     return n
 
+# %% ../nbs/07_export.ipynb #1c47afd1
 def convert_to_gguf(hf_dir, out, outtype:str='f16', overwrite:bool=False) -> Path:
     "Convert a (merged) HF model folder to GGUF with llama.cpp's `convert_hf_to_gguf.py`."
     hf_dir, out = Path(hf_dir), Path(out)
     conv = converter_dir()
     arch = (json.loads((hf_dir/'config.json').read_text()).get('architectures') or ['?'])[0]
     if arch not in supported_architectures(conv):
-        raise ValueError(f"llama.cpp's converter (llama-cpp-python {llama_version()}) does not support architecture {arch!r}")
-    if outtype not in ('f32', 'f16', 'bf16', 'q8_0'): raise ValueError(f"outtype must be f32, f16, bf16 or q8_0, got {outtype!r}")
+        raise ValueError(
+            f"llama.cpp's converter (llama-cpp-python {llama_version()}) does not support architecture {arch!r}"
+        )
+    if outtype not in ('f32', 'f16', 'bf16', 'q8_0'):
+        raise ValueError(f"outtype must be f32, f16, bf16 or q8_0, got {outtype!r}")
     _fresh(out, overwrite); out.parent.mkdir(parents=True, exist_ok=True)
     check_disk(out.parent, int(_n_params(hf_dir) * BITS[outtype] / 8))
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(conv/'gguf-py'), str(conv)]), 'NO_LOCAL_GGUF': ''}
-    r = subprocess.run([sys.executable, str(conv/'convert_hf_to_gguf.py'), str(hf_dir), '--outfile', str(out), '--outtype', outtype],
-                       env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, str(conv / 'convert_hf_to_gguf.py'), str(hf_dir), '--outfile', str(out), '--outtype', outtype],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if r.returncode or not out.exists():
-        raise RuntimeError(f"convert_hf_to_gguf.py failed (exit {r.returncode}):\n" + '\n'.join((r.stderr or r.stdout).splitlines()[-15:]))
+        raise RuntimeError(
+            f"convert_hf_to_gguf.py failed (exit {r.returncode}):\n"
+            + '\n'.join((r.stderr or r.stdout).splitlines()[-15:])
+        )
     return out
 
 def _quantize(src:str, out:str, quant:str, nthread:int) -> int:
@@ -223,8 +307,10 @@ def _quantize(src:str, out:str, quant:str, nthread:int) -> int:
     params.ftype, params.nthread = getattr(llama_cpp, QUANTS[quant]), nthread
     return llama_cpp.llama_model_quantize(src.encode(), out.encode(), params)
 
+# %% ../nbs/07_export.ipynb #cab1c899
 def quantize_gguf(src, out, quant:str, overwrite:bool=False, isolate:bool=True) -> Path:
-    "Quantise an f16/f32 GGUF to `quant` (a key of `QUANTS`) with `llama_cpp.llama_model_quantize`, in a child process unless `isolate=False`."
+    ("Quantise an f16/f32 GGUF to `quant` (a key of `QUANTS`) with `llama_cpp.llama_model_quantize`, in a child "
+     "process unless `isolate=False`.")
     if quant not in QUANTS: raise ValueError(f"quantization must be one of {', '.join(QUANTS)}, got {quant!r}")
     src, out = Path(src), Path(out)
     _fresh(out, overwrite)
@@ -234,7 +320,6 @@ def quantize_gguf(src, out, quant:str, overwrite:bool=False, isolate:bool=True) 
     rc = isolated('_quantize', *args) if isolate else _quantize(*args)
     if rc != 0 or not out.exists(): raise RuntimeError(f"llama_model_quantize({src.name} → {quant}) returned {rc}")
     return out
-
 
 # %% ../nbs/07_export.ipynb #19963db1
 PARITY_PROMPTS = ['What is the capital of France?', 'Write a haiku about the sea.', 'How do I boil an egg?',
@@ -246,7 +331,8 @@ class ParityError(AssertionError): pass
 def prompt_ids(tok, prompt:str, system:str|None=None) -> list[int]:
     "Token ids of `prompt` as one user turn through the chat template, ready for the assistant's reply."
     msgs = ([{'role': 'system', 'content': system}] if system else []) + [{'role': 'user', 'content': prompt}]
-    if tok.chat_template: return tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True, return_dict=False)
+    if tok.chat_template:
+        return tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True, return_dict=False)
     return tok(prompt)['input_ids']
 
 def load_gguf(path, n_ctx:int=512, logits_all:bool=False,
@@ -254,8 +340,15 @@ def load_gguf(path, n_ctx:int=512, logits_all:bool=False,
     "A `llama_cpp.Llama` on `path`, quiet, on all cores."
     check_llama_cpu()
     import llama_cpp
-    return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, logits_all=logits_all, verbose=False, n_threads=os.cpu_count(), seed=0,
-                           lora_path=str(lora) if lora else None)
+    return llama_cpp.Llama(
+        model_path=str(path),
+        n_ctx=n_ctx,
+        logits_all=logits_all,
+        verbose=False,
+        n_threads=os.cpu_count(),
+        seed=0,
+        lora_path=str(lora) if lora else None,
+    )
 
 def last_logits(llm):
     "Logits of the last evaluated position (llama-cpp-python keeps `scores` only with `logits_all=True`)."
@@ -263,6 +356,7 @@ def last_logits(llm):
     if llm._logits_all: return llm.scores[llm.n_tokens - 1]
     return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
 
+# %% ../nbs/07_export.ipynb #77ca8376
 def gguf_greedy(llm, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
     "Greedy continuation of `ids` in llama.cpp, stopping at an EOS id."
     import numpy as np
@@ -279,7 +373,9 @@ def hf_greedy(model, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
     "Greedy continuation of `ids` with HF `generate`, cut after the first EOS."
     import torch
     with torch.no_grad():
-        out = model.generate(torch.tensor([ids]), max_new_tokens=n_tokens, do_sample=False, pad_token_id=min(eos))[0, len(ids):].tolist()
+        out = model.generate(torch.tensor([ids]), max_new_tokens=n_tokens, do_sample=False, pad_token_id=min(eos))[
+            0, len(ids) :
+        ].tolist()
     for i, t in enumerate(out):
         if t in eos: return out[:i + 1]
     return out
@@ -291,10 +387,13 @@ def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int], l
     out = []
     for ids in ids_list:
         llm.reset(); llm.eval(ids)
-        logits = np.array(llm.scores[:len(ids)], dtype=np.float32, copy=True)     # a copy: the next eval overwrites llama.cpp's buffer
+        logits = np.array(
+            llm.scores[: len(ids)], dtype=np.float32, copy=True
+        )  # a copy: the next eval overwrites llama.cpp's buffer
         out.append((logits, gguf_greedy(llm, ids, n_tokens, eos)))
     return out
 
+# %% ../nbs/07_export.ipynb #81877dfe
 def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:int=32,
                  isolate:bool=True,   # run llama.cpp in a child process (a native crash cannot take this process down)
                  lora=None,           # a GGUF LoRA adapter on top of `gguf_path` (the HF model is then the merged one)
@@ -305,7 +404,11 @@ def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:in
     eos = {tok.eos_token_id} | ({tok.convert_tokens_to_ids('<|im_end|>')} - {tok.unk_token_id, None})
     ids_list = [prompt_ids(tok, p) for p in prompts]
     lora = str(lora) if lora else None
-    gg_all = isolated('gguf_eval', str(gguf_path), ids_list, n_tokens, eos, lora=lora) if isolate else gguf_eval(gguf_path, ids_list, n_tokens, eos, lora)
+    gg_all = (
+        isolated('gguf_eval', str(gguf_path), ids_list, n_tokens, eos, lora=lora)
+        if isolate
+        else gguf_eval(gguf_path, ids_list, n_tokens, eos, lora)
+    )
     max_diff, agree, total, same, first_div = 0.0, 0, 0, 0, []
     for ids, (gg, b) in zip(ids_list, gg_all):
         with torch.no_grad(): hf = model(torch.tensor([ids])).logits[0].float().numpy()       # (P, V)
@@ -314,15 +417,25 @@ def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:in
         a = hf_greedy(model, ids, n_tokens, eos)
         if a == b: same += 1
         else: first_div.append(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))))
-    return {'prompts': len(prompts), 'max_abs_logit_diff': round(max_diff, 4), 'top1_agreement': round(agree / total, 4),
-            'greedy_identical': round(same / len(prompts), 4), 'first_divergence': first_div}
+    return {
+        'prompts': len(prompts),
+        'max_abs_logit_diff': round(max_diff, 4),
+        'top1_agreement': round(agree / total, 4),
+        'greedy_identical': round(same / len(prompts), 4),
+        'first_divergence': first_div,
+    }
 
+# %% ../nbs/07_export.ipynb #b42a21b9
 def check_parity(report:dict, quant:str, min_top1:float=0.98,
-                 tie:float=0.01):   # every logit within this of HF's: a top-1 flip is a near-tie (flat logits), not a broken conversion
+                 # every logit within this of HF's: a top-1 flip is a near-tie (flat logits), not a broken conversion
+                 tie:float=0.01):
     "Raise `ParityError` when an f16 (or f32/bf16) file disagrees with its HF model."
     if quant in ('f32', 'f16', 'bf16') and report['top1_agreement'] < min_top1 and report['max_abs_logit_diff'] > tie:
-        raise ParityError(f"{quant} GGUF disagrees with the HF model: top-1 agreement {report['top1_agreement']:.3f} < {min_top1}, "
-                          f"max |Δlogit| {report['max_abs_logit_diff']}: the conversion is broken (wrong architecture mapping or tokenizer?)")
+        raise ParityError(
+            f"{quant} GGUF disagrees with the HF model: top-1 agreement {report['top1_agreement']:.3f} < {min_top1},"
+            f" max |Δlogit| {report['max_abs_logit_diff']}: the conversion is broken (wrong architecture mapping or"
+            " tokenizer?)"
+        )
     return report
 
 # %% ../nbs/07_export.ipynb #d5a656d8
@@ -372,11 +485,15 @@ def write_modelfile(gguf_path, tok, out=None, system:str|None=None, params:dict|
     out.write_text('\n'.join(lines) + '\n')
     return out
 
+# %% ../nbs/07_export.ipynb #66c8b054
 def register_ollama(modelfile, name:str) -> str:
     "Run `ollama create name -f modelfile`; without the binary, return how to do it."
     cmd = ['ollama', 'create', name, '-f', str(modelfile)]
     if not shutil.which('ollama'):
-        return f"ollama is not installed here. To register: install it (https://ollama.com/download), then run: cd {Path(modelfile).parent} && ollama create {name} -f Modelfile"
+        return (
+            "ollama is not installed here. To register: install it (https://ollama.com/download), then run: cd"
+            f" {Path(modelfile).parent} && ollama create {name} -f Modelfile"
+        )
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=Path(modelfile).parent)
     if r.returncode: raise RuntimeError(f"ollama create failed: {r.stderr.strip()}")
     return f"registered with ollama as {name!r}: ollama run {name}"
@@ -393,11 +510,32 @@ class serve_gguf:
     def __enter__(self):
         import urllib.request
         if not self.path.exists(): raise FileNotFoundError(self.path)
-        self.proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(self.path), '--host', self.host,
-                                      '--port', str(self.port), '--n_ctx', str(self.n_ctx), '--n_threads', str(os.cpu_count() or 1)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                '-m',
+                'llama_cpp.server',
+                '--model',
+                str(self.path),
+                '--host',
+                self.host,
+                '--port',
+                str(self.port),
+                '--n_ctx',
+                str(self.n_ctx),
+                '--n_threads',
+                str(os.cpu_count() or 1),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         t0 = time.time()
         while time.time() - t0 < self.timeout:
-            if self.proc.poll() is not None: raise RuntimeError(f"llama_cpp.server exited ({self.proc.returncode}):\n{self.proc.stdout.read()[-2000:]}")
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"llama_cpp.server exited ({self.proc.returncode}):\n{self.proc.stdout.read()[-2000:]}"
+                )
             try:
                 urllib.request.urlopen(f'{self.url}/v1/models', timeout=2); return self.url
             except OSError: time.sleep(0.3)
@@ -407,10 +545,13 @@ class serve_gguf:
         try: self.proc.wait(10)
         except subprocess.TimeoutExpired: self.proc.kill()
 
+# %% ../nbs/07_export.ipynb #980ac2c2
 def openai_chat(url:str, message:str, max_tokens:int=32, temperature:float=0.0) -> str:
     "One chat request to an OpenAI-compatible server at `url`; returns the reply text."
     import urllib.request
-    body = json.dumps({'messages': [{'role': 'user', 'content': message}], 'max_tokens': max_tokens, 'temperature': temperature}).encode()
+    body = json.dumps(
+        {'messages': [{'role': 'user', 'content': message}], 'max_tokens': max_tokens, 'temperature': temperature}
+    ).encode()
     req = urllib.request.Request(f'{url}/v1/chat/completions', body, {'Content-Type': 'application/json'})
     with urllib.request.urlopen(req, timeout=120) as r: return json.loads(r.read())['choices'][0]['message']['content']
 
@@ -424,54 +565,141 @@ def _training_facts(ck:Path) -> dict:
             if isinstance(d, dict) and 'metrics' in d: return d
     return {}
 
+# %% ../nbs/07_export.ipynb #7da75eb0
 def model_card(folder, base:str,               # the base model's public name (`hub_name`)
                kind:str='merged',               # 'adapter', 'merged', 'gguf' or 'gguf-lora'
                name:str|None=None, training:dict|None=None, files:dict|None=None, parity:dict|None=None) -> Path:
-    "Write `folder/README.md`, a Hugging Face model card: what the model is, how it was trained, its parity table and how to run it."
+    ("Write `folder/README.md`, a Hugging Face model card: what the model is, how it was trained, its parity table and "
+     "how to run it.")
     folder = Path(folder); name = name or folder.name
     cfg, m = (training or {}).get('config', {}), (training or {}).get('metrics', {})
-    method = m.get('algorithm') or ('dpo' if 'before_preference_accuracy' in m else cfg.get('loss_type') and 'dpo') or 'fine-tuned'
+    method = (
+        m.get('algorithm')
+        or ('dpo' if 'before_preference_accuracy' in m else cfg.get('loss_type') and 'dpo')
+        or 'fine-tuned'
+    )
     lib = {'adapter': 'peft', 'merged': 'transformers'}.get(kind, 'gguf')
-    front = ['---', f'base_model: {base}', f'library_name: {lib}', 'pipeline_tag: text-generation', f'tags: [rlnb, {method}, {kind}]', '---', '']
-    body = [f'# {name}', '', f'{method.upper()} fine-tune of [{base}](https://huggingface.co/{base}) made with rlnb, as {kind}.', '']
+    front = [
+        '---',
+        f'base_model: {base}',
+        f'library_name: {lib}',
+        'pipeline_tag: text-generation',
+        f'tags: [rlnb, {method}, {kind}]',
+        '---',
+        '',
+    ]
+    body = [
+        f'# {name}',
+        '',
+        f'{method.upper()} fine-tune of [{base}](https://huggingface.co/{base}) made with rlnb, as {kind}.',
+        '',
+    ]
     if cfg or m:
-        rows = [(k, cfg[k]) for k in ('beta', 'loss_type', 'learning_rate', 'lora_r', 'lora_alpha', 'epochs', 'batch_size', 'init_kl_coef', 'target_kl') if k in cfg]
-        rows += [(k, m[k]) for k in ('train_examples', 'steps', 'train_seconds', 'before_preference_accuracy', 'after_preference_accuracy',
-                                     'reward_first', 'reward_last') if m.get(k) is not None]
+        rows = [
+            (k, cfg[k])
+            for k in (
+                'beta',
+                'loss_type',
+                'learning_rate',
+                'lora_r',
+                'lora_alpha',
+                'epochs',
+                'batch_size',
+                'init_kl_coef',
+                'target_kl',
+            )
+            if k in cfg
+        ]
+        rows += [
+            (k, m[k])
+            for k in (
+                'train_examples',
+                'steps',
+                'train_seconds',
+                'before_preference_accuracy',
+                'after_preference_accuracy',
+                'reward_first',
+                'reward_last',
+            )
+            if m.get(k) is not None
+        ]
         body += ['## Training', '', '| | |', '|---|---|'] + [f'| {k} | {v} |' for k, v in rows] + ['']
     if parity:
-        body += ['## Parity with the Hugging Face model', '', '| file | MB | top-1 agreement | max abs logit diff | greedy identical |', '|---|---|---|---|---|']
-        body += [f"| {q} | {(files or {}).get(q, {}).get('size_mb', '')} | {r['top1_agreement']} | {r['max_abs_logit_diff']} | {r['greedy_identical']} |" for q, r in parity.items()]
+        body += [
+            '## Parity with the Hugging Face model',
+            '',
+            '| file | MB | top-1 agreement | max abs logit diff | greedy identical |',
+            '|---|---|---|---|---|',
+        ]
+        body += [
+            f"| {q} | {(files or {}).get(q, {}).get('size_mb', '')} | {r['top1_agreement']} | {r['max_abs_logit_diff']}"
+            f" | {r['greedy_identical']} |"
+            for q, r in parity.items()
+        ]
         body += ['']
     ggufs = sorted(p.name for p in folder.glob('*.gguf'))
     body += ['## Run it', '']
     if kind in ('gguf', 'gguf-lora') and ggufs:
         model = next((g for g in ggufs if 'lora' not in g), ggufs[0])
         lora = next((g for g in ggufs if 'lora' in g), None)
-        body += ['```sh', f'ollama create {name} -f Modelfile && ollama run {name}',
-                 f'llama-cli -m {model}' + (f' --lora {lora}' if lora else '') + ' -cnv          # llama.cpp', '```', '',
-                 '```python', 'from llama_cpp import Llama', f"llm = Llama('{model}'" + (f", lora_path='{lora}'" if lora else '') + ')',
-                 "llm.create_chat_completion([{'role': 'user', 'content': 'Hi!'}])", '```']
+        body += [
+            '```sh',
+            f'ollama create {name} -f Modelfile && ollama run {name}',
+            f'llama-cli -m {model}' + (f' --lora {lora}' if lora else '') + ' -cnv          # llama.cpp',
+            '```',
+            '',
+            '```python',
+            'from llama_cpp import Llama',
+            f"llm = Llama('{model}'" + (f", lora_path='{lora}'" if lora else '') + ')',
+            "llm.create_chat_completion([{'role': 'user', 'content': 'Hi!'}])",
+            '```',
+        ]
     else:
-        body += ['```python', 'from rlnb.export import load_checkpoint', f"model, tok = load_checkpoint('{folder}')   # merges an adapter into its base", '```',
-                 '', f'GGUF for llama.cpp and Ollama: `rlnb_export --checkpoint {folder} --format gguf`.']
+        body += [
+            '```python',
+            'from rlnb.export import load_checkpoint',
+            f"model, tok = load_checkpoint('{folder}')   # merges an adapter into its base",
+            '```',
+            '',
+            f'GGUF for llama.cpp and Ollama: `rlnb_export --checkpoint {folder} --format gguf`.',
+        ]
     folder.mkdir(parents=True, exist_ok=True)
     p = folder/'README.md'; p.write_text('\n'.join(front + body) + '\n'); return p
 
+# %% ../nbs/07_export.ipynb #33799f7b
 def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
-    "A PEFT LoRA adapter as a GGUF adapter (llama.cpp's `convert_lora_to_gguf.py`): for `llama-cli --lora` and Ollama's `ADAPTER`."
+    ("A PEFT LoRA adapter as a GGUF adapter (llama.cpp's `convert_lora_to_gguf.py`): for `llama-cli --lora` and "
+     "Ollama's `ADAPTER`.")
     adapter, out = Path(adapter), Path(out)
     if not is_adapter(adapter): raise ValueError(f"{adapter} is not a LoRA adapter (no adapter_config.json)")
     conv = converter_dir()
-    if not (conv/'convert_lora_to_gguf.py').exists(): raise FileNotFoundError(f"{conv} lacks convert_lora_to_gguf.py: run `rlnb_export --prepare-converter`")
+    if not (conv/'convert_lora_to_gguf.py').exists():
+        raise FileNotFoundError(f"{conv} lacks convert_lora_to_gguf.py: run `rlnb_export --prepare-converter`")
     _fresh(out, overwrite); out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_name(out.name + '.partial')
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(conv/'gguf-py'), str(conv)]), 'NO_LOCAL_GGUF': ''}
-    r = subprocess.run([sys.executable, str(conv/'convert_lora_to_gguf.py'), '--base', str(_base_of(adapter, base)), '--outfile', str(part),
-                        '--outtype', 'f16', str(adapter)], env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(conv / 'convert_lora_to_gguf.py'),
+            '--base',
+            str(_base_of(adapter, base)),
+            '--outfile',
+            str(part),
+            '--outtype',
+            'f16',
+            str(adapter),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if r.returncode or not part.exists():
         part.unlink(missing_ok=True)
-        raise RuntimeError(f"convert_lora_to_gguf.py failed (exit {r.returncode}):\n" + '\n'.join((r.stderr or r.stdout).splitlines()[-15:]))
+        raise RuntimeError(
+            f"convert_lora_to_gguf.py failed (exit {r.returncode}):\n"
+            + '\n'.join((r.stderr or r.stdout).splitlines()[-15:])
+        )
     part.rename(out); return out
 
 # %% ../nbs/07_export.ipynb #bc7e84ee
@@ -488,27 +716,41 @@ class ExportResult:
     @property
     def metrics(self) -> dict: return {'stats': self.stats, 'parity': self.parity}
 
-def export_model(checkpoint,                       # adapter folder, HF folder, or 'smollm2' / 'tiny'
-                 format:str='gguf',                # 'gguf', 'gguf-lora' (base GGUF + adapter GGUF), 'merged' or 'lora'
-                 quantization:str|list='q4_k_m',   # gguf: one or more of f16, q8_0, q5_k_m, q4_k_m, q3_k_m (f16 is always made)
-                 output_dir=None,                  # default: <checkpoint>/../gguf (or exports/)
-                 model_name:str|None=None,         # file stem and Ollama name; default from the checkpoint path
-                 base=None,                        # the adapter's base when its config does not name a local folder
-                 parity:bool=True,                 # run the parity check on every GGUF (f16 must pass)
-                 parity_prompts:list[str]|None=None,
-                 system:str|None=None,             # SYSTEM line of the Modelfile
-                 register:bool=False,              # `ollama create` when ollama is installed
-                 overwrite:bool=False,
-                ) -> ExportResult:
+# %% ../nbs/07_export.ipynb #c8088cd6
+def export_model(
+    checkpoint,  # adapter folder, HF folder, or 'smollm2' / 'tiny'
+    format: str = 'gguf',  # 'gguf', 'gguf-lora' (base GGUF + adapter GGUF), 'merged' or 'lora'
+    quantization: str | list = 'q4_k_m',  # gguf: one or more of f16, q8_0, q5_k_m, q4_k_m, q3_k_m (f16 is always made)
+    output_dir=None,  # default: <checkpoint>/../gguf (or exports/)
+    model_name: str | None = None,  # file stem and Ollama name; default from the checkpoint path
+    base=None,  # the adapter's base when its config does not name a local folder
+    parity: bool = True,  # run the parity check on every GGUF (f16 must pass)
+    parity_prompts: list[str] | None = None,
+    system: str | None = None,  # SYSTEM line of the Modelfile
+    register: bool = False,  # `ollama create` when ollama is installed
+    overwrite: bool = False,
+) -> ExportResult:
     "Export a trained policy as a LoRA adapter, a merged model or GGUF files (with parity check and Modelfile)."
     from rlnb.core import model_path
     from rlnb.core import hub_name
-    if format not in ('gguf', 'gguf-lora', 'merged', 'lora'): raise ValueError(f"format must be 'gguf', 'gguf-lora', 'merged' or 'lora', got {format!r}")
+    if format not in ('gguf', 'gguf-lora', 'merged', 'lora'):
+        raise ValueError(f"format must be 'gguf', 'gguf-lora', 'merged' or 'lora', got {format!r}")
     quants = [quantization] if isinstance(quantization, str) else list(quantization)
-    if bad := [q for q in quants if q not in QUANTS]: raise ValueError(f"unknown quantization {bad}: choose from {', '.join(QUANTS)}")
+    if bad := [q for q in quants if q not in QUANTS]:
+        raise ValueError(f"unknown quantization {bad}: choose from {', '.join(QUANTS)}")
     ck = Path(checkpoint) if Path(checkpoint).exists() else model_path(str(checkpoint))
-    name = re.sub(r'[^A-Za-z0-9_.-]+', '-', model_name or '-'.join(p for p in ck.parts[-3:] if p not in ('policy', 'adapter'))).strip('-').lower()
-    out = Path(output_dir) if output_dir else (ck.parent/format if ck.name in ('policy', 'dpo', 'ppo', 'adapter') else ck.parent/'exports'/name)
+    name = (
+        re.sub(
+            r'[^A-Za-z0-9_.-]+', '-', model_name or '-'.join(p for p in ck.parts[-3:] if p not in ('policy', 'adapter'))
+        )
+        .strip('-')
+        .lower()
+    )
+    out = (
+        Path(output_dir)
+        if output_dir
+        else (ck.parent / format if ck.name in ('policy', 'dpo', 'ppo', 'adapter') else ck.parent / 'exports' / name)
+    )
     facts = _training_facts(ck)
     base_name = hub_name(_base_of(ck, base)) if is_adapter(ck) else hub_name(ck)
     if format == 'lora':
@@ -517,14 +759,18 @@ def export_model(checkpoint,                       # adapter folder, HF folder, 
     if format == 'merged':
         p = export_merged(ck, out, base, overwrite); model_card(p, base_name, 'merged', name, facts)
         return ExportResult('merged', {'merged': p}, output_dir=p)
-    if format == 'gguf-lora': return _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite)
+    if format == 'gguf-lora':
+        return _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite)
     if out.exists() and any(out.iterdir()):
         if not overwrite: raise FileExistsError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
         shutil.rmtree(out)
     out.mkdir(parents=True)
     res, t = ExportResult('gguf', {}, output_dir=out), time.perf_counter()
     merged = res.paths['merged'] = export_merged(ck, out/'merged', base) if is_adapter(ck) else ck
-    if merged != ck: model_card(merged, base_name, 'merged', name, facts)    # before conversion: the GGUF metadata takes base_model from it
+    if merged != ck:
+        model_card(
+            merged, base_name, 'merged', name, facts
+        )  # before conversion: the GGUF metadata takes base_model from it
     res.stats['merge'] = {'seconds': round(time.perf_counter() - t, 2)}
     model, tok = load_checkpoint(merged)
     order = ['f16'] + [q for q in quants if q != 'f16']
@@ -538,51 +784,100 @@ def export_model(checkpoint,                       # adapter folder, HF folder, 
             res.parity[q] = parity_check(model, tok, p, parity_prompts)
             (out/'parity.json').write_text(json.dumps(res.parity, indent=1))
             check_parity(res.parity[q], q)
-    (out/'export.json').write_text(json.dumps({'checkpoint': str(ck), 'llama_cpp_python': llama_version(), 'stats': res.stats}, indent=1))
-    res.paths['modelfile'] = write_modelfile(res.paths[quants[0]], tok, system=system)   # the first quantisation asked for
+    (out / 'export.json').write_text(
+        json.dumps({'checkpoint': str(ck), 'llama_cpp_python': llama_version(), 'stats': res.stats}, indent=1)
+    )
+    res.paths['modelfile'] = write_modelfile(
+        res.paths[quants[0]], tok, system=system
+    )  # the first quantisation asked for
     res.paths['card'] = model_card(out, base_name, 'gguf', name, facts, res.stats, res.parity)
-    res.message = register_ollama(res.paths['modelfile'], name) if register else \
-        f"Modelfile written; to register: cd {out} && ollama create {name} -f Modelfile (or pass register=True / --register)"
+    res.message = (
+        register_ollama(res.paths['modelfile'], name)
+        if register
+        else (
+            f"Modelfile written; to register: cd {out} && ollama create {name} -f Modelfile (or pass register=True /"
+            " --register)"
+        )
+    )
     return res
 
+# %% ../nbs/07_export.ipynb #d98c9b4a
 def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite) -> ExportResult:
-    "Base model as an f16 GGUF + the adapter as a GGUF LoRA + a Modelfile with ADAPTER; parity: llama.cpp base+adapter against the merged HF model."
-    if not is_adapter(ck): raise ValueError(f"format='gguf-lora' needs a LoRA adapter; {ck} is a full model: use format='gguf'")
+    ("Base model as an f16 GGUF + the adapter as a GGUF LoRA + a Modelfile with ADAPTER; parity: llama.cpp "
+     "base+adapter against the merged HF model.")
+    if not is_adapter(ck):
+        raise ValueError(f"format='gguf-lora' needs a LoRA adapter; {ck} is a full model: use format='gguf'")
     _fresh(out, overwrite); out.mkdir(parents=True)
     res = ExportResult('gguf-lora', {}, output_dir=out)
     bp = _base_of(ck, base)
-    t = time.perf_counter(); res.paths['base'] = convert_to_gguf(bp, out/f"{base_name.split('/')[-1].lower()}-f16.gguf", 'f16')
-    res.stats['base'] = {'size_mb': round(res.paths['base'].stat().st_size / 1e6, 1), 'seconds': round(time.perf_counter() - t, 2)}
+    t = time.perf_counter()
+    res.paths['base'] = convert_to_gguf(bp, out/f"{base_name.split('/')[-1].lower()}-f16.gguf", 'f16')
+    res.stats['base'] = {
+        'size_mb': round(res.paths['base'].stat().st_size / 1e6, 1),
+        'seconds': round(time.perf_counter() - t, 2),
+    }
     t = time.perf_counter(); res.paths['lora'] = convert_lora_to_gguf(ck, out/f'{name}-lora-f16.gguf', base)
-    res.stats['lora'] = {'size_mb': round(res.paths['lora'].stat().st_size / 1e6, 2), 'seconds': round(time.perf_counter() - t, 2)}
+    res.stats['lora'] = {
+        'size_mb': round(res.paths['lora'].stat().st_size / 1e6, 2),
+        'seconds': round(time.perf_counter() - t, 2),
+    }
     model, tok = load_checkpoint(ck, base)                 # merged in memory: what base + adapter must reproduce
     if parity:
-        res.parity['f16+lora'] = check_parity(parity_check(model, tok, res.paths['base'], parity_prompts, lora=res.paths['lora']), 'f16')
+        res.parity['f16+lora'] = check_parity(
+            parity_check(model, tok, res.paths['base'], parity_prompts, lora=res.paths['lora']), 'f16'
+        )
         res.stats['f16+lora'] = res.stats['lora']
         (out/'parity.json').write_text(json.dumps(res.parity, indent=1))
     res.paths['modelfile'] = write_modelfile(res.paths['base'], tok, system=system, adapter=res.paths['lora'])
     res.paths['card'] = model_card(out, base_name, 'gguf-lora', name, facts, res.stats, res.parity)
-    res.message = f"Modelfile written (FROM base, ADAPTER lora); to register: cd {out} && ollama create {name} -f Modelfile"
+    res.message = (
+        f"Modelfile written (FROM base, ADAPTER lora); to register: cd {out} && ollama create {name} -f Modelfile"
+    )
     return res
 
 # %% ../nbs/07_export.ipynb #706ddef4
 def export_cli(argv:list|None=None):
     "Console script `rlnb_export`."
     import argparse
-    ap = argparse.ArgumentParser(prog='rlnb_export', description='Export a trained policy: LoRA adapter, merged model, or GGUF (+ parity check, Ollama Modelfile).')
-    ap.add_argument('--checkpoint', help="adapter or model folder, or 'smollm2'"); ap.add_argument('--format', default='gguf', choices=['gguf', 'gguf-lora', 'merged', 'lora'])
-    ap.add_argument('--quantization', default='q4_k_m', help=f"comma-separated: {','.join(QUANTS)}"); ap.add_argument('--model-name')
-    ap.add_argument('--output'); ap.add_argument('--base', help="the adapter's base ('smollm2' or a folder) if its config names none")
-    ap.add_argument('--system', help='SYSTEM prompt for the Modelfile'); ap.add_argument('--register', action='store_true')
+    ap = argparse.ArgumentParser(
+        prog='rlnb_export',
+        description='Export a trained policy: LoRA adapter, merged model, or GGUF (+ parity check, Ollama Modelfile).',
+    )
+    ap.add_argument('--checkpoint', help="adapter or model folder, or 'smollm2'")
+    ap.add_argument('--format', default='gguf', choices=['gguf', 'gguf-lora', 'merged', 'lora'])
+    ap.add_argument('--quantization', default='q4_k_m', help=f"comma-separated: {','.join(QUANTS)}")
+    ap.add_argument('--model-name')
+    ap.add_argument('--output')
+    ap.add_argument('--base', help="the adapter's base ('smollm2' or a folder) if its config names none")
+    ap.add_argument('--system', help='SYSTEM prompt for the Modelfile')
+    ap.add_argument('--register', action='store_true')
     ap.add_argument('--overwrite', action='store_true'); ap.add_argument('--no-parity', action='store_true')
-    ap.add_argument('--prepare-converter', action='store_true', help="only unpack llama.cpp's converter from the llama-cpp-python sdist")
+    ap.add_argument(
+        '--prepare-converter',
+        action='store_true',
+        help="only unpack llama.cpp's converter from the llama-cpp-python sdist",
+    )
     a = ap.parse_args(argv)
     if a.prepare_converter: print(prepare_converter()); return
     if not a.checkpoint: ap.error('--checkpoint is required')
-    res = export_model(a.checkpoint, a.format, a.quantization.split(','), a.output, a.model_name, a.base, not a.no_parity,
-                       system=a.system, register=a.register, overwrite=a.overwrite)
+    res = export_model(
+        a.checkpoint,
+        a.format,
+        a.quantization.split(','),
+        a.output,
+        a.model_name,
+        a.base,
+        not a.no_parity,
+        system=a.system,
+        register=a.register,
+        overwrite=a.overwrite,
+    )
     for k, p in res.paths.items(): print(f"{k:>10}: {p}")
-    for q, r in res.parity.items(): print(f"{q:>10}: {res.stats[q]['size_mb']} MB, top-1 {r['top1_agreement']:.3f}, max|Δ| {r['max_abs_logit_diff']}, greedy identical {r['greedy_identical']:.2f}")
+    for q, r in res.parity.items():
+        print(
+            f"{q:>10}: {res.stats[q]['size_mb']} MB, top-1 {r['top1_agreement']:.3f}, max|Δ| {r['max_abs_logit_diff']},"
+            f" greedy identical {r['greedy_identical']:.2f}"
+        )
     if res.message: print(res.message)
     return res
 
@@ -601,7 +896,13 @@ def decode_benchmark(model, tok, ggufs:dict, prompts:list[str], n_tokens:int=32)
         llm = load_gguf(path)
         gguf_greedy(llm, ids[0], 4, eos)                                             # warm-up
         t = time.perf_counter(); gg = [gguf_greedy(llm, i, n_tokens, eos) for i in ids]; dt = time.perf_counter() - t
-        rows.append({'format': q, 'size_mb': round(Path(path).stat().st_size / 1e6, 1), 'tokens_per_s': round(sum(map(len, gg)) / dt, 1),
-                     'identical_to_hf': round(sum(a == b for a, b in zip(hf, gg)) / len(ids), 4)})
+        rows.append(
+            {
+                'format': q,
+                'size_mb': round(Path(path).stat().st_size / 1e6, 1),
+                'tokens_per_s': round(sum(map(len, gg)) / dt, 1),
+                'identical_to_hf': round(sum(a == b for a, b in zip(hf, gg)) / len(ids), 4),
+            }
+        )
         del llm
     return rows

@@ -30,7 +30,8 @@ def _iso(t) -> str:
     if isinstance(t, str):
         try: t = datetime.fromisoformat(t.replace('Z', '+00:00'))
         except ValueError: raise FeedbackError(f"created_at {t!r} is not an ISO date-time")
-    if not isinstance(t, datetime): raise FeedbackError(f"created_at must be a datetime or ISO string, got {type(t).__name__}")
+    if not isinstance(t, datetime):
+        raise FeedbackError(f"created_at must be a datetime or ISO string, got {type(t).__name__}")
     if t.tzinfo is None: t = t.replace(tzinfo=timezone.utc)
     return t.astimezone(timezone.utc).isoformat(timespec='seconds')
 
@@ -84,24 +85,40 @@ def _validate(f:Feedback):
     if f.kind not in KINDS: raise FeedbackError(f"unknown kind {f.kind!r}; use one of {', '.join(KINDS)}")
     _text('prompt', f.prompt); _text('response', f.response)
     for name in ('correction', 'response_b', 'notes'): _text(name, getattr(f, name), required=False)
-    if f.label is not None and not isinstance(f.label, bool): raise FeedbackError(f"label must be true/false, got {f.label!r}")
+    if f.label is not None and not isinstance(f.label, bool):
+        raise FeedbackError(f"label must be true/false, got {f.label!r}")
     if f.rating is not None and (isinstance(f.rating, bool) or not isinstance(f.rating, int) or not 1 <= f.rating <= 5):
         raise FeedbackError(f"rating must be an integer 1-5, got {f.rating!r}")
-    if f.score is not None and (isinstance(f.score, bool) or not isinstance(f.score, (int, float)) or not 0 <= f.score <= 1):
+    if f.score is not None and (
+        isinstance(f.score, bool) or not isinstance(f.score, (int, float)) or not 0 <= f.score <= 1
+    ):
         raise FeedbackError(f"score must be a number in [0, 1], got {f.score!r}")
-    if f.choice is not None and f.choice not in CHOICES: raise FeedbackError(f"choice must be one of {CHOICES}, got {f.choice!r}")
+    if f.choice is not None and f.choice not in CHOICES:
+        raise FeedbackError(f"choice must be one of {CHOICES}, got {f.choice!r}")
     need = dict(thumbs='label', rating='rating', score='score', correction='correction', comparison='choice')[f.kind]
     if getattr(f, need) is None: raise FeedbackError(f"a {f.kind} record needs {need}")
     if f.kind == 'correction': _text('correction', f.correction)
     if f.kind == 'comparison': _text('response_b', f.response_b)
-    if not isinstance(f.tags, list) or not all(isinstance(t, str) for t in f.tags): raise FeedbackError("tags must be a list of strings")
+    if not isinstance(f.tags, list) or not all(isinstance(t, str) for t in f.tags):
+        raise FeedbackError("tags must be a list of strings")
     if not isinstance(f.metadata, dict): raise FeedbackError("metadata must be a JSON object")
 
 # %% ../nbs/01_feedback.ipynb #07cf5866
-_ALIASES = dict(query='prompt', runId='run_id', run='run_id', timestamp='created_at', created='created_at',
-                modelVersion='model_version', policy_version='model_version', agent_id='agent', agentId='agent', meta='metadata')
+_ALIASES = dict(
+    query='prompt',
+    runId='run_id',
+    run='run_id',
+    timestamp='created_at',
+    created='created_at',
+    modelVersion='model_version',
+    policy_version='model_version',
+    agent_id='agent',
+    agentId='agent',
+    meta='metadata',
+)
 _FIELDS = {f.name for f in fields(Feedback)}
 
+# %% ../nbs/01_feedback.ipynb #78923ece
 def _from_seed(d:dict) -> dict:
     "Map the legacy record shapes onto Feedback fields."
     d = {_ALIASES.get(k, k): v for k, v in d.items()}
@@ -109,15 +126,28 @@ def _from_seed(d:dict) -> dict:
     if ft is not None:
         if ft in ('thumbs_up', 'thumbs_down'): d.update(kind='thumbs', label=ft == 'thumbs_up')
         elif ft in KINDS: d['kind'] = ft
-        else: raise FeedbackError(f"unknown feedback_type {ft!r}; use thumbs_up, thumbs_down, rating, score, correction or comparison")
+        else:
+            raise FeedbackError(
+                f"unknown feedback_type {ft!r}; use thumbs_up, thumbs_down, rating, score, correction or comparison"
+            )
     if 'chosen' in d and 'rejected' in d and 'kind' not in d:
         d.update(kind='comparison', response=d.pop('chosen'), response_b=d.pop('rejected'), choice='a')
     if 'kind' not in d:
-        for k, v in [('choice', 'comparison'), ('correction', 'correction'), ('rating', 'rating'), ('score', 'score'), ('label', 'thumbs')]:
+        for k, v in [
+            ('choice', 'comparison'),
+            ('correction', 'correction'),
+            ('rating', 'rating'),
+            ('score', 'score'),
+            ('label', 'thumbs'),
+        ]:
             if d.get(k) is not None: d['kind'] = v; break
-        else: raise FeedbackError("cannot tell the kind: give 'kind' (or feedback_type), or one of label/rating/score/correction/choice")
+        else:
+            raise FeedbackError(
+                "cannot tell the kind: give 'kind' (or feedback_type), or one of label/rating/score/correction/choice"
+            )
     return d
 
+# %% ../nbs/01_feedback.ipynb #397c588b
 @classmethod
 def _feedback_from_dict(cls, d:dict, agent:str|None=None) -> Feedback:
     "Build a record from any supported shape; `agent` fills in a missing agent."
@@ -157,16 +187,28 @@ def component_feedback(agent:str, prompt:str, response:str, components:dict, wei
 # %% ../nbs/01_feedback.ipynb #38fe4d06
 def _table(md):
     import sqlalchemy as sa
-    return sa.Table('feedback', md,
+    return sa.Table(
+        'feedback',
+        md,
         sa.Column('id', sa.String(64), primary_key=True),
         sa.Column('agent', sa.String(64), nullable=False, index=True),
         sa.Column('kind', sa.String(16), nullable=False, index=True),
-        sa.Column('prompt', sa.Text, nullable=False), sa.Column('response', sa.Text, nullable=False),
-        sa.Column('label', sa.Boolean), sa.Column('rating', sa.Integer), sa.Column('score', sa.Float),
-        sa.Column('correction', sa.Text), sa.Column('response_b', sa.Text), sa.Column('choice', sa.String(16)),
-        sa.Column('tags', sa.JSON, nullable=False), sa.Column('notes', sa.Text), sa.Column('metadata', sa.JSON, nullable=False),
-        sa.Column('run_id', sa.String(128), index=True), sa.Column('model_version', sa.String(128), index=True),
-        sa.Column('rater', sa.String(128)), sa.Column('created_at', sa.String(32), nullable=False, index=True))
+        sa.Column('prompt', sa.Text, nullable=False),
+        sa.Column('response', sa.Text, nullable=False),
+        sa.Column('label', sa.Boolean),
+        sa.Column('rating', sa.Integer),
+        sa.Column('score', sa.Float),
+        sa.Column('correction', sa.Text),
+        sa.Column('response_b', sa.Text),
+        sa.Column('choice', sa.String(16)),
+        sa.Column('tags', sa.JSON, nullable=False),
+        sa.Column('notes', sa.Text),
+        sa.Column('metadata', sa.JSON, nullable=False),
+        sa.Column('run_id', sa.String(128), index=True),
+        sa.Column('model_version', sa.String(128), index=True),
+        sa.Column('rater', sa.String(128)),
+        sa.Column('created_at', sa.String(32), nullable=False, index=True),
+    )
 
 def _url(url) -> str:
     url = str(url or os.environ.get('DATABASE_URL') or data_dir()/'feedback.db')
@@ -177,7 +219,9 @@ def _url(url) -> str:
 # %% ../nbs/01_feedback.ipynb #c3ccc147
 class FeedbackStore:
     "Feedback records in SQLite (default) or PostgreSQL (`DATABASE_URL`), one code path."
-    def __init__(self, url:str|Path|None=None): # SQLAlchemy URL or SQLite file path; default env DATABASE_URL, else data/feedback.db
+    def __init__(
+        self, url: str | Path | None = None
+    ):  # SQLAlchemy URL or SQLite file path; default env DATABASE_URL, else data/feedback.db
         import sqlalchemy as sa
         self.url = _url(url)
         self.engine = sa.create_engine(self.url)
@@ -186,11 +230,14 @@ class FeedbackStore:
         self.table = _table(sa.MetaData())
         self.table.metadata.create_all(self.engine)
 
-    def __repr__(self): return f"FeedbackStore({self.engine.url.render_as_string(hide_password=True)!r}, {self.count()} records)"
+    def __repr__(self):
+        return f"FeedbackStore({self.engine.url.render_as_string(hide_password=True)!r}, {self.count()} records)"
 
 def _sqlite_pragmas(conn, _):
     cur = conn.cursor()
-    cur.execute('PRAGMA journal_mode=WAL'); cur.execute('PRAGMA synchronous=NORMAL'); cur.execute('PRAGMA busy_timeout=5000')
+    cur.execute('PRAGMA journal_mode=WAL')
+    cur.execute('PRAGMA synchronous=NORMAL')
+    cur.execute('PRAGMA busy_timeout=5000')
     cur.close()
 
 # %% ../nbs/01_feedback.ipynb #e9797b57
@@ -203,23 +250,34 @@ def _insert(store, replace=False):
     else: raise NotImplementedError(f"FeedbackStore supports sqlite and postgresql, not {d}")
     ins = insert(store.table)
     if not replace: return ins.on_conflict_do_nothing(index_elements=['id'])
-    return ins.on_conflict_do_update(index_elements=['id'], set_={c.name: ins.excluded[c.name] for c in store.table.c if c.name != 'id'})
+    return ins.on_conflict_do_update(
+        index_elements=['id'], set_={c.name: ins.excluded[c.name] for c in store.table.c if c.name != 'id'}
+    )
 
 @patch
 def add_many(self:FeedbackStore, records, # Feedback records (or dicts in any supported shape)
              agent:str|None=None,        # fills in a missing agent in dict records
              replace:bool=False,         # overwrite records whose id exists (e.g. a rater changing their mind)
             ) -> int:
-    "Add records in one transaction; returns how many ids are new (existing ids are skipped, or overwritten with `replace`)."
+    ("Add records in one transaction; returns how many ids are new (existing ids are skipped, or overwritten with "
+     "`replace`).")
     rows = [(r if isinstance(r, Feedback) else Feedback.from_dict(r, agent)).to_dict() for r in records]
     if not rows: return 0
     with self.engine.begin() as c:
-        if not replace:   # RETURNING names the rows actually inserted (a conflict returns nothing): no count(*), which grows with the table
-            return sum(len(c.execute(_insert(self).returning(self.table.c.id), rows[i:i+5000]).all()) for i in range(0, len(rows), 5000))
+        if (
+            not replace
+        # RETURNING names the rows actually inserted (a conflict returns nothing): no count(*), which grows with the
+        # table
+        ):
+            return sum(
+                len(c.execute(_insert(self).returning(self.table.c.id), rows[i : i + 5000]).all())
+                for i in range(0, len(rows), 5000)
+            )
         before = self._count(c)   # an upsert returns updated rows too: count the new ones
         for i in range(0, len(rows), 5000): c.execute(_insert(self, replace), rows[i:i+5000])
         return self._count(c) - before
 
+# %% ../nbs/01_feedback.ipynb #c35a3033
 @patch
 def add(self:FeedbackStore, record, agent:str|None=None, replace:bool=False) -> bool:
     "Add one record; False if its id was already stored."
@@ -242,7 +300,12 @@ def query(self:FeedbackStore, agent:str|None=None, kind:str|list|None=None, sinc
     "Records matching every given filter, oldest first (`until` is exclusive)."
     import sqlalchemy as sa
     t = self.table
-    q = sa.select(t).where(*_where(t, agent, kind, since, until, model_version, run_id)).order_by(t.c.created_at, t.c.id).limit(limit)
+    q = (
+        sa.select(t)
+        .where(*_where(t, agent, kind, since, until, model_version, run_id))
+        .order_by(t.c.created_at, t.c.id)
+        .limit(limit)
+    )
     with self.engine.connect() as c: rows = c.execute(q).mappings().all()
     return [Feedback(**dict(r)) for r in rows]
 
@@ -254,13 +317,16 @@ def _count(self:FeedbackStore, conn, *conds) -> int:
 @patch
 def count(self:FeedbackStore, agent=None, kind=None, since=None, until=None, model_version=None, run_id=None) -> int:
     "Number of records matching the filters."
-    with self.engine.connect() as c: return self._count(c, *_where(self.table, agent, kind, since, until, model_version, run_id))
+    with self.engine.connect() as c:
+        return self._count(c, *_where(self.table, agent, kind, since, until, model_version, run_id))
 
+# %% ../nbs/01_feedback.ipynb #d3a477ed
 @patch
 def get(self:FeedbackStore, id:str) -> Feedback|None:
     "The record with this id, or None."
     import sqlalchemy as sa
-    with self.engine.connect() as c: r = c.execute(sa.select(self.table).where(self.table.c.id == id)).mappings().first()
+    with self.engine.connect() as c:
+        r = c.execute(sa.select(self.table).where(self.table.c.id == id)).mappings().first()
     return Feedback(**dict(r)) if r else None
 
 @patch
@@ -280,14 +346,16 @@ def annotate(self:FeedbackStore, ids:list[str], tags:list|None=None, notes:str|N
     vals = {k: v for k, v in dict(tags=tags, notes=notes).items() if v is not None}
     if not vals or not ids: return 0
     Feedback('x', 'score', 'p', 'r', score=0, **vals)   # validate
-    with self.engine.begin() as c: return c.execute(sa.update(self.table).where(self.table.c.id.in_(list(ids))).values(**vals)).rowcount
+    with self.engine.begin() as c:
+        return c.execute(sa.update(self.table).where(self.table.c.id.in_(list(ids))).values(**vals)).rowcount
 
 @patch
 def delete(self:FeedbackStore, agent=None, kind=None, since=None, until=None, model_version=None, run_id=None) -> int:
     "Delete the matching records (all filters combine); returns how many. No filter deletes nothing."
     import sqlalchemy as sa
     conds = _where(self.table, agent, kind, since, until, model_version, run_id)
-    if not conds: raise ValueError("delete() needs at least one filter; to empty the store use delete(since='1970-01-01')")
+    if not conds:
+        raise ValueError("delete() needs at least one filter; to empty the store use delete(since='1970-01-01')")
     with self.engine.begin() as c: return c.execute(sa.delete(self.table).where(*conds)).rowcount
 
 # %% ../nbs/01_feedback.ipynb #5b7e345a
@@ -296,8 +364,16 @@ def stats(self:FeedbackStore) -> dict:
     "Per agent: records per kind, thumbs-up share, mean rating and score, prompts, first and last time."
     import sqlalchemy as sa
     t = self.table
-    q = sa.select(t.c.agent, t.c.kind, sa.func.count(), sa.func.avg(sa.cast(t.c.label, sa.Integer)), sa.func.avg(t.c.rating),
-                  sa.func.avg(t.c.score), sa.func.min(t.c.created_at), sa.func.max(t.c.created_at)).group_by(t.c.agent, t.c.kind)
+    q = sa.select(
+        t.c.agent,
+        t.c.kind,
+        sa.func.count(),
+        sa.func.avg(sa.cast(t.c.label, sa.Integer)),
+        sa.func.avg(t.c.rating),
+        sa.func.avg(t.c.score),
+        sa.func.min(t.c.created_at),
+        sa.func.max(t.c.created_at),
+    ).group_by(t.c.agent, t.c.kind)
     qp = sa.select(t.c.agent, sa.func.count(sa.distinct(t.c.prompt))).group_by(t.c.agent)
     out = {}
     with self.engine.connect() as c:
@@ -321,8 +397,11 @@ class ImportReport:
     rejected: list = field(default_factory=list)  # (line number, reason)
     def __repr__(self):
         head = f"{self.read} lines: {self.added} added, {self.duplicates} duplicates, {len(self.rejected)} rejected"
-        return head + ''.join(f"\n  line {n}: {why}" if isinstance(n, int) else f"\n  {why}" for n, why in self.rejected[:20]) + (
-            f"\n  … {len(self.rejected)-20} more" if len(self.rejected) > 20 else '')
+        return (
+            head
+            + ''.join(f"\n  line {n}: {why}" if isinstance(n, int) else f"\n  {why}" for n, why in self.rejected[:20])
+            + (f"\n  … {len(self.rejected)-20} more" if len(self.rejected) > 20 else '')
+        )
 
 def parse_jsonl(path:str|Path, agent:str|None=None) -> tuple[list[Feedback], list]:
     "Parse a JSONL file into records; returns `(records, [(line number, reason), ...])`."
@@ -330,14 +409,19 @@ def parse_jsonl(path:str|Path, agent:str|None=None) -> tuple[list[Feedback], lis
     with open(path, 'rb') as f:
         for n, raw in enumerate(f, 1):
             try: line = raw.decode('utf-8')
-            except UnicodeDecodeError as e: rejected.append((n, f"undecodable bytes (not UTF-8) at byte {e.start}")); continue
+            except UnicodeDecodeError as e:
+                rejected.append((n, f"undecodable bytes (not UTF-8) at byte {e.start}"))
+                continue
             if not line.strip(): continue
             try: d = json.loads(line)
-            except json.JSONDecodeError as e: rejected.append((n, f"malformed JSON: {e.msg} at column {e.colno}")); continue
+            except json.JSONDecodeError as e:
+                rejected.append((n, f"malformed JSON: {e.msg} at column {e.colno}"))
+                continue
             try: records.append(Feedback.from_dict(d, agent))
             except (FeedbackError, TypeError) as e: rejected.append((n, str(e)))
     return records, rejected
 
+# %% ../nbs/01_feedback.ipynb #6bf9201c
 def load_records(agent:str, data_file:str|Path|None=None, store=None) -> list[Feedback]:
     "An agent's feedback: from a JSONL file (rejected lines printed, the first 10) or, without one, from the store."
     if data_file is None: return FeedbackStore(store).query(agent=agent)
@@ -364,10 +448,14 @@ def export_jsonl(self:FeedbackStore, path:str|Path, **filters) -> int:
 def opening_reply(messages:list, # chitchat turns: lists of {'text', 'timestamp', 'sender'}
                   min_words:int=4) -> tuple[int, str]|None:
     "The first turn with at least `min_words` words, else the first non-empty turn: `(turn index, text)`, or None."
-    turns = [(i, '\n'.join(m['text'].strip() for m in turn if (m.get('text') or '').strip())) for i, turn in enumerate(messages)]
+    turns = [
+        (i, '\n'.join(m['text'].strip() for m in turn if (m.get('text') or '').strip()))
+        for i, turn in enumerate(messages)
+    ]
     turns = [(i, t) for i, t in turns if t]
     return next(((i, t) for i, t in turns if len(t.split()) >= min_words), turns[0] if turns else None)
 
+# %% ../nbs/01_feedback.ipynb #69c67ede
 def chitchat_records(min_words:int=4, agent:str='chitchat') -> tuple[list[Feedback], dict]:
     "Feedback records from the chitchat conversations, and counts of what was skipped and why."
     recs, skipped = [], dict(no_prompt=0, no_ratings=0, no_reply=0)
@@ -378,9 +466,26 @@ def chitchat_records(min_words:int=4, agent:str='chitchat') -> tuple[list[Feedba
         op = opening_reply(conv.get('messages') or [], min_words)
         if op is None: skipped['no_reply'] += 1; continue
         mean = sum(r.values()) / len(r)
-        recs.append(Feedback(agent, 'score', conv['prompt'].strip(), op[1][:MAX_TEXT], score=(mean - 1) / 9, id=f'chitchat-{cid}',
-                             created_at=conv.get('start'), metadata=dict(conversation_id=cid, start=conv.get('start'), ratings=r,
-                             rating_mean=mean, turn=op[0], n_turns=len(conv['messages'])), tags=['chitchat']))
+        recs.append(
+            Feedback(
+                agent,
+                'score',
+                conv['prompt'].strip(),
+                op[1][:MAX_TEXT],
+                score=(mean - 1) / 9,
+                id=f'chitchat-{cid}',
+                created_at=conv.get('start'),
+                metadata=dict(
+                    conversation_id=cid,
+                    start=conv.get('start'),
+                    ratings=r,
+                    rating_mean=mean,
+                    turn=op[0],
+                    n_turns=len(conv['messages']),
+                ),
+                tags=['chitchat'],
+            )
+        )
     return recs, skipped
 
 def import_chitchat(store:FeedbackStore, min_words:int=4, agent:str='chitchat') -> ImportReport:

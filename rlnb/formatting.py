@@ -38,28 +38,54 @@ def _need(n:int, minimum:int, what:str, agent:str|None, knob:str):
         who = f" for agent {agent!r}" if agent else ""
         raise NotEnoughData(f"{n} {what}{who}; need at least {minimum}. Collect more feedback or lower {knob}.")
 
-def to_preference_pairs(records:list[Feedback],
-                        min_margin:float=0.2,            # smallest utility gap that makes a pair (0.2 = one star of 1-5)
-                        max_pairs_per_prompt:int|None=None, # sample at most this many rating pairs per prompt (seeded)
-                        min_pairs:int=1,                  # fewer pairs than this raises NotEnoughData
-                        seed:int=0) -> list[dict]:
+# %% ../nbs/02_formatting.ipynb #7c697b06
+def to_preference_pairs(
+    records: list[Feedback],
+    min_margin: float = 0.2,  # smallest utility gap that makes a pair (0.2 = one star of 1-5)
+    max_pairs_per_prompt: int | None = None,  # sample at most this many rating pairs per prompt (seeded)
+    min_pairs: int = 1,  # fewer pairs than this raises NotEnoughData
+    seed: int = 0,
+) -> list[dict]:
     "Preference pairs `{agent, prompt, chosen, rejected, margin, source}` from ratings, corrections and comparisons."
     rng, pairs = random.Random(seed), []
     for (agent, prompt), resp_u in _mean_utilities(records).items():
         items = sorted(resp_u.items(), key=lambda kv: -kv[1])
-        cand = [(a, b, ua - ub) for i, (a, ua) in enumerate(items) for b, ub in items[i+1:] if ua - ub >= min_margin - 1e-9]
+        cand = [
+            (a, b, ua - ub)
+            for i, (a, ua) in enumerate(items)
+            for b, ub in items[i + 1 :]
+            if ua - ub >= min_margin - 1e-9
+        ]
         if max_pairs_per_prompt and len(cand) > max_pairs_per_prompt: cand = rng.sample(cand, max_pairs_per_prompt)
-        pairs += [dict(agent=agent, prompt=prompt, chosen=a, rejected=b, margin=round(m, 6), source='ratings') for a, b, m in cand]
+        pairs += [
+            dict(agent=agent, prompt=prompt, chosen=a, rejected=b, margin=round(m, 6), source='ratings')
+            for a, b, m in cand
+        ]
     for r in records:
         if r.kind == 'correction' and r.correction.strip() != r.response.strip():
-            pairs.append(dict(agent=r.agent, prompt=r.prompt, chosen=r.correction, rejected=r.response, margin=1.0, source='correction'))
+            pairs.append(
+                dict(
+                    agent=r.agent,
+                    prompt=r.prompt,
+                    chosen=r.correction,
+                    rejected=r.response,
+                    margin=1.0,
+                    source='correction',
+                )
+            )
         elif r.kind == 'comparison' and r.choice in ('a', 'b'):
             c, j = (r.response, r.response_b) if r.choice == 'a' else (r.response_b, r.response)
-            if c != j: pairs.append(dict(agent=r.agent, prompt=r.prompt, chosen=c, rejected=j, margin=1.0, source='comparison'))
-    pairs = list({(p['agent'], p['prompt'], p['chosen'], p['rejected']): p for p in pairs}.values())  # dedupe, keep last
+            if c != j:
+                pairs.append(
+                    dict(agent=r.agent, prompt=r.prompt, chosen=c, rejected=j, margin=1.0, source='comparison')
+                )
+    pairs = list(
+        {(p['agent'], p['prompt'], p['chosen'], p['rejected']): p for p in pairs}.values()
+    )  # dedupe, keep last
     _need(len(pairs), min_pairs, 'preference pairs', _one_agent(records), 'min_pairs')
     return pairs
 
+# %% ../nbs/02_formatting.ipynb #9c82b002
 def _one_agent(records):
     agents = {r.agent for r in records}
     return agents.pop() if len(agents) == 1 else None
@@ -72,7 +98,11 @@ def to_kto(records:list[Feedback],
     "Unpaired KTO examples `{agent, prompt, completion, label}` (label True = desirable)."
     out = []
     for (agent, prompt), resp_u in _mean_utilities(records).items():
-        out += [dict(agent=agent, prompt=prompt, completion=resp, label=u >= high) for resp, u in resp_u.items() if u >= high or u <= low]
+        out += [
+            dict(agent=agent, prompt=prompt, completion=resp, label=u >= high)
+            for resp, u in resp_u.items()
+            if u >= high or u <= low
+        ]
     for p in to_preference_pairs([r for r in records if r.kind in ('correction', 'comparison')], min_pairs=0):
         out += [dict(agent=p['agent'], prompt=p['prompt'], completion=p['chosen'], label=True),
                 dict(agent=p['agent'], prompt=p['prompt'], completion=p['rejected'], label=False)]
@@ -97,7 +127,8 @@ def to_dataset(rows:list[dict],
     "A `datasets.Dataset` in TRL's (conversational or standard) format; extra fields are kept as columns."
     from datasets import Dataset
     if not rows: raise NotEnoughData("no rows to make a dataset from")
-    if conversational is None: conversational = bool(getattr(tokenizer, 'chat_template', None)) if tokenizer is not None else True
+    if conversational is None:
+        conversational = bool(getattr(tokenizer, 'chat_template', None)) if tokenizer is not None else True
     if conversational:
         rows = [{**r, 'prompt': [{'role': 'user', 'content': r['prompt']}],
                  **{k: [{'role': 'assistant', 'content': r[k]}] for k in _COMPLETIONS if k in r}} for r in rows]
@@ -111,32 +142,56 @@ def _in_eval(prompt:str, eval_frac:float, seed:int) -> bool:
     h = int(hashlib.sha1(f'{seed}:{prompt}'.encode()).hexdigest()[:8], 16)
     return h / 0xFFFFFFFF < eval_frac
 
+# %% ../nbs/02_formatting.ipynb #1d82b6fb
 def split_by_prompt(ds, eval_frac:float=0.2, seed:int=0, min_prompts:int=2):
     "Split into `DatasetDict(train, eval)` so that no prompt is in both."
     from datasets import DatasetDict
     prompts = sorted({prompt_text(p) for p in ds['prompt']})
-    _need(len(prompts), min_prompts, 'distinct prompts', None, 'min_prompts (a prompt-grouped split needs prompts on both sides)')
+    _need(
+        len(prompts),
+        min_prompts,
+        'distinct prompts',
+        None,
+        'min_prompts (a prompt-grouped split needs prompts on both sides)',
+    )
     ev = {p for p in prompts if _in_eval(p, eval_frac, seed)}
     if not ev: ev = {min(prompts, key=lambda p: hashlib.sha1(f'{seed}:{p}'.encode()).hexdigest())}
     if ev == set(prompts): ev.discard(max(ev))
     is_ev = [prompt_text(p) in ev for p in ds['prompt']]
-    return DatasetDict(train=ds.select([i for i, e in enumerate(is_ev) if not e]), eval=ds.select([i for i, e in enumerate(is_ev) if e]))
+    return DatasetDict(
+        train=ds.select([i for i, e in enumerate(is_ev) if not e]),
+        eval=ds.select([i for i, e in enumerate(is_ev) if e]),
+    )
 
 # %% ../nbs/02_formatting.ipynb #f8843558
 def dataset_stats(ds, tokenizer=None) -> dict:
     "Counts, label balance, pairs per prompt and length summaries (tokens with `tokenizer`, else words)."
     import numpy as np
-    n_tok = (lambda s: len(tokenizer(s, add_special_tokens=False)['input_ids'])) if tokenizer else (lambda s: len(s.split()))
+    n_tok = (
+        (lambda s: len(tokenizer(s, add_special_tokens=False)['input_ids']))
+        if tokenizer
+        else (lambda s: len(s.split()))
+    )
     col = lambda k: [prompt_text(x) for x in ds[k]]
     prompts = col('prompt')
     per_prompt = np.array(list(_counts(prompts).values()))
-    st = dict(rows=len(ds), prompts=len(per_prompt), rows_per_prompt=dict(min=int(per_prompt.min()), median=float(np.median(per_prompt)), max=int(per_prompt.max())))
+    st = dict(
+        rows=len(ds),
+        prompts=len(per_prompt),
+        rows_per_prompt=dict(min=int(per_prompt.min()), median=float(np.median(per_prompt)), max=int(per_prompt.max())),
+    )
     if 'label' in ds.column_names: st['desirable_share'] = round(float(np.mean(ds['label'])), 4)
-    if 'target' in ds.column_names: st['target_mean'], st['target_std'] = round(float(np.mean(ds['target'])), 4), round(float(np.std(ds['target'])), 4)
+    if 'target' in ds.column_names:
+        st['target_mean'], st['target_std'] = round(float(np.mean(ds['target'])), 4), round(
+            float(np.std(ds['target'])), 4
+        )
     if 'margin' in ds.column_names: st['margin_mean'] = round(float(np.mean(ds['margin'])), 4)
     if 'source' in ds.column_names: st['sources'] = _counts(ds['source'])
     lengths = {k: [n_tok(s) for s in col(k)] for k in ('prompt',) + _COMPLETIONS if k in ds.column_names}
-    st['lengths'] = {k: dict(mean=round(float(np.mean(v)), 1), p95=int(np.percentile(v, 95)), max=int(max(v))) for k, v in lengths.items()}
+    st['lengths'] = {
+        k: dict(mean=round(float(np.mean(v)), 1), p95=int(np.percentile(v, 95)), max=int(max(v)))
+        for k, v in lengths.items()
+    }
     st['_lengths'], st['length_unit'] = lengths, 'tokens' if tokenizer else 'words'
     return st
 
@@ -145,6 +200,7 @@ def _counts(xs) -> dict:
     for x in xs: out[x] += 1
     return dict(out)
 
+# %% ../nbs/02_formatting.ipynb #4a7a0f43
 def plot_stats(stats:dict, title:str='', path:str|Path|None=None):
     "Histograms of the lengths in `stats` (from `dataset_stats`), saved to `path` if given."
     import matplotlib; import matplotlib.pyplot as plt
@@ -162,8 +218,16 @@ def plot_stats(stats:dict, title:str='', path:str|Path|None=None):
     return fig
 
 # %% ../nbs/02_formatting.ipynb #d37ae4eb
-def build_datasets(records:list[Feedback], min_margin:float=0.2, max_pairs_per_prompt:int|None=None,
-                   eval_frac:float=0.2, seed:int=0, conversational:bool=True, min_pairs:int=1, formats=('pairs', 'kto', 'targets')) -> dict:
+def build_datasets(
+    records: list[Feedback],
+    min_margin: float = 0.2,
+    max_pairs_per_prompt: int | None = None,
+    eval_frac: float = 0.2,
+    seed: int = 0,
+    conversational: bool = True,
+    min_pairs: int = 1,
+    formats=('pairs', 'kto', 'targets'),
+) -> dict:
     "`{format: DatasetDict(train, eval)}` for the requested formats, split by prompt with one seed."
     make = dict(pairs=lambda: to_preference_pairs(records, min_margin, max_pairs_per_prompt, min_pairs, seed),
                 kto=lambda: to_kto(records), targets=lambda: to_reward_targets(records))
@@ -171,27 +235,39 @@ def build_datasets(records:list[Feedback], min_margin:float=0.2, max_pairs_per_p
 
 # %% ../nbs/02_formatting.ipynb #9418e0ce
 def export_data_cli(argv:list|None=None):
-    "Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets or raw JSONL."
+    ("Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets or raw "
+     "JSONL.")
     import argparse, json
     from rlnb.feedback import FeedbackStore
-    ap = argparse.ArgumentParser(prog='rlnb_export_data', description="Export an agent's feedback as training data (JSONL).")
+    ap = argparse.ArgumentParser(
+        prog='rlnb_export_data', description="Export an agent's feedback as training data (JSONL)."
+    )
     ap.add_argument('--agent', required=True); ap.add_argument('--output', required=True)
     ap.add_argument('--format', default='dpo', choices=['dpo', 'kto', 'regression', 'jsonl'])
     ap.add_argument('--store', help='database URL or SQLite path (default DATABASE_URL or data/feedback.db)')
-    ap.add_argument('--limit', type=int, help='write at most this many rows'); ap.add_argument('--min-reward', type=float)
-    ap.add_argument('--require-feedback', action='store_true', help='only records with a judgement (thumbs, rating, score, comparison)')
+    ap.add_argument('--limit', type=int, help='write at most this many rows')
+    ap.add_argument('--min-reward', type=float)
+    ap.add_argument(
+        '--require-feedback',
+        action='store_true',
+        help='only records with a judgement (thumbs, rating, score, comparison)',
+    )
     ap.add_argument('--min-margin', type=float, default=0.2, help='dpo: smallest utility gap of a pair')
     a = ap.parse_args(argv)
     recs = FeedbackStore(a.store).query(agent=a.agent)
     if a.require_feedback: recs = [r for r in recs if utility(r) is not None or r.kind == 'comparison']
-    if a.min_reward is not None and a.format != 'dpo': recs = [r for r in recs if utility(r) is None or utility(r) >= a.min_reward]
+    if a.min_reward is not None and a.format != 'dpo':
+        recs = [r for r in recs if utility(r) is None or utility(r) >= a.min_reward]
     if not recs: raise NotEnoughData(f"no feedback records for agent {a.agent!r} after filtering: nothing to export")
     if a.format == 'dpo':
         rows = to_preference_pairs(recs, a.min_margin)
         if a.min_reward is not None:
             u = _mean_utilities(recs)
             rows = [r for r in rows if u.get((r['agent'], r['prompt']), {}).get(r['chosen'], 1.0) >= a.min_reward]
-    else: rows = {'kto': to_kto, 'regression': to_reward_targets, 'jsonl': lambda rs: [r.to_dict() for r in rs]}[a.format](recs)
+    else:
+        rows = {'kto': to_kto, 'regression': to_reward_targets, 'jsonl': lambda rs: [r.to_dict() for r in rs]}[
+            a.format
+        ](recs)
     rows = rows[:a.limit] if a.limit else rows
     out = Path(a.output); out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + '.partial')

@@ -24,10 +24,12 @@ class OnlineConfig(StageConfig):
     "How an agent keeps learning from live feedback (the first five fields and defaults are the legacy system's)."
     min_samples_to_retrain: int = 100     # new feedback records that trigger a retrain
     max_buffer_size: int = 10_000         # a retrain uses at most the newest this many new records
-    retrain_interval_hours: float = 24    # ... and retrains anyway when this long has passed (with >= min_samples_on_schedule)
+    retrain_interval_hours: float = (
+        24  # ... and retrains anyway when this long has passed (with >= min_samples_on_schedule)
+    )
     auto_export: bool = True              # GGUF of every candidate (needed to serve it)
     auto_deploy: bool = False             # deploy a candidate that passes the gate; off: a person promotes it
-    algorithm: str = 'dpo'                # 'dpo' (pairs from ratings, comparisons, corrections) or 'kto' (thumbs, unpaired)
+    algorithm: str = 'dpo'  # 'dpo' (pairs from ratings, comparisons, corrections) or 'kto' (thumbs, unpaired)
     base: str = 'smollm2'                 # the first deployed version (v1) when the agent has none; 'tiny' in tests
     preset: str = 'cpu'                   # rlnb.dpo.PRESETS entry the training starts from
     learning_rate: float|None = None      # preset overrides (None keeps the preset's)
@@ -35,10 +37,10 @@ class OnlineConfig(StageConfig):
     beta: float|None = None
     max_steps: int = -1
     min_margin: float = 0.2               # utility gap that makes a preference pair (one star)
-    replay_share: float = 0.25            # already-used records added, as a share of the buffer, so the policy does not forget
+    replay_share: float = 0.25  # already-used records added, as a share of the buffer, so the policy does not forget
     heldout_share: float = 0.2            # share of prompts (by hash) never trained on: the gate's evaluation prompts
     min_samples_on_schedule: int = 10     # a scheduled (interval) retrain needs at least this many new records
-    gate: str = 'superiority'             # 'superiority': lower CI bound of the win rate > 0.5; 'non_inferiority': > 0.5 - margin
+    gate: str = 'superiority'  # 'superiority': lower CI bound of the win rate > 0.5; 'non_inferiority': > 0.5 - margin
     margin: float = 0.05                  # non-inferiority margin
     conf: float = 0.95                    # confidence level of the gate's interval
     eval_prompts: int = 64                # held-out prompts the gate judges (at most)
@@ -50,29 +52,57 @@ class OnlineConfig(StageConfig):
     seed: int = 0
 
     def __post_init__(self):
-        if self.algorithm not in ('dpo', 'kto'): raise ValueError(f"algorithm must be 'dpo' or 'kto', got {self.algorithm!r}")
-        if self.gate not in ('superiority', 'non_inferiority'): raise ValueError(f"gate must be 'superiority' or 'non_inferiority', got {self.gate!r}")
-        if self.eval_mode not in ('greedy', 'sampled'): raise ValueError(f"eval_mode must be 'greedy' or 'sampled', got {self.eval_mode!r}")
+        if self.algorithm not in ('dpo', 'kto'):
+            raise ValueError(f"algorithm must be 'dpo' or 'kto', got {self.algorithm!r}")
+        if self.gate not in ('superiority', 'non_inferiority'):
+            raise ValueError(f"gate must be 'superiority' or 'non_inferiority', got {self.gate!r}")
+        if self.eval_mode not in ('greedy', 'sampled'):
+            raise ValueError(f"eval_mode must be 'greedy' or 'sampled', got {self.eval_mode!r}")
         for k in ('replay_share', 'heldout_share', 'margin'):
             if not 0 <= getattr(self, k) < 1: raise ValueError(f"{k} must be in [0, 1), got {getattr(self, k)}")
-        for k in ('min_samples_to_retrain', 'max_buffer_size', 'min_samples_on_schedule', 'eval_prompts', 'min_eval_prompts'):
+        for k in (
+            'min_samples_to_retrain',
+            'max_buffer_size',
+            'min_samples_on_schedule',
+            'eval_prompts',
+            'min_eval_prompts',
+        ):
             if getattr(self, k) < 1: raise ValueError(f"{k} must be >= 1, got {getattr(self, k)}")
         if self.retrain_interval_hours <= 0: raise ValueError("retrain_interval_hours must be > 0")
         if self.min_samples_to_retrain > self.max_buffer_size:
-            raise ValueError(f"min_samples_to_retrain {self.min_samples_to_retrain} > max_buffer_size {self.max_buffer_size}: the buffer could never trigger a retrain")
+            raise ValueError(
+                f"min_samples_to_retrain {self.min_samples_to_retrain} > max_buffer_size {self.max_buffer_size}: the"
+                " buffer could never trigger a retrain"
+            )
 
 # %% ../nbs/09_online.ipynb #0aecbc82
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='microseconds')
 
 def _tables(md):
     import sqlalchemy as sa
-    used = sa.Table('online_used', md, sa.Column('agent_id', sa.String(64), primary_key=True), sa.Column('feedback_id', sa.String(64), primary_key=True),
-                    sa.Column('version', sa.Integer), sa.Column('at', sa.String(32), nullable=False))
-    runs = sa.Table('online_runs', md, sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
-                    sa.Column('agent_id', sa.String(64), nullable=False, index=True), sa.Column('status', sa.String(16), nullable=False),
-                    sa.Column('started_at', sa.String(32), nullable=False), sa.Column('finished_at', sa.String(32)),
-                    sa.Column('buffer_size', sa.Integer), sa.Column('version', sa.Integer), sa.Column('decision', sa.JSON),
-                    sa.Column('error', sa.Text), sa.Column('seconds', sa.Float), sa.Column('pid', sa.Integer))
+    used = sa.Table(
+        'online_used',
+        md,
+        sa.Column('agent_id', sa.String(64), primary_key=True),
+        sa.Column('feedback_id', sa.String(64), primary_key=True),
+        sa.Column('version', sa.Integer),
+        sa.Column('at', sa.String(32), nullable=False),
+    )
+    runs = sa.Table(
+        'online_runs',
+        md,
+        sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column('agent_id', sa.String(64), nullable=False, index=True),
+        sa.Column('status', sa.String(16), nullable=False),
+        sa.Column('started_at', sa.String(32), nullable=False),
+        sa.Column('finished_at', sa.String(32)),
+        sa.Column('buffer_size', sa.Integer),
+        sa.Column('version', sa.Integer),
+        sa.Column('decision', sa.JSON),
+        sa.Column('error', sa.Text),
+        sa.Column('seconds', sa.Float),
+        sa.Column('pid', sa.Integer),
+    )
     return used, runs
 
 def in_heldout(prompt:str, share:float, seed:int=0) -> bool:
@@ -83,10 +113,13 @@ def in_heldout(prompt:str, share:float, seed:int=0) -> bool:
 # %% ../nbs/09_online.ipynb #dfced5a3
 class OnlineLearner:
     "Retrain `agent`'s policy from its live feedback, judge it against the deployed one, deploy only a better one."
-    def __init__(self, agent:str, store:FeedbackStore|str|None=None, registry:Registry|None=None, config:OnlineConfig|None=None,
-                 judge=None,                   # the gate's judge: a RewardJudge, a reward-model folder, or any evaluate_policy judge
+    def __init__(self, agent:str, store:FeedbackStore|str|None=None, registry:Registry|None=None,
+                 config:OnlineConfig|None=None,
+                 # the gate's judge: a RewardJudge, a reward-model folder, or any evaluate_policy judge
+                 judge=None,
                  clock=time.time,              # seconds since the epoch (injectable for tests)
-                 on_deploy=None):              # called with the PolicyVersion after a deploy (e.g. PolicyServer.refresh)
+                 # called with the PolicyVersion after a deploy (e.g. PolicyServer.refresh)
+                 on_deploy=None):
         import sqlalchemy as sa
         self.agent = check_agent(agent)
         self.store = store if isinstance(store, FeedbackStore) else FeedbackStore(store)
@@ -98,7 +131,11 @@ class OnlineLearner:
         self.judge = judge
         md = sa.MetaData(); self.used, self.runs = _tables(md); md.create_all(self.store.engine)
 
-    def __repr__(self): return f"OnlineLearner({self.agent!r}, buffer={self.buffer_size()}, deployed={getattr(self.registry.deployed(self.agent), 'name', None)})"
+    def __repr__(self):
+        return (
+            f"OnlineLearner({self.agent!r}, buffer={self.buffer_size()},"
+            f" deployed={getattr(self.registry.deployed(self.agent), 'name', None)})"
+        )
 
 # %% ../nbs/09_online.ipynb #f9804de2
 def _unused(self:OnlineLearner):
@@ -123,10 +160,13 @@ def buffer(self:OnlineLearner) -> list[Feedback]:
 def _mark_used(self:OnlineLearner, ids:list[str], version:int|None):
     from rlnb.evaluation import _upsert_ignore
     now = _now()
-    _upsert_ignore(self.store, self.used, [dict(agent_id=self.agent, feedback_id=i, version=version, at=now) for i in ids])
+    _upsert_ignore(
+        self.store, self.used, [dict(agent_id=self.agent, feedback_id=i, version=version, at=now) for i in ids]
+    )
 
 def _overflow_ids(self:OnlineLearner) -> list[str]:
-    "New records older than the newest `max_buffer_size`: dropped from the buffer at the next retrain (marked used, version None)."
+    ("New records older than the newest `max_buffer_size`: dropped from the buffer at the next retrain (marked used, "
+     "version None).")
     import sqlalchemy as sa
     q = _unused(self).with_only_columns(self.store.table.c.id).offset(self.config.max_buffer_size)
     with self.store.engine.connect() as c: return list(c.execute(q).scalars())
@@ -135,7 +175,8 @@ for f in (buffer_size, buffer, _mark_used, _overflow_ids): setattr(OnlineLearner
 
 # %% ../nbs/09_online.ipynb #9119fc83
 def add_feedback(self:OnlineLearner, entry:dict|Feedback) -> str:
-    "Store one feedback record (the legacy system's `{entry_id, rating: 'up'|'down', tags, notes}`, or any rlnb feedback shape); returns its id."
+    ("Store one feedback record (the legacy system's `{entry_id, rating: 'up'|'down', tags, notes}`, or any rlnb "
+     "feedback shape); returns its id.")
     if isinstance(entry, dict) and 'entry_id' in entry:
         e = dict(entry); eid = e.pop('entry_id')
         if isinstance(e.get('rating'), str):
@@ -161,37 +202,64 @@ def last_trained_at(self:OnlineLearner) -> float|None:
     r = self._runs('succeeded')
     return datetime.fromisoformat(r[0]['started_at']).timestamp() if r else None
 
+# %% ../nbs/09_online.ipynb #e78033f2
 def should_retrain(self:OnlineLearner, why:bool=False):
-    "True when the buffer holds `min_samples_to_retrain` records, or the interval has passed with `min_samples_on_schedule`. `why=True`: `(bool, reason)`."
+    ("True when the buffer holds `min_samples_to_retrain` records, or the interval has passed with "
+     "`min_samples_on_schedule`. `why=True`: `(bool, reason)`.")
     c, n = self.config, self.buffer_size()
     last = self.last_trained_at()
     waited = None if last is None else (self.clock() - last) / 3600
-    if n >= c.min_samples_to_retrain: ans = (True, f'{n} new records >= min_samples_to_retrain {c.min_samples_to_retrain}')
+    if n >= c.min_samples_to_retrain:
+        ans = (True, f'{n} new records >= min_samples_to_retrain {c.min_samples_to_retrain}')
     elif waited is not None and waited >= c.retrain_interval_hours and n >= c.min_samples_on_schedule:
         ans = (True, f'{waited:.1f} h since the last retrain >= {c.retrain_interval_hours} h, with {n} new records')
     elif waited is not None and waited >= c.retrain_interval_hours:
-        ans = (False, f'interval passed but only {n} new records (< min_samples_on_schedule {c.min_samples_on_schedule})')
-    else: ans = (False, f'{n}/{c.min_samples_to_retrain} new records' + (f'; {waited:.1f}/{c.retrain_interval_hours} h since the last retrain' if waited is not None else ''))
+        ans = (
+            False,
+            f'interval passed but only {n} new records (< min_samples_on_schedule {c.min_samples_on_schedule})',
+        )
+    else:
+        ans = (
+            False,
+            f'{n}/{c.min_samples_to_retrain} new records'
+            + (f'; {waited:.1f}/{c.retrain_interval_hours} h since the last retrain' if waited is not None else ''),
+        )
     return ans if why else ans[0]
 
 for f in (add_feedback, _runs, last_trained_at, should_retrain): setattr(OnlineLearner, f.__name__, f)
 
 # %% ../nbs/09_online.ipynb #54ad7467
 def get_status(self:OnlineLearner) -> dict:
-    "The legacy system's status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks next: why, when, what serves, what runs."
+    ("The legacy system's status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks next: why, "
+     "when, what serves, what runs.")
     c = self.config
     ok, reason = self.should_retrain(why=True)
     last = self.last_trained_at()
     dep = self.registry.deployed(self.agent)
     running = self._runs('running')
     runs = self._runs()
-    return {'agent': self.agent, 'buffer_size': self.buffer_size(), 'min_samples': c.min_samples_to_retrain, 'max_buffer_size': c.max_buffer_size,
-            'should_retrain': ok, 'reason': reason,
-            'last_trained_at': datetime.fromtimestamp(last, timezone.utc).isoformat(timespec='seconds') if last else None,
-            'next_due_at': datetime.fromtimestamp(last + c.retrain_interval_hours * 3600, timezone.utc).isoformat(timespec='seconds') if last else None,
-            'deployed_version': dep.name if dep else None, 'running': running[0] if running else None,
-            'last_run': runs[0] if runs else None, 'retrains': sum(r['status'] == 'succeeded' for r in runs),
-            'auto_deploy': c.auto_deploy, 'auto_export': c.auto_export, 'algorithm': c.algorithm, 'gate': c.gate}
+    return {
+        'agent': self.agent,
+        'buffer_size': self.buffer_size(),
+        'min_samples': c.min_samples_to_retrain,
+        'max_buffer_size': c.max_buffer_size,
+        'should_retrain': ok,
+        'reason': reason,
+        'last_trained_at': datetime.fromtimestamp(last, timezone.utc).isoformat(timespec='seconds') if last else None,
+        'next_due_at': (
+            datetime.fromtimestamp(last + c.retrain_interval_hours * 3600, timezone.utc).isoformat(timespec='seconds')
+            if last
+            else None
+        ),
+        'deployed_version': dep.name if dep else None,
+        'running': running[0] if running else None,
+        'last_run': runs[0] if runs else None,
+        'retrains': sum(r['status'] == 'succeeded' for r in runs),
+        'auto_deploy': c.auto_deploy,
+        'auto_export': c.auto_export,
+        'algorithm': c.algorithm,
+        'gate': c.gate,
+    }
 OnlineLearner.get_status = get_status
 
 # %% ../nbs/09_online.ipynb #23bc17ed
@@ -215,11 +283,23 @@ def gate_decision(report, config:OnlineConfig) -> GateDecision:
     lo, hi = m['ci']
     bound = 0.5 if c.gate == 'superiority' else 0.5 - c.margin
     base = dict(rule=c.gate, win_rate=m['rate'], ci=[lo, hi], n=m['n'], judge=h['judge'], mode=h['mode'])
-    desc = f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {m['n']} held-out prompts ({m['wins']} wins, {m['ties']} ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})"
+    desc = (
+        f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {m['n']} held-out prompts ({m['wins']} wins, {m['ties']}"
+        f" ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})"
+    )
     if m['n'] < c.min_eval_prompts:
-        return GateDecision(False, reason=f"rejected: only {m['n']} held-out prompts (< min_eval_prompts {c.min_eval_prompts}); {desc}", **base)
-    if lo > bound: return GateDecision(True, reason=f"passed {c.gate}: lower {c.conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base)
-    return GateDecision(False, reason=f"rejected by {c.gate}: lower {c.conf:.0%} bound {lo:.3f} <= {bound:.3f}; {desc}", **base)
+        return GateDecision(
+            False,
+            reason=f"rejected: only {m['n']} held-out prompts (< min_eval_prompts {c.min_eval_prompts}); {desc}",
+            **base,
+        )
+    if lo > bound:
+        return GateDecision(
+            True, reason=f"passed {c.gate}: lower {c.conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base
+        )
+    return GateDecision(
+        False, reason=f"rejected by {c.gate}: lower {c.conf:.0%} bound {lo:.3f} <= {bound:.3f}; {desc}", **base
+    )
 
 # %% ../nbs/09_online.ipynb #1391008b
 def _abs(p) -> Path|None:
@@ -230,44 +310,60 @@ def _abs(p) -> Path|None:
     return p if p.is_absolute() else rlnb_home()/p
 
 def check_gguf(path) -> Path:
-    "Refuse a missing, empty, truncated or non-GGUF file with a clear error (a deploy must never load a half-written export)."
+    ("Refuse a missing, empty, truncated or non-GGUF file with a clear error (a deploy must never load a half-written "
+     "export).")
     p = _abs(path)
-    if p is None or not p.exists(): raise FileNotFoundError(f"GGUF {path} does not exist: export the version first (auto_export or rlnb_export)")
-    if p.stat().st_size < 1024: raise ValueError(f"GGUF {p} is {p.stat().st_size} bytes: truncated or empty, refusing to deploy it")
+    if p is None or not p.exists():
+        raise FileNotFoundError(f"GGUF {path} does not exist: export the version first (auto_export or rlnb_export)")
+    if p.stat().st_size < 1024:
+        raise ValueError(f"GGUF {p} is {p.stat().st_size} bytes: truncated or empty, refusing to deploy it")
     with open(p, 'rb') as f: magic = f.read(4)
     if magic != b'GGUF': raise ValueError(f"{p} is not a GGUF file (magic {magic!r}): refusing to deploy it")
     return p
 
 def _export(self:OnlineLearner, merged:Path, run:Path) -> dict:
-    "GGUF of `merged` into `run/gguf`, written to `run/gguf.partial` first and renamed (a crash never leaves a half export behind)."
+    ("GGUF of `merged` into `run/gguf`, written to `run/gguf.partial` first and renamed (a crash never leaves a half "
+     "export behind).")
     from rlnb.export import export_model
     c, tmp, out = self.config, run/'gguf.partial', run/'gguf'
     if tmp.exists(): shutil.rmtree(tmp)
-    res = export_model(merged, 'gguf', c.quantization, output_dir=tmp, model_name=f'{self.agent}-{run.name}', parity=True)
-    if c.quantization != 'f16': (tmp/f'{self.agent}-{run.name}-f16.gguf').unlink(missing_ok=True)   # the served file is enough
+    res = export_model(
+        merged, 'gguf', c.quantization, output_dir=tmp, model_name=f'{self.agent}-{run.name}', parity=True
+    )
+    if c.quantization != 'f16':
+        (tmp / f'{self.agent}-{run.name}-f16.gguf').unlink(missing_ok=True)  # the served file is enough
     tmp.replace(out)
     return {c.quantization: out/res.paths[c.quantization].name}
 
+# %% ../nbs/09_online.ipynb #2641af46
 def ensure_baseline(self:OnlineLearner):
-    "The deployed version; an agent with none gets its base model registered (kind 'base') and deployed as the baseline."
+    ("The deployed version; an agent with none gets its base model registered (kind 'base') and deployed as the "
+     "baseline.")
     dep = self.registry.deployed(self.agent)
     if dep is not None: return dep
     from rlnb.core import model_path
     path = model_path(self.config.base)
     run = new_run(self.agent)
     gguf = self._export(path, run) if self.config.auto_export else {}
-    v = self.registry.register(self.agent, path, 'base', gguf_paths=gguf, config={'online': asdict(self.config)}, status_reason='baseline')
+    v = self.registry.register(
+        self.agent, path, 'base', gguf_paths=gguf, config={'online': asdict(self.config)}, status_reason='baseline'
+    )
     return self.deploy(v.version, reason='baseline: the base model, deployed before any retrain')
 
 def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promote'):
-    "Deploy `version` (its GGUF checked first when exports are on), then tell the server (`on_deploy`). `action`: 'promote' or 'rollback' (the registry's log)."
+    ("Deploy `version` (its GGUF checked first when exports are on), then tell the server (`on_deploy`). `action`: "
+     "'promote' or 'rollback' (the registry's log).")
     v = self.registry.get(self.agent, version)
     if self.config.auto_export or v.gguf_paths:
         if not v.gguf_paths: raise ValueError(f"{self.agent} {v.name} has no GGUF to serve: export it first")
         for q, path in v.gguf_paths.items(): check_gguf(path)
-    v = (self.registry.rollback if action == 'rollback' else self.registry.promote)(self.agent, v.version, reason=reason)
+    v = (self.registry.rollback if action == 'rollback' else self.registry.promote)(
+        self.agent, v.version, reason=reason
+    )
     if self.on_deploy: self.on_deploy(v)
-    if v.gguf_paths and shutil.which('ollama'):        # the legacy system's target: Ollama serves the agent's name from the new GGUF
+    if v.gguf_paths and shutil.which(
+        'ollama'
+    ):  # the legacy system's target: Ollama serves the agent's name from the new GGUF
         from rlnb.export import register_ollama
         mf = _abs(next(iter(v.gguf_paths.values()))).parent/'Modelfile'
         if mf.exists(): print(register_ollama(mf, self.agent))
@@ -279,11 +375,13 @@ def rollback(self:OnlineLearner, version=None, reason:str|None=None):
     if version is None: version = self.registry.previous(self.agent)
     return self.deploy(version, reason=reason or f'rollback from {cur.name if cur else None}', action='rollback')
 
+# %% ../nbs/09_online.ipynb #01558901
 for f in (_export, ensure_baseline, deploy, rollback): setattr(OnlineLearner, f.__name__, f)
 
 # %% ../nbs/09_online.ipynb #0d2c655d
 def heldout_prompts(self:OnlineLearner) -> list[str]:
-    "The gate's prompts: distinct prompts of this agent's feedback in the held-out hash share (at most `eval_prompts`, seeded sample)."
+    ("The gate's prompts: distinct prompts of this agent's feedback in the held-out hash share (at most "
+     "`eval_prompts`, seeded sample).")
     import sqlalchemy as sa
     t, c = self.store.table, self.config
     with self.store.engine.connect() as conn:
@@ -296,14 +394,24 @@ def _replay(self:OnlineLearner, k:int, exclude:set) -> list[Feedback]:
     import sqlalchemy as sa
     if k <= 0: return []
     t, u = self.store.table, self.used
-    q = sa.select(t).join(u, sa.and_(u.c.feedback_id == t.c.id, u.c.agent_id == self.agent)).where(t.c.agent == self.agent)
+    q = (
+        sa.select(t)
+        .join(u, sa.and_(u.c.feedback_id == t.c.id, u.c.agent_id == self.agent))
+        .where(t.c.agent == self.agent)
+    )
     with self.store.engine.connect() as c: pool = [Feedback(**dict(r)) for r in c.execute(q).mappings()]
-    pool = [r for r in pool if r.id not in exclude and not in_heldout(r.prompt, self.config.heldout_share, self.config.seed)]
+    pool = [
+        r for r in pool if r.id not in exclude and not in_heldout(r.prompt, self.config.heldout_share, self.config.seed)
+    ]
     return random.Random(self.config.seed + len(pool)).sample(pool, min(k, len(pool)))
 
 def _start_run(self:OnlineLearner, n:int) -> int:
     with self.store.engine.begin() as c:
-        return c.execute(self.runs.insert().values(agent_id=self.agent, status='running', started_at=_now(), buffer_size=n, pid=os.getpid())).inserted_primary_key[0]
+        return c.execute(
+            self.runs.insert().values(
+                agent_id=self.agent, status='running', started_at=_now(), buffer_size=n, pid=os.getpid()
+            )
+        ).inserted_primary_key[0]
 
 def _finish_run(self:OnlineLearner, rid:int, status:str, **kw):
     with self.store.engine.begin() as c:
@@ -313,7 +421,8 @@ for f in (heldout_prompts, _replay, _start_run, _finish_run): setattr(OnlineLear
 
 # %% ../nbs/09_online.ipynb #28864a30
 def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> dict:
-    "Train from the deployed policy on `snap` (+ replay), merge, judge against the deployed policy, gate, export, register."
+    ("Train from the deployed policy on `snap` (+ replay), merge, judge against the deployed policy, gate, export, "
+     "register.")
     from rlnb.dpo import PRESETS, train_dpo, train_kto
     from rlnb.evaluation import evaluate_policy, judge_name
     from rlnb.export import export_merged
@@ -325,20 +434,42 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
             else to_kto(train_recs + replay, min_examples=1))
     prompts = self.heldout_prompts()
     if len(prompts) < c.min_eval_prompts:
-        raise ValueError(f"only {len(prompts)} held-out prompts (heldout_share {c.heldout_share}); the gate needs min_eval_prompts {c.min_eval_prompts}: collect feedback on more prompts")
+        raise ValueError(
+            f"only {len(prompts)} held-out prompts (heldout_share {c.heldout_share}); the gate needs min_eval_prompts"
+            f" {c.min_eval_prompts}: collect feedback on more prompts"
+        )
     run = new_run(self.agent)
-    progress(0.05, f'{len(rows)} {c.algorithm} rows from {len(train_recs)} new + {len(replay)} replayed records; run folder {run.name}')
+    progress(
+        0.05,
+        f'{len(rows)} {c.algorithm} rows from {len(train_recs)} new + {len(replay)} replayed records; run folder'
+        f' {run.name}',
+    )
     over = {k: getattr(c, k) for k in ('learning_rate', 'epochs', 'beta') if getattr(c, k) is not None}
     cfg = replace(PRESETS[c.preset], model=str(_abs(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
-    tr = (train_dpo if c.algorithm == 'dpo' else train_kto)(to_dataset(rows), None, cfg, run/c.algorithm, max_steps=c.max_steps, resume=False)
+    tr = (train_dpo if c.algorithm == 'dpo' else train_kto)(
+        to_dataset(rows), None, cfg, run / c.algorithm, max_steps=c.max_steps, resume=False
+    )
     train_s = time.perf_counter() - t0
     tmp = run/'policy.partial'
     export_merged(tr.model_path, tmp, overwrite=True); tmp.replace(run/'policy')
     merged = run/'policy'
-    progress(0.5, f'trained {tr.metrics["steps"]} steps in {train_s:.0f} s; judging against {dep.name} on {len(prompts)} held-out prompts')
+    progress(
+        0.5,
+        f'trained {tr.metrics["steps"]} steps in {train_s:.0f} s; judging against {dep.name} on {len(prompts)} held-out'
+        ' prompts',
+    )
     t1 = time.perf_counter()
-    report = evaluate_policy(merged, prompts, {judge_name(self.judge): self.judge}, base=_abs(dep.model_path), modes=(c.eval_mode,),
-                             max_new_tokens=c.max_new_tokens, temperature=c.temperature, seed=c.seed, output=run/'eval.json')
+    report = evaluate_policy(
+        merged,
+        prompts,
+        {judge_name(self.judge): self.judge},
+        base=_abs(dep.model_path),
+        modes=(c.eval_mode,),
+        max_new_tokens=c.max_new_tokens,
+        temperature=c.temperature,
+        seed=c.seed,
+        output=run / 'eval.json',
+    )
     eval_s = time.perf_counter() - t1
     decision = gate_decision(report, c)
     (run/'gate.json').write_text(json.dumps(asdict(decision), indent=1))
@@ -346,39 +477,84 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
     t2 = time.perf_counter()
     gguf = self._export(merged, run) if c.auto_export else {}
     u = [x for x in (utility(r) for r in snap) if x is not None]
-    v = self.registry.register(self.agent, merged, c.algorithm, parent_version=dep.version, gguf_paths=gguf, feedback_count=len(snap),
-                               reward_mean=round(statistics.fmean(u), 4) if u else None, reward_std=round(statistics.pstdev(u), 4) if len(u) > 1 else None,
-                               eval_report=asdict(report), status_reason=decision.reason,
-                               metrics={**{k: v for k, v in tr.metrics.items() if not isinstance(v, (list, dict))},
-                                        'train_s': round(train_s, 1), 'eval_s': round(eval_s, 1), 'export_s': round(time.perf_counter() - t2, 1),
-                                        'gate_passed': decision.passed, 'gate_lower': decision.ci[0], 'win_rate': decision.win_rate},
-                               config={'online': asdict(c), 'train': asdict(cfg)},
-                               data_counts={'buffer': len(snap), 'train_records': len(train_recs), 'replay': len(replay),
-                                            'heldout_records': len(snap) - len(train_recs), f'{c.algorithm}_rows': len(rows), 'heldout_prompts': len(prompts)})
+    v = self.registry.register(
+        self.agent,
+        merged,
+        c.algorithm,
+        parent_version=dep.version,
+        gguf_paths=gguf,
+        feedback_count=len(snap),
+        reward_mean=round(statistics.fmean(u), 4) if u else None,
+        reward_std=round(statistics.pstdev(u), 4) if len(u) > 1 else None,
+        eval_report=asdict(report),
+        status_reason=decision.reason,
+        metrics={
+            **{k: v for k, v in tr.metrics.items() if not isinstance(v, (list, dict))},
+            'train_s': round(train_s, 1),
+            'eval_s': round(eval_s, 1),
+            'export_s': round(time.perf_counter() - t2, 1),
+            'gate_passed': decision.passed,
+            'gate_lower': decision.ci[0],
+            'win_rate': decision.win_rate,
+        },
+        config={'online': asdict(c), 'train': asdict(cfg)},
+        data_counts={
+            'buffer': len(snap),
+            'train_records': len(train_recs),
+            'replay': len(replay),
+            'heldout_records': len(snap) - len(train_recs),
+            f'{c.algorithm}_rows': len(rows),
+            'heldout_prompts': len(prompts),
+        },
+    )
     deployed = False
     if decision.passed and c.auto_deploy:
         v = self.deploy(v.version, reason=decision.reason); deployed = True
-    return {'version': v.version, 'name': v.name, 'parent': dep.name, 'deployed': deployed, 'decision': asdict(decision), 'run': str(run),
-            'seconds': round(time.perf_counter() - t0, 1), 'train_s': round(train_s, 1), 'eval_s': round(eval_s, 1), 'rows': len(rows)}
+    return {
+        'version': v.version,
+        'name': v.name,
+        'parent': dep.name,
+        'deployed': deployed,
+        'decision': asdict(decision),
+        'run': str(run),
+        'seconds': round(time.perf_counter() - t0, 1),
+        'train_s': round(train_s, 1),
+        'eval_s': round(eval_s, 1),
+        'rows': len(rows),
+    }
 
+# %% ../nbs/09_online.ipynb #8505423e
 def trigger_retrain(self:OnlineLearner,
                     records:list|None=None,    # train on these instead of the buffer (the buffer is then left as it is)
                     progress=None) -> dict:    # progress(fraction, message)
-    "One retrain: buffer → candidate → judged against the deployed policy → registered (and deployed if the gate passes and auto_deploy)."
+    ("One retrain: buffer → candidate → judged against the deployed policy → registered (and deployed if the gate "
+     "passes and auto_deploy).")
     from rlnb.formatting import NotEnoughData
     if self.judge is None:
-        raise ValueError("the gate needs a judge: OnlineLearner(..., judge=RewardJudge(folder)), a reward model the policy never trained on")
+        raise ValueError(
+            "the gate needs a judge: OnlineLearner(..., judge=RewardJudge(folder)), a reward model the policy never"
+            " trained on"
+        )
     progress = progress or (lambda f, m: print(f'[online {self.agent}] {m}'))
     dep = self.ensure_baseline()
     from_buffer = records is None
-    snap = self.buffer() if from_buffer else [r if isinstance(r, Feedback) else Feedback.from_dict(r, self.agent) for r in records]
+    snap = (
+        self.buffer()
+        if from_buffer
+        else [r if isinstance(r, Feedback) else Feedback.from_dict(r, self.agent) for r in records]
+    )
     overflow = self._overflow_ids() if from_buffer else []
     if len(snap) < min(self.config.min_samples_on_schedule, self.config.min_samples_to_retrain):
-        raise NotEnoughData(f"{len(snap)} new feedback records for {self.agent!r}: a retrain needs at least {self.config.min_samples_on_schedule}")
+        raise NotEnoughData(
+            f"{len(snap)} new feedback records for {self.agent!r}: a retrain needs at least"
+            f" {self.config.min_samples_on_schedule}"
+        )
     rid, t0 = self._start_run(len(snap)), time.perf_counter()
     try: res = self._train_candidate(dep, snap, progress)
     except BaseException as e:
-        self._finish_run(rid, 'failed', error=f'{type(e).__name__}: {e}'[:4000], seconds=round(time.perf_counter() - t0, 1))
+        self._finish_run(
+            rid, 'failed', error=f'{type(e).__name__}: {e}'[:4000], seconds=round(time.perf_counter() - t0, 1)
+        )
         raise
     if from_buffer: self._mark_used([r.id for r in snap] + overflow, res['version'])
     self._finish_run(rid, 'succeeded', version=res['version'], decision=res['decision'], seconds=res['seconds'])
@@ -408,8 +584,10 @@ class HiddenPreference:
 
 # %% ../nbs/09_online.ipynb #282c3b38
 class _Live:
-    "One loaded GGUF: its version name, path, the llama.cpp model and a lock (a llama.cpp context serves one request at a time)."
-    def __init__(self, version:str, path:Path, llm): self.version, self.path, self.llm, self.lock = version, path, llm, threading.Lock()
+    ("One loaded GGUF: its version name, path, the llama.cpp model and a lock (a llama.cpp context serves one request "
+     "at a time).")
+    def __init__(self, version:str, path:Path, llm):
+        self.version, self.path, self.llm, self.lock = version, path, llm, threading.Lock()
 
 class PolicyServer:
     "OpenAI-style chat answers for each agent from its deployed GGUF; hot swap on deploy; optional A/B split."
@@ -420,12 +598,14 @@ class PolicyServer:
 
     def _load(self, v) -> _Live:
         from llama_cpp import Llama
-        if not v.gguf_paths: raise ValueError(f"{v.agent_id} {v.name} has no GGUF to serve: export it (auto_export) first")
+        if not v.gguf_paths:
+            raise ValueError(f"{v.agent_id} {v.name} has no GGUF to serve: export it (auto_export) first")
         p = check_gguf(next(iter(v.gguf_paths.values())))
         return _Live(v.name, p, Llama(str(p), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False))
 
     def refresh(self, agent:str|None=None, wait:bool=True) -> dict:
-        "Load the deployed version of `agent` (or of every agent already served) when it changed; returns {agent: version}. One reload at a time; `wait=False` skips when one is under way."
+        ("Load the deployed version of `agent` (or of every agent already served) when it changed; returns {agent: "
+         "version}. One reload at a time; `wait=False` skips when one is under way.")
         if not self._reload.acquire(blocking=wait): return {a: l.version for a, l in self._live.items()}
         try: return self._refresh(agent)
         finally: self._reload.release()
@@ -445,7 +625,8 @@ class PolicyServer:
 
 # %% ../nbs/09_online.ipynb #ccaabd49
 def start_ab(self:PolicyServer, agent:str, candidate, share:float=0.5, experiment:str|None=None) -> str:
-    "Send `share` of users (consistently per user) to `candidate`; exposures are recorded as an `ABTest` (variants = version names). Returns its name."
+    ("Send `share` of users (consistently per user) to `candidate`; exposures are recorded as an `ABTest` (variants = "
+     "version names). Returns its name.")
     from rlnb.evaluation import ABTest
     if not 0 < share < 1: raise ValueError(f"share must be in (0, 1), got {share}")
     v = self.registry.get(agent, candidate)
@@ -462,31 +643,46 @@ def stop_ab(self:PolicyServer, agent:str): self._ab.pop(agent, None)
 def pick(self:PolicyServer, agent:str, user:str|None=None) -> tuple:
     "`(live model, A/B experiment or None)` that answers `user` of `agent` now."
     if agent not in self._live: self.refresh(agent)
-    elif time.monotonic() - self._checked.get(agent, 0) > self.ttl: self.refresh(agent, wait=False)   # a reload under way: serve the current one
+    elif time.monotonic() - self._checked.get(agent, 0) > self.ttl:
+        self.refresh(agent, wait=False)  # a reload under way: serve the current one
     with self._swap:
         live, ab = self._live[agent], self._ab.get(agent)
     if ab and user is not None:
         return (ab['live'] if ab['test'].expose(user) == ab['live'].version else live), ab['experiment']
     return live, None
 
-def chat(self:PolicyServer, agent:str, messages:list[dict], user:str|None=None, max_tokens:int=64, temperature:float=0.7,
-         seed:int|None=None) -> dict:
-    "An OpenAI chat.completion for `messages`, answered by the version `user` is assigned to; `model_version` says which."
-    if not messages or not all(isinstance(m, dict) and m.get('role') in ('system', 'user', 'assistant') and isinstance(m.get('content'), str) for m in messages):
+# %% ../nbs/09_online.ipynb #b68b5016
+def chat(
+    self: PolicyServer,
+    agent: str,
+    messages: list[dict],
+    user: str | None = None,
+    max_tokens: int = 64,
+    temperature: float = 0.7,
+    seed: int | None = None,
+) -> dict:
+    ("An OpenAI chat.completion for `messages`, answered by the version `user` is assigned to; `model_version` says "
+     "which.")
+    if not messages or not all(
+        isinstance(m, dict) and m.get('role') in ('system', 'user', 'assistant') and isinstance(m.get('content'), str)
+        for m in messages
+    ):
         raise ValueError("messages must be a non-empty list of {role: system|user|assistant, content: str}")
     live, exp = self.pick(agent, user)
     with live.lock:
         out = live.llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature,
                                               seed=seed if seed is not None else random.randrange(2**31))
     out.update(model=agent, model_version=live.version)
-    if exp: out['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}   # send the user's rating with this run_id, rater=user
+    if exp:
+        out['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}  # send the user's rating with this run_id, rater=user
     return out
 
 for f in (start_ab, stop_ab, pick, chat): setattr(PolicyServer, f.__name__, f)
 
 # %% ../nbs/09_online.ipynb #09b97c2d
 def plot_online(res:dict, path=None):
-    "Left: the users' hidden-preference utility of the answers each version served, by round (95 % CI). Right: each candidate's gate verdict."
+    ("Left: the users' hidden-preference utility of the answers each version served, by round (95 % CI). Right: each "
+     "candidate's gate verdict.")
     import matplotlib; matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -495,17 +691,43 @@ def plot_online(res:dict, path=None):
     for i, v in enumerate(vers):
         ts = [t for t in res['traffic'] if t['version'] == v]
         x = [t['round'] + 0.06 * i for t in ts]
-        a1.errorbar(x, [t['utility'] for t in ts], yerr=[[t['utility'] - t['ci'][0] for t in ts], [t['ci'][1] - t['utility'] for t in ts]],
-                    fmt='o-', capsize=4, color=cmap(i), label=f'{v} served')
-    a1.set(xlabel='round of user traffic', ylabel='hidden-preference utility (mean, 95 % CI)', title='What users got, by deployed version', ylim=(0, 1))
+        a1.errorbar(
+            x,
+            [t['utility'] for t in ts],
+            yerr=[[t['utility'] - t['ci'][0] for t in ts], [t['ci'][1] - t['utility'] for t in ts]],
+            fmt='o-',
+            capsize=4,
+            color=cmap(i),
+            label=f'{v} served',
+        )
+    a1.set(
+        xlabel='round of user traffic',
+        ylabel='hidden-preference utility (mean, 95 % CI)',
+        title='What users got, by deployed version',
+        ylim=(0, 1),
+    )
     a1.legend(fontsize=8)
     ev = [e for e in res['events'] if 'decision' in e]
     for i, e in enumerate(ev):
         d = e['decision']
         c = 'tab:green' if e.get('deployed') else ('tab:red' if not d['passed'] else 'tab:orange')
-        a2.errorbar([i], [d['win_rate']], yerr=[[d['win_rate'] - d['ci'][0]], [d['ci'][1] - d['win_rate']]], fmt='o', color=c, capsize=5)
-        a2.annotate(f"{e['name']} vs {e['parent']}\n{'deployed' if e.get('deployed') else 'rejected'}" + (' (flipped labels)' if e['kind'] != 'retrain' else ''),
-                    (i, d['ci'][1]), textcoords='offset points', xytext=(0, 6), ha='center', fontsize=8)
+        a2.errorbar(
+            [i],
+            [d['win_rate']],
+            yerr=[[d['win_rate'] - d['ci'][0]], [d['ci'][1] - d['win_rate']]],
+            fmt='o',
+            color=c,
+            capsize=5,
+        )
+        a2.annotate(
+            f"{e['name']} vs {e['parent']}\n{'deployed' if e.get('deployed') else 'rejected'}"
+            + (' (flipped labels)' if e['kind'] != 'retrain' else ''),
+            (i, d['ci'][1]),
+            textcoords='offset points',
+            xytext=(0, 6),
+            ha='center',
+            fontsize=8,
+        )
     a2.axhline(0.5, color='gray', ls='--', lw=1)
     a2.set(xlim=(-0.6, len(ev) - 0.4), ylim=(0, 1.15), xticks=[], ylabel='candidate win rate vs deployed (95 % CI)',
            title='Gate: deploy only if the lower bound > 0.5')

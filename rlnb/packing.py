@@ -17,17 +17,22 @@ class PackedBatch:
     input_ids: object       # (R, T) packed tokens (0 after a row's end)
     position_ids: object    # (R, T) each token's position in its original sequence
     attention_mask: object  # (R, 1, T, T) bool: True where query token (dim 2) may attend to key token (dim 3)
-    index: object           # (N, L) flat index r*T + t of each original (row, position) in the packed rows; -1 for padding
+    index: object  # (N, L) flat index r*T + t of each original (row, position) in the packed rows; -1 for padding
 
+# %% ../nbs/05a_packing.ipynb #0c5d394a
 def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024) -> PackedBatch:
-    "Pack a right-padded batch. With `paired`, rows i and i + N/2 share their common prompt prefix (tokens equal and labelled -100 in both)."
+    ("Pack a right-padded batch. With `paired`, rows i and i + N/2 share their common prompt prefix (tokens equal and "
+     "labelled -100 in both).")
     import torch
     N, L = input_ids.shape
     am = attention_mask.long()
-    if not bool((am.cumprod(1) == am).all()): raise ValueError("pack_batch needs right-padded rows (real tokens first, then padding)")
+    if not bool((am.cumprod(1) == am).all()):
+        raise ValueError("pack_batch needs right-padded rows (real tokens first, then padding)")
     n = am.sum(1).tolist()
     B = N // 2 if paired and N % 2 == 0 else 0
-    groups = []   # per group: list of (source row, start, end, branch); branch 0 = shared prefix, 1 = first row, 2 = second row
+    groups = (
+        []
+    )  # per group: list of (source row, start, end, branch); branch 0 = shared prefix, 1 = first row, 2 = second row
     for i in range(B):
         j, lim = i + B, min(n[i], n[i + B])
         same = (input_ids[i, :lim] == input_ids[j, :lim]) & (labels[i, :lim] == -100) & (labels[j, :lim] == -100)
@@ -51,18 +56,27 @@ def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:i
                 ids[r, t:t + e - s], pos[r, t:t + e - s] = input_ids[src, s:e], torch.arange(s, e)
                 gid[t:t + e - s], br[t:t + e - s] = g_i, b
                 index[src, s:e] = r * T + torch.arange(t, t + e - s)
-                if b == 0: index[src + B, s:e] = r * T + torch.arange(t, t + e - s)   # the second row reads the shared prefix
+                if b == 0:
+                    index[src + B, s:e] = r * T + torch.arange(t, t + e - s)  # the second row reads the shared prefix
                 t += e - s
         o = torch.arange(T)
-        m = (gid[:, None] == gid[None, :]) & (o[None, :] <= o[:, None]) & ((br[None, :] == 0) | (br[None, :] == br[:, None])) & (gid[:, None] >= 0)
+        m = (
+            (gid[:, None] == gid[None, :])
+            & (o[None, :] <= o[:, None])
+            & ((br[None, :] == 0) | (br[None, :] == br[:, None]))
+            & (gid[:, None] >= 0)
+        )
         mask[r, 0] = m | torch.eye(T, dtype=torch.bool)   # padding attends to itself only (no empty softmax rows)
     return PackedBatch(ids, pos, mask, index)
 
 # %% ../nbs/05a_packing.ipynb #7802c000
-def packed_logprobs(model, input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024, metrics:bool=False) -> dict:
-    "Per-token log-probs `(N, L-1)` of the labelled tokens (`labels != -100`) of a right-padded batch, computed packed (`pack_batch`)."
+def packed_logprobs(
+    model, input_ids, attention_mask, labels, paired: bool = True, max_tokens: int = 1024, metrics: bool = False
+) -> dict:
+    ("Per-token log-probs `(N, L-1)` of the labelled tokens (`labels != -100`) of a right-padded batch, computed "
+     "packed (`pack_batch`).")
     import torch
-    hf = model.get_base_model() if hasattr(model, 'get_base_model') else model   # PEFT: the HF model, LoRA layers inside
+    hf = model.get_base_model() if hasattr(model, 'get_base_model') else model  # PEFT: the HF model, LoRA layers inside
     dev = input_ids.device
     pb = pack_batch(input_ids.cpu(), attention_mask.cpu(), labels.cpu(), paired, max_tokens)
     h = getattr(hf, hf.base_model_prefix)(input_ids=pb.input_ids.to(dev), position_ids=pb.position_ids.to(dev),
@@ -76,19 +90,30 @@ def packed_logprobs(model, input_ids, attention_mask, labels, paired:bool=True, 
     full = lambda x: x.new_zeros(sel.shape).masked_scatter(sel, x)
     out = dict(log_probs=full(lp), loss=-lp.sum() / sel.sum().clamp(min=1), label_mask=sel)
     if metrics:
-        with torch.no_grad():   # what TRL logs: entropy, mean logit, top-1 accuracy (not WPO's Σp², which rlnb does not use)
+        # what TRL logs: entropy, mean logit, top-1 accuracy (not WPO's Σp², which rlnb does not use)
+        with torch.no_grad():
             logp = logits - lse[:, None]
             out.update({k: full(v) for k, v in dict(entropy=-(logp.exp() * logp).sum(-1), mean_logits=logits.mean(-1),
                                                      is_top1=logits.argmax(-1) == t).items()}, log_sum_sq_probs=None)
     return out
 
+# %% ../nbs/05a_packing.ipynb #a29e0747
 def packed_forward(self, *args, fused_lm_head=False, labels=None, input_ids=None, attention_mask=None, **kw):
-    "A drop-in for the `fused_lm_head=True` forward TRL installs on its policy: the same outputs, computed by `packed_logprobs`."
-    extra = [k for k, v in kw.items() if v is not None and k not in ('use_cache', 'return_dict')]   # PEFT passes inputs_embeds=None etc.
+    ("A drop-in for the `fused_lm_head=True` forward TRL installs on its policy: the same outputs, computed by "
+     "`packed_logprobs`.")
+    extra = [
+        k for k, v in kw.items() if v is not None and k not in ('use_cache', 'return_dict')
+    ]  # PEFT passes inputs_embeds=None etc.
     am = attention_mask.long() if attention_mask is not None else None
-    if not fused_lm_head or args or extra or am is None or input_ids is None or not bool((am.cumprod(1) == am).all()):   # anything else
-        return self._rlnb_orig_forward(*args, input_ids=input_ids, attention_mask=attention_mask, labels=labels, fused_lm_head=fused_lm_head, **kw)
-    return types.SimpleNamespace(**packed_logprobs(self, input_ids, am, labels, metrics=True, **self._rlnb_packed), aux_loss=None, packed=True)
+    if (
+        not fused_lm_head or args or extra or am is None or input_ids is None or not bool((am.cumprod(1) == am).all())
+    ):  # anything else
+        return self._rlnb_orig_forward(
+            *args, input_ids=input_ids, attention_mask=attention_mask, labels=labels, fused_lm_head=fused_lm_head, **kw
+        )
+    return types.SimpleNamespace(
+        **packed_logprobs(self, input_ids, am, labels, metrics=True, **self._rlnb_packed), aux_loss=None, packed=True
+    )
 
 def use_packed_forward(model, paired:bool=True, max_tokens:int=1024):
     "Put `packed_forward` in place of the fused forward TRL installed on `model` (PEFT-wrapped or not); idempotent."
@@ -99,7 +124,8 @@ def use_packed_forward(model, paired:bool=True, max_tokens:int=1024):
     return model
 
 def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024):
-    "A subclass of TRL's `Trainer` (DPOTrainer, KTOTrainer) whose log-probs come from `packed_forward`, the precomputed reference's included."
+    ("A subclass of TRL's `Trainer` (DPOTrainer, KTOTrainer) whose log-probs come from `packed_forward`, the "
+     "precomputed reference's included.")
     class Packed(Trainer):
         def __init__(self, *a, **k):
             super().__init__(*a, **k); use_packed_forward(self.model, paired, max_tokens)

@@ -10,7 +10,14 @@ from pathlib import Path
 from .core import *
 from .feedback import FeedbackStore, import_chitchat
 from .formatting import build_datasets, dataset_stats, plot_stats
-from .reward import RewardConfig, PRESETS as REWARD_PRESETS, train_reward_model, baseline_accuracies, evaluate_pairs, plot_calibration
+from rlnb.reward import (
+    RewardConfig,
+    PRESETS as REWARD_PRESETS,
+    train_reward_model,
+    baseline_accuracies,
+    evaluate_pairs,
+    plot_calibration,
+)
 from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
 from .export import export_model, isolated
@@ -24,7 +31,8 @@ __all__ = ['STAGES', 'stage', 'Run', 'stage_options', 'load_recipe', 'run_pipeli
 STAGES = {}
 
 def stage(name:str, config=None):
-    "Register the decorated function as pipeline stage `name`; `config`: the dataclass (or function) whose fields its `**overrides` take."
+    ("Register the decorated function as pipeline stage `name`; `config`: the dataclass (or function) whose fields its "
+     "`**overrides` take.")
     def deco(fn): fn.config = config; STAGES[name] = fn; return fn
     return deco
 
@@ -51,7 +59,8 @@ class Run:
 from .core import fits_type as _fits
 
 def stage_options(name:str) -> dict:
-    "`{option: annotation}` that stage `name` accepts: its keyword parameters, plus its config's fields when it takes `**overrides`."
+    ("`{option: annotation}` that stage `name` accepts: its keyword parameters, plus its config's fields when it takes "
+     "`**overrides`.")
     import inspect, dataclasses
     fn = STAGES[name]
     ps = list(inspect.signature(fn).parameters.values())[1:]
@@ -71,6 +80,7 @@ def _stage_lines(text:str) -> list:
         if k.value == 'stages' and isinstance(v, yaml.SequenceNode): return [it.start_mark.line + 1 for it in v.value]
     return []
 
+# %% ../nbs/99_pipeline.ipynb #ea150d9f
 def _check_stage(s:dict, where:str):
     "Every option known to its stage, of the right type; output folders inside the run folder."
     import difflib
@@ -79,40 +89,60 @@ def _check_stage(s:dict, where:str):
         if k == 'stage': continue
         if k not in opts:
             close = difflib.get_close_matches(k, opts, 1)
-            raise ValueError(f"{where}: stage {s['stage']!r} has no option {k!r}" + (f" (did you mean {close[0]!r}?)" if close else '') +
-                             f"; its options: {', '.join(sorted(opts))}")
-        if not _fits(opts[k], v): raise ValueError(f"{where}: option {k!r} of stage {s['stage']!r} must be {opts[k]}, got {v!r} ({type(v).__name__})")
+            raise ValueError(
+                f"{where}: stage {s['stage']!r} has no option {k!r}"
+                + (f" (did you mean {close[0]!r}?)" if close else '')
+                + f"; its options: {', '.join(sorted(opts))}"
+            )
+        if not _fits(opts[k], v):
+            raise ValueError(
+                f"{where}: option {k!r} of stage {s['stage']!r} must be {opts[k]}, got {v!r} ({type(v).__name__})"
+            )
         if k == 'out' and (Path(str(v)).is_absolute() or '..' in Path(str(v)).parts):
             raise ValueError(f"{where}: out: {v!r} must be a folder inside the run folder (relative, no '..')")
 
+# %% ../nbs/99_pipeline.ipynb #882707d2
 def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
                ) -> dict:
-    "Read and check a whole recipe before anything runs: `agent`, and `stages` whose names, options and types are all known."
+    ("Read and check a whole recipe before anything runs: `agent`, and `stages` whose names, options and types are all "
+     "known.")
     lines, src = [], 'recipe'
     if not isinstance(recipe, dict):
         import yaml
         p = Path(recipe)
         if not p.exists(): raise FileNotFoundError(f"Recipe {p} not found (recipes live in data/recipes/).")
         text = p.read_text(); recipe, src = yaml.safe_load(text) or {}, str(p)
-        if not isinstance(recipe, dict): raise ValueError(f"{p}: a recipe is a mapping with 'agent' and 'stages', got a {type(recipe).__name__}")
+        if not isinstance(recipe, dict):
+            raise ValueError(f"{p}: a recipe is a mapping with 'agent' and 'stages', got a {type(recipe).__name__}")
         lines = _stage_lines(text)
     if 'agent' not in recipe: raise ValueError("Recipe has no 'agent' (the task being trained, e.g. 'chitchat').")
     check_agent(recipe['agent'])
-    if not isinstance(recipe.get('seed', 0), int): raise ValueError(f"{src}: seed must be an integer, got {recipe['seed']!r}")
-    if unknown := set(recipe) - {'agent', 'seed', 'stages'}: raise ValueError(f"{src}: unknown top-level keys {sorted(unknown)}; a recipe has agent, seed, stages")
+    if not isinstance(recipe.get('seed', 0), int):
+        raise ValueError(f"{src}: seed must be an integer, got {recipe['seed']!r}")
+    if unknown := set(recipe) - {'agent', 'seed', 'stages'}:
+        raise ValueError(f"{src}: unknown top-level keys {sorted(unknown)}; a recipe has agent, seed, stages")
     stages = recipe.get('stages')
     if not stages or not isinstance(stages, list): raise ValueError("Recipe has no 'stages' list.")
     for i, s in enumerate(stages):
         where = f"{src}:{lines[i]}" if i < len(lines) else f"{src}, stage #{i+1}"
-        if not isinstance(s, dict) or 'stage' not in s: raise ValueError(f"{where}: stage #{i+1} must be a mapping with a 'stage' key, got {s!r}.")
+        if not isinstance(s, dict) or 'stage' not in s:
+            raise ValueError(f"{where}: stage #{i+1} must be a mapping with a 'stage' key, got {s!r}.")
         if s['stage'] not in STAGES:
-            raise ValueError(f"{where}: stage #{i+1} {s['stage']!r} is unknown; known stages: {', '.join(sorted(STAGES))}.")
+            raise ValueError(
+                f"{where}: stage #{i+1} {s['stage']!r} is unknown; known stages: {', '.join(sorted(STAGES))}."
+            )
         _check_stage(s, where)
     return recipe
 
 # %% ../nbs/99_pipeline.ipynb #4e2af06c
 def _git_commit() -> str|None:
-    try: return subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=rlnb_home(), timeout=5).stdout.strip() or None
+    try:
+        return (
+            subprocess.run(
+                ['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=rlnb_home(), timeout=5
+            ).stdout.strip()
+            or None
+        )
     except Exception: return None
 
 def _environment() -> dict:
@@ -121,6 +151,7 @@ def _environment() -> dict:
                 trl=trl.__version__, peft=peft.__version__, device=get_device(), threads=torch.get_num_threads(),
                 git_commit=_git_commit())
 
+# %% ../nbs/99_pipeline.ipynb #1733a6d5
 def run_pipeline(recipe:str|Path|dict, # recipe path or dict
                  resume:str|Path|None=None, # an existing run folder to continue
                  root:str|Path|None=None,   # parent of agent folders; default `models_dir()`
@@ -133,7 +164,9 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
         metrics = json.loads((path/'metrics.json').read_text()) if (path/'metrics.json').exists() else {}
     else:
         path, metrics = new_run(recipe['agent'], root), {}
-        (path/'config.json').write_text(json.dumps(dict(recipe=recipe, environment=_environment()), indent=2, default=str))
+        (path / 'config.json').write_text(
+            json.dumps(dict(recipe=recipe, environment=_environment()), indent=2, default=str)
+        )
     run = Run(path, recipe['agent'], recipe, metrics)
     seed_everything(recipe.get('seed', 0))
     print(f"run {path}  (agent {run.agent}, {len(recipe['stages'])} stages)")
@@ -160,7 +193,10 @@ def base_answers(run:Run, n:int=4, max_new_tokens:int=48, model:str='smollm2', p
         for p, r in zip(prompts, replies):
             f.write(json.dumps(dict(prompt=p, response=r)) + '\n')
             print(f"    Q: {p}\n    A: {r}\n")
-    print(f"    load {tl.secs:.1f} s, generate {tg.secs:.1f} s for {len(prompts)} prompts, {n_tok/tg.secs:.1f} new tokens/s")
+    print(
+        f"    load {tl.secs:.1f} s, generate {tg.secs:.1f} s for {len(prompts)} prompts, {n_tok/tg.secs:.1f} new"
+        " tokens/s"
+    )
     return dict(n_prompts=len(prompts), load_s=round(tl.secs, 2), generate_s=round(tg.secs, 2),
                 new_tokens=n_tok, tokens_per_s=round(n_tok/tg.secs, 2))
 
@@ -177,7 +213,13 @@ def import_feedback(run:Run, source:str='chitchat', store:str|None=None, min_wor
     print(f"    {rep!r}".replace('\n', '\n    '))
     stats = st.stats().get(run.agent, {})
     print(f"    store {st.url}: {stats.get('total', 0)} records for {run.agent!r}, {stats.get('prompts', 0)} prompts")
-    return dict(read=rep.read, added=rep.added, duplicates=rep.duplicates, rejected=len(rep.rejected), store_records=stats.get('total', 0))
+    return dict(
+        read=rep.read,
+        added=rep.added,
+        duplicates=rep.duplicates,
+        rejected=len(rep.rejected),
+        store_records=stats.get('total', 0),
+    )
 
 # %% ../nbs/99_pipeline.ipynb #787e8d96
 @stage('format')
@@ -186,7 +228,15 @@ def format_feedback(run:Run, min_margin:float=0.2, max_pairs_per_prompt:int|None
     "Records of the run's agent → split datasets in the run folder, with stats and plots."
     import datasets; datasets.disable_progress_bars()
     records = _store(run, store).query(agent=run.agent)
-    dsets = build_datasets(records, min_margin, max_pairs_per_prompt, eval_frac, run.recipe.get('seed', 0), min_pairs=min_pairs, formats=tuple(formats))
+    dsets = build_datasets(
+        records,
+        min_margin,
+        max_pairs_per_prompt,
+        eval_frac,
+        run.recipe.get('seed', 0),
+        min_pairs=min_pairs,
+        formats=tuple(formats),
+    )
     out = {}
     for name, dd in dsets.items():
         dd.save_to_disk(str(run.path/'datasets'/name))
@@ -197,7 +247,10 @@ def format_feedback(run:Run, min_margin:float=0.2, max_pairs_per_prompt:int|None
             out[f'{name}/{split}'] = st
         tr, ev = out[f'{name}/train'], out[f'{name}/eval']
         extra = ''.join(f", {k} {tr[k]}" for k in ('margin_mean', 'desirable_share', 'target_mean') if k in tr)
-        print(f"    {name:8s} train {tr['rows']:6,} rows / {tr['prompts']} prompts, eval {ev['rows']:5,} rows / {ev['prompts']} prompts{extra}")
+        print(
+            f"    {name:8s} train {tr['rows']:6,} rows / {tr['prompts']} prompts, eval {ev['rows']:5,} rows /"
+            f" {ev['prompts']} prompts{extra}"
+        )
     run.cache['datasets'] = dsets
     return out
 
@@ -218,9 +271,11 @@ def _prompt_half(ds, half:int|None):
     import hashlib
     keep = [int(hashlib.sha1(prompt_text(p).encode()).hexdigest(), 16) % 2 == half for p in ds['prompt']]
     out = ds.select([i for i, k in enumerate(keep) if k])
-    if not len(out): raise ValueError(f"no training rows in prompt half {half}: too few prompts to split; set prompt_half: null")
+    if not len(out):
+        raise ValueError(f"no training rows in prompt half {half}: too few prompts to split; set prompt_half: null")
     return out
 
+# %% ../nbs/99_pipeline.ipynb #c8532a65
 def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str, **overrides) -> dict:
     cfg = RewardConfig.make(preset, **overrides)
     ds = _datasets(run)
@@ -229,35 +284,55 @@ def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str,
     res = train_reward_model(train, ds[fmt]['eval'], cfg, output_dir=run.path/out)
     m = dict(res.metrics)
     pairs_eval = ds['pairs']['eval']
-    if cfg.objective == 'regression': m.update({f'pairs_{k}': v for k, v in evaluate_pairs(res.model, pairs_eval).items()})
+    if cfg.objective == 'regression':
+        m.update({f'pairs_{k}': v for k, v in evaluate_pairs(res.model, pairs_eval).items()})
     if 'targets' in ds: plot_calibration(res.model, ds['targets']['eval'], run.path/out/'plots'/'calibration.png')
     base = baseline_accuracies(pairs_eval)
     acc = m['accuracy'] if cfg.objective == 'pairwise' else m['pairs_accuracy']
     n_prompts = len(set(map(str, train['prompt'])))
     half = f", prompt half {prompt_half} ({n_prompts} prompts)" if prompt_half is not None else ''
-    print(f"    held-out pairwise accuracy on {len(pairs_eval):,} pairs ({len(set(map(str, pairs_eval['prompt'])))} unseen prompts){half}:")
-    for name, a in [(f'reward model ({cfg.model}, {cfg.objective}, seed {cfg.seed})', acc)] + sorted(base.items(), key=lambda kv: -kv[1]):
+    print(
+        f"    held-out pairwise accuracy on {len(pairs_eval):,} pairs ({len(set(map(str, pairs_eval['prompt'])))}"
+        f" unseen prompts){half}:"
+    )
+    for name, a in [(f'reward model ({cfg.model}, {cfg.objective}, seed {cfg.seed})', acc)] + sorted(
+        base.items(), key=lambda kv: -kv[1]
+    ):
         print(f"      {name:38s} {a:.3f}")
-    print(f"    trained on {m['train_examples']:,} rows in {m['train_seconds']:.0f} s ({m['examples_per_s']:.1f} rows/s), peak RSS {m['peak_rss_mb']} MB")
+    print(
+        f"    trained on {m['train_examples']:,} rows in {m['train_seconds']:.0f} s ({m['examples_per_s']:.1f} rows/s),"
+        f" peak RSS {m['peak_rss_mb']} MB"
+    )
     run.cache[cache_key] = res.model
-    return {**m, 'prompt_half': prompt_half, 'train_prompts': n_prompts, 'baselines': base, 'best_baseline': max(base.items(), key=lambda kv: kv[1])}
+    return {
+        **m,
+        'prompt_half': prompt_half,
+        'train_prompts': n_prompts,
+        'baselines': base,
+        'best_baseline': max(base.items(), key=lambda kv: kv[1]),
+    }
 
+# %% ../nbs/99_pipeline.ipynb #be05c511
 @stage('reward', config=RewardConfig)
 def reward_stage(run:Run, preset:str='cpu', out:str='reward', prompt_half:int|None=None, **overrides) -> dict:
-    "Train a reward model (`preset` + overrides of RewardConfig fields) on the training prompts (or one half of them); report accuracy vs baselines."
+    ("Train a reward model (`preset` + overrides of RewardConfig fields) on the training prompts (or one half of "
+     "them); report accuracy vs baselines.")
     return _train_rm(run, preset, out, prompt_half, 'reward_model', **overrides)
 
 @stage('judge', config=RewardConfig)
 def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None=1, seed:int=1, **overrides) -> dict:
-    "Train the independent evaluation judge: a second reward model, on the other half of the training prompts, with another seed."
+    ("Train the independent evaluation judge: a second reward model, on the other half of the training prompts, with "
+     "another seed.")
     return _train_rm(run, preset, out, prompt_half, 'judge_model', seed=seed, **overrides)
-
 
 # %% ../nbs/99_pipeline.ipynb #4835d382
 def _register(run:Run, kind:str, path:Path, metrics:dict, config:dict, data_counts:dict, **fields) -> int:
-    "Record a trained policy of the run in the registry (same database as the run's feedback store); returns its version."
+    ("Record a trained policy of the run in the registry (same database as the run's feedback store); returns its "
+     "version.")
     from rlnb.registry import Registry
-    v = Registry(_store(run)).register(run.agent, path, kind, metrics=metrics, config=config, data_counts=data_counts, **fields)
+    v = Registry(_store(run)).register(
+        run.agent, path, kind, metrics=metrics, config=config, data_counts=data_counts, **fields
+    )
     print(f"    registered as {run.agent} {v.name} ({kind}, candidate)")
     return v.version
 
@@ -269,14 +344,26 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, *
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval']))))
     res = train_dpo(ds['train'], ev, cfg, run.path/'dpo', max_steps=max_steps)
     m = res.metrics
-    print(f"    DPO on {m['train_examples']:,} pairs: tokenising + reference pass {m['prepare_seconds']:.0f} s, {m['steps']} steps in {m['train_seconds']:.0f} s"
-          f" ({m['examples_per_s']:.2f} pairs/s), peak RSS {m['peak_rss_mb']} MB")
-    print(f"    held-out preference accuracy ({len(ev)} pairs): before {m['before_preference_accuracy']:.3f} -> after {m['after_preference_accuracy']:.3f}"
-          f" (implicit reward margin {m['after_reward_margin']:+.4f})")
+    print(
+        f"    DPO on {m['train_examples']:,} pairs: tokenising + reference pass {m['prepare_seconds']:.0f} s,"
+        f" {m['steps']} steps in {m['train_seconds']:.0f} s ({m['examples_per_s']:.2f} pairs/s), peak RSS"
+        f" {m['peak_rss_mb']} MB"
+    )
+    print(
+        f"    held-out preference accuracy ({len(ev)} pairs): before {m['before_preference_accuracy']:.3f} -> after"
+        f" {m['after_preference_accuracy']:.3f} (implicit reward margin {m['after_reward_margin']:+.4f})"
+    )
     run.cache['policy_adapter'] = res.model_path
     from dataclasses import asdict
-    m['registry_version'] = _register(run, 'dpo', res.model_path, {k: v for k, v in m.items() if k != 'resumed_from'}, asdict(cfg),
-                                      {'train_pairs': m['train_examples'], 'eval_pairs': len(ev)}, feedback_count=m['train_examples'])
+    m['registry_version'] = _register(
+        run,
+        'dpo',
+        res.model_path,
+        {k: v for k, v in m.items() if k != 'resumed_from'},
+        asdict(cfg),
+        {'train_pairs': m['train_examples'], 'eval_pairs': len(ev)},
+        feedback_count=m['train_examples'],
+    )
     return m
 
 # %% ../nbs/99_pipeline.ipynb #04cfa7cc
@@ -288,6 +375,7 @@ def _reward_model(run:Run, out:str='reward'):
         run.cache['reward_model'] = RewardModel.load(p)
     return run.cache['reward_model']
 
+# %% ../nbs/99_pipeline.ipynb #d5feed1a
 @stage('ppo', config=PPOConfig)
 def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None, **overrides) -> dict:
     "RL from the run's reward model on the run's training prompts; reports reward and KL per step and the timings."
@@ -303,23 +391,57 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None, **overrides)
     plot_ppo(res.history, path=run.path/'ppo'/'plots'/f'{algorithm}.png')
     h = res.history
     mean = lambda k: round(sum(x.get(k, 0) for x in h) / len(h), 3)
-    m = {**res.metrics, 'kl_last': round(h[-1]['objective/kl'], 3), 'prompts': len(prompts),
-         **({f'mean_{k.split("/")[1]}_s': mean(k) for k in ('time/generate', 'time/score', 'time/prepare', 'time/update')} if algorithm == 'ppo' else {}),
-         **({'gen_tokens_per_s': mean('time/gen_tokens_per_s')} if algorithm == 'ppo' else {})}
-    print(f"    {algorithm} on {len(prompts)} prompts, {m['steps']} steps in {m['train_seconds']:.0f} s: reward {m['reward_first']:+.3f} -> {m['reward_last']:+.3f}, KL {m['kl_last']:.2f} nats")
+    m = {
+        **res.metrics,
+        'kl_last': round(h[-1]['objective/kl'], 3),
+        'prompts': len(prompts),
+        **(
+            {
+                f'mean_{k.split("/")[1]}_s': mean(k)
+                for k in ('time/generate', 'time/score', 'time/prepare', 'time/update')
+            }
+            if algorithm == 'ppo'
+            else {}
+        ),
+        **({'gen_tokens_per_s': mean('time/gen_tokens_per_s')} if algorithm == 'ppo' else {}),
+    }
+    print(
+        f"    {algorithm} on {len(prompts)} prompts, {m['steps']} steps in {m['train_seconds']:.0f} s: reward"
+        f" {m['reward_first']:+.3f} -> {m['reward_last']:+.3f}, KL {m['kl_last']:.2f} nats"
+    )
     if algorithm == 'ppo':
-        print(f"    per step: generate {m['mean_generate_s']} s ({m['gen_tokens_per_s']} tokens/s), score {m['mean_score_s']} s, "
-              f"prepare {m['mean_prepare_s']} s, update {m['mean_update_s']} s; peak RSS {m['peak_rss_mb']:.0f} MB")
+        print(
+            f"    per step: generate {m['mean_generate_s']} s ({m['gen_tokens_per_s']} tokens/s), score"
+            f" {m['mean_score_s']} s, prepare {m['mean_prepare_s']} s, update {m['mean_update_s']} s; peak RSS"
+            f" {m['peak_rss_mb']:.0f} MB"
+        )
     from dataclasses import asdict
-    m['registry_version'] = _register(run, algorithm, run.path/'ppo'/'policy', m, asdict(cfg), {'prompts': len(prompts)},
-                                      reward_model_path=run.path/'reward'/'reward_model', reward_mean=m['reward_last'])
+    m['registry_version'] = _register(
+        run,
+        algorithm,
+        run.path / 'ppo' / 'policy',
+        m,
+        asdict(cfg),
+        {'prompts': len(prompts)},
+        reward_model_path=run.path / 'reward' / 'reward_model',
+        reward_mean=m['reward_last'],
+    )
     return m
 
 # %% ../nbs/99_pipeline.ipynb #092ca061
 @stage('evaluate')
-def evaluate_stage(run:Run, policies:list=('dpo', 'ppo'), judges:list=('judge', 'reward'), n_prompts:int=64,
-                   modes:list=('greedy', 'sampled'), max_new_tokens:int=48, temperature:float=0.7, batch_size:int=16) -> dict:
-    "Judge each trained policy of the run against its base on held-out prompts (win rate, LC win rate, KL, failures, with CIs)."
+def evaluate_stage(
+    run: Run,
+    policies: list = ('dpo', 'ppo'),
+    judges: list = ('judge', 'reward'),
+    n_prompts: int = 64,
+    modes: list = ('greedy', 'sampled'),
+    max_new_tokens: int = 48,
+    temperature: float = 0.7,
+    batch_size: int = 16,
+) -> dict:
+    ("Judge each trained policy of the run against its base on held-out prompts (win rate, LC win rate, KL, failures, "
+     "with CIs).")
     from rlnb.evaluation import evaluate_policy, RewardJudge, heldout_prompts, plot_report, plot_frontier
     from rlnb.reward import RewardModel
     prompts = heldout_prompts(run.path, n_prompts, seed=run.recipe.get('seed', 0))
@@ -335,36 +457,76 @@ def evaluate_stage(run:Run, policies:list=('dpo', 'ppo'), judges:list=('judge', 
     out, reports = {'prompts': len(prompts)}, {}
     for name in policies:
         if name not in paths: raise ValueError(f"policies are 'dpo' and/or 'ppo', got {name!r}")
-        if not (paths[name]/'adapter_config.json').exists(): print(f"    {name}: no adapter in {paths[name]}, skipped"); continue
-        rep = evaluate_policy(paths[name], prompts, J, modes=tuple(modes), max_new_tokens=max_new_tokens, temperature=temperature,
-                              seed=run.recipe.get('seed', 0), batch_size=batch_size, output=run.path/'eval'/f'{name}.json')
+        if not (paths[name]/'adapter_config.json').exists():
+            print(f"    {name}: no adapter in {paths[name]}, skipped")
+            continue
+        rep = evaluate_policy(
+            paths[name],
+            prompts,
+            J,
+            modes=tuple(modes),
+            max_new_tokens=max_new_tokens,
+            temperature=temperature,
+            seed=run.recipe.get('seed', 0),
+            batch_size=batch_size,
+            output=run.path / 'eval' / f'{name}.json',
+        )
         plot_report(rep, run.path/'plots'/f'eval_{name}.png'); reports[name] = rep
         import matplotlib.pyplot as plt; plt.close('all')
         print(f"    {name} vs base on {len(prompts)} held-out prompts ({rep.meta['seconds']:.0f} s):")
         print('    ' + rep.table().replace('\n', '\n    '))
-        out[name] = {'headline': {j: rep.headline(j) for j in J}, 'timings': rep.meta['timings'], 'seconds': rep.meta['seconds']}
+        out[name] = {
+            'headline': {j: rep.headline(j) for j in J},
+            'timings': rep.meta['timings'],
+            'seconds': rep.meta['seconds'],
+        }
         if (v := run.metrics.get(name, {}).get('registry_version')) is not None:
             from rlnb.registry import Registry
             from dataclasses import asdict
             s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
-            Registry(_store(run)).update(run.agent, v, eval_report=asdict(rep), reward_mean=s.get('mean'), reward_std=s.get('std'))
+            Registry(_store(run)).update(
+                run.agent, v, eval_report=asdict(rep), reward_mean=s.get('mean'), reward_std=s.get('std')
+            )
             out[name]['registry_version'] = v
     if reports: plot_frontier(reports, run.path/'plots'/'eval_frontier.png')
     return out
 
 # %% ../nbs/99_pipeline.ipynb #36de6521
 @stage('export')
-def export_stage(run:Run, source:str='dpo', quantization:list=('q8_0',), question:str='What is the capital of France?',
-                 parity:bool=True, parity_prompts:list|None=None, system:str|None=None, register:bool=False, overwrite:bool=False) -> dict:
+def export_stage(
+    run: Run,
+    source: str = 'dpo',
+    quantization: list = ('q8_0',),
+    question: str = 'What is the capital of France?',
+    parity: bool = True,
+    parity_prompts: list | None = None,
+    system: str | None = None,
+    register: bool = False,
+    overwrite: bool = False,
+) -> dict:
     "GGUF export of the run's `source` adapter, with parity per quantisation and one answer from the exported model."
     adapter = {'dpo': run.path/'dpo'/'adapter', 'ppo': run.path/'ppo'/'policy'}.get(source)
     if adapter is None: raise ValueError(f"source must be 'dpo' or 'ppo', got {source!r}")
-    if not (adapter/'adapter_config.json').exists(): raise FileNotFoundError(f"{adapter} holds no adapter: run the '{source}' stage before this one.")
-    res = export_model(adapter, 'gguf', list(quantization), run.path/'gguf', model_name=f'{run.agent}-{run.path.name}',
-                       parity=parity, parity_prompts=parity_prompts, system=system, register=register, overwrite=overwrite)
+    if not (adapter/'adapter_config.json').exists():
+        raise FileNotFoundError(f"{adapter} holds no adapter: run the '{source}' stage before this one.")
+    res = export_model(
+        adapter,
+        'gguf',
+        list(quantization),
+        run.path / 'gguf',
+        model_name=f'{run.agent}-{run.path.name}',
+        parity=parity,
+        parity_prompts=parity_prompts,
+        system=system,
+        register=register,
+        overwrite=overwrite,
+    )
     for q, r in res.parity.items():
-        print(f"    {q:>7}: {res.stats[q]['size_mb']:6.1f} MB in {res.stats[q]['seconds']:.1f} s; parity top-1 {r['top1_agreement']:.3f}, "
-              f"max |Δlogit| {r['max_abs_logit_diff']}, greedy identical {r['greedy_identical']:.2f}")
+        print(
+            f"    {q:>7}: {res.stats[q]['size_mb']:6.1f} MB in {res.stats[q]['seconds']:.1f} s; parity top-1"
+            f" {r['top1_agreement']:.3f}, max |Δlogit| {r['max_abs_logit_diff']}, greedy identical"
+            f" {r['greedy_identical']:.2f}"
+        )
     first = list(quantization)[0]
     answer = isolated('gguf_answer', str(res.paths[first]), question, max_tokens=32)   # llama.cpp in a child process
     print(f"    {first}: Q: {question}\n    A: {answer}\n    {res.message}")

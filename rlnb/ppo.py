@@ -6,7 +6,16 @@
 from __future__ import annotations
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
-from .core import name_base, StageConfig, StageResult, lora_config, render_chat, last_checkpoint, train_metrics, Tracker
+from rlnb.core import (
+    name_base,
+    StageConfig,
+    StageResult,
+    lora_config,
+    render_chat,
+    last_checkpoint,
+    train_metrics,
+    Tracker,
+)
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
@@ -18,7 +27,8 @@ __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token
 # %% ../nbs/06_ppo.ipynb #21ec3b52
 @dataclass
 class PPOConfig(StageConfig):
-    "PPO hyper-parameters; defaults follow the PPO-for-RLHF literature (Ziegler et al. 2019; Huang et al. 2024, *The N+ implementation details of RLHF with PPO*)."
+    ("PPO hyper-parameters; defaults follow the PPO-for-RLHF literature (Ziegler et al. 2019; Huang et al. 2024, *The "
+     "N+ implementation details of RLHF with PPO*).")
     # the RL objective
     gamma: float = 1.0          # discount: 1, the reward comes once at the end of a response
     lam: float = 0.95           # GAE λ
@@ -28,8 +38,12 @@ class PPOConfig(StageConfig):
     kl_horizon: int = 10_000    # controller horizon, in samples
     kl_estimator: str = 'k1'    # per-token KL penalty: 'k1' (log ratio) or 'k3'
     missing_eos_penalty: float|None = 1.0  # subtracted from the score of responses cut before EOS (None: off)
-    normalize_scores: bool = False  # standardise scores before the KL penalty is added: per prompt when prompts repeat, else per batch
-    num_generations: int|None = None  # responses per prompt per step (batch_size / this distinct prompts); None: 1 for ppo, 4 for grpo/rloo
+    normalize_scores: bool = (
+        False  # standardise scores before the KL penalty is added: per prompt when prompts repeat, else per batch
+    )
+    num_generations: int | None = (
+        None  # responses per prompt per step (batch_size / this distinct prompts); None: 1 for ppo, 4 for grpo/rloo
+    )
     whiten_rewards: bool = False  # rescale per-token rewards before GAE
     # the update
     cliprange: float = 0.2      # policy ratio clip ε
@@ -60,24 +74,50 @@ class PPOConfig(StageConfig):
     seed: int = 0
 
     def __post_init__(self):
-        if self.algorithm not in ('ppo', 'grpo', 'rloo'): raise ValueError(f"algorithm must be 'ppo', 'grpo' or 'rloo', got {self.algorithm!r}")
-        if self.algorithm != 'ppo' and self.generations < 2: raise ValueError(f"{self.algorithm} needs num_generations >= 2 (a group baseline), got {self.num_generations}")
-        if self.kl_estimator not in ('k1', 'k3'): raise ValueError(f"kl_estimator must be 'k1' or 'k3', got {self.kl_estimator!r}")
-        if self.batch_size < self.num_minibatches: raise ValueError(f"batch_size ({self.batch_size}) must be ≥ num_minibatches ({self.num_minibatches})")
+        if self.algorithm not in ('ppo', 'grpo', 'rloo'):
+            raise ValueError(f"algorithm must be 'ppo', 'grpo' or 'rloo', got {self.algorithm!r}")
+        if self.algorithm != 'ppo' and self.generations < 2:
+            raise ValueError(
+                f"{self.algorithm} needs num_generations >= 2 (a group baseline), got {self.num_generations}"
+            )
+        if self.kl_estimator not in ('k1', 'k3'):
+            raise ValueError(f"kl_estimator must be 'k1' or 'k3', got {self.kl_estimator!r}")
+        if self.batch_size < self.num_minibatches:
+            raise ValueError(f"batch_size ({self.batch_size}) must be ≥ num_minibatches ({self.num_minibatches})")
         if self.temperature <= 0: raise ValueError("temperature must be > 0 (PPO needs sampled responses)")
-        if self.batch_size % self.generations: raise ValueError(f"batch_size ({self.batch_size}) must be a multiple of num_generations ({self.generations})")
+        if self.batch_size % self.generations:
+            raise ValueError(
+                f"batch_size ({self.batch_size}) must be a multiple of num_generations ({self.generations})"
+            )
 
     @property
-    def generations(self) -> int: return self.num_generations or (1 if self.algorithm == 'ppo' else 4)   # the resolved num_generations
+    def generations(self) -> int:
+        return self.num_generations or (1 if self.algorithm == 'ppo' else 4)  # the resolved num_generations
 
+# %% ../nbs/06_ppo.ipynb #f24eb476
 PPOConfig.PRESETS = {
-    'cpu':          PPOConfig(batch_size=8, num_minibatches=2, ppo_epochs=2, max_new_tokens=32, learning_rate=1e-4, missing_eos_penalty=None,
-                              steps=50),                    # SmolLM2-135M on 2 cores: ~20 s a step
-    'small_gpu':    PPOConfig(batch_size=32, num_minibatches=4, max_new_tokens=64, learning_rate=2e-5, steps=200),
-    'default':      PPOConfig(),                            # the literature's defaults (Huang et al. 2024)
-    'high_quality': PPOConfig(batch_size=64, num_minibatches=8, max_new_tokens=128, learning_rate=5e-6, lora_r=64, lora_alpha=128,
-                              steps=1000, target_kl=3.0),
-    'tiny':         PPOConfig(model='tiny', batch_size=4, num_minibatches=2, ppo_epochs=1, max_new_tokens=8, steps=2),   # tests
+    'cpu': PPOConfig(
+        batch_size=8,
+        num_minibatches=2,
+        ppo_epochs=2,
+        max_new_tokens=32,
+        learning_rate=1e-4,
+        missing_eos_penalty=None,
+        steps=50,
+    ),  # SmolLM2-135M on 2 cores: ~20 s a step
+    'small_gpu': PPOConfig(batch_size=32, num_minibatches=4, max_new_tokens=64, learning_rate=2e-5, steps=200),
+    'default': PPOConfig(),  # the literature's defaults (Huang et al. 2024)
+    'high_quality': PPOConfig(
+        batch_size=64,
+        num_minibatches=8,
+        max_new_tokens=128,
+        learning_rate=5e-6,
+        lora_r=64,
+        lora_alpha=128,
+        steps=1000,
+        target_kl=3.0,
+    ),
+    'tiny': PPOConfig(model='tiny', batch_size=4, num_minibatches=2, ppo_epochs=1, max_new_tokens=8, steps=2),  # tests
 }
 
 # %% ../nbs/06_ppo.ipynb #bda16f50
@@ -146,7 +186,8 @@ def value_loss(v, old_v, returns, mask, cliprange_value:float=0.2):
 # %% ../nbs/06_ppo.ipynb #ffc9887d
 class AdaptiveKLController:
     "Keeps the KL penalty coefficient β moving towards `target` KL."
-    def __init__(self, init_kl_coef:float, target:float, horizon:int): self.value, self.target, self.horizon = init_kl_coef, target, horizon
+    def __init__(self, init_kl_coef:float, target:float, horizon:int):
+        self.value, self.target, self.horizon = init_kl_coef, target, horizon
     def update(self, current_kl:float, n_steps:int) -> float:
         err = max(-0.2, min(0.2, current_kl / self.target - 1))
         self.value *= 1 + err * n_steps / self.horizon
@@ -159,7 +200,8 @@ class FixedKLController:
 
 # %% ../nbs/06_ppo.ipynb #768b23b1
 def add_value_head(model, cfg:PPOConfig):
-    "Wrap a causal LM in LoRA adapters (`cfg.lora_*`) and make its zero-initialised value head: `(peft_model, value_head)`."
+    ("Wrap a causal LM in LoRA adapters (`cfg.lora_*`) and make its zero-initialised value head: `(peft_model, "
+     "value_head)`.")
     import torch
     from peft import LoraConfig, get_peft_model
     lora = lora_config(cfg.lora_r, cfg.lora_alpha, 0.0, cfg.lora_target_modules)
@@ -169,15 +211,23 @@ def add_value_head(model, cfg:PPOConfig):
     return policy, head
 
 def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperature:float=1.0, entropy:bool=False):
-    "Log-probs (B, T) of the response tokens `ids[:, n_prompt:]`; values (B, T) when given `value_head`; per-token entropy (B, T) if asked."
+    ("Log-probs (B, T) of the response tokens `ids[:, n_prompt:]`; values (B, T) when given `value_head`; per-token "
+     "entropy (B, T) if asked.")
     pos = (attn.long().cumsum(-1) - 1).clamp(min=0)     # left padding: count real tokens only, as `generate` does
     T = ids.shape[1] - n_prompt
-    out = model(input_ids=ids, attention_mask=attn, position_ids=pos, output_hidden_states=value_head is not None,
-                logits_to_keep=T + 1)                                 # the LM head only where it predicts response tokens
+    out = model(
+        input_ids=ids,
+        attention_mask=attn,
+        position_ids=pos,
+        output_hidden_states=value_head is not None,
+        logits_to_keep=T + 1,
+    )  # the LM head only where it predicts response tokens
     logits = out.logits[:, :-1].float() / temperature                 # (B, T, V): position t predicts token t + 1
     lsm = logits.log_softmax(-1)
     logp = lsm.gather(-1, ids[:, n_prompt:, None])[..., 0]           # (B, T)
-    values = value_head(out.hidden_states[-1][:, n_prompt - 1:-1].detach()).squeeze(-1) if value_head is not None else None
+    values = (
+        value_head(out.hidden_states[-1][:, n_prompt - 1 : -1].detach()).squeeze(-1) if value_head is not None else None
+    )
     ent = -(lsm.exp() * lsm).sum(-1).detach() if entropy else None
     return logp, values, ent
 
@@ -185,17 +235,31 @@ def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
 def _unwrap(model):
     return model.module if hasattr(model, 'module') else model
 
+# %% ../nbs/06_ppo.ipynb #1806ef25
 def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True) -> dict:
-    "Sample responses: `ids` (B, P+T), `attn`, response `mask` (B, T), `n_prompt` P, `responses` (texts), `completion_ids`, `has_eos` (B,)."
+    ("Sample responses: `ids` (B, P+T), `attn`, response `mask` (B, T), `n_prompt` P, `responses` (texts), "
+     "`completion_ids`, `has_eos` (B,).")
     import torch
     tok.padding_side, tok.truncation_side = 'left', 'left'
     texts = [render_chat(tok, p) for p in prompts]
-    enc = tok(texts, return_tensors='pt', padding=True, truncation=True, max_length=cfg.max_prompt_length, add_special_tokens=False)
+    enc = tok(
+        texts,
+        return_tensors='pt',
+        padding=True,
+        truncation=True,
+        max_length=cfg.max_prompt_length,
+        add_special_tokens=False,
+    )
     enc = enc.to(next(model.parameters()).device)
     with torch.no_grad():
-        kw = dict(do_sample=True, temperature=cfg.temperature, top_k=cfg.top_k, top_p=cfg.top_p) if do_sample else dict(do_sample=False)   # greedy: for evaluation
-        ids = _unwrap(model).generate(**enc, **kw,
-                                      max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+        kw = (
+            dict(do_sample=True, temperature=cfg.temperature, top_k=cfg.top_k, top_p=cfg.top_p)
+            if do_sample
+            else dict(do_sample=False)
+        )  # greedy: for evaluation
+        ids = _unwrap(model).generate(
+            **enc, **kw, max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id
+        )
     P = enc['input_ids'].shape[1]
     resp = ids[:, P:]
     is_eos = resp == tok.eos_token_id
@@ -203,18 +267,29 @@ def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True) ->
     mask = (~after).float()
     attn = torch.cat([enc['attention_mask'], mask.long()], 1)
     completion_ids = [r[:int(m.sum())].tolist() for r, m in zip(resp, mask)]
-    return dict(ids=ids, attn=attn, mask=mask, n_prompt=P, has_eos=is_eos.any(-1), completion_ids=completion_ids,
-                responses=tok.batch_decode([c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids], skip_special_tokens=True))
+    return dict(
+        ids=ids,
+        attn=attn,
+        mask=mask,
+        n_prompt=P,
+        has_eos=is_eos.any(-1),
+        completion_ids=completion_ids,
+        responses=tok.batch_decode(
+            [c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids], skip_special_tokens=True
+        ),
+    )
 
 # %% ../nbs/06_ppo.ipynb #15f23ce8
 def call_reward(reward_fn, prompts:list[str], responses:list[str], completion_ids:list[list[int]]) -> list[float]:
-    "Call `reward_fn`, passing `completion_ids` only if it accepts them; check it returns one finite float per response."
+    ("Call `reward_fn`, passing `completion_ids` only if it accepts them; check it returns one finite float per "
+     "response.")
     import inspect, math
     ps = inspect.signature(reward_fn).parameters
     takes_ids = 'completion_ids' in ps or any(p.kind == p.VAR_KEYWORD for p in ps.values())
     out = reward_fn(prompts, responses, completion_ids=completion_ids) if takes_ids else reward_fn(prompts, responses)
     out = [float(x) for x in (out.tolist() if hasattr(out, 'tolist') else out)]
-    if len(out) != len(responses): raise ValueError(f"reward function returned {len(out)} scores for {len(responses)} responses")
+    if len(out) != len(responses):
+        raise ValueError(f"reward function returned {len(out)} scores for {len(responses)} responses")
     if not all(math.isfinite(x) for x in out): raise ValueError(f"reward function returned a non-finite score: {out}")
     return out
 
@@ -267,6 +342,7 @@ def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig
     return dict(s, raw_score=raw, score=score, logp=logp, values=values, ref_logp=ref_logp, kl=kl, entropy=ent,
                 adv=adv, returns=returns, time_generate=t1 - t0, time_score=t2 - t1, time_prepare=t3 - t2)
 
+# %% ../nbs/06_ppo.ipynb #8cc9098d
 def ppo_update(policy, value_head, opt, exp:dict, cfg:PPOConfig, accelerator=None, generator=None) -> dict:
     "`ppo_epochs` passes of minibatch updates with the clipped policy and value losses; returns their mean statistics."
     import torch
@@ -279,7 +355,9 @@ def ppo_update(policy, value_head, opt, exp:dict, cfg:PPOConfig, accelerator=Non
         for idx in torch.randperm(B, generator=generator).split(size):
             idx = idx.to(exp['ids'].device)
             m = exp['mask'][idx]
-            logp, v, _ = forward_logprobs(policy, exp['ids'][idx], exp['attn'][idx], exp['n_prompt'], value_head, cfg.temperature)
+            logp, v, _ = forward_logprobs(
+                policy, exp['ids'][idx], exp['attn'][idx], exp['n_prompt'], value_head, cfg.temperature
+            )
             pl, clipfrac, approx_kl = policy_loss(logp, exp['logp'][idx], exp['adv'][idx], m, cfg.cliprange)
             vl, vclipfrac = value_loss(v, exp['values'][idx], exp['returns'][idx], m, cfg.cliprange_value)
             loss = pl + cfg.vf_coef * vl
@@ -289,7 +367,14 @@ def ppo_update(policy, value_head, opt, exp:dict, cfg:PPOConfig, accelerator=Non
             opt.step()
             rows.append([pl.item(), vl.item(), clipfrac.item(), vclipfrac.item(), approx_kl.item(), gn.item()])
     s = torch.tensor(rows).mean(0).tolist()
-    return {'losses/policy': s[0], 'losses/value': s[1], 'policy/clipfrac': s[2], 'val/clipfrac': s[3], 'policy/approx_kl': s[4], 'policy/grad_norm': s[5]}
+    return {
+        'losses/policy': s[0],
+        'losses/value': s[1],
+        'policy/clipfrac': s[2],
+        'val/clipfrac': s[3],
+        'policy/approx_kl': s[4],
+        'policy/grad_norm': s[5],
+    }
 
 # %% ../nbs/06_ppo.ipynb #48ab8b23
 def batch_prompts(prompts:list[str], step:int, batch_size:int, seed:int=0) -> list[str]:
@@ -302,20 +387,27 @@ def batch_prompts(prompts:list[str], step:int, batch_size:int, seed:int=0) -> li
         out.append(prompts[order[j]])
     return out
 
+# %% ../nbs/06_ppo.ipynb #fad18a8f
 class PPOTrainer:
-    "rlnb's PPO: LoRA policy + value head, reference = adapters off. `train(prompts, output_dir)` runs `cfg.steps` steps."
+    ("rlnb's PPO: LoRA policy + value head, reference = adapters off. `train(prompts, output_dir)` runs `cfg.steps` "
+     "steps.")
     def __init__(self, model, tok, reward_fn, cfg:PPOConfig|None=None, accelerator=None):
         import torch
         from accelerate import Accelerator
         self.cfg, self.tok, self.reward_fn = cfg or PPOConfig(), tok, reward_fn
-        self.acc = accelerator or Accelerator(cpu=not torch.cuda.is_available())   # cpu=True lets torchrun/accelerate launch use gloo on CPUs
+        self.acc = accelerator or Accelerator(
+            cpu=not torch.cuda.is_available()
+        )  # cpu=True lets torchrun/accelerate launch use gloo on CPUs
         torch.manual_seed(self.cfg.seed)
         policy, head = add_value_head(model, self.cfg)
         params = [p for p in policy.parameters() if p.requires_grad] + list(head.parameters())
         opt = torch.optim.AdamW(params, lr=self.cfg.learning_rate)
         self.policy, self.value_head, self.opt = self.acc.prepare(policy, head, opt)
-        self.kl_ctl = (AdaptiveKLController(self.cfg.init_kl_coef, self.cfg.target_kl, self.cfg.kl_horizon) if self.cfg.adaptive_kl
-                       else FixedKLController(self.cfg.init_kl_coef))
+        self.kl_ctl = (
+            AdaptiveKLController(self.cfg.init_kl_coef, self.cfg.target_kl, self.cfg.kl_horizon)
+            if self.cfg.adaptive_kl
+            else FixedKLController(self.cfg.init_kl_coef)
+        )
         self.step, self.history = 0, []
 
     def train_step(self, prompts:list[str]) -> dict:
@@ -334,12 +426,23 @@ class PPOTrainer:
         beta = self.kl_ctl.value
         self.kl_ctl.update(kl, len(prompts) * acc.num_processes)
         n_tok = mask.sum()
-        m = {'step': self.step, 'objective/reward': mean(exp['raw_score'].to(mask.device)), 'objective/score': mean(exp['score']),
-             'objective/kl': kl, 'objective/kl_coef': beta, **stats,
-             'policy/entropy': mean((exp['entropy'] * mask).sum() / n_tok), 'val/mean': mean((exp['values'] * mask).sum() / n_tok),
-             'charts/eos_share': mean(exp['has_eos']), 'charts/response_tokens': mean(mask.sum(-1)),
-             'time/generate': exp['time_generate'], 'time/score': exp['time_score'], 'time/prepare': exp['time_prepare'],
-             'time/update': t_update, 'time/gen_tokens_per_s': n_tok.item() / exp['time_generate']}
+        m = {
+            'step': self.step,
+            'objective/reward': mean(exp['raw_score'].to(mask.device)),
+            'objective/score': mean(exp['score']),
+            'objective/kl': kl,
+            'objective/kl_coef': beta,
+            **stats,
+            'policy/entropy': mean((exp['entropy'] * mask).sum() / n_tok),
+            'val/mean': mean((exp['values'] * mask).sum() / n_tok),
+            'charts/eos_share': mean(exp['has_eos']),
+            'charts/response_tokens': mean(mask.sum(-1)),
+            'time/generate': exp['time_generate'],
+            'time/score': exp['time_score'],
+            'time/prepare': exp['time_prepare'],
+            'time/update': t_update,
+            'time/gen_tokens_per_s': n_tok.item() / exp['time_generate'],
+        }
         self.history.append(m); self.step += 1
         self.last_samples = [dict(prompt=p, completion=r, reward=round(float(s), 4)) for p, r, s in
                              zip(prompts, exp['responses'], exp['raw_score'].tolist())][:cfg.log_completions]
@@ -359,12 +462,21 @@ class PPOTrainer:
         import json, torch
         from safetensors.torch import save_file
         import shutil
-        final = Path(path); path = final.with_name(final.name + '.partial')   # written whole, then renamed: a kill leaves no half checkpoint
+        final = Path(path)
+        path = final.with_name(final.name + '.partial')  # written whole, then renamed: a kill leaves no half checkpoint
         shutil.rmtree(path, ignore_errors=True); path.mkdir(parents=True)
         _unwrap(self.policy).save_pretrained(path)
-        save_file({k: v.contiguous() for k, v in _unwrap(self.value_head).state_dict().items()}, path/'value_head.safetensors')
+        save_file(
+            {k: v.contiguous() for k, v in _unwrap(self.value_head).state_dict().items()},
+            path / 'value_head.safetensors',
+        )
         torch.save(self.opt.state_dict(), path/'optimizer.pt')
-        (path/'ppo_state.json').write_text(json.dumps({'step': self.step, 'kl_coef': self.kl_ctl.value, 'config': asdict(self.cfg), 'history': self.history}, indent=1))
+        (path / 'ppo_state.json').write_text(
+            json.dumps(
+                {'step': self.step, 'kl_coef': self.kl_ctl.value, 'config': asdict(self.cfg), 'history': self.history},
+                indent=1,
+            )
+        )
         if final.exists(): shutil.rmtree(final)
         path.rename(final)
         return final
@@ -375,18 +487,27 @@ class PPOTrainer:
         from safetensors.torch import load_file
         from peft import set_peft_model_state_dict
         path = Path(path)
-        if not (path/'ppo_state.json').exists(): raise FileNotFoundError(f"{path} holds no PPO checkpoint (no ppo_state.json)")
+        if not (path/'ppo_state.json').exists():
+            raise FileNotFoundError(f"{path} holds no PPO checkpoint (no ppo_state.json)")
         set_peft_model_state_dict(_unwrap(self.policy), load_file(path/'adapter_model.safetensors'))
         _unwrap(self.value_head).load_state_dict(load_file(path/'value_head.safetensors'))
         self.opt.load_state_dict(torch.load(path/'optimizer.pt', weights_only=True))
         st = json.loads((path/'ppo_state.json').read_text())
-        if diff := {k: (v, getattr(self.cfg, k, None)) for k, v in st.get('config', {}).items() if k not in ('steps', 'report_to') and getattr(self.cfg, k, None) != v}:
+        if diff := {
+            k: (v, getattr(self.cfg, k, None))
+            for k, v in st.get('config', {}).items()
+            if k not in ('steps', 'report_to') and getattr(self.cfg, k, None) != v
+        }:
             import warnings
-            warnings.warn(f"resuming {path} with a config that differs from the one it was trained with (saved, now): {diff}")
+            warnings.warn(
+                f"resuming {path} with a config that differs from the one it was trained with (saved, now): {diff}"
+            )
         self.step, self.kl_ctl.value, self.history = st['step'], st['kl_coef'], st['history']
         return self
 
-    def train(self, prompts:list[str], output_dir=None, steps:int|None=None, resume:bool=True, progress:bool=True) -> list[dict]:
+    def train(
+        self, prompts: list[str], output_dir=None, steps: int | None = None, resume: bool = True, progress: bool = True
+    ) -> list[dict]:
         "Run until `steps` (default `cfg.steps`) steps are done, checkpointing to `output_dir`; returns the history."
         from tqdm.auto import tqdm
         if not prompts: raise ValueError("no prompts to train on")
@@ -411,8 +532,13 @@ class PPOTrainer:
         if track: track.finish()
         return self.history
 
-CHECKPOINT_FILES = ('ppo_state.json', 'adapter_model.safetensors', 'value_head.safetensors', 'optimizer.pt')   # a complete PPO checkpoint
-
+# %% ../nbs/06_ppo.ipynb #6b2dadc7
+CHECKPOINT_FILES = (
+    'ppo_state.json',
+    'adapter_model.safetensors',
+    'value_head.safetensors',
+    'optimizer.pt',
+)  # a complete PPO checkpoint
 
 # %% ../nbs/06_ppo.ipynb #b4ce57fd
 def plot_ppo(history:list, keys=('objective/reward', 'objective/kl', 'objective/kl_coef', 'policy/entropy',
@@ -436,13 +562,15 @@ TRL_METRICS = {'reward': 'objective/reward', 'kl': 'objective/kl', 'loss': 'loss
                'completions/mean_length': 'charts/response_tokens', 'reward_std': 'objective/reward_std'}
 
 def trl_reward(reward_fn):
-    "Adapt `reward_fn(prompts, responses[, completion_ids])` to TRL's reward-function call (conversational prompts and completions)."
+    ("Adapt `reward_fn(prompts, responses[, completion_ids])` to TRL's reward-function call (conversational prompts "
+     "and completions).")
     def text(x): return x[-1]['content'] if isinstance(x, list) else x
     def reward(prompts, completions, completion_ids=None, **kw):
         return call_reward(reward_fn, [text(p) for p in prompts], [text(c) for c in completions], completion_ids)
     reward.__name__ = getattr(reward_fn, '__name__', 'reward').replace('<lambda>', 'reward')
     return reward
 
+# %% ../nbs/06_ppo.ipynb #b2ded4b9
 def _trl_trainer(model, tok, prompts, reward_fn, cfg:PPOConfig, output_dir):
     import torch
     from datasets import Dataset
@@ -450,28 +578,59 @@ def _trl_trainer(model, tok, prompts, reward_fn, cfg:PPOConfig, output_dir):
     from rlnb.core import report_targets
     Config, Trainer = (GRPOConfig, GRPOTrainer) if cfg.algorithm == 'grpo' else (RLOOConfig, RLOOTrainer)
     cuda, report = torch.cuda.is_available(), report_targets(cfg.report_to)
-    args = Config(output_dir=str(output_dir), learning_rate=cfg.learning_rate, per_device_train_batch_size=cfg.batch_size,
-                  num_generations=cfg.generations, max_completion_length=cfg.max_new_tokens, temperature=cfg.temperature,
-                  top_p=cfg.top_p, top_k=cfg.top_k, beta=cfg.init_kl_coef, max_steps=cfg.steps, save_steps=cfg.save_steps,
-                  logging_steps=1, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, report_to=report or 'none', use_cpu=not cuda,
-                  log_completions=bool(report and cfg.log_completions), num_completions_to_print=cfg.log_completions or None,
-                  bf16=False, gradient_checkpointing=False, disable_tqdm=False)
+    args = Config(
+        output_dir=str(output_dir),
+        learning_rate=cfg.learning_rate,
+        per_device_train_batch_size=cfg.batch_size,
+        num_generations=cfg.generations,
+        max_completion_length=cfg.max_new_tokens,
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        top_k=cfg.top_k,
+        beta=cfg.init_kl_coef,
+        max_steps=cfg.steps,
+        save_steps=cfg.save_steps,
+        logging_steps=1,
+        max_grad_norm=cfg.max_grad_norm,
+        seed=cfg.seed,
+        report_to=report or 'none',
+        use_cpu=not cuda,
+        log_completions=bool(report and cfg.log_completions),
+        num_completions_to_print=cfg.log_completions or None,
+        bf16=False,
+        gradient_checkpointing=False,
+        disable_tqdm=False,
+    )
     ds = Dataset.from_dict({'prompt': [[{'role': 'user', 'content': p}] for p in prompts]})
     lora = lora_config(cfg.lora_r, cfg.lora_alpha, 0.0, cfg.lora_target_modules)
-    return Trainer(model=model, reward_funcs=trl_reward(reward_fn), args=args, train_dataset=ds, processing_class=tok, peft_config=lora)
+    return Trainer(
+        model=model,
+        reward_funcs=trl_reward(reward_fn),
+        args=args,
+        train_dataset=ds,
+        processing_class=tok,
+        peft_config=lora,
+    )
 
+# %% ../nbs/06_ppo.ipynb #b58cc940
 @dataclass
 class RLResult(StageResult):
-    "What `train_rl` returns: `model` is the trained PEFT policy, `model_path` its `policy/` folder (adapter, tokenizer, value head for PPO)."
+    ("What `train_rl` returns: `model` is the trained PEFT policy, `model_path` its `policy/` folder (adapter, "
+     "tokenizer, value head for PPO).")
     algorithm: str = 'ppo'
 
-def train_rl(model, tok,
-             prompts:list[str],            # user messages to sample responses for
-             reward_fn,                    # reward_fn(prompts, responses[, completion_ids]) -> floats; see `reward_model_fn`
-             cfg:PPOConfig|str|None=None,  # a PPOConfig, a preset name or a YAML file; `cfg.algorithm` picks ppo, grpo or rloo
-             output_dir=None,              # checkpoints and the final `policy/`; resumes from the last complete checkpoint there
-             **overrides,                  # PPOConfig fields on top of `cfg`
-            ) -> RLResult:
+# %% ../nbs/06_ppo.ipynb #f0f9c4b4
+def train_rl(
+    model,
+    tok,
+    prompts: list[str],  # user messages to sample responses for
+    reward_fn,  # reward_fn(prompts, responses[, completion_ids]) -> floats; see `reward_model_fn`
+    cfg: (
+        PPOConfig | str | None
+    ) = None,  # a PPOConfig, a preset name or a YAML file; `cfg.algorithm` picks ppo, grpo or rloo
+    output_dir=None,  # checkpoints and the final `policy/`; resumes from the last complete checkpoint there
+    **overrides,  # PPOConfig fields on top of `cfg`
+) -> RLResult:
     "Train `model` (LoRA) to maximise `reward_fn` with PPO, GRPO or RLOO; the single entry point for RL from a reward."
     import time
     cfg = PPOConfig.make(cfg or 'default', **overrides)
@@ -492,15 +651,22 @@ def train_rl(model, tok,
                    for h in tr.state.log_history if 'reward' in h]
         if out: tr.save_model(str(out/'policy'))
         policy = tr.model
-    if out: tok.save_pretrained(out/'policy'); name_base(out/'policy')      # the policy folder loads on its own, on any machine
+    if out:
+        tok.save_pretrained(out/'policy')
+        name_base(out/'policy')      # the policy folder loads on its own, on any machine
     secs = time.perf_counter() - t0
     rewards = [h['objective/reward'] for h in history]
     k = max(1, min(5, len(rewards) // 4))
-    metrics = train_metrics(len(prompts), len(history), secs, epochs=len(history) * cfg.batch_size / len(prompts),   # examples_per_s: responses/s
-                            algorithm=cfg.algorithm, reward_first=round(sum(rewards[:k]) / k, 4) if rewards else None,
-                            reward_last=round(sum(rewards[-k:]) / k, 4) if rewards else None)
+    metrics = train_metrics(
+        len(prompts),
+        len(history),
+        secs,
+        epochs=len(history) * cfg.batch_size / len(prompts),  # examples_per_s: responses/s
+        algorithm=cfg.algorithm,
+        reward_first=round(sum(rewards[:k]) / k, 4) if rewards else None,
+        reward_last=round(sum(rewards[-k:]) / k, 4) if rewards else None,
+    )
     return RLResult(policy, tok, metrics, history, out, out/'policy' if out else None, tr, cfg.algorithm)
-
 
 # %% ../nbs/06_ppo.ipynb #a43d796b
 def read_prompts(data:str) -> list[str]:
@@ -516,22 +682,41 @@ def read_prompts(data:str) -> list[str]:
         out = []
         for i, l in enumerate(lines, 1):
             try: out.append(json.loads(l)['prompt'].strip())
-            except (ValueError, KeyError, TypeError, AttributeError) as e: raise ValueError(f"{p} line {i}: expected a JSON object with a 'prompt' string") from e
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise ValueError(f"{p} line {i}: expected a JSON object with a 'prompt' string") from e
     else: out = [l.strip() for l in lines]
     if not out: raise ValueError(f"{p} holds no prompts")
     return list(dict.fromkeys(out))
 
+# %% ../nbs/06_ppo.ipynb #0fe97119
 def train_ppo_cli(argv:list|None=None):
     "Console script `rlnb_train_ppo`: every `PPOConfig` field is a flag (`--algorithm grpo` for TRL's GRPO)."
     import json
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.core import stage_cli, stage_dir, model_path
-    ap, parse = stage_cli(PPOConfig, 'rlnb_train_ppo', 'RL from a reward model: PPO (ours), GRPO or RLOO (TRL), with LoRA.', extra=[
-        (['--data'], dict(default='chitchat', help="'chitchat', a .jsonl file with 'prompt' fields, or a text file of prompts")),
-        (['--reward-model'], dict(required=True, help='a folder written by RewardModel.save (e.g. models/<agent>/vN/reward/reward_model)')),
-        (['--agent'], dict(default='chitchat')),
-        (['--store'], dict(help='database holding the registry (default DATABASE_URL or data/feedback.db)')),
-        (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry'))])
+    ap, parse = stage_cli(
+        PPOConfig,
+        'rlnb_train_ppo',
+        'RL from a reward model: PPO (ours), GRPO or RLOO (TRL), with LoRA.',
+        extra=[
+            (
+                ['--data'],
+                dict(
+                    default='chitchat', help="'chitchat', a .jsonl file with 'prompt' fields, or a text file of prompts"
+                ),
+            ),
+            (
+                ['--reward-model'],
+                dict(
+                    required=True,
+                    help='a folder written by RewardModel.save (e.g. models/<agent>/vN/reward/reward_model)',
+                ),
+            ),
+            (['--agent'], dict(default='chitchat')),
+            (['--store'], dict(help='database holding the registry (default DATABASE_URL or data/feedback.db)')),
+            (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry')),
+        ],
+    )
     cfg, a = parse(argv)
     prompts = read_prompts(a.data)
     path = model_path(cfg.model)
@@ -539,13 +724,22 @@ def train_ppo_cli(argv:list|None=None):
     out = stage_dir(a, a.agent, cfg.algorithm)
     print(f"{len(prompts)} prompts, {cfg.algorithm} for {cfg.steps} steps of {cfg.batch_size} -> {out}")
     res = train_rl(model, tok, prompts, reward_model_fn(a.reward_model), cfg, out)
-    (out/'metrics.json').write_text(json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history), indent=1))
+    (out / 'metrics.json').write_text(
+        json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history), indent=1)
+    )
     plot_ppo(res.history, path=out/'plots'/f'{cfg.algorithm}.png')
     print(json.dumps(res.metrics, indent=1)); print(f"policy: {res.model_path}")
     if not a.no_register:
         from rlnb.registry import Registry
-        v = Registry(a.store).register(a.agent, res.model_path, cfg.algorithm, reward_model_path=a.reward_model, reward_mean=res.metrics.get('reward_last'),
-                                       config=cfg.to_dict(), metrics={k: x for k, x in res.metrics.items() if isinstance(x, (int, float))},
-                                       data_counts={'prompts': len(prompts)})
+        v = Registry(a.store).register(
+            a.agent,
+            res.model_path,
+            cfg.algorithm,
+            reward_model_path=a.reward_model,
+            reward_mean=res.metrics.get('reward_last'),
+            config=cfg.to_dict(),
+            metrics={k: x for k, x in res.metrics.items() if isinstance(x, (int, float))},
+            data_counts={'prompts': len(prompts)},
+        )
         print(f"registered as {a.agent} {v.name} (candidate)")
     return res

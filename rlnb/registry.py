@@ -22,26 +22,53 @@ STATUSES = ('candidate', 'deployed', 'retired', 'failed')
 
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='microseconds')
 
+# %% ../nbs/01a_registry.ipynb #f226b19c
 def _tables(md):
     import sqlalchemy as sa
-    versions = sa.Table('policy_versions', md,
+    versions = sa.Table(
+        'policy_versions',
+        md,
         sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column('agent_id', sa.String(64), nullable=False, index=True), sa.Column('version', sa.Integer, nullable=False),
-        sa.Column('model_path', sa.Text, nullable=False), sa.Column('kind', sa.String(16), nullable=False),
-        sa.Column('parent_version', sa.Integer), sa.Column('reward_model_path', sa.Text), sa.Column('gguf_paths', sa.JSON, nullable=False),
-        sa.Column('feedback_count', sa.Integer), sa.Column('reward_mean', sa.Float), sa.Column('reward_std', sa.Float),
-        sa.Column('metrics', sa.JSON, nullable=False), sa.Column('eval_report', sa.JSON),
-        sa.Column('status', sa.String(16), nullable=False), sa.Column('status_reason', sa.Text),
-        sa.Column('config', sa.JSON, nullable=False), sa.Column('data_counts', sa.JSON, nullable=False),
-        sa.Column('created_at', sa.String(32), nullable=False), sa.Column('updated_at', sa.String(32), nullable=False),
-        sa.UniqueConstraint('agent_id', 'version', name='uq_policy_agent_version'))
-    events = sa.Table('deployments', md, sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column('agent_id', sa.String(64), nullable=False, index=True), sa.Column('version', sa.Integer, nullable=False),
-        sa.Column('previous', sa.Integer), sa.Column('action', sa.String(16), nullable=False), sa.Column('reason', sa.Text),
-        sa.Column('at', sa.String(32), nullable=False))
-    meta = sa.Table('rlnb_meta', md, sa.Column('key', sa.String(64), primary_key=True), sa.Column('value', sa.String(256), nullable=False))
+        sa.Column('agent_id', sa.String(64), nullable=False, index=True),
+        sa.Column('version', sa.Integer, nullable=False),
+        sa.Column('model_path', sa.Text, nullable=False),
+        sa.Column('kind', sa.String(16), nullable=False),
+        sa.Column('parent_version', sa.Integer),
+        sa.Column('reward_model_path', sa.Text),
+        sa.Column('gguf_paths', sa.JSON, nullable=False),
+        sa.Column('feedback_count', sa.Integer),
+        sa.Column('reward_mean', sa.Float),
+        sa.Column('reward_std', sa.Float),
+        sa.Column('metrics', sa.JSON, nullable=False),
+        sa.Column('eval_report', sa.JSON),
+        sa.Column('status', sa.String(16), nullable=False),
+        sa.Column('status_reason', sa.Text),
+        sa.Column('config', sa.JSON, nullable=False),
+        sa.Column('data_counts', sa.JSON, nullable=False),
+        sa.Column('created_at', sa.String(32), nullable=False),
+        sa.Column('updated_at', sa.String(32), nullable=False),
+        sa.UniqueConstraint('agent_id', 'version', name='uq_policy_agent_version'),
+    )
+    events = sa.Table(
+        'deployments',
+        md,
+        sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column('agent_id', sa.String(64), nullable=False, index=True),
+        sa.Column('version', sa.Integer, nullable=False),
+        sa.Column('previous', sa.Integer),
+        sa.Column('action', sa.String(16), nullable=False),
+        sa.Column('reason', sa.Text),
+        sa.Column('at', sa.String(32), nullable=False),
+    )
+    meta = sa.Table(
+        'rlnb_meta',
+        md,
+        sa.Column('key', sa.String(64), primary_key=True),
+        sa.Column('value', sa.String(256), nullable=False),
+    )
     return versions, events, meta
 
+# %% ../nbs/01a_registry.ipynb #040cdf4d
 @dataclass
 class PolicyVersion:
     "One registered policy version (a row of `policy_versions`)."
@@ -81,9 +108,12 @@ def _rel(p) -> str|None:
     try: return str(p.resolve().relative_to(rlnb_home()))
     except ValueError: return str(p)
 
+# %% ../nbs/01a_registry.ipynb #99e4b622
 class Registry:
     "Policy versions of every agent, in the feedback store's database."
-    def __init__(self, store:FeedbackStore|str|None=None):   # a FeedbackStore, a database URL/path, or None (the default store)
+    def __init__(
+        self, store: FeedbackStore | str | None = None
+    ):  # a FeedbackStore, a database URL/path, or None (the default store)
         import sqlalchemy as sa
         self.store = store if isinstance(store, FeedbackStore) else FeedbackStore(store)
         self.engine = self.store.engine
@@ -100,7 +130,10 @@ class Registry:
                 try: c.execute(self.meta.insert().values(key='registry_schema', value=str(SCHEMA_VERSION)))
                 except sa.exc.IntegrityError: pass
             elif int(row) > SCHEMA_VERSION:
-                raise RuntimeError(f"this database holds registry schema {row}, written by a newer rlnb (this one reads {SCHEMA_VERSION}): upgrade rlnb")
+                raise RuntimeError(
+                    f"this database holds registry schema {row}, written by a newer rlnb (this one reads"
+                    f" {SCHEMA_VERSION}): upgrade rlnb"
+                )
         self.schema_version = SCHEMA_VERSION
 
     def __repr__(self): return f"Registry({self.store.engine.url.render_as_string(hide_password=True)!r})"
@@ -108,6 +141,7 @@ class Registry:
 # %% ../nbs/01a_registry.ipynb #60215e42
 def _row(r) -> PolicyVersion: return PolicyVersion(**dict(r))
 
+# %% ../nbs/01a_registry.ipynb #82a388c8
 def register(self:Registry, agent:str, model_path, kind:str,
              parent_version:int|str|None=None,   # the version it was trained from (lineage)
              status:str='candidate', **fields) -> PolicyVersion:
@@ -115,11 +149,23 @@ def register(self:Registry, agent:str, model_path, kind:str,
     import sqlalchemy as sa
     check_agent(agent)
     if kind not in KINDS: raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    if status not in ('candidate', 'failed'): raise ValueError(f"a new version is a 'candidate' (or 'failed'); deploy it with promote(), got {status!r}")
-    settable = set(PolicyVersion.__dataclass_fields__) - {'id', 'version', 'created_at', 'updated_at', 'agent_id', 'model_path', 'kind', 'status', 'parent_version'}
+    if status not in ('candidate', 'failed'):
+        raise ValueError(f"a new version is a 'candidate' (or 'failed'); deploy it with promote(), got {status!r}")
+    settable = set(PolicyVersion.__dataclass_fields__) - {
+        'id',
+        'version',
+        'created_at',
+        'updated_at',
+        'agent_id',
+        'model_path',
+        'kind',
+        'status',
+        'parent_version',
+    }
     if bad := set(fields) - settable: raise ValueError(f"unknown or reserved fields {sorted(bad)}")
     parent = _version(parent_version) if parent_version is not None else None
-    if parent is not None and self.get(agent, parent, missing_ok=True) is None: raise ValueError(f"parent version v{parent} of {agent!r} is not registered")
+    if parent is not None and self.get(agent, parent, missing_ok=True) is None:
+        raise ValueError(f"parent version v{parent} of {agent!r} is not registered")
     row = dict(agent_id=agent, model_path=_rel(model_path), kind=kind, parent_version=parent, status=status,
                reward_model_path=_rel(fields.pop('reward_model_path', None)),
                gguf_paths={k: _rel(v) for k, v in (fields.pop('gguf_paths', None) or {}).items()},
@@ -135,10 +181,13 @@ def register(self:Registry, agent:str, model_path, kind:str,
                 c.execute(self.versions.insert().values(**row, version=n, created_at=now, updated_at=now))
             return self.get(agent, n)
         except sa.exc.IntegrityError: time.sleep(0.005 * (attempt + 1))   # another writer took v<n>: take the next
-        except sa.exc.OperationalError as e:                               # SQLite: database is locked for longer than busy_timeout
+        # SQLite: database is locked for longer than busy_timeout
+        except sa.exc.OperationalError as e:
             if 'locked' not in str(e): raise
             time.sleep(0.01 * (attempt + 1))
     raise RuntimeError(f"could not register a version of {agent!r} after 50 attempts (database too busy)")
+
+# %% ../nbs/01a_registry.ipynb #f559eacf
 Registry.register = register
 
 def get(self:Registry, agent:str, version, missing_ok:bool=False) -> PolicyVersion|None:
@@ -146,7 +195,15 @@ def get(self:Registry, agent:str, version, missing_ok:bool=False) -> PolicyVersi
     import sqlalchemy as sa
     v = _version(version)
     with self.engine.connect() as c:
-        r = c.execute(sa.select(self.versions).where(self.versions.c.agent_id == check_agent(agent), self.versions.c.version == v)).mappings().first()
+        r = (
+            c.execute(
+                sa.select(self.versions).where(
+                    self.versions.c.agent_id == check_agent(agent), self.versions.c.version == v
+                )
+            )
+            .mappings()
+            .first()
+        )
     if r is None and not missing_ok: raise KeyError(f"{agent!r} has no policy version v{v}")
     return _row(r) if r is not None else None
 Registry.get = get
@@ -165,17 +222,33 @@ def agents(self:Registry) -> list[str]:
     with self.engine.connect() as c: return sorted(c.execute(sa.select(self.versions.c.agent_id).distinct()).scalars())
 Registry.agents = agents
 
+# %% ../nbs/01a_registry.ipynb #9412728f
 def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
-    "Attach or change fields of a version (e.g. `eval_report`, `gguf_paths`, `metrics`); status changes go through promote/fail."
+    ("Attach or change fields of a version (e.g. `eval_report`, `gguf_paths`, `metrics`); status changes go through "
+     "promote/fail.")
     import sqlalchemy as sa
     v = self.get(agent, version).version
-    if bad := set(fields) - {'eval_report', 'gguf_paths', 'metrics', 'reward_model_path', 'feedback_count', 'reward_mean', 'reward_std', 'data_counts', 'config'}:
+    if bad := set(fields) - {
+        'eval_report',
+        'gguf_paths',
+        'metrics',
+        'reward_model_path',
+        'feedback_count',
+        'reward_mean',
+        'reward_std',
+        'data_counts',
+        'config',
+    }:
         raise ValueError(f"cannot update {sorted(bad)} (status: use promote/rollback/fail)")
     if 'gguf_paths' in fields: fields['gguf_paths'] = {k: _rel(p) for k, p in fields['gguf_paths'].items()}
     if 'reward_model_path' in fields: fields['reward_model_path'] = _rel(fields['reward_model_path'])
     fields = json.loads(json.dumps(fields, default=str))
     with self.engine.begin() as c:
-        c.execute(self.versions.update().where(self.versions.c.agent_id == agent, self.versions.c.version == v).values(**fields, updated_at=_now()))
+        c.execute(
+            self.versions.update()
+            .where(self.versions.c.agent_id == agent, self.versions.c.version == v)
+            .values(**fields, updated_at=_now())
+        )
     return self.get(agent, v)
 Registry.update = update
 
@@ -186,28 +259,46 @@ def deployed(self:Registry, agent:str) -> PolicyVersion|None:
     return v[0] if v else None
 Registry.deployed = deployed
 
+# %% ../nbs/01a_registry.ipynb #1b84172e
 def _set_deployed(self:Registry, agent:str, version:int, action:str, reason:str|None) -> PolicyVersion:
     import sqlalchemy as sa
     t = self.versions
     target = self.get(agent, version)
-    if target.status == 'failed': raise ValueError(f"{agent} v{target.version} is marked failed ({target.status_reason}): it cannot be deployed")
+    if target.status == 'failed':
+        raise ValueError(f"{agent} v{target.version} is marked failed ({target.status_reason}): it cannot be deployed")
     for attempt in range(50):
         try:
             with self.engine.begin() as c:
-                prev = c.execute(sa.select(t.c.version).where(t.c.agent_id == agent, t.c.status == 'deployed')).scalars().all()
+                prev = (
+                    c.execute(sa.select(t.c.version).where(t.c.agent_id == agent, t.c.status == 'deployed'))
+                    .scalars()
+                    .all()
+                )
                 now = _now()
-                c.execute(t.update().where(t.c.agent_id == agent, t.c.status == 'deployed', t.c.version != target.version)
-                          .values(status='retired', status_reason=f'replaced by v{target.version} ({action})', updated_at=now))
+                c.execute(
+                    t.update()
+                    .where(t.c.agent_id == agent, t.c.status == 'deployed', t.c.version != target.version)
+                    .values(status='retired', status_reason=f'replaced by v{target.version} ({action})', updated_at=now)
+                )
                 c.execute(t.update().where(t.c.agent_id == agent, t.c.version == target.version)
                           .values(status='deployed', status_reason=reason, updated_at=now))
-                c.execute(self.events.insert().values(agent_id=agent, version=target.version, previous=prev[0] if prev else None,
-                                                      action=action, reason=reason, at=now))
+                c.execute(
+                    self.events.insert().values(
+                        agent_id=agent,
+                        version=target.version,
+                        previous=prev[0] if prev else None,
+                        action=action,
+                        reason=reason,
+                        at=now,
+                    )
+                )
             return self.get(agent, target.version)
         except sa.exc.OperationalError as e:
             if 'locked' not in str(e): raise
             time.sleep(0.01 * (attempt + 1))
     raise RuntimeError("database too busy to deploy")
 
+# %% ../nbs/01a_registry.ipynb #8dc736e6
 def promote(self:Registry, agent:str, version, reason:str|None=None) -> PolicyVersion:
     "Deploy `version` (the deployed one, if any, is retired) — one transaction."
     return _set_deployed(self, agent, _version(version), 'promote', reason)
@@ -217,29 +308,44 @@ def history(self:Registry, agent:str) -> list[dict]:
     "The deployment log of `agent`, oldest first."
     import sqlalchemy as sa
     with self.engine.connect() as c:
-        return [dict(r) for r in c.execute(sa.select(self.events).where(self.events.c.agent_id == agent).order_by(self.events.c.id)).mappings()]
+        return [
+            dict(r)
+            for r in c.execute(
+                sa.select(self.events).where(self.events.c.agent_id == agent).order_by(self.events.c.id)
+            ).mappings()
+        ]
 Registry.history = history
 
 def previous(self:Registry, agent:str) -> int:
     "The version that was deployed before the current one (what a rollback restores)."
     cur = self.deployed(agent)
-    prev = next((e['previous'] for e in reversed(self.history(agent)) if cur and e['version'] == cur.version and e['previous']), None)
+    prev = next(
+        (e['previous'] for e in reversed(self.history(agent)) if cur and e['version'] == cur.version and e['previous']),
+        None,
+    )
     if prev is None: raise ValueError(f"{agent!r} has no earlier deployed version to roll back to: name one")
     return prev
 Registry.previous = previous
 
 def rollback(self:Registry, agent:str, version=None, reason:str|None=None) -> PolicyVersion:
     "Deploy `version`, or (None) the version that was deployed before the current one."
-    return _set_deployed(self, agent, _version(self.previous(agent) if version is None else version), 'rollback', reason)
+    return _set_deployed(
+        self, agent, _version(self.previous(agent) if version is None else version), 'rollback', reason
+    )
 Registry.rollback = rollback
 
+# %% ../nbs/01a_registry.ipynb #e6189641
 def fail(self:Registry, agent:str, version, reason:str) -> PolicyVersion:
     "Mark a version failed (never deployable), with the reason."
     import sqlalchemy as sa
     v = self.get(agent, version)
     if v.status == 'deployed': raise ValueError(f"{agent} v{v.version} is deployed: roll back first")
     with self.engine.begin() as c:
-        c.execute(self.versions.update().where(self.versions.c.id == v.id).values(status='failed', status_reason=reason, updated_at=_now()))
+        c.execute(
+            self.versions.update()
+            .where(self.versions.c.id == v.id)
+            .values(status='failed', status_reason=reason, updated_at=_now())
+        )
     return self.get(agent, v.version)
 Registry.fail = fail
 
@@ -263,8 +369,16 @@ def compare(self:Registry, agent:str, a, b) -> list[dict]:
     va, vb = self.get(agent, a), self.get(agent, b)
     rows = [{'field': f, 'a': getattr(va, f), 'b': getattr(vb, f)} for f in
             ('name', 'kind', 'status', 'parent_version', 'feedback_count', 'reward_mean', 'reward_std', 'created_at')]
-    fa = {**_flat(va.metrics, 'metrics.'), **_flat(va.data_counts, 'data.'), **{f'eval.{k}': v for k, v in _headline(va.eval_report).items()}}
-    fb = {**_flat(vb.metrics, 'metrics.'), **_flat(vb.data_counts, 'data.'), **{f'eval.{k}': v for k, v in _headline(vb.eval_report).items()}}
+    fa = {
+        **_flat(va.metrics, 'metrics.'),
+        **_flat(va.data_counts, 'data.'),
+        **{f'eval.{k}': v for k, v in _headline(va.eval_report).items()},
+    }
+    fb = {
+        **_flat(vb.metrics, 'metrics.'),
+        **_flat(vb.data_counts, 'data.'),
+        **{f'eval.{k}': v for k, v in _headline(vb.eval_report).items()},
+    }
     rows += [{'field': k, 'a': fa.get(k), 'b': fb.get(k)} for k in sorted(set(fa) | set(fb))]
     for r in rows:
         num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
@@ -276,7 +390,9 @@ Registry.compare = compare
 def policies_cli(argv:list|None=None):
     "Console script `rlnb_policies`."
     import argparse
-    ap = argparse.ArgumentParser(prog='rlnb_policies', description='List, compare, promote and roll back policy versions.')
+    ap = argparse.ArgumentParser(
+        prog='rlnb_policies', description='List, compare, promote and roll back policy versions.'
+    )
     ap.add_argument('--db', help='database URL or SQLite path (default: DATABASE_URL or data/feedback.db)')
     ap.add_argument('--json', action='store_true', help='print JSON')
     sub = ap.add_subparsers(dest='cmd', required=True)
@@ -284,7 +400,10 @@ def policies_cli(argv:list|None=None):
     s = sub.add_parser('show'); s.add_argument('agent'); s.add_argument('version')
     s = sub.add_parser('compare'); s.add_argument('agent'); s.add_argument('a'); s.add_argument('b')
     s = sub.add_parser('promote'); s.add_argument('agent'); s.add_argument('version'); s.add_argument('--reason')
-    s = sub.add_parser('rollback'); s.add_argument('agent'); s.add_argument('version', nargs='?'); s.add_argument('--reason')
+    s = sub.add_parser('rollback')
+    s.add_argument('agent')
+    s.add_argument('version', nargs='?')
+    s.add_argument('--reason')
     a = ap.parse_args(argv)
     reg = Registry(a.db)
     if a.cmd == 'list': out = [v.to_dict() for v in reg.list(a.agent)]
@@ -294,7 +413,12 @@ def policies_cli(argv:list|None=None):
     else: out = reg.rollback(a.agent, a.version, a.reason).to_dict()
     if a.json: print(json.dumps(out, indent=1, default=str))
     elif a.cmd == 'list':
-        for v in out: print(f"{v['name']:>5} {v['kind']:5} {v['status']:9} parent {('v' + str(v['parent_version'])) if v['parent_version'] else '-':>4}  {v['created_at'][:19]}  {v['model_path']}")
+        for v in out:
+            print(
+                f"{v['name']:>5} {v['kind']:5} {v['status']:9} parent"
+                f" {('v' + str(v['parent_version'])) if v['parent_version'] else '-':>4}  {v['created_at'][:19]} "
+                f" {v['model_path']}"
+            )
     elif a.cmd == 'compare':
         for r in out:
             diff = '' if r['diff'] is None else f"{r['diff']:+g}"

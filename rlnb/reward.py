@@ -7,8 +7,18 @@ from __future__ import annotations
 import json, math, random, re
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
-from .core import (chat_ids, seed_everything, get_device, Timer, StageConfig, StageResult, model_path, lora_config, train_metrics,
-                   report_targets)
+from rlnb.core import (
+    chat_ids,
+    seed_everything,
+    get_device,
+    Timer,
+    StageConfig,
+    StageResult,
+    model_path,
+    lora_config,
+    train_metrics,
+    report_targets,
+)
 from .formatting import prompt_text
 
 # %% auto #0
@@ -52,24 +62,34 @@ class RewardConfig(StageConfig):
     center_rewards_coefficient: float|None = None  # pairwise only: pull rewards towards 0 (TRL)
     weight_decay: float = 0.0
     warmup_ratio: float = 0.05
-    eval_every: int = 0           # evaluate on (up to 256 rows of) eval every N steps for learning curves; 0: 5 times per run
+    eval_every: int = 0  # evaluate on (up to 256 rows of) eval every N steps for learning curves; 0: 5 times per run
     report_to: str = 'none'       # where training metrics go: none, tensorboard, trackio (comma-separated for several)
     seed: int = 0
 
     def __post_init__(self):
-        if self.objective not in ('pairwise', 'regression'): raise ValueError(f"objective must be 'pairwise' or 'regression', got {self.objective!r}")
+        if self.objective not in ('pairwise', 'regression'):
+            raise ValueError(f"objective must be 'pairwise' or 'regression', got {self.objective!r}")
         if self.batch_size < 1 or self.max_length < 8: raise ValueError("batch_size must be >= 1 and max_length >= 8")
 
 PRESETS = {
-    'cpu':     RewardConfig(),                                                    # MiniLM + LoRA: minutes on a laptop CPU
-    'full':    RewardConfig(lora=False, learning_rate=3e-5),                      # MiniLM, every weight trained
+    'cpu': RewardConfig(),  # MiniLM + LoRA: minutes on a laptop CPU
+    'full': RewardConfig(lora=False, learning_rate=3e-5),  # MiniLM, every weight trained
     'smollm2': RewardConfig(model='smollm2', learning_rate=2e-4, batch_size=8),  # head on the policy backbone
-    'tiny':    RewardConfig(model='tiny-encoder', lora=False, learning_rate=2e-3, max_length=32, batch_size=16, epochs=4),  # tests
+    'tiny': RewardConfig(
+        model='tiny-encoder', lora=False, learning_rate=2e-3, max_length=32, batch_size=16, epochs=4
+    ),  # tests
 }
 RewardConfig.PRESETS = PRESETS
 
 # %% ../nbs/04_reward.ipynb #eee2aabc
-def _is_decoder(model) -> bool: return not getattr(model.config, 'is_encoder_decoder', False) and model.config.model_type not in ('bert', 'roberta', 'deberta-v2', 'distilbert', 'electra')
+def _is_decoder(model) -> bool:
+    return not getattr(model.config, 'is_encoder_decoder', False) and model.config.model_type not in (
+        'bert',
+        'roberta',
+        'deberta-v2',
+        'distilbert',
+        'electra',
+    )
 
 def load_backbone(cfg:RewardConfig):
     "A fresh `(model, tokenizer)`: sequence classifier with one output on the backbone, LoRA-wrapped if `cfg.lora`."
@@ -95,7 +115,7 @@ def encode(tok, prompts:list[str], responses:list[str], max_length:int, decoder:
     out = []
     for p, r in zip(prompts, responses):
         hp, tr = chat_ids(tok, p, r)
-        if len(hp) + len(tr) > max_length:        # keep the end of the prompt part, the start and last token of the response
+        if len(hp) + len(tr) > max_length:  # keep the end of the prompt part, the start and last token of the response
             r_keep = min(len(tr), max_length - min(len(hp), max_length // 2))
             hp, tr = hp[len(hp) - (max_length - r_keep):], tr[:r_keep - 1] + tr[-1:]
         out.append(hp + tr)
@@ -119,7 +139,13 @@ class RewardModel:
         if len(prompts) != len(responses): raise ValueError(f"{len(prompts)} prompts but {len(responses)} responses")
         out = []
         for i in range(0, len(prompts), batch_size):
-            ids = encode(self.tok, prompts[i:i+batch_size], responses[i:i+batch_size], self.config.max_length, self.decoder)
+            ids = encode(
+                self.tok,
+                prompts[i : i + batch_size],
+                responses[i : i + batch_size],
+                self.config.max_length,
+                self.decoder,
+            )
             batch = self.tok.pad({'input_ids': ids}, return_tensors='pt').to(self.device)
             with torch.no_grad(): out.append(self.model(**batch).logits[:, 0].float().cpu())
         return torch.cat(out) if out else torch.zeros(0)
@@ -136,7 +162,8 @@ class RewardModel:
         "Load a reward model saved by `save`."
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
         path = Path(path)
-        if not (path/'rlnb_reward.json').exists(): raise FileNotFoundError(f"{path} holds no reward model (no rlnb_reward.json)")
+        if not (path/'rlnb_reward.json').exists():
+            raise FileNotFoundError(f"{path} holds no reward model (no rlnb_reward.json)")
         cfg = RewardConfig.make(json.loads((path/'rlnb_reward.json').read_text()))
         tok = AutoTokenizer.from_pretrained(path)
         if cfg.lora:
@@ -152,12 +179,27 @@ class RewardModel:
 # %% ../nbs/04_reward.ipynb #3f03fd39
 def _hf_args(cfg:RewardConfig, out:Path, n_steps:int, has_eval:bool) -> dict:
     every = cfg.eval_every or max(1, n_steps // 5)
-    return dict(output_dir=str(out), per_device_train_batch_size=cfg.batch_size, per_device_eval_batch_size=2 * cfg.batch_size,
-                num_train_epochs=cfg.epochs, learning_rate=cfg.learning_rate, weight_decay=cfg.weight_decay,
-                warmup_steps=math.ceil(cfg.warmup_ratio * n_steps), lr_scheduler_type='linear', logging_steps=max(1, min(10, n_steps // 10)),
-                eval_strategy='steps' if has_eval else 'no', eval_steps=every, save_strategy='no', report_to=report_targets(cfg.report_to) or 'none',
-                bf16=False, gradient_checkpointing=False, seed=cfg.seed, disable_tqdm=False, use_cpu=get_device() == 'cpu',
-                dataloader_num_workers=0)
+    return dict(
+        output_dir=str(out),
+        per_device_train_batch_size=cfg.batch_size,
+        per_device_eval_batch_size=2 * cfg.batch_size,
+        num_train_epochs=cfg.epochs,
+        learning_rate=cfg.learning_rate,
+        weight_decay=cfg.weight_decay,
+        warmup_steps=math.ceil(cfg.warmup_ratio * n_steps),
+        lr_scheduler_type='linear',
+        logging_steps=max(1, min(10, n_steps // 10)),
+        eval_strategy='steps' if has_eval else 'no',
+        eval_steps=every,
+        save_strategy='no',
+        report_to=report_targets(cfg.report_to) or 'none',
+        bf16=False,
+        gradient_checkpointing=False,
+        seed=cfg.seed,
+        disable_tqdm=False,
+        use_cpu=get_device() == 'cpu',
+        dataloader_num_workers=0,
+    )
 
 def _make_regression_trainer():
     from transformers import Trainer
@@ -173,7 +215,8 @@ def _make_regression_trainer():
 # %% ../nbs/04_reward.ipynb #473939af
 @dataclass
 class RewardResult(StageResult):
-    "What `train_reward_model` returns: `model` is a `RewardModel`; `model_path` its saved folder (`output_dir/reward_model`)."
+    ("What `train_reward_model` returns: `model` is a `RewardModel`; `model_path` its saved folder "
+     "(`output_dir/reward_model`).")
 
 def _sample(ds, n, seed):
     return ds if not n or len(ds) <= n else ds.shuffle(seed=seed).select(range(n))
@@ -186,14 +229,19 @@ def _tokenized(ds, tok, cfg, decoder):
                  rejected_ids=encode(tok, p, _col(ds, 'rejected'), cfg.max_length, decoder))
         if cfg.use_margin: d['margin'] = list(ds['margin'])
     else:
-        d = dict(input_ids=encode(tok, p, _col(ds, 'completion'), cfg.max_length, decoder), labels=[float(x) for x in ds['target']])
+        d = dict(
+            input_ids=encode(tok, p, _col(ds, 'completion'), cfg.max_length, decoder),
+            labels=[float(x) for x in ds['target']],
+        )
     return Dataset.from_dict(d)
 
-def train_reward_model(train,                          # pairs (prompt/chosen/rejected) or targets (prompt/completion/target)
-                       eval=None,                      # held-out rows of the same kind, for curves and final metrics
-                       config:RewardConfig|str='cpu',  # a RewardConfig or a preset name
-                       output_dir:str|Path|None=None,  # where to save the model (and plots); None: not saved
-                      ) -> RewardResult:
+# %% ../nbs/04_reward.ipynb #b2f7a99e
+def train_reward_model(
+    train,  # pairs (prompt/chosen/rejected) or targets (prompt/completion/target)
+    eval=None,  # held-out rows of the same kind, for curves and final metrics
+    config: RewardConfig | str = 'cpu',  # a RewardConfig or a preset name
+    output_dir: str | Path | None = None,  # where to save the model (and plots); None: not saved
+) -> RewardResult:
     "Train a reward model and evaluate it on `eval`."
     from transformers import DataCollatorWithPadding
     cfg = RewardConfig.make(config)
@@ -212,21 +260,33 @@ def train_reward_model(train,                          # pairs (prompt/chosen/re
     args = _hf_args(cfg, out/'trainer', n_steps, ev is not None)
     if cfg.objective == 'pairwise':
         from trl import RewardConfig as TRLRewardConfig, RewardTrainer
-        targs = TRLRewardConfig(**args, max_length=None, center_rewards_coefficient=cfg.center_rewards_coefficient, disable_dropout=True)
+        targs = TRLRewardConfig(
+            **args, max_length=None, center_rewards_coefficient=cfg.center_rewards_coefficient, disable_dropout=True
+        )
         trainer = RewardTrainer(model=model, args=targs, train_dataset=tr, eval_dataset=ev, processing_class=tok)
     else:
         from transformers import TrainingArguments
-        trainer = _make_regression_trainer()(model=model, args=TrainingArguments(**args), train_dataset=tr, eval_dataset=ev,
-                                             data_collator=DataCollatorWithPadding(tok), processing_class=tok)
+        trainer = _make_regression_trainer()(
+            model=model,
+            args=TrainingArguments(**args),
+            train_dataset=tr,
+            eval_dataset=ev,
+            data_collator=DataCollatorWithPadding(tok),
+            processing_class=tok,
+        )
     with Timer() as t: trainer.train()
     rm = RewardModel(trainer.model, tok, cfg)
     metrics = train_metrics(len(tr), trainer.state.global_step, t.secs, epochs=cfg.epochs)
     if eval is not None and len(eval):
         metrics.update(evaluate_pairs(rm, eval) if cfg.objective == 'pairwise' else evaluate_targets(rm, eval))
-    res = RewardResult(rm, tok, metrics, trainer.state.log_history, Path(output_dir) if output_dir else None, trainer=trainer)
+    res = RewardResult(
+        rm, tok, metrics, trainer.state.log_history, Path(output_dir) if output_dir else None, trainer=trainer
+    )
     if output_dir:
         res.model_path = rm.save(Path(output_dir)/'reward_model')
-        (Path(output_dir)/'reward_metrics.json').write_text(json.dumps(dict(metrics=metrics, history=res.history), indent=2))
+        (Path(output_dir) / 'reward_metrics.json').write_text(
+            json.dumps(dict(metrics=metrics, history=res.history), indent=2)
+        )
         plot_learning_curves(res.history, Path(output_dir)/'plots'/'reward_learning_curves.png')
     return res
 
@@ -235,12 +295,18 @@ def evaluate_pairs(rm:RewardModel, pairs, bins=(0, .2, .4, .6, 1.01)) -> dict:
     "Held-out pairwise accuracy, mean margin r_c − r_r, and accuracy per pair-margin bin (when pairs have `margin`)."
     p = _col(pairs, 'prompt')
     rc, rr = rm.score(p, _col(pairs, 'chosen')), rm.score(p, _col(pairs, 'rejected'))
-    out = dict(accuracy=round(pairwise_accuracy(rc, rr), 4), mean_margin=round((rc - rr).mean().item(), 4), eval_pairs=len(p))
+    out = dict(
+        accuracy=round(pairwise_accuracy(rc, rr), 4), mean_margin=round((rc - rr).mean().item(), 4), eval_pairs=len(p)
+    )
     if 'margin' in pairs.column_names:
         m = pairs['margin']
         for lo, hi in zip(bins, bins[1:]):
             idx = [i for i, x in enumerate(m) if lo <= x < hi]
-            if idx: out[f'accuracy_margin_{lo:g}_{min(hi, 1):g}'] = (round(pairwise_accuracy(rc[idx], rr[idx]), 4), len(idx))
+            if idx:
+                out[f'accuracy_margin_{lo:g}_{min(hi, 1):g}'] = (
+                    round(pairwise_accuracy(rc[idx], rr[idx]), 4),
+                    len(idx),
+                )
     return out
 
 def evaluate_targets(rm:RewardModel, targets) -> dict:
@@ -266,7 +332,10 @@ HEURISTICS = {
 def baseline_accuracies(pairs) -> dict:
     "Held-out pairwise accuracy of each heuristic in `HEURISTICS` (ties count half)."
     p, c, r = _col(pairs, 'prompt'), _col(pairs, 'chosen'), _col(pairs, 'rejected')
-    return {name: round(pairwise_accuracy([f(a, b) for a, b in zip(p, c)], [f(a, b) for a, b in zip(p, r)]), 4) for name, f in HEURISTICS.items()}
+    return {
+        name: round(pairwise_accuracy([f(a, b) for a, b in zip(p, c)], [f(a, b) for a, b in zip(p, r)]), 4)
+        for name, f in HEURISTICS.items()
+    }
 
 # %% ../nbs/04_reward.ipynb #69ded6be
 def plot_learning_curves(history:list, path:str|Path|None=None):
@@ -277,7 +346,10 @@ def plot_learning_curves(history:list, path:str|Path|None=None):
     ev = [(h['step'], h[key]) for h in history if key in h]
     fig, ax = plt.subplots(1, 2, figsize=(8, 2.8))
     if tr: ax[0].plot(*zip(*tr), marker='.'); ax[0].set_title('train loss'); ax[0].set_xlabel('step')
-    if ev: ax[1].plot(*zip(*ev), marker='o', color='tab:orange'); ax[1].set_title(f"{key.replace('_', ' ')} (≤ 256 eval rows)"); ax[1].set_xlabel('step')
+    if ev:
+        ax[1].plot(*zip(*ev), marker='o', color='tab:orange')
+        ax[1].set_title(f"{key.replace('_', ' ')} (≤ 256 eval rows)")
+        ax[1].set_xlabel('step')
     fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
     return fig
@@ -291,7 +363,8 @@ def plot_calibration(rm:RewardModel, targets, path:str|Path|None=None, bins:int=
     ax.scatter(y + np.random.default_rng(0).normal(0, .01, len(y)), pred, s=4, alpha=.3)
     edges = np.quantile(y, np.linspace(0, 1, bins + 1))
     idx = np.clip(np.searchsorted(edges, y, side='right') - 1, 0, bins - 1)
-    mx = [y[idx == b].mean() for b in range(bins) if (idx == b).any()]; my = [pred[idx == b].mean() for b in range(bins) if (idx == b).any()]
+    mx = [y[idx == b].mean() for b in range(bins) if (idx == b).any()]
+    my = [pred[idx == b].mean() for b in range(bins) if (idx == b).any()]
     ax.plot(mx, my, 'o-', color='tab:red', label='binned mean')
     ax.set_xlabel('rated target'); ax.set_ylabel('predicted reward'); ax.legend(); fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
@@ -304,12 +377,19 @@ def train_reward_cli(argv:list|None=None):
     from rlnb.core import stage_cli, stage_dir
     from rlnb.feedback import load_records
     from rlnb.formatting import build_datasets
-    ap, parse = stage_cli(RewardConfig, 'rlnb_train_reward', 'Train a reward model (pairwise Bradley-Terry or regression) on feedback.', extra=[
-        (['--agent'], dict(default='chitchat', help='whose feedback')), (['--source'], dict(default='db', choices=['db', 'file'])),
-        (['--data-file'], dict(help='a JSONL file of feedback records (with --source file)')),
-        (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
-        (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
-        (['--eval-frac'], dict(type=float, default=0.2, help='share of prompts held out'))])
+    ap, parse = stage_cli(
+        RewardConfig,
+        'rlnb_train_reward',
+        'Train a reward model (pairwise Bradley-Terry or regression) on feedback.',
+        extra=[
+            (['--agent'], dict(default='chitchat', help='whose feedback')),
+            (['--source'], dict(default='db', choices=['db', 'file'])),
+            (['--data-file'], dict(help='a JSONL file of feedback records (with --source file)')),
+            (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
+            (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
+            (['--eval-frac'], dict(type=float, default=0.2, help='share of prompts held out')),
+        ],
+    )
     cfg, a = parse(argv)
     if a.source == 'file' and not a.data_file: ap.error('--source file needs --data-file')
     recs = load_records(a.agent, a.data_file if a.source == 'file' else None, a.store)

@@ -21,11 +21,17 @@ def normalize_item(item:dict) -> dict:
     it = dict(item)
     it['prompt'] = prompt_text(it['prompt'])
     if 'completion' in it and 'response' not in it: it['response'] = it.pop('completion')
-    if 'chosen' in it and 'response_a' not in it: it['response_a'], it['response_b'] = it.pop('chosen'), it.pop('rejected')
+    if 'chosen' in it and 'response_a' not in it:
+        it['response_a'], it['response_b'] = it.pop('chosen'), it.pop('rejected')
     for k in ('response', 'response_a', 'response_b'):
         if k in it: it[k] = _text(it[k])
     if 'response' not in it and 'response_a' not in it: raise ValueError(f"item has no response: keys {sorted(item)}")
-    it.setdefault('id', hashlib.sha1('\x00'.join(it.get(k, '') for k in ('prompt', 'response', 'response_a', 'response_b')).encode()).hexdigest()[:16])
+    it.setdefault(
+        'id',
+        hashlib.sha1(
+            '\x00'.join(it.get(k, '') for k in ('prompt', 'response', 'response_a', 'response_b')).encode()
+        ).hexdigest()[:16],
+    )
     return it
 
 # %% ../nbs/03_widgets.ipynb #35ba39c3
@@ -62,10 +68,19 @@ def _md(text:str, height:int=220) -> str:
     return (f'<div style="max-height:{height}px;overflow:auto;border:1px solid #ddd;border-radius:4px;padding:4px 8px;'
             f'background:#fafafa;white-space:normal">{body}</div>')
 
+# %% ../nbs/03_widgets.ipynb #43922c4f
 class _LabelWidget:
     kinds = ()  # record kinds this widget writes
 
-    def __init__(self, items, store:FeedbackStore, agent:str, rater:str='rater', run_id:str|None=None, model_version:str|None=None):
+    def __init__(
+        self,
+        items,
+        store: FeedbackStore,
+        agent: str,
+        rater: str = 'rater',
+        run_id: str | None = None,
+        model_version: str | None = None,
+    ):
         import ipywidgets as W
         if len(items) == 0: raise ValueError("no items to label")
         self.items, self.store, self.agent, self.rater = items, store, check_agent(agent), rater
@@ -73,7 +88,11 @@ class _LabelWidget:
         self._items = {}
         self.progress = W.IntProgress(min=0, max=len(items), description='rated', layout=W.Layout(width='60%'))
         self.status, self.summary = W.HTML(), W.HTML()
-        self.prev_btn, self.next_btn, self.skip_btn = W.Button(description='◀ prev'), W.Button(description='next ▶'), W.Button(description='skip ⏭')
+        self.prev_btn, self.next_btn, self.skip_btn = (
+            W.Button(description='◀ prev'),
+            W.Button(description='next ▶'),
+            W.Button(description='skip ⏭'),
+        )
         self.prev_btn.on_click(lambda _: self.go(self.i - 1)); self.next_btn.on_click(lambda _: self.go(self.i + 1))
         self.skip_btn.on_click(lambda _: self.skip())
         self.skipped = set()
@@ -108,10 +127,21 @@ class _LabelWidget:
 
     def _write(self, kind:str, **fields):
         it = self.item(self.i)
-        meta = dict(item_id=self.item_id(self.i), item_index=self.i, widget=type(self).__name__, **fields.pop('metadata', {}))
-        rec = Feedback(self.agent, kind, it['prompt'], fields.pop('response', it.get('response')), id=self.record_id(self.i, kind),
-                       rater=self.rater, run_id=self.run_id, model_version=it.get('model_version', self.model_version),
-                       metadata=meta, **fields)
+        meta = dict(
+            item_id=self.item_id(self.i), item_index=self.i, widget=type(self).__name__, **fields.pop('metadata', {})
+        )
+        rec = Feedback(
+            self.agent,
+            kind,
+            it['prompt'],
+            fields.pop('response', it.get('response')),
+            id=self.record_id(self.i, kind),
+            rater=self.rater,
+            run_id=self.run_id,
+            model_version=it.get('model_version', self.model_version),
+            metadata=meta,
+            **fields
+        )
         self.store.add(rec, replace=True)
         self.times.append(time.time())
         return rec
@@ -119,13 +149,18 @@ class _LabelWidget:
     def _update_progress(self):
         n = len(self.rated())
         self.progress.value = n
-        self.status.value = f'<b>{n} of {len(self.items)} rated</b> · item {self.i + 1}' + (' (skipped before)' if self.i in self.skipped else '')
+        self.status.value = f'<b>{n} of {len(self.items)} rated</b> · item {self.i + 1}' + (
+            ' (skipped before)' if self.i in self.skipped else ''
+        )
         self.summary.value = self._summary_html()
 
     def _speed(self) -> str:
         if len(self.times) < 2: return f'{len(self.times)} labels this session'
         gaps = sorted(b - a for a, b in zip(self.times, self.times[1:]))
-        return f'{len(self.times)} labels in {(self.times[-1] - self.t0) / 60:.1f} min, median {gaps[len(gaps) // 2]:.1f} s between labels'
+        return (
+            f'{len(self.times)} labels in {(self.times[-1] - self.t0) / 60:.1f} min, median {gaps[len(gaps) // 2]:.1f}'
+            ' s between labels'
+        )
 
     def session_records(self) -> list[Feedback]:
         "This rater's records for these items."
@@ -148,17 +183,32 @@ class RatingWidget(_LabelWidget):
         self.up.on_click(lambda _: self.thumbs(True)); self.down.on_click(lambda _: self.thumbs(False))
         self.stars = [W.Button(description='★' * k, layout=W.Layout(width='auto')) for k in range(1, 6)]
         for k, b in enumerate(self.stars, 1): b.on_click(lambda _, k=k: self.rate(k))
-        self.correction_box = W.Textarea(placeholder='A better response (optional)', layout=W.Layout(width='98%', height='80px'))
+        self.correction_box = W.Textarea(
+            placeholder='A better response (optional)', layout=W.Layout(width='98%', height='80px')
+        )
         self.save_correction = W.Button(description='save correction')
         self.save_correction.on_click(lambda _: self.correct(self.correction_box.value))
         self.tags = W.TagsInput(allow_duplicates=False)
-        self.notes = W.Textarea(placeholder='Notes', continuous_update=False, layout=W.Layout(width='98%', height='50px'))
+        self.notes = W.Textarea(
+            placeholder='Notes', continuous_update=False, layout=W.Layout(width='98%', height='50px')
+        )
         self.tags.observe(lambda _: self._annotate(), 'value'); self.notes.observe(lambda _: self._annotate(), 'value')
-        self.box = W.VBox([W.HBox([self.progress, self.status]), W.HTML('<b>Prompt</b>'), self.prompt_html,
-                           W.HTML('<b>Response</b>'), self.response_html,
-                           W.HBox([self.up, self.down, W.HTML('&nbsp;&nbsp;'), *self.stars]),
-                           self.correction_box, self.save_correction, W.HBox([W.HTML('tags&nbsp;'), self.tags]), self.notes,
-                           W.HBox([self.prev_btn, self.skip_btn, self.next_btn]), self.summary])
+        self.box = W.VBox(
+            [
+                W.HBox([self.progress, self.status]),
+                W.HTML('<b>Prompt</b>'),
+                self.prompt_html,
+                W.HTML('<b>Response</b>'),
+                self.response_html,
+                W.HBox([self.up, self.down, W.HTML('&nbsp;&nbsp;'), *self.stars]),
+                self.correction_box,
+                self.save_correction,
+                W.HBox([W.HTML('tags&nbsp;'), self.tags]),
+                self.notes,
+                W.HBox([self.prev_btn, self.skip_btn, self.next_btn]),
+                self.summary,
+            ]
+        )
 
     def _extra(self) -> dict: return dict(tags=list(self.tags.value), notes=self.notes.value or None)
 
@@ -200,15 +250,20 @@ class RatingWidget(_LabelWidget):
 
 # %% ../nbs/03_widgets.ipynb #b27a5f1d
 def binom_two_sided(k:int, n:int, p:float=0.5) -> float:
-    "Exact two-sided binomial test p-value for k successes in n trials (exact integers at p = ½, the pmf in log space otherwise; any n)."
+    ("Exact two-sided binomial test p-value for k successes in n trials (exact integers at p = ½, the pmf in log space "
+     "otherwise; any n).")
     if n == 0: return 1.0
     if p in (0, 1): return float(k == round(p * n))
     if p == 0.5:                                    # exact integers: C(n, i) / 2^n
         c = [math.comb(n, i) for i in range(n + 1)]
         return min(1.0, sum(x for x in c if x <= c[k]) / 2 ** n)
-    lp = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p) + (n - i) * math.log1p(-p) for i in range(n + 1)]
+    lp = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p) + (n - i) * math.log1p(-p)
+        for i in range(n + 1)
+    ]
     return min(1.0, sum(math.exp(x) for x in lp if x <= lp[k] + 1e-9))
 
+# %% ../nbs/03_widgets.ipynb #5ccf603c
 class CompareWidget(_LabelWidget):
     "Two responses side by side (order randomised per item and recorded): A better / B better / tie / both bad."
     kinds = ('comparison',)
@@ -247,7 +302,11 @@ class CompareWidget(_LabelWidget):
 
     def _show(self):
         a, b = self.shown(self.i)
-        self.prompt_html.value, self.a_html.value, self.b_html.value = _md(self.item(self.i)['prompt'], 120), _md(a), _md(b)
+        self.prompt_html.value, self.a_html.value, self.b_html.value = (
+            _md(self.item(self.i)['prompt'], 120),
+            _md(a),
+            _md(b),
+        )
         r = self.store.get(self.record_id(self.i, 'comparison'))
         for btn, c in [(self.btn_a, 'a'), (self.btn_b, 'b'), (self.btn_tie, 'tie'), (self.btn_bad, 'both_bad')]:
             btn.button_style = 'info' if r and r.choice == c else ''
@@ -262,5 +321,9 @@ class CompareWidget(_LabelWidget):
     def _summary_html(self) -> str:
         pb = self.position_bias()
         parts = ' · '.join(f'{k} {v}' for k, v in sorted(pb['counts'].items())) or 'nothing yet'
-        bias = f"A chosen in {pb['a_share']:.0%} of A/B picks (p = {pb['p_value']:.2f} vs 50 %)" if pb['a_share'] is not None else ''
+        bias = (
+            f"A chosen in {pb['a_share']:.0%} of A/B picks (p = {pb['p_value']:.2f} vs 50 %)"
+            if pb['a_share'] is not None
+            else ''
+        )
         return f'<small>{parts}<br>{bias}<br>{self._speed()}</small>'

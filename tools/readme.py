@@ -11,7 +11,7 @@ def render(nb_path=ROOT/'nbs'/'index.ipynb') -> str:
     for c in json.loads(Path(nb_path).read_text())['cells']:
         src = ''.join(c['source']).strip()
         lines = src.splitlines()
-        if c['cell_type'] == 'markdown': parts.append(src)
+        if c['cell_type'] == 'markdown': parts.append(src.replace('](images/', '](nbs/images/'))   # README sits one folder up
         elif not any(l.strip().startswith(('#| hide', '#|hide')) for l in lines):
             code = '\n'.join(l for l in lines if not l.startswith('#|')).strip()
             if code: parts.append(f"```python\n{code}\n```")
