@@ -14,7 +14,7 @@ __all__ = ['ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everyth
            'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy',
            'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
            'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
-           'report_targets', 'Tracker', 'prepare_assets', 'prepare_assets_cli']
+           'report_targets', 'Tracker', 'atomic_write', 'atomic_dir', 'prepare_assets', 'prepare_assets_cli']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -645,6 +645,28 @@ class Tracker:
 
     def finish(self):
         for t in self.trackers: t.finish()
+
+# %% ../nbs/00_core.ipynb #672a7ee5
+import contextlib, shutil
+
+def atomic_write(path:str|Path, text:str) -> Path:
+    "Write `text` to `path` whole or not at all: a temporary file beside it, flushed to disk, then renamed over it."
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f'.{path.name}.{os.getpid()}.partial')
+    with open(tmp, 'w', encoding='utf-8') as f: f.write(text); f.flush(); os.fsync(f.fileno())
+    os.replace(tmp, path); return path
+
+@contextlib.contextmanager
+def atomic_dir(final:str|Path):
+    "Yield an empty `<final>.partial` folder to fill; when the block ends without error it replaces `final`."
+    final = Path(final); part = final.with_name(final.name + '.partial'); old = final.with_name(final.name + '.old')
+    shutil.rmtree(part, ignore_errors=True); part.mkdir(parents=True)
+    try: yield part
+    except BaseException:
+        shutil.rmtree(part, ignore_errors=True); raise
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists(): final.rename(old)           # the old artifact goes only once the new one is complete
+    part.rename(final); shutil.rmtree(old, ignore_errors=True)
 
 # %% ../nbs/00_core.ipynb #24c2fa92
 def prepare_assets() -> dict:

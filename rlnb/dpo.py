@@ -25,6 +25,7 @@ from rlnb.core import (
     name_base,
 )
 from .formatting import prompt_text
+from .core import atomic_dir, atomic_write
 from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
 
 # %% auto #0
@@ -311,8 +312,9 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
         )
     adapter = out/'adapter'; model.save_pretrained(adapter); tok.save_pretrained(adapter); name_base(adapter)
     res = PreferenceResult(model, tok, m, trainer.state.log_history, out, adapter, trainer)
-    (out / 'metrics.json').write_text(
-        json.dumps(dict(config=asdict(cfg), metrics=m, history=res.history), indent=2, default=str)
+    atomic_write(
+        out / 'metrics.json',
+        json.dumps(dict(config=asdict(cfg), metrics=m, history=res.history), indent=2, default=str),
     )
     plot_history(res.history, out/'plots'/f'{method}_curves.png')
     return res

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, os, pickle, re, shutil, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import cache_dir, cpu_info
+from .core import cache_dir, cpu_info, atomic_dir, atomic_write
 
 # %% auto #0
 __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'llama_version', 'converter_dir', 'prepare_converter',
@@ -217,31 +217,35 @@ def load_checkpoint(checkpoint, base=None, merge:bool=True):
 
 # %% ../nbs/07_export.ipynb #8813fb07
 def _fresh(out:Path, overwrite:bool) -> Path:
-    if (out.is_dir() and any(out.iterdir())) or out.is_file():
-        if not overwrite: raise FileExistsError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
-        shutil.rmtree(out) if out.is_dir() else out.unlink()
+    ("Refuse an existing `out` unless `overwrite`; the old artifact is not touched here (it is replaced once the new "
+     "one is whole).")
+    if ((out.is_dir() and any(out.iterdir())) or out.is_file()) and not overwrite:
+        raise FileExistsError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
     return out
 
 def export_lora(checkpoint, out, overwrite:bool=False) -> Path:
-    "Copy the adapter (weights + config) and the tokenizer to `out`."
+    "Copy the adapter (weights + config) and the tokenizer to `out` (written whole, then renamed)."
     ck = Path(checkpoint)
     if not is_adapter(ck):
         raise ValueError(f"{ck} is not a LoRA adapter (no adapter_config.json): use format='merged' or 'gguf'")
-    out = _fresh(Path(out), overwrite); out.mkdir(parents=True)
-    for f in ck.iterdir():
-        if f.is_file() and (
-            f.name.startswith(('adapter_', 'tokenizer', 'special_tokens', 'chat_template')) or f.suffix in ('.jinja',)
-        ):
-            shutil.copy2(f, out / f.name)
+    out = _fresh(Path(out), overwrite)
+    keep = (
+        lambda f: f.name.startswith(('adapter_', 'tokenizer', 'special_tokens', 'chat_template'))
+        or f.suffix == '.jinja'
+    )
+    with atomic_dir(out) as tmp:
+        for f in ck.iterdir():
+            if f.is_file() and keep(f): shutil.copy2(f, tmp/f.name)
     return out
 
 def export_merged(checkpoint, out, base=None, overwrite:bool=False) -> Path:
     ("LoRA merged into its base (or the model as it is), saved as safetensors with its tokenizer: loads without the "
-     "base.")
+     "base. Written whole, then renamed.")
     out = _fresh(Path(out), overwrite)
     model, tok = load_checkpoint(checkpoint, base)
-    model.save_pretrained(out, safe_serialization=True); tok.save_pretrained(out)
+    with atomic_dir(out) as tmp: model.save_pretrained(tmp, safe_serialization=True); tok.save_pretrained(tmp)
     return out
+
 
 # %% ../nbs/07_export.ipynb #55e9ebe0
 QUANTS = {'f16': 'LLAMA_FTYPE_MOSTLY_F16', 'q8_0': 'LLAMA_FTYPE_MOSTLY_Q8_0', 'q5_k_m': 'LLAMA_FTYPE_MOSTLY_Q5_K_M',
@@ -288,18 +292,28 @@ def convert_to_gguf(hf_dir, out, outtype:str='f16', overwrite:bool=False) -> Pat
     _fresh(out, overwrite); out.parent.mkdir(parents=True, exist_ok=True)
     check_disk(out.parent, int(_n_params(hf_dir) * BITS[outtype] / 8))
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(conv/'gguf-py'), str(conv)]), 'NO_LOCAL_GGUF': ''}
+    part = out.with_name(out.name + '.partial')  # the converter writes here; renamed over `out` only when complete
     r = subprocess.run(
-        [sys.executable, str(conv / 'convert_hf_to_gguf.py'), str(hf_dir), '--outfile', str(out), '--outtype', outtype],
+        [
+            sys.executable,
+            str(conv / 'convert_hf_to_gguf.py'),
+            str(hf_dir),
+            '--outfile',
+            str(part),
+            '--outtype',
+            outtype,
+        ],
         env=env,
         capture_output=True,
         text=True,
     )
-    if r.returncode or not out.exists():
+    if r.returncode or not part.exists():
+        part.unlink(missing_ok=True)
         raise RuntimeError(
             f"convert_hf_to_gguf.py failed (exit {r.returncode}):\n"
             + '\n'.join((r.stderr or r.stdout).splitlines()[-15:])
         )
-    return out
+    os.replace(part, out); return out
 
 def _quantize(src:str, out:str, quant:str, nthread:int) -> int:
     import llama_cpp
@@ -316,10 +330,12 @@ def quantize_gguf(src, out, quant:str, overwrite:bool=False, isolate:bool=True) 
     _fresh(out, overwrite)
     check_disk(out.parent, int(src.stat().st_size * BITS[quant] / 16))
     check_llama_cpu()
-    args = (str(src), str(out), quant, os.cpu_count() or 1)
+    part = out.with_name(out.name + '.partial')        # renamed over `out` only when complete
+    args = (str(src), str(part), quant, os.cpu_count() or 1)
     rc = isolated('_quantize', *args) if isolate else _quantize(*args)
-    if rc != 0 or not out.exists(): raise RuntimeError(f"llama_model_quantize({src.name} → {quant}) returned {rc}")
-    return out
+    if rc != 0 or not part.exists():
+        part.unlink(missing_ok=True); raise RuntimeError(f"llama_model_quantize({src.name} → {quant}) returned {rc}")
+    os.replace(part, out); return out
 
 # %% ../nbs/07_export.ipynb #19963db1
 PARITY_PROMPTS = ['What is the capital of France?', 'Write a haiku about the sea.', 'How do I boil an egg?',
@@ -482,7 +498,7 @@ def write_modelfile(gguf_path, tok, out=None, system:str|None=None, params:dict|
     lines += [f'PARAMETER stop "{s}"' for s in stop_tokens(tok)]
     lines += [f'PARAMETER {k} {v}' for k, v in (params or {'temperature': 0.7}).items()]
     if system: lines += ['', f'SYSTEM """{system}"""']
-    out.write_text('\n'.join(lines) + '\n')
+    atomic_write(out, '\n'.join(lines) + '\n')
     return out
 
 # %% ../nbs/07_export.ipynb #66c8b054
@@ -658,13 +674,13 @@ def model_card(folder, base:str,               # the base model's public name (`
         body += [
             '```python',
             'from rlnb.export import load_checkpoint',
-            f"model, tok = load_checkpoint('{folder}')   # merges an adapter into its base",
+            f"model, tok = load_checkpoint('{folder.name}')   # merges an adapter into its base",
             '```',
             '',
-            f'GGUF for llama.cpp and Ollama: `rlnb_export --checkpoint {folder} --format gguf`.',
+            f'GGUF for llama.cpp and Ollama: `rlnb_export --checkpoint {folder.name} --format gguf`.',
         ]
     folder.mkdir(parents=True, exist_ok=True)
-    p = folder/'README.md'; p.write_text('\n'.join(front + body) + '\n'); return p
+    return atomic_write(folder/'README.md', '\n'.join(front + body) + '\n')
 
 # %% ../nbs/07_export.ipynb #33799f7b
 def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
@@ -761,36 +777,34 @@ def export_model(
         return ExportResult('merged', {'merged': p}, output_dir=p)
     if format == 'gguf-lora':
         return _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite)
-    if out.exists() and any(out.iterdir()):
-        if not overwrite: raise FileExistsError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    _fresh(out, overwrite)
     res, t = ExportResult('gguf', {}, output_dir=out), time.perf_counter()
-    merged = res.paths['merged'] = export_merged(ck, out/'merged', base) if is_adapter(ck) else ck
-    if merged != ck:
-        model_card(
-            merged, base_name, 'merged', name, facts
-        )  # before conversion: the GGUF metadata takes base_model from it
-    res.stats['merge'] = {'seconds': round(time.perf_counter() - t, 2)}
-    model, tok = load_checkpoint(merged)
     order = ['f16'] + [q for q in quants if q != 'f16']
-    for q in order:
-        t = time.perf_counter()
-        p = out/f'{name}-{q}.gguf'
-        convert_to_gguf(merged, p, 'f16') if q == 'f16' else quantize_gguf(out/f'{name}-f16.gguf', p, q)
-        res.paths[q] = p
-        res.stats[q] = {'size_mb': round(p.stat().st_size / 1e6, 1), 'seconds': round(time.perf_counter() - t, 2)}
-        if parity:
-            res.parity[q] = parity_check(model, tok, p, parity_prompts)
-            (out/'parity.json').write_text(json.dumps(res.parity, indent=1))
-            check_parity(res.parity[q], q)
-    (out / 'export.json').write_text(
-        json.dumps({'checkpoint': str(ck), 'llama_cpp_python': llama_version(), 'stats': res.stats}, indent=1)
-    )
-    res.paths['modelfile'] = write_modelfile(
-        res.paths[quants[0]], tok, system=system
-    )  # the first quantisation asked for
-    res.paths['card'] = model_card(out, base_name, 'gguf', name, facts, res.stats, res.parity)
+    with atomic_dir(
+        out
+    ) as tmp:  # the export is written aside, then renamed: never half an export, the old one kept until then
+        merged = export_merged(ck, tmp/'merged', base) if is_adapter(ck) else ck
+        # the card goes in before conversion: the GGUF metadata takes base_model from it
+        if merged != ck: model_card(merged, base_name, 'merged', name, facts)
+        res.stats['merge'] = {'seconds': round(time.perf_counter() - t, 2)}
+        model, tok = load_checkpoint(merged)
+        for q in order:
+            t = time.perf_counter()
+            p = tmp/f'{name}-{q}.gguf'
+            convert_to_gguf(merged, p, 'f16') if q == 'f16' else quantize_gguf(tmp/f'{name}-f16.gguf', p, q)
+            res.stats[q] = {'size_mb': round(p.stat().st_size / 1e6, 1), 'seconds': round(time.perf_counter() - t, 2)}
+            if parity:
+                res.parity[q] = parity_check(model, tok, p, parity_prompts)
+                atomic_write(tmp/'parity.json', json.dumps(res.parity, indent=1))
+                check_parity(res.parity[q], q)
+        atomic_write(
+            tmp / 'export.json',
+            json.dumps({'checkpoint': str(ck), 'llama_cpp_python': llama_version(), 'stats': res.stats}, indent=1),
+        )
+        write_modelfile(tmp/f'{name}-{quants[0]}.gguf', tok, system=system)   # the first quantisation asked for
+        model_card(tmp, base_name, 'gguf', name, facts, res.stats, res.parity)
+    res.paths = {'merged': out/'merged' if merged != ck else ck, **{q: out/f'{name}-{q}.gguf' for q in order},
+                 'modelfile': out/'Modelfile', 'card': out/'README.md'}
     res.message = (
         register_ollama(res.paths['modelfile'], name)
         if register
@@ -807,29 +821,29 @@ def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prom
      "base+adapter against the merged HF model.")
     if not is_adapter(ck):
         raise ValueError(f"format='gguf-lora' needs a LoRA adapter; {ck} is a full model: use format='gguf'")
-    _fresh(out, overwrite); out.mkdir(parents=True)
+    _fresh(out, overwrite)
     res = ExportResult('gguf-lora', {}, output_dir=out)
     bp = _base_of(ck, base)
-    t = time.perf_counter()
-    res.paths['base'] = convert_to_gguf(bp, out/f"{base_name.split('/')[-1].lower()}-f16.gguf", 'f16')
-    res.stats['base'] = {
-        'size_mb': round(res.paths['base'].stat().st_size / 1e6, 1),
-        'seconds': round(time.perf_counter() - t, 2),
-    }
-    t = time.perf_counter(); res.paths['lora'] = convert_lora_to_gguf(ck, out/f'{name}-lora-f16.gguf', base)
-    res.stats['lora'] = {
-        'size_mb': round(res.paths['lora'].stat().st_size / 1e6, 2),
-        'seconds': round(time.perf_counter() - t, 2),
-    }
-    model, tok = load_checkpoint(ck, base)                 # merged in memory: what base + adapter must reproduce
-    if parity:
-        res.parity['f16+lora'] = check_parity(
-            parity_check(model, tok, res.paths['base'], parity_prompts, lora=res.paths['lora']), 'f16'
-        )
-        res.stats['f16+lora'] = res.stats['lora']
-        (out/'parity.json').write_text(json.dumps(res.parity, indent=1))
-    res.paths['modelfile'] = write_modelfile(res.paths['base'], tok, system=system, adapter=res.paths['lora'])
-    res.paths['card'] = model_card(out, base_name, 'gguf-lora', name, facts, res.stats, res.parity)
+    names = dict(base=f"{base_name.split('/')[-1].lower()}-f16.gguf", lora=f'{name}-lora-f16.gguf')
+    with atomic_dir(out) as tmp:                          # written aside, renamed when whole
+        t = time.perf_counter(); convert_to_gguf(bp, tmp/names['base'], 'f16')
+        res.stats['base'] = {
+            'size_mb': round((tmp / names['base']).stat().st_size / 1e6, 1),
+            'seconds': round(time.perf_counter() - t, 2),
+        }
+        t = time.perf_counter(); convert_lora_to_gguf(ck, tmp/names['lora'], base)
+        res.stats['lora'] = {
+            'size_mb': round((tmp / names['lora']).stat().st_size / 1e6, 2),
+            'seconds': round(time.perf_counter() - t, 2),
+        }
+        model, tok = load_checkpoint(ck, base)             # merged in memory: what base + adapter must reproduce
+        if parity:
+            rep = parity_check(model, tok, tmp/names['base'], parity_prompts, lora=tmp/names['lora'])
+            res.parity['f16+lora'] = check_parity(rep, 'f16'); res.stats['f16+lora'] = res.stats['lora']
+            atomic_write(tmp/'parity.json', json.dumps(res.parity, indent=1))
+        write_modelfile(tmp/names['base'], tok, system=system, adapter=tmp/names['lora'])
+        model_card(tmp, base_name, 'gguf-lora', name, facts, res.stats, res.parity)
+    res.paths = {k: out/v for k, v in names.items()} | {'modelfile': out/'Modelfile', 'card': out/'README.md'}
     res.message = (
         f"Modelfile written (FROM base, ADAPTER lora); to register: cd {out} && ollama create {name} -f Modelfile"
     )

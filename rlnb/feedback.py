@@ -11,9 +11,9 @@ from pathlib import Path
 from .core import check_agent, data_dir, load_chitchat, Timer
 
 # %% auto #0
-__all__ = ['KINDS', 'CHOICES', 'MAX_TEXT', 'DEFAULT_WEIGHTS', 'FeedbackError', 'Feedback', 'component_reward',
-           'component_feedback', 'FeedbackStore', 'ImportReport', 'parse_jsonl', 'load_records', 'opening_reply',
-           'chitchat_records', 'import_chitchat']
+__all__ = ['KINDS', 'CHOICES', 'MAX_TEXT', 'MAX_DEPTH', 'DEFAULT_WEIGHTS', 'MAX_LINE', 'FeedbackError', 'Feedback',
+           'component_reward', 'component_feedback', 'FeedbackStore', 'ImportReport', 'iter_jsonl', 'parse_jsonl',
+           'load_records', 'opening_reply', 'chitchat_records', 'import_chitchat']
 
 # %% ../nbs/01_feedback.ipynb #e42e10ac
 KINDS = ('thumbs', 'rating', 'score', 'correction', 'comparison')
@@ -33,7 +33,9 @@ def _iso(t) -> str:
     if not isinstance(t, datetime):
         raise FeedbackError(f"created_at must be a datetime or ISO string, got {type(t).__name__}")
     if t.tzinfo is None: t = t.replace(tzinfo=timezone.utc)
-    return t.astimezone(timezone.utc).isoformat(timespec='seconds')
+    try: return t.astimezone(timezone.utc).isoformat(timespec='seconds')
+    except (OverflowError, ValueError):
+        raise FeedbackError(f"created_at {t.isoformat()} is out of range once converted to UTC") from None
 
 # %% ../nbs/01_feedback.ipynb #e3dc2b67
 @dataclass
@@ -78,6 +80,41 @@ def _text(name, v, required=True):
     if not isinstance(v, str): raise FeedbackError(f"{name} must be a string, got {type(v).__name__}")
     if required and not v.strip(): raise FeedbackError(f"{name} is empty")
     if len(v) > MAX_TEXT: raise FeedbackError(f"{name} has {len(v):,} characters; the limit is MAX_TEXT={MAX_TEXT:,}")
+    _storable(name, v)
+
+def _storable(name, s:str):
+    "Refuse what a database cannot store: NUL characters (PostgreSQL) and lone surrogates (not UTF-8)."
+    if '\x00' in s:
+        raise FeedbackError(
+            f"{name} contains a NUL character (\\x00) at position {s.index(chr(0))}; no database stores it"
+        )
+    try: s.encode('utf-8')
+    except UnicodeEncodeError as e:
+        raise FeedbackError(
+            f"{name} contains a lone surrogate {s[e.start]!r} at position {e.start}: not valid UTF-8"
+        ) from None
+
+_LIMITS = dict(id=64, run_id=128, rater=128, model_version=128)   # the store's column sizes
+MAX_DEPTH = 32                                                     # nesting levels metadata may have
+
+def _json_value(name, x, depth=0):
+    "Check that `x` is plain JSON a database stores: nesting, integer size, finite floats, storable strings."
+    if depth > MAX_DEPTH: raise FeedbackError(f"{name} is nested more than {MAX_DEPTH} levels deep")
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if not isinstance(k, str): raise FeedbackError(f"{name} keys must be strings, got {type(k).__name__}")
+            _storable(f'{name} key', k); _json_value(f'{name}.{k}'[:80], v, depth + 1)
+    elif isinstance(x, list):
+        for v in x: _json_value(name, v, depth + 1)
+    elif isinstance(x, bool) or x is None: pass
+    elif isinstance(x, int):
+        if not -2**63 <= x < 2**63:
+            raise FeedbackError(f"{name} holds an integer beyond 64 bits ({x.bit_length()} bits)")
+    elif isinstance(x, float):
+        if x != x or x in (float('inf'), float('-inf')):
+            raise FeedbackError(f"{name} holds {x}, which JSON cannot store")
+    elif isinstance(x, str): _storable(name, x)
+    else: raise FeedbackError(f"{name} holds a {type(x).__name__}, which is not JSON")
 
 def _validate(f:Feedback):
     try: check_agent(f.agent)
@@ -101,7 +138,16 @@ def _validate(f:Feedback):
     if f.kind == 'comparison': _text('response_b', f.response_b)
     if not isinstance(f.tags, list) or not all(isinstance(t, str) for t in f.tags):
         raise FeedbackError("tags must be a list of strings")
-    if not isinstance(f.metadata, dict): raise FeedbackError("metadata must be a JSON object")
+    if not isinstance(f.metadata, dict):
+        raise FeedbackError(f"metadata must be a JSON object, got {type(f.metadata).__name__}")
+    _json_value('metadata', f.metadata)
+    for name, limit in _LIMITS.items():
+        v = getattr(f, name)
+        if v is None: continue
+        if not isinstance(v, str): raise FeedbackError(f"{name} must be a string, got {type(v).__name__}")
+        if len(v) > limit: raise FeedbackError(f"{name} has {len(v)} characters; the limit is {limit}")
+        _storable(name, v)
+    for t in f.tags: _storable('tags', t)
 
 # %% ../nbs/01_feedback.ipynb #07cf5866
 _ALIASES = dict(
@@ -121,6 +167,9 @@ _FIELDS = {f.name for f in fields(Feedback)}
 # %% ../nbs/01_feedback.ipynb #78923ece
 def _from_seed(d:dict) -> dict:
     "Map the legacy record shapes onto Feedback fields."
+    for k, v in d.items():
+        if k in _ALIASES and _ALIASES[k] in d and d[_ALIASES[k]] != v:
+            raise FeedbackError(f"both {_ALIASES[k]!r} and its alias {k!r} are given, with different values: keep one")
     d = {_ALIASES.get(k, k): v for k, v in d.items()}
     ft = d.pop('feedback_type', None)
     if ft is not None:
@@ -156,9 +205,12 @@ def _feedback_from_dict(cls, d:dict, agent:str|None=None) -> Feedback:
     if agent and not d.get('agent'): d['agent'] = agent
     if not d.get('agent'): raise FeedbackError("agent is required (pass agent=... for files without one)")
     extra = {k: d.pop(k) for k in list(d) if k not in _FIELDS}
+    if d.get('metadata') is not None and not isinstance(d['metadata'], dict):
+        raise FeedbackError(f"metadata must be a JSON object, got {type(d['metadata']).__name__}")
     if extra: d['metadata'] = {**(d.get('metadata') or {}), 'extra': extra}
     if d.get('metadata') is None: d['metadata'] = {}
     if d.get('tags') is None: d['tags'] = []
+    if missing := [k for k in ('prompt', 'response') if k not in d]: raise FeedbackError(f"{missing[0]} is required")
     return cls(**d)
 Feedback.from_dict = _feedback_from_dict
 
@@ -264,11 +316,9 @@ def add_many(self:FeedbackStore, records, # Feedback records (or dicts in any su
     rows = [(r if isinstance(r, Feedback) else Feedback.from_dict(r, agent)).to_dict() for r in records]
     if not rows: return 0
     with self.engine.begin() as c:
-        if (
-            not replace
         # RETURNING names the rows actually inserted (a conflict returns nothing): no count(*), which grows with the
         # table
-        ):
+        if not replace:
             return sum(
                 len(c.execute(_insert(self).returning(self.table.c.id), rows[i : i + 5000]).all())
                 for i in range(0, len(rows), 5000)
@@ -384,7 +434,11 @@ def stats(self:FeedbackStore) -> dict:
             if up is not None: a['thumbs_up_share'] = round(float(up), 4)
             if rating is not None: a['mean_rating'] = round(float(rating), 4)
             if score is not None: a['mean_score'] = round(float(score), 4)
-        for agent, n in c.execute(qp): out[agent]['prompts'] = n
+        for agent, n in c.execute(qp):
+            if agent in out:
+                out[agent][
+                    'prompts'
+                ] = n  # an agent whose first record landed between the two queries is left for the next call
     return out
 
 # %% ../nbs/01_feedback.ipynb #49fb7a22
@@ -395,30 +449,68 @@ class ImportReport:
     added: int = 0
     duplicates: int = 0
     rejected: list = field(default_factory=list)  # (line number, reason)
+    conflicts: list = field(
+        default_factory=list
+    )  # ids already stored with different content (kept as stored; `replace=True` overwrites)
     def __repr__(self):
-        head = f"{self.read} lines: {self.added} added, {self.duplicates} duplicates, {len(self.rejected)} rejected"
+        head = f"{self.read} lines: {self.added} added, {self.duplicates} duplicates, {len(self.rejected)} rejected" + (
+            f", {len(self.conflicts)} conflicts (same id, other content: {', '.join(self.conflicts[:5])})"
+            if self.conflicts
+            else ''
+        )
         return (
             head
             + ''.join(f"\n  line {n}: {why}" if isinstance(n, int) else f"\n  {why}" for n, why in self.rejected[:20])
             + (f"\n  … {len(self.rejected)-20} more" if len(self.rejected) > 20 else '')
         )
 
+MAX_LINE = 50_000_000   # bytes in one JSONL line; longer lines are rejected without being read into memory
+
+def _lines(f):
+    "`(line number, bytes or None)` of a binary file; None for a line longer than MAX_LINE (skipped in chunks)."
+    n = 0
+    while True:
+        raw = f.readline(MAX_LINE + 1)
+        if not raw: return
+        n += 1
+        if len(raw) > MAX_LINE and not raw.endswith(b'\n'):
+            while (chunk := f.readline(1 << 20)) and not chunk.endswith(b'\n'): pass
+            yield n, None
+        else: yield n, raw
+
+def iter_jsonl(path:str|Path, agent:str|None=None):
+    ("Parse a JSONL file line by line: yields `(line number, Feedback or None, reason or None)`; memory does not grow "
+     "with the file.")
+    with open(path, 'rb') as f:
+        for n, raw in _lines(f):
+            if raw is None: yield n, None, f"line longer than MAX_LINE={MAX_LINE:,} bytes"; continue
+            if n == 1 and raw.startswith(b'\xef\xbb\xbf'):
+                raw = raw[3:]  # a UTF-8 byte-order mark is not part of the record
+            try: line = raw.decode('utf-8')
+            except UnicodeDecodeError as e: yield n, None, f"undecodable bytes (not UTF-8) at byte {e.start}"; continue
+            if not line.strip(): continue
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError as e:
+                yield n, None, f"malformed JSON: {e.msg} at column {e.colno}"
+                continue
+            except (
+                ValueError,
+                RecursionError,
+            ) as e:  # e.g. an integer of 5,000 digits, nesting deeper than Python's stack
+                yield n, None, f"unreadable JSON: {type(e).__name__}: {str(e)[:120]}"
+                continue
+            try: yield n, Feedback.from_dict(d, agent), None
+            except (FeedbackError, TypeError) as e: yield n, None, str(e)
+            except Exception as e:                              # the last guard: one line never cancels the others
+                yield n, None, f"{type(e).__name__}: {str(e)[:200]}"
+
 def parse_jsonl(path:str|Path, agent:str|None=None) -> tuple[list[Feedback], list]:
     "Parse a JSONL file into records; returns `(records, [(line number, reason), ...])`."
     records, rejected = [], []
-    with open(path, 'rb') as f:
-        for n, raw in enumerate(f, 1):
-            try: line = raw.decode('utf-8')
-            except UnicodeDecodeError as e:
-                rejected.append((n, f"undecodable bytes (not UTF-8) at byte {e.start}"))
-                continue
-            if not line.strip(): continue
-            try: d = json.loads(line)
-            except json.JSONDecodeError as e:
-                rejected.append((n, f"malformed JSON: {e.msg} at column {e.colno}"))
-                continue
-            try: records.append(Feedback.from_dict(d, agent))
-            except (FeedbackError, TypeError) as e: rejected.append((n, str(e)))
+    for n, r, why in iter_jsonl(path, agent):
+        if r is None: rejected.append((n, why))
+        else: records.append(r)
     return records, rejected
 
 # %% ../nbs/01_feedback.ipynb #6bf9201c
@@ -432,9 +524,31 @@ def load_records(agent:str, data_file:str|Path|None=None, store=None) -> list[Fe
 @patch
 def import_jsonl(self:FeedbackStore, path:str|Path, agent:str|None=None) -> ImportReport:
     "Import every valid line of a JSONL file (any supported shape); report the rest."
-    records, rejected = parse_jsonl(path, agent)
-    added = self.add_many(records)
-    return ImportReport(len(records) + len(rejected), added, len(records) - added, rejected)
+    rep, batch = ImportReport(), []
+    def flush():
+        k = self.add_many(batch); rep.added += k; rep.duplicates += len(batch) - k
+        if k < len(batch): rep.conflicts += self.conflicts(batch)
+        batch.clear()
+    for n, r, why in iter_jsonl(path, agent):        # streamed in batches of 5,000: a file of any size, memory bounded
+        rep.read += 1
+        if r is None: rep.rejected.append((n, why))
+        else:
+            batch.append(r)
+            if len(batch) == 5000: flush()
+    if batch: flush()
+    return rep
+
+@patch
+def conflicts(self:FeedbackStore, records:list) -> list[str]:
+    "Ids of `records` stored with different content (what the feedback says, as `Feedback.content_hash`)."
+    import sqlalchemy as sa
+    want = {r.id: r.content_hash() for r in records}
+    out, ids = [], list(want)
+    with self.engine.connect() as c:
+        for i in range(0, len(ids), 500):
+            for row in c.execute(sa.select(self.table).where(self.table.c.id.in_(ids[i:i + 500]))).mappings():
+                if Feedback(**dict(row)).content_hash() != want[row['id']]: out.append(row['id'])
+    return out
 
 @patch
 def export_jsonl(self:FeedbackStore, path:str|Path, **filters) -> int:
@@ -473,7 +587,11 @@ def chitchat_records(min_words:int=4, agent:str='chitchat') -> tuple[list[Feedba
                 conv['prompt'].strip(),
                 op[1][:MAX_TEXT],
                 score=(mean - 1) / 9,
-                id=f'chitchat-{cid}',
+                id=(
+                    f'chitchat-{cid}'
+                    if agent == 'chitchat'
+                    else f"chitchat-{hashlib.sha1(agent.encode()).hexdigest()[:10]}-{cid}"
+                ),  # one id per agent
                 created_at=conv.get('start'),
                 metadata=dict(
                     conversation_id=cid,

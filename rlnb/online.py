@@ -472,7 +472,8 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
     )
     eval_s = time.perf_counter() - t1
     decision = gate_decision(report, c)
-    (run/'gate.json').write_text(json.dumps(asdict(decision), indent=1))
+    from rlnb.core import atomic_write
+    atomic_write(run/'gate.json', json.dumps(asdict(decision), indent=1))
     progress(0.8, decision.reason)
     t2 = time.perf_counter()
     gguf = self._export(merged, run) if c.auto_export else {}

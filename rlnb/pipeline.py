@@ -46,7 +46,7 @@ class Run:
     cache: dict = field(default_factory=dict)  # e.g. the loaded policy, so later stages reuse it
 
     def save_metrics(self):
-        (self.path/'metrics.json').write_text(json.dumps(self.metrics, indent=2, default=str))
+        atomic_write(self.path/'metrics.json', json.dumps(self.metrics, indent=2, default=str))   # whole or not at all
 
     def policy(self, name:str='smollm2'):
         "The base policy `(model, tokenizer)`, loaded once per run: 'smollm2' (real) or 'tiny' (tests)."

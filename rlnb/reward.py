@@ -20,6 +20,7 @@ from rlnb.core import (
     report_targets,
 )
 from .formatting import prompt_text
+from .core import atomic_dir, atomic_write
 
 # %% auto #0
 __all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode',
@@ -152,9 +153,10 @@ class RewardModel:
 
     def save(self, path:str|Path) -> Path:
         "Write the adapter + head (or full model), tokenizer and `rlnb_reward.json` to `path`."
-        path = Path(path); path.mkdir(parents=True, exist_ok=True)
-        self.model.save_pretrained(path); self.tok.save_pretrained(path)
-        (path/'rlnb_reward.json').write_text(json.dumps(asdict(self.config), indent=2))
+        path = Path(path)
+        with atomic_dir(path) as p:            # whole or not at all: a kill never leaves half a reward model
+            self.model.save_pretrained(p); self.tok.save_pretrained(p)
+            (p/'rlnb_reward.json').write_text(json.dumps(asdict(self.config), indent=2))
         return path
 
     @classmethod
@@ -284,8 +286,8 @@ def train_reward_model(
     )
     if output_dir:
         res.model_path = rm.save(Path(output_dir)/'reward_model')
-        (Path(output_dir) / 'reward_metrics.json').write_text(
-            json.dumps(dict(metrics=metrics, history=res.history), indent=2)
+        atomic_write(
+            Path(output_dir) / 'reward_metrics.json', json.dumps(dict(metrics=metrics, history=res.history), indent=2)
         )
         plot_learning_curves(res.history, Path(output_dir)/'plots'/'reward_learning_curves.png')
     return res
