@@ -105,7 +105,14 @@ def packed_forward(self, *args, fused_lm_head=False, labels=None, input_ids=None
         k for k, v in kw.items() if v is not None and k not in ('use_cache', 'return_dict')
     ]  # PEFT passes inputs_embeds=None etc.
     am = attention_mask.long() if attention_mask is not None else None
-    fast = fused_lm_head and not args and not extra and am is not None and input_ids is not None and bool((am.cumprod(1) == am).all())
+    fast = (
+        fused_lm_head
+        and not args
+        and not extra
+        and am is not None
+        and input_ids is not None
+        and bool((am.cumprod(1) == am).all())
+    )
     if not fast:  # anything else
         return self._rlnb_orig_forward(
             *args, input_ids=input_ids, attention_mask=attention_mask, labels=labels, fused_lm_head=fused_lm_head, **kw

@@ -725,7 +725,9 @@ def train_ppo_cli(argv:list|None=None):
     print(f"{len(prompts)} prompts, {cfg.algorithm} for {cfg.steps} steps of {cfg.batch_size} -> {out}")
     res = train_rl(model, tok, prompts, reward_model_fn(a.reward_model), cfg, out)
     from rlnb.core import atomic_write
-    atomic_write(out/'metrics.json', json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history), indent=1))
+    atomic_write(
+        out / 'metrics.json', json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history), indent=1)
+    )
     plot_ppo(res.history, path=out/'plots'/f'{cfg.algorithm}.png')
     print(json.dumps(res.metrics, indent=1)); print(f"policy: {res.model_path}")
     if not a.no_register:

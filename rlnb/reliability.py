@@ -4,11 +4,12 @@
 
 # %% ../nbs/11_reliability.ipynb #3f1d879c
 from __future__ import annotations
-import json, os, random, signal, subprocess, sys, time
+import json, os, random, signal, sqlite3, subprocess, sys, time
 from pathlib import Path
+from .core import rlnb_home
 
 # %% auto #0
-__all__ = ['corpus', 'check_rejects', 'run_py', 'start_py', 'kill_during', 'sqlite_check', 'kill_loop']
+__all__ = ['FIGURES', 'corpus', 'check_rejects', 'run_py', 'start_py', 'kill_during', 'sqlite_check', 'save_figures', 'kill_loop']
 
 # %% ../nbs/11_reliability.ipynb #53b05938
 def corpus(name:str='feedback_lines') -> tuple[Path, list[dict]]:
@@ -68,6 +69,16 @@ def sqlite_check(db:str|Path) -> dict:
     return dict(integrity=ok, records=n, distinct_ids=ids)
 
 # %% ../nbs/11_reliability.ipynb #19f93b7d
+FIGURES = 'bench/results/reliability.json'   # what the slow kills measured, shown by the table below
+
+def save_figures(stage:str, **figures):
+    "Record a stage's kill figures (with the CPU) in `FIGURES`, merged with the other stages'."
+    from rlnb.core import cpu_line, atomic_write
+    p = rlnb_home()/FIGURES
+    d = json.loads(p.read_text()) if p.exists() else {}
+    d[stage] = {**figures, 'cpu': cpu_line()}
+    atomic_write(p, json.dumps(d, indent=1))
+
 def kill_loop(
     code: str,
     *args,
