@@ -542,7 +542,7 @@ def create_app(
     app.add_middleware(_Guard, token=token)
 
     @app.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record')
-    def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):
+    async def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):   # async: one short commit, no thread hop
         agent = _agent(agent_id)
         if body.get('agent', agent) != agent:
             _reject(
@@ -690,7 +690,7 @@ def serve_api_cli(argv:list|None=None):
     ap.add_argument('--host', default='127.0.0.1'); ap.add_argument('--port', type=int, default=8000)
     ap.add_argument('--db', help='database URL or SQLite path (default: DATABASE_URL or data/feedback.db)')
     a = ap.parse_args(argv)
-    uvicorn.run(create_app(a.db), host=a.host, port=a.port, log_level='warning')
+    uvicorn.run(create_app(a.db), host=a.host, port=a.port, log_level='warning', access_log=False)
 
 # %% ../nbs/10_api.ipynb #367e72a8
 app = create_app()
