@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
 from statistics import NormalDist
-from .core import asset_dir, check_agent
+from .core import asset_dir, check_agent, StageConfig
 from .feedback import Feedback
 from .widgets import binom_two_sided
 
@@ -18,7 +18,7 @@ __all__ = ['wilson_interval', 'sign_test', 'bootstrap_ci', 'outcomes', 'win_rate
            'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'load_policy_pair', 'Answers',
            'generate_answers', 'EvalReport', 'evaluate_policy', 'plot_report', 'plot_frontier', 'compare_items',
            'human_outcomes', 'assign_variant', 'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue',
-           'ABTest', 'ab_report', 'heldout_prompts', 'read_prompt_file', 'evaluate_cli']
+           'ABTest', 'ab_report', 'heldout_prompts', 'read_prompt_file', 'EvalConfig', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -1008,42 +1008,65 @@ def read_prompt_file(path) -> list[str]:
     return out
 
 # %% ../nbs/08_evaluation.ipynb #8addc83a
+@dataclass
+class EvalConfig(StageConfig):
+    "How `rlnb_evaluate` judges a policy against its base (the keyword arguments of `evaluate_policy`)."
+    n_prompts: int = 64             # held-out prompts (when `--prompts held-out`)
+    modes: str|list = 'greedy,sampled'   # answer modes, comma-separated: greedy, sampled
+    max_new_tokens: int = 48
+    temperature: float = 0.7        # sampled mode
+    batch_size: int = 16            # prompts answered at once
+    tie: float = 0.0                # |P(better) - 1/2| <= tie counts as a tie
+    conf: float = 0.95              # confidence level of every interval
+    beta: float = 0.1               # implicit-reward scale, for pairs
+    seed: int = 0
+EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='greedy', max_new_tokens=32)}
+
 def evaluate_cli(argv:list|None=None):
-    "Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON."
-    import argparse
-    ap = argparse.ArgumentParser(
-        prog='rlnb_evaluate',
-        description='Judge a trained policy against its base on held-out prompts (win rate, KL, failures, with CIs).',
+    ("Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
+     "`EvalConfig` field is a flag.")
+    from rlnb.core import stage_cli
+    ap, parse = stage_cli(
+        EvalConfig,
+        'rlnb_evaluate',
+        'Judge a trained policy against its base on held-out prompts (win rate, KL, failures, with CIs).',
+        extra=[
+            (
+                ['--checkpoint'],
+                dict(required=True, help='adapter folder (its base is read from it) or a model folder (then --base)'),
+            ),
+            (
+                ['--compare-base'],
+                dict(action='store_true', help='compare with the base model (the default and only comparison)'),
+            ),
+            (['--base'], dict(help="the base model folder or 'smollm2', when the checkpoint is a full model")),
+            (
+                ['--prompts'],
+                dict(
+                    default='held-out',
+                    help="'held-out' (the run's held-out split + chatterbot questions) or a .jsonl/.txt file",
+                ),
+            ),
+            (
+                ['--judge'],
+                dict(
+                    action='append',
+                    help="a saved reward model folder (repeatable; default: the run's judge/ and reward/ models)",
+                ),
+            ),
+            (['--output'], dict(required=True, help='results.json')),
+        ],
     )
-    ap.add_argument(
-        '--checkpoint', required=True, help='adapter folder (its base is read from it) or a model folder (then --base)'
-    )
-    ap.add_argument(
-        '--compare-base', action='store_true', help='compare with the base model (the default and only comparison)'
-    )
-    ap.add_argument('--base', help="the base model folder or 'smollm2', when the checkpoint is a full model")
-    ap.add_argument(
-        '--prompts',
-        default='held-out',
-        help="'held-out' (the run's held-out split + chatterbot questions) or a .jsonl/.txt file",
-    )
-    ap.add_argument('--run', help='run folder whose held-out split to use (default: the run holding the checkpoint)')
-    ap.add_argument(
-        '--judge',
-        action='append',
-        help='a saved reward model folder (repeatable; default: the run\'s judge/ and reward/ models)',
-    )
-    ap.add_argument('--n-prompts', type=int, default=64); ap.add_argument('--max-new-tokens', type=int, default=48)
-    ap.add_argument('--modes', default='greedy,sampled'); ap.add_argument('--seed', type=int, default=0)
-    ap.add_argument('--output', required=True, help='results.json')
-    a = ap.parse_args(argv)
+    cfg, a = parse(argv)
     ck = Path(a.checkpoint)
     run = (
         Path(a.run)
         if a.run
         else next((p for p in ck.resolve().parents if (p / 'config.json').exists() and (p / 'datasets').exists()), None)
     )
-    prompts = read_prompt_file(a.prompts) if a.prompts != 'held-out' else heldout_prompts(run, a.n_prompts, seed=a.seed)
+    prompts = (
+        read_prompt_file(a.prompts) if a.prompts != 'held-out' else heldout_prompts(run, cfg.n_prompts, seed=cfg.seed)
+    )
     judge_dirs = a.judge or [
         str(d) for d in ([run / 'judge' / 'reward_model', run / 'reward' / 'reward_model'] if run else []) if d.exists()
     ]
@@ -1052,15 +1075,22 @@ def evaluate_cli(argv:list|None=None):
             "no judge: pass --judge PATH (a saved reward model), or a checkpoint inside a run folder that has one"
         )
     judges = {Path(d).parent.name: RewardJudge(d) for d in judge_dirs}
+    modes = tuple(cfg.modes.split(',') if isinstance(cfg.modes, str) else cfg.modes)
     rep = evaluate_policy(
         str(ck),
         prompts,
         judges,
         base=a.base,
-        modes=tuple(a.modes.split(',')),
-        max_new_tokens=a.max_new_tokens,
-        seed=a.seed,
+        modes=modes,
+        max_new_tokens=cfg.max_new_tokens,
+        temperature=cfg.temperature,
+        seed=cfg.seed,
+        batch_size=cfg.batch_size,
+        tie=cfg.tie,
+        conf=cfg.conf,
+        beta=cfg.beta,
         output=a.output,
     )
     print(rep.table()); print(f"report: {a.output}")
     return rep
+

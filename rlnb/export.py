@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, os, pickle, re, shutil, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import cache_dir, cpu_info, atomic_dir, atomic_write
+from .core import cache_dir, cpu_info, atomic_dir, atomic_write, StageConfig
 
 # %% auto #0
 __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'llama_version', 'converter_dir', 'prepare_converter',
@@ -16,7 +16,7 @@ __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'llama_version'
            'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits', 'gguf_greedy', 'hf_greedy',
            'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template', 'ollama_template',
            'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'model_card',
-           'convert_lora_to_gguf', 'ExportResult', 'export_model', 'export_cli', 'decode_benchmark']
+           'convert_lora_to_gguf', 'ExportResult', 'export_model', 'ExportConfig', 'export_cli', 'decode_benchmark']
 
 # %% ../nbs/07_export.ipynb #65a5648c
 def llama_version() -> str:
@@ -850,42 +850,42 @@ def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prom
     return res
 
 # %% ../nbs/07_export.ipynb #706ddef4
+@dataclass
+class ExportConfig(StageConfig):
+    "How `rlnb_export` exports a checkpoint (the keyword arguments of `export_model`)."
+    format: str = 'gguf'                  # 'gguf', 'gguf-lora' (base GGUF + adapter GGUF), 'merged' or 'lora'
+    quantization: str|list = 'q4_k_m'     # gguf: one or more of f16, q8_0, q5_k_m, q4_k_m, q3_k_m (comma-separated)
+    model_name: str|None = None           # file stem and Ollama name; default from the checkpoint path
+    base: str|None = None                 # the adapter's base ('smollm2' or a folder) when its config names none
+    parity: bool = True                   # parity check of every GGUF against the HF model (f16 must pass)
+    system: str|None = None               # SYSTEM prompt of the Modelfile
+    register: bool = False                # `ollama create` when Ollama is installed
+    overwrite: bool = False               # replace an earlier export (only once the new one is whole)
+ExportConfig.PRESETS = {'cpu': ExportConfig(), 'ollama': ExportConfig(quantization=['q4_k_m'], register=True),
+                        'all': ExportConfig(quantization=list(QUANTS))}
+
 def export_cli(argv:list|None=None):
-    "Console script `rlnb_export`."
-    import argparse
-    ap = argparse.ArgumentParser(
-        prog='rlnb_export',
-        description='Export a trained policy: LoRA adapter, merged model, or GGUF (+ parity check, Ollama Modelfile).',
+    "Console script `rlnb_export`: every `ExportConfig` field is a flag."
+    from rlnb.core import stage_cli
+    ap, parse = stage_cli(
+        ExportConfig,
+        'rlnb_export',
+        'Export a trained policy: LoRA adapter, merged model, or GGUF (+ parity check, Ollama Modelfile, model card).',
+        extra=[
+            (['--checkpoint'], dict(help="adapter or model folder, or 'smollm2'")),
+            (
+                ['--prepare-converter'],
+                dict(action='store_true', help="only unpack llama.cpp's converter from the llama-cpp-python sdist"),
+            ),
+        ],
     )
-    ap.add_argument('--checkpoint', help="adapter or model folder, or 'smollm2'")
-    ap.add_argument('--format', default='gguf', choices=['gguf', 'gguf-lora', 'merged', 'lora'])
-    ap.add_argument('--quantization', default='q4_k_m', help=f"comma-separated: {','.join(QUANTS)}")
-    ap.add_argument('--model-name')
-    ap.add_argument('--output')
-    ap.add_argument('--base', help="the adapter's base ('smollm2' or a folder) if its config names none")
-    ap.add_argument('--system', help='SYSTEM prompt for the Modelfile')
-    ap.add_argument('--register', action='store_true')
-    ap.add_argument('--overwrite', action='store_true'); ap.add_argument('--no-parity', action='store_true')
-    ap.add_argument(
-        '--prepare-converter',
-        action='store_true',
-        help="only unpack llama.cpp's converter from the llama-cpp-python sdist",
-    )
-    a = ap.parse_args(argv)
+    cfg, a = parse(argv)
     if a.prepare_converter: print(prepare_converter()); return
     if not a.checkpoint: ap.error('--checkpoint is required')
-    res = export_model(
-        a.checkpoint,
-        a.format,
-        a.quantization.split(','),
-        a.output,
-        a.model_name,
-        a.base,
-        not a.no_parity,
-        system=a.system,
-        register=a.register,
-        overwrite=a.overwrite,
-    )
+    q = cfg.quantization.split(',') if isinstance(cfg.quantization, str) else cfg.quantization
+    out = a.output_dir or (Path(a.run)/('gguf' if cfg.format.startswith('gguf') else cfg.format) if a.run else None)
+    res = export_model(a.checkpoint, cfg.format, q, out, cfg.model_name, cfg.base, cfg.parity, system=cfg.system,
+                       register=cfg.register, overwrite=cfg.overwrite)
     for k, p in res.paths.items(): print(f"{k:>10}: {p}")
     for q, r in res.parity.items():
         print(
@@ -894,6 +894,7 @@ def export_cli(argv:list|None=None):
         )
     if res.message: print(res.message)
     return res
+
 
 # %% ../nbs/07_export.ipynb #3d253e5e
 def decode_benchmark(model, tok, ggufs:dict, prompts:list[str], n_tokens:int=32) -> list[dict]:
