@@ -33,6 +33,7 @@ JOB_STATES = ('queued', 'running', 'succeeded', 'failed')
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='seconds')
 
 # %% ../nbs/10_api.ipynb #b563aa4a
+from fastcore.basics import patch
 class Jobs:
     ("Training jobs in the feedback database: queued → running → succeeded | failed, with progress, log and result; "
      "they survive a server restart.")
@@ -57,41 +58,53 @@ class Jobs:
             sa.Column('finished_at', sa.String(32)),
         )
         md.create_all(store.engine)
-    def create(self, agent:str, params:dict) -> dict:
-        import uuid
-        jid = uuid.uuid4().hex
-        with self.store.engine.begin() as c:
-            c.execute(
-                self.t.insert().values(
-                    id=jid, agent_id=agent, params=params, status='queued', progress=0.0, created_at=_now()
-                )
+
+# %% ../nbs/10_api.ipynb #cf4a964b
+@patch
+def create(self:Jobs, agent:str, params:dict) -> dict:
+    import uuid
+    jid = uuid.uuid4().hex
+    with self.store.engine.begin() as c:
+        c.execute(
+            self.t.insert().values(
+                id=jid, agent_id=agent, params=params, status='queued', progress=0.0, created_at=_now()
             )
-        return self.get(jid)
-    def get(self, jid:str) -> dict|None:
-        import sqlalchemy as sa
-        with self.store.engine.connect() as c:
-            r = c.execute(sa.select(self.t).where(self.t.c.id == jid)).mappings().first()
-        return dict(r) if r else None
-    def update(self, jid:str, **fields):
-        with self.store.engine.begin() as c: c.execute(self.t.update().where(self.t.c.id == jid).values(**fields))
-    def list(self, agent:str|None=None) -> list[dict]:
-        import sqlalchemy as sa
-        q = sa.select(self.t).order_by(self.t.c.created_at.desc())
-        if agent: q = q.where(self.t.c.agent_id == agent)
-        with self.store.engine.connect() as c: return [dict(r) for r in c.execute(q).mappings()]
-    def reap(self, jid:str) -> dict|None:
-        "The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the error)."
+        )
+    return self.get(jid)
+
+@patch
+def get(self:Jobs, jid:str) -> dict|None:
+    import sqlalchemy as sa
+    with self.store.engine.connect() as c:
+        r = c.execute(sa.select(self.t).where(self.t.c.id == jid)).mappings().first()
+    return dict(r) if r else None
+
+@patch
+def update(self:Jobs, jid:str, **fields):
+    with self.store.engine.begin() as c: c.execute(self.t.update().where(self.t.c.id == jid).values(**fields))
+
+@patch
+def list(self:Jobs, agent:str|None=None) -> list[dict]:
+    import sqlalchemy as sa
+    q = sa.select(self.t).order_by(self.t.c.created_at.desc())
+    if agent: q = q.where(self.t.c.agent_id == agent)
+    with self.store.engine.connect() as c: return [dict(r) for r in c.execute(q).mappings()]
+
+# %% ../nbs/10_api.ipynb #e15d43b2
+@patch
+def reap(self:Jobs, jid:str) -> dict|None:
+    "The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the error)."
+    j = self.get(jid)
+    if j and j['status'] in ('running', 'queued') and j['pid'] and not _alive(j['pid']):
+        tail = _tail(j['log_path'])
+        self.update(
+            jid,
+            status='failed',
+            error=f"the worker process (pid {j['pid']}) died before finishing. Log tail:\n{tail}",
+            finished_at=_now(),
+        )
         j = self.get(jid)
-        if j and j['status'] in ('running', 'queued') and j['pid'] and not _alive(j['pid']):
-            tail = _tail(j['log_path'])
-            self.update(
-                jid,
-                status='failed',
-                error=f"the worker process (pid {j['pid']}) died before finishing. Log tail:\n{tail}",
-                finished_at=_now(),
-            )
-            j = self.get(jid)
-        return j
+    return j
 
 # %% ../nbs/10_api.ipynb #2e195bb1
 def _alive(pid:int) -> bool:
@@ -542,7 +555,9 @@ def create_app(
     app.add_middleware(_Guard, token=token)
 
     @app.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record')
-    async def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):   # async: one short commit, no thread hop
+    async def post_feedback(
+        agent_id: str, body: dict = Body(..., examples=[SEED_FEEDBACK])
+    ):  # async: one short commit, no thread hop
         agent = _agent(agent_id)
         if body.get('agent', agent) != agent:
             _reject(

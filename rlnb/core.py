@@ -444,65 +444,71 @@ def fits_type(ann, v) -> bool:
 _RENAMED = {'backbone': 'model', 'policy': 'model', 'responses_per_prompt': 'num_generations'}  # names used before v0.2
 
 # %% ../nbs/00_core.ipynb #31d0d042
+from fastcore.basics import patch
 class StageConfig:
     "What every stage config (a dataclass) shares: `PRESETS`, `make`, `options`, `to_dict` and `save`."
     PRESETS = {}    # set by each stage: {name: instance}
 
-    @classmethod
-    def options(cls) -> dict:
-        "`{field: (annotation, default, help)}`; the help is the field's trailing comment."
-        import dataclasses
-        from fastcore.docments import docments
-        docs = docments(cls)
-        return {f.name: (f.type, f.default if f.default is not dataclasses.MISSING else None, docs.get(f.name) or '')
-                for f in dataclasses.fields(cls)}
+# %% ../nbs/00_core.ipynb #fffc2374
+@patch(cls_method=True)
+def options(cls:StageConfig) -> dict:
+    "`{field: (annotation, default, help)}`; the help is the field's trailing comment."
+    import dataclasses
+    from fastcore.docments import docments
+    docs = docments(cls)
+    return {f.name: (f.type, f.default if f.default is not dataclasses.MISSING else None, docs.get(f.name) or '')
+            for f in dataclasses.fields(cls)}
 
-    @classmethod
-    # None (preset 'cpu' if there is one), a preset name, a .yaml/.json file, a dict or a config
-    def make(cls, config=None,
-             **overrides):      # field values on top
-        "A checked config: unknown names and wrong types are errors that name them."
-        import dataclasses, difflib
-        if isinstance(config, cls): base, given = config, {}
-        elif config is None or (isinstance(config, str) and config in cls.PRESETS):
-            base, given = cls.PRESETS.get(config or 'cpu', None), {}
-        elif isinstance(config, dict): base, given = None, dict(config)
-        elif isinstance(config, (str, Path)) and Path(config).suffix in ('.yaml', '.yml', '.json'):
-            import yaml
-            if not Path(config).exists(): raise FileNotFoundError(f"config file {config} not found")
-            given = yaml.safe_load(Path(config).read_text()) or {}
-            if not isinstance(given, dict):
-                raise ValueError(f"{config}: a config file is a mapping of {cls.__name__} fields")
-            base = None
-        else:
-            raise ValueError(
-                f"Unknown {cls.__name__} preset {config!r}; presets: {', '.join(cls.PRESETS)} (or a .yaml file)"
-            )
-        given = {
-            _RENAMED.get(k, k) if _RENAMED.get(k) in cls.options() else k: v for k, v in {**given, **overrides}.items()
-        }
-        if 'preset' in given: base = cls.make(given.pop('preset'))
-        opts = cls.options()
-        for k, v in given.items():
-            if k not in opts:
-                close = difflib.get_close_matches(k, opts, 1)
-                raise ValueError(
-                    f"{cls.__name__} has no option {k!r}"
-                    + (f" (did you mean {close[0]!r}?)" if close else '')
-                    + f"; options: {', '.join(opts)}"
-                )
-            if not fits_type(opts[k][0], v):
-                raise ValueError(f"{cls.__name__}.{k} must be {opts[k][0]}, got {v!r} ({type(v).__name__})")
-        return dataclasses.replace(base, **given) if base is not None else cls(**given)
-
-    def to_dict(self) -> dict:
-        import dataclasses; return dataclasses.asdict(self)
-
-    def save(self, path) -> Path:
-        "Write the config as YAML (what `make(path)` and `--config` read back)."
+# %% ../nbs/00_core.ipynb #8dd87549
+@patch(cls_method=True)
+# None (preset 'cpu' if there is one), a preset name, a .yaml/.json file, a dict or a config
+def make(cls:StageConfig, config=None,
+         **overrides):      # field values on top
+    "A checked config: unknown names and wrong types are errors that name them."
+    import dataclasses, difflib
+    if isinstance(config, cls): base, given = config, {}
+    elif config is None or (isinstance(config, str) and config in cls.PRESETS):
+        base, given = cls.PRESETS.get(config or 'cpu', None), {}
+    elif isinstance(config, dict): base, given = None, dict(config)
+    elif isinstance(config, (str, Path)) and Path(config).suffix in ('.yaml', '.yml', '.json'):
         import yaml
-        path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False)); return path
+        if not Path(config).exists(): raise FileNotFoundError(f"config file {config} not found")
+        given = yaml.safe_load(Path(config).read_text()) or {}
+        if not isinstance(given, dict):
+            raise ValueError(f"{config}: a config file is a mapping of {cls.__name__} fields")
+        base = None
+    else:
+        raise ValueError(
+            f"Unknown {cls.__name__} preset {config!r}; presets: {', '.join(cls.PRESETS)} (or a .yaml file)"
+        )
+    given = {
+        _RENAMED.get(k, k) if _RENAMED.get(k) in cls.options() else k: v for k, v in {**given, **overrides}.items()
+    }
+    if 'preset' in given: base = cls.make(given.pop('preset'))
+    opts = cls.options()
+    for k, v in given.items():
+        if k not in opts:
+            close = difflib.get_close_matches(k, opts, 1)
+            raise ValueError(
+                f"{cls.__name__} has no option {k!r}"
+                + (f" (did you mean {close[0]!r}?)" if close else '')
+                + f"; options: {', '.join(opts)}"
+            )
+        if not fits_type(opts[k][0], v):
+            raise ValueError(f"{cls.__name__}.{k} must be {opts[k][0]}, got {v!r} ({type(v).__name__})")
+    return dataclasses.replace(base, **given) if base is not None else cls(**given)
+
+# %% ../nbs/00_core.ipynb #7f55d13f
+@patch
+def to_dict(self:StageConfig) -> dict:
+    import dataclasses; return dataclasses.asdict(self)
+
+@patch
+def save(self:StageConfig, path) -> Path:
+    "Write the config as YAML (what `make(path)` and `--config` read back)."
+    import yaml
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False)); return path
 
 # %% ../nbs/00_core.ipynb #04de8e6e
 from dataclasses import dataclass, field

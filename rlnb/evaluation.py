@@ -784,6 +784,7 @@ def _upsert_ignore(store, table, rows):
     with store.engine.begin() as c: c.execute(ins, rows)
 
 # %% ../nbs/08_evaluation.ipynb #d06f6c0c
+from fastcore.basics import patch
 class ABTest:
     ("An A/B test over the feedback store: consistent assignment, exposures, outcomes as feedback records (variant = "
      "`model_version`).")
@@ -819,48 +820,53 @@ class ABTest:
         self.config = row['config']
         self.variants, self.weights = self.config['variants'], self.config['weights']
 
-    def variant(self, unit_id:str) -> str:
-        return assign_variant(str(unit_id), self.variants, self.weights, self.experiment)
+# %% ../nbs/08_evaluation.ipynb #94984809
+@patch
+def variant(self:ABTest, unit_id:str) -> str:
+    return assign_variant(str(unit_id), self.variants, self.weights, self.experiment)
 
-    def expose(self, unit_id:str) -> str:
-        "Assign `unit_id`, record its exposure (once), return its variant."
-        from datetime import datetime, timezone
-        v = self.variant(unit_id)
-        _upsert_ignore(
-            self.store,
-            self.expo,
-            [
-                {
-                    'experiment': self.experiment,
-                    'unit_id': str(unit_id),
-                    'variant': v,
-                    'created_at': datetime.now(timezone.utc).isoformat(timespec='microseconds'),
-                }
-            ],
-        )
-        return v
+@patch
+def expose(self:ABTest, unit_id:str) -> str:
+    "Assign `unit_id`, record its exposure (once), return its variant."
+    from datetime import datetime, timezone
+    v = self.variant(unit_id)
+    _upsert_ignore(
+        self.store,
+        self.expo,
+        [
+            {
+                'experiment': self.experiment,
+                'unit_id': str(unit_id),
+                'variant': v,
+                'created_at': datetime.now(timezone.utc).isoformat(timespec='microseconds'),
+            }
+        ],
+    )
+    return v
 
-    def record(self, unit_id:str, prompt:str, response:str, **outcome) -> 'Feedback':
-        ("Store the unit's outcome (`label=`, `rating=` or `score=`) as a feedback record tagged with the experiment "
-         "and variant.")
-        kind = next(
-            (k for k, f in [('thumbs', 'label'), ('rating', 'rating'), ('score', 'score')] if f in outcome), None
-        )
-        if kind is None: raise ValueError("give the outcome as label= (thumbs), rating= (1-5) or score= (0-1)")
-        v = self.expose(unit_id)
-        fb = Feedback(
-            self.agent,
-            kind,
-            prompt,
-            response,
-            model_version=v,
-            run_id=f'ab:{self.experiment}',
-            rater=str(unit_id),
-            metadata={'experiment': self.experiment, 'unit_id': str(unit_id)},
-            **outcome,
-        )
-        self.store.add(fb)
-        return fb
+# %% ../nbs/08_evaluation.ipynb #91424107
+@patch
+def record(self:ABTest, unit_id:str, prompt:str, response:str, **outcome) -> 'Feedback':
+    ("Store the unit's outcome (`label=`, `rating=` or `score=`) as a feedback record tagged with the experiment "
+     "and variant.")
+    kind = next(
+        (k for k, f in [('thumbs', 'label'), ('rating', 'rating'), ('score', 'score')] if f in outcome), None
+    )
+    if kind is None: raise ValueError("give the outcome as label= (thumbs), rating= (1-5) or score= (0-1)")
+    v = self.expose(unit_id)
+    fb = Feedback(
+        self.agent,
+        kind,
+        prompt,
+        response,
+        model_version=v,
+        run_id=f'ab:{self.experiment}',
+        rater=str(unit_id),
+        metadata={'experiment': self.experiment, 'unit_id': str(unit_id)},
+        **outcome,
+    )
+    self.store.add(fb)
+    return fb
 
 # %% ../nbs/08_evaluation.ipynb #db7356a9
 def ab_report(

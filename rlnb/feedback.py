@@ -67,7 +67,7 @@ class Feedback:
 
     def content_hash(self) -> str:
         "Hash of what the feedback says (not when, nor tags/notes/metadata)."
-        d = {k: getattr(self, k) for k in _HASHED}          # plain values only: no deep copy (asdict took 60 % of parsing)
+        d = {k: getattr(self, k) for k in _HASHED}  # plain values only: no deep copy (asdict took 60 % of parsing)
         return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:20]
 
     def to_dict(self) -> dict:
@@ -314,7 +314,8 @@ def _insert(store, replace=False):
     )
 
 def _copy_new(c, table, rows:list[dict]) -> int:
-    "PostgreSQL: COPY the rows into a temporary table, then insert those whose id is new in one statement; how many were."
+    ("PostgreSQL: COPY the rows into a temporary table, then insert those whose id is new in one statement; how many "
+     "were.")
     cols = [col.name for col in table.c]
     with c.connection.driver_connection.cursor() as cur:           # psycopg, inside the caller's transaction
         cur.execute(f'CREATE TEMP TABLE IF NOT EXISTS _rlnb_in (LIKE {table.name}) ON COMMIT DELETE ROWS')
@@ -337,7 +338,8 @@ def add_many(self:FeedbackStore, records, # Feedback records (or dicts in any su
     with self.engine.begin() as c:
         # RETURNING names the rows actually inserted (a conflict returns nothing): no count(*), which grows with the
         # table
-        if not replace and self.engine.dialect.name == 'postgresql' and len(rows) >= 100: return _copy_new(c, self.table, rows)
+        if not replace and self.engine.dialect.name == 'postgresql' and len(rows) >= 100:
+            return _copy_new(c, self.table, rows)
         if not replace:
             return sum(
                 len(c.execute(_insert(self).returning(self.table.c.id), rows[i : i + 5000]).all())

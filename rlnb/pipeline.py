@@ -164,7 +164,9 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
         metrics = json.loads((path/'metrics.json').read_text()) if (path/'metrics.json').exists() else {}
     else:
         path, metrics = new_run(recipe['agent'], root), {}
-        atomic_write(path/'config.json', json.dumps(dict(recipe=recipe, environment=_environment()), indent=2, default=str))
+        atomic_write(
+            path / 'config.json', json.dumps(dict(recipe=recipe, environment=_environment()), indent=2, default=str)
+        )
     run = Run(path, recipe['agent'], recipe, metrics)
     seed_everything(recipe.get('seed', 0))
     print(f"run {path}  (agent {run.agent}, {len(recipe['stages'])} stages)")

@@ -388,6 +388,7 @@ def batch_prompts(prompts:list[str], step:int, batch_size:int, seed:int=0) -> li
     return out
 
 # %% ../nbs/06_ppo.ipynb #fad18a8f
+from fastcore.basics import patch
 class PPOTrainer:
     ("rlnb's PPO: LoRA policy + value head, reference = adapters off. `train(prompts, output_dir)` runs `cfg.steps` "
      "steps.")
@@ -410,127 +411,141 @@ class PPOTrainer:
         )
         self.step, self.history = 0, []
 
-    def train_step(self, prompts:list[str]) -> dict:
-        "One PPO iteration on this process's `prompts`; returns the step's metrics."
-        import torch, time
-        cfg, acc = self.cfg, self.acc
-        torch.manual_seed(cfg.seed * 1_000_003 + self.step * acc.num_processes + acc.process_index)
-        exp = rollout(self.policy, self.value_head, self.tok, prompts, self.reward_fn, cfg, self.kl_ctl.value)
-        t0 = time.perf_counter()
-        gen = torch.Generator().manual_seed(cfg.seed + self.step)
-        stats = ppo_update(self.policy, self.value_head, self.opt, exp, cfg, acc, gen)
-        t_update = time.perf_counter() - t0
-        mask = exp['mask']
-        mean = lambda x: acc.gather(x.detach().float().reshape(-1)).mean().item()   # averaged over processes
-        kl = mean(exp['kl'].sum(-1))
-        beta = self.kl_ctl.value
-        self.kl_ctl.update(kl, len(prompts) * acc.num_processes)
-        n_tok = mask.sum()
-        m = {
-            'step': self.step,
-            'objective/reward': mean(exp['raw_score'].to(mask.device)),
-            'objective/score': mean(exp['score']),
-            'objective/kl': kl,
-            'objective/kl_coef': beta,
-            **stats,
-            'policy/entropy': mean((exp['entropy'] * mask).sum() / n_tok),
-            'val/mean': mean((exp['values'] * mask).sum() / n_tok),
-            'charts/eos_share': mean(exp['has_eos']),
-            'charts/response_tokens': mean(mask.sum(-1)),
-            'time/generate': exp['time_generate'],
-            'time/score': exp['time_score'],
-            'time/prepare': exp['time_prepare'],
-            'time/update': t_update,
-            'time/gen_tokens_per_s': n_tok.item() / exp['time_generate'],
-        }
-        self.history.append(m); self.step += 1
-        self.last_samples = [dict(prompt=p, completion=r, reward=round(float(s), 4)) for p, r, s in
-                             zip(prompts, exp['responses'], exp['raw_score'].tolist())][:cfg.log_completions]
-        return m
+# %% ../nbs/06_ppo.ipynb #a16e4961
+@patch
+def train_step(self:PPOTrainer, prompts:list[str]) -> dict:
+    "One PPO iteration on this process's `prompts`; returns the step's metrics."
+    import torch, time
+    cfg, acc = self.cfg, self.acc
+    torch.manual_seed(cfg.seed * 1_000_003 + self.step * acc.num_processes + acc.process_index)
+    exp = rollout(self.policy, self.value_head, self.tok, prompts, self.reward_fn, cfg, self.kl_ctl.value)
+    t0 = time.perf_counter()
+    gen = torch.Generator().manual_seed(cfg.seed + self.step)
+    stats = ppo_update(self.policy, self.value_head, self.opt, exp, cfg, acc, gen)
+    t_update = time.perf_counter() - t0
+    mask = exp['mask']
+    mean = lambda x: acc.gather(x.detach().float().reshape(-1)).mean().item()   # averaged over processes
+    kl = mean(exp['kl'].sum(-1))
+    beta = self.kl_ctl.value
+    self.kl_ctl.update(kl, len(prompts) * acc.num_processes)
+    n_tok = mask.sum()
+    m = {
+        'step': self.step,
+        'objective/reward': mean(exp['raw_score'].to(mask.device)),
+        'objective/score': mean(exp['score']),
+        'objective/kl': kl,
+        'objective/kl_coef': beta,
+        **stats,
+        'policy/entropy': mean((exp['entropy'] * mask).sum() / n_tok),
+        'val/mean': mean((exp['values'] * mask).sum() / n_tok),
+        'charts/eos_share': mean(exp['has_eos']),
+        'charts/response_tokens': mean(mask.sum(-1)),
+        'time/generate': exp['time_generate'],
+        'time/score': exp['time_score'],
+        'time/prepare': exp['time_prepare'],
+        'time/update': t_update,
+        'time/gen_tokens_per_s': n_tok.item() / exp['time_generate'],
+    }
+    self.history.append(m); self.step += 1
+    self.last_samples = [dict(prompt=p, completion=r, reward=round(float(s), 4)) for p, r, s in
+                         zip(prompts, exp['responses'], exp['raw_score'].tolist())][:cfg.log_completions]
+    return m
 
-    def _log_completions(self, out, track):
-        "Append this step's sample completions to `out/completions.jsonl` and send them to the trackers."
-        import json
-        if out:
-            out.mkdir(parents=True, exist_ok=True)
-            with open(out/'completions.jsonl', 'a') as f:
-                for r in self.last_samples: f.write(json.dumps(dict(step=self.step, **r)) + '\n')
-        if track: track.log_completions(self.last_samples, self.step)
+# %% ../nbs/06_ppo.ipynb #95640757
+@patch
+def _log_completions(self:PPOTrainer, out, track):
+    "Append this step's sample completions to `out/completions.jsonl` and send them to the trackers."
+    import json
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        with open(out/'completions.jsonl', 'a') as f:
+            for r in self.last_samples: f.write(json.dumps(dict(step=self.step, **r)) + '\n')
+    if track: track.log_completions(self.last_samples, self.step)
 
-    def save(self, path) -> Path:
-        "Write adapter, value head, optimiser, β, step and history to `path`."
-        import json, torch
-        from safetensors.torch import save_file
-        import shutil
-        final = Path(path)
-        path = final.with_name(final.name + '.partial')  # written whole, then renamed: a kill leaves no half checkpoint
-        shutil.rmtree(path, ignore_errors=True); path.mkdir(parents=True)
-        _unwrap(self.policy).save_pretrained(path)
-        save_file(
-            {k: v.contiguous() for k, v in _unwrap(self.value_head).state_dict().items()},
-            path / 'value_head.safetensors',
+@patch
+def save(self:PPOTrainer, path) -> Path:
+    "Write adapter, value head, optimiser, β, step and history to `path`."
+    import json, torch
+    from safetensors.torch import save_file
+    import shutil
+    final = Path(path)
+    path = final.with_name(final.name + '.partial')  # written whole, then renamed: a kill leaves no half checkpoint
+    shutil.rmtree(path, ignore_errors=True); path.mkdir(parents=True)
+    _unwrap(self.policy).save_pretrained(path)
+    save_file(
+        {k: v.contiguous() for k, v in _unwrap(self.value_head).state_dict().items()},
+        path / 'value_head.safetensors',
+    )
+    torch.save(self.opt.state_dict(), path/'optimizer.pt')
+    (path / 'ppo_state.json').write_text(
+        json.dumps(
+            {'step': self.step, 'kl_coef': self.kl_ctl.value, 'config': asdict(self.cfg), 'history': self.history},
+            indent=1,
         )
-        torch.save(self.opt.state_dict(), path/'optimizer.pt')
-        (path / 'ppo_state.json').write_text(
-            json.dumps(
-                {'step': self.step, 'kl_coef': self.kl_ctl.value, 'config': asdict(self.cfg), 'history': self.history},
-                indent=1,
-            )
+    )
+    if final.exists(): shutil.rmtree(final)
+    path.rename(final)
+    return final
+
+# %% ../nbs/06_ppo.ipynb #e384d256
+@patch
+def load(self:PPOTrainer, path):
+    "Restore what `save` wrote (the model must have the same architecture and LoRA config)."
+    import json, torch
+    from safetensors.torch import load_file
+    from peft import set_peft_model_state_dict
+    path = Path(path)
+    if not (path/'ppo_state.json').exists():
+        raise FileNotFoundError(f"{path} holds no PPO checkpoint (no ppo_state.json)")
+    set_peft_model_state_dict(_unwrap(self.policy), load_file(path/'adapter_model.safetensors'))
+    _unwrap(self.value_head).load_state_dict(load_file(path/'value_head.safetensors'))
+    self.opt.load_state_dict(torch.load(path/'optimizer.pt', weights_only=True))
+    st = json.loads((path/'ppo_state.json').read_text())
+    if diff := {
+        k: (v, getattr(self.cfg, k, None))
+        for k, v in st.get('config', {}).items()
+        if k not in ('steps', 'report_to') and getattr(self.cfg, k, None) != v
+    }:
+        import warnings
+        warnings.warn(
+            f"resuming {path} with a config that differs from the one it was trained with (saved, now): {diff}"
         )
-        if final.exists(): shutil.rmtree(final)
-        path.rename(final)
-        return final
+    self.step, self.kl_ctl.value, self.history = st['step'], st['kl_coef'], st['history']
+    return self
 
-    def load(self, path):
-        "Restore what `save` wrote (the model must have the same architecture and LoRA config)."
-        import json, torch
-        from safetensors.torch import load_file
-        from peft import set_peft_model_state_dict
-        path = Path(path)
-        if not (path/'ppo_state.json').exists():
-            raise FileNotFoundError(f"{path} holds no PPO checkpoint (no ppo_state.json)")
-        set_peft_model_state_dict(_unwrap(self.policy), load_file(path/'adapter_model.safetensors'))
-        _unwrap(self.value_head).load_state_dict(load_file(path/'value_head.safetensors'))
-        self.opt.load_state_dict(torch.load(path/'optimizer.pt', weights_only=True))
-        st = json.loads((path/'ppo_state.json').read_text())
-        if diff := {
-            k: (v, getattr(self.cfg, k, None))
-            for k, v in st.get('config', {}).items()
-            if k not in ('steps', 'report_to') and getattr(self.cfg, k, None) != v
-        }:
-            import warnings
-            warnings.warn(
-                f"resuming {path} with a config that differs from the one it was trained with (saved, now): {diff}"
-            )
-        self.step, self.kl_ctl.value, self.history = st['step'], st['kl_coef'], st['history']
-        return self
-
-    def train(
-        self, prompts: list[str], output_dir=None, steps: int | None = None, resume: bool = True, progress: bool = True
-    ) -> list[dict]:
-        "Run until `steps` (default `cfg.steps`) steps are done, checkpointing to `output_dir`; returns the history."
-        from tqdm.auto import tqdm
-        if not prompts: raise ValueError("no prompts to train on")
-        steps, acc = steps or self.cfg.steps, self.acc
-        out = Path(output_dir) if output_dir else None
-        if out and resume and (last := last_checkpoint(out, CHECKPOINT_FILES)): self.load(last)
-        track = Tracker(self.cfg.report_to, 'rlnb-ppo', out, self.cfg.to_dict()) if acc.is_main_process else None
-        bar = tqdm(total=steps, initial=self.step, desc='PPO', disable=not (progress and acc.is_main_process))
-        while self.step < steps:
-            r = self.cfg.generations
-            k = self.cfg.batch_size // r                                             # distinct prompts per process
-            glob = batch_prompts(prompts, self.step, k * acc.num_processes, self.cfg.seed)
-            mine = glob[acc.process_index * k:(acc.process_index + 1) * k]
-            m = self.train_step([p for p in mine for _ in range(r)])
-            if track: track.log(m, self.step)
-            if self.cfg.log_completions and acc.is_main_process: self._log_completions(out, track)
-            bar.update(1); bar.set_postfix(reward=f"{m['objective/reward']:.3f}", kl=f"{m['objective/kl']:.2f}")
-            if out and (self.step % self.cfg.save_steps == 0 or self.step == steps):
-                acc.wait_for_everyone()
-                if acc.is_main_process: self.save(out/f'checkpoint-{self.step}')
-        bar.close()
-        if track: track.finish()
-        return self.history
+# %% ../nbs/06_ppo.ipynb #138dfbbb
+@patch
+def train(
+    self: PPOTrainer,
+    prompts: list[str],
+    output_dir=None,
+    steps: int | None = None,
+    resume: bool = True,
+    progress: bool = True,
+) -> list[dict]:
+    "Run until `steps` (default `cfg.steps`) steps are done, checkpointing to `output_dir`; returns the history."
+    from tqdm.auto import tqdm
+    if not prompts: raise ValueError("no prompts to train on")
+    steps, acc = steps or self.cfg.steps, self.acc
+    out = Path(output_dir) if output_dir else None
+    if out and resume and (last := last_checkpoint(out, CHECKPOINT_FILES)): self.load(last)
+    track = Tracker(self.cfg.report_to, 'rlnb-ppo', out, self.cfg.to_dict()) if acc.is_main_process else None
+    bar = tqdm(total=steps, initial=self.step, desc='PPO', disable=not (progress and acc.is_main_process))
+    while self.step < steps:
+        r = self.cfg.generations
+        k = self.cfg.batch_size // r                                             # distinct prompts per process
+        glob = batch_prompts(prompts, self.step, k * acc.num_processes, self.cfg.seed)
+        mine = glob[acc.process_index * k:(acc.process_index + 1) * k]
+        m = self.train_step([p for p in mine for _ in range(r)])
+        if track: track.log(m, self.step)
+        if self.cfg.log_completions and acc.is_main_process: self._log_completions(out, track)
+        bar.update(1); bar.set_postfix(reward=f"{m['objective/reward']:.3f}", kl=f"{m['objective/kl']:.2f}")
+        if out and (self.step % self.cfg.save_steps == 0 or self.step == steps):
+            acc.wait_for_everyone()
+            if acc.is_main_process: self.save(out/f'checkpoint-{self.step}')
+    bar.close()
+    if track: track.finish()
+    return self.history
 
 # %% ../nbs/06_ppo.ipynb #6b2dadc7
 CHECKPOINT_FILES = (

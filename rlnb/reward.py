@@ -125,58 +125,67 @@ def encode(tok, prompts:list[str], responses:list[str], max_length:int, decoder:
 def _col(ds, k) -> list[str]: return [prompt_text(x) for x in ds[k]]
 
 # %% ../nbs/04_reward.ipynb #f604383e
+from fastcore.basics import patch
 class RewardModel:
     "A trained reward model: `score(prompts, responses)`, `save(path)`, `RewardModel.load(path)`."
     def __init__(self, model, tok, config:RewardConfig):
         self.model, self.tok, self.config = model.eval(), tok, config
         self.decoder = _is_decoder(model.get_base_model() if hasattr(model, 'get_base_model') else model)
 
-    @property
-    def device(self): return next(self.model.parameters()).device
 
-    def score(self, prompts:list[str], responses:list[str], batch_size:int=32):
-        "Rewards for each (prompt, response): a float tensor (N,)."
-        import torch
-        if len(prompts) != len(responses): raise ValueError(f"{len(prompts)} prompts but {len(responses)} responses")
-        out = []
-        for i in range(0, len(prompts), batch_size):
-            ids = encode(
-                self.tok,
-                prompts[i : i + batch_size],
-                responses[i : i + batch_size],
-                self.config.max_length,
-                self.decoder,
-            )
-            batch = self.tok.pad({'input_ids': ids}, return_tensors='pt').to(self.device)
-            with torch.no_grad(): out.append(self.model(**batch).logits[:, 0].float().cpu())
-        return torch.cat(out) if out else torch.zeros(0)
 
-    def save(self, path:str|Path) -> Path:
-        "Write the adapter + head (or full model), tokenizer and `rlnb_reward.json` to `path`."
-        path = Path(path)
-        with atomic_dir(path) as p:            # whole or not at all: a kill never leaves half a reward model
-            self.model.save_pretrained(p); self.tok.save_pretrained(p)
-            (p/'rlnb_reward.json').write_text(json.dumps(asdict(self.config), indent=2))
-        return path
 
-    @classmethod
-    def load(cls, path:str|Path, device:str|None=None) -> 'RewardModel':
-        "Load a reward model saved by `save`."
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-        path = Path(path)
-        if not (path/'rlnb_reward.json').exists():
-            raise FileNotFoundError(f"{path} holds no reward model (no rlnb_reward.json)")
-        cfg = RewardConfig.make(json.loads((path/'rlnb_reward.json').read_text()))
-        tok = AutoTokenizer.from_pretrained(path)
-        if cfg.lora:
-            from peft import PeftModel
-            base = AutoModelForSequenceClassification.from_pretrained(model_path(cfg.model), num_labels=1)
-            base.config.pad_token_id = tok.pad_token_id
-            model = PeftModel.from_pretrained(base, path)
-        else: model = AutoModelForSequenceClassification.from_pretrained(path)
-        return cls(model.to(get_device(device)), tok, cfg)
 
     def __repr__(self): return f"RewardModel({self.config.model}, {self.config.objective}, lora={self.config.lora})"
+
+# %% ../nbs/04_reward.ipynb #c5634942
+@patch(as_prop=True)
+def device(self:RewardModel): return next(self.model.parameters()).device
+
+@patch
+def score(self:RewardModel, prompts:list[str], responses:list[str], batch_size:int=32):
+    "Rewards for each (prompt, response): a float tensor (N,)."
+    import torch
+    if len(prompts) != len(responses): raise ValueError(f"{len(prompts)} prompts but {len(responses)} responses")
+    out = []
+    for i in range(0, len(prompts), batch_size):
+        ids = encode(
+            self.tok,
+            prompts[i : i + batch_size],
+            responses[i : i + batch_size],
+            self.config.max_length,
+            self.decoder,
+        )
+        batch = self.tok.pad({'input_ids': ids}, return_tensors='pt').to(self.device)
+        with torch.no_grad(): out.append(self.model(**batch).logits[:, 0].float().cpu())
+    return torch.cat(out) if out else torch.zeros(0)
+
+@patch
+def save(self:RewardModel, path:str|Path) -> Path:
+    "Write the adapter + head (or full model), tokenizer and `rlnb_reward.json` to `path`."
+    path = Path(path)
+    with atomic_dir(path) as p:            # whole or not at all: a kill never leaves half a reward model
+        self.model.save_pretrained(p); self.tok.save_pretrained(p)
+        (p/'rlnb_reward.json').write_text(json.dumps(asdict(self.config), indent=2))
+    return path
+
+# %% ../nbs/04_reward.ipynb #717c3624
+@patch(cls_method=True)
+def load(cls:RewardModel, path:str|Path, device:str|None=None) -> 'RewardModel':
+    "Load a reward model saved by `save`."
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    path = Path(path)
+    if not (path/'rlnb_reward.json').exists():
+        raise FileNotFoundError(f"{path} holds no reward model (no rlnb_reward.json)")
+    cfg = RewardConfig.make(json.loads((path/'rlnb_reward.json').read_text()))
+    tok = AutoTokenizer.from_pretrained(path)
+    if cfg.lora:
+        from peft import PeftModel
+        base = AutoModelForSequenceClassification.from_pretrained(model_path(cfg.model), num_labels=1)
+        base.config.pad_token_id = tok.pad_token_id
+        model = PeftModel.from_pretrained(base, path)
+    else: model = AutoModelForSequenceClassification.from_pretrained(path)
+    return cls(model.to(get_device(device)), tok, cfg)
 
 # %% ../nbs/04_reward.ipynb #3f03fd39
 def _hf_args(cfg:RewardConfig, out:Path, n_steps:int, has_eval:bool) -> dict:

@@ -69,6 +69,7 @@ def _md(text:str, height:int=220) -> str:
             f'background:#fafafa;white-space:normal">{body}</div>')
 
 # %% ../nbs/03_widgets.ipynb #43922c4f
+from fastcore.basics import patch
 class _LabelWidget:
     kinds = ()  # record kinds this widget writes
 
@@ -100,153 +101,181 @@ class _LabelWidget:
         self.i = self.first_unrated()
         self._show()
 
-    def item(self, i:int) -> dict:
-        if i not in self._items: self._items[i] = normalize_item(self.items[i])
-        return self._items[i]
+# %% ../nbs/03_widgets.ipynb #1c937547
+@patch
+def item(self:_LabelWidget, i:int) -> dict:
+    if i not in self._items: self._items[i] = normalize_item(self.items[i])
+    return self._items[i]
 
-    def item_id(self, i:int) -> str:
-        return self.items.item_id(i) if hasattr(self.items, 'item_id') else self.item(i)['id']
+@patch
+def item_id(self:_LabelWidget, i:int) -> str:
+    return self.items.item_id(i) if hasattr(self.items, 'item_id') else self.item(i)['id']
 
-    def record_id(self, i:int, kind:str) -> str:
-        return hashlib.sha1(f'{self.agent}|{self.rater}|{self.item_id(i)}|{kind}'.encode()).hexdigest()[:24]
+@patch
+def record_id(self:_LabelWidget, i:int, kind:str) -> str:
+    return hashlib.sha1(f'{self.agent}|{self.rater}|{self.item_id(i)}|{kind}'.encode()).hexdigest()[:24]
 
-    def rated(self) -> set[int]:
-        "Indices of items with at least one record from this rater."
-        ids = {self.record_id(i, k): i for i in range(len(self.items)) for k in self.kinds}
-        return {ids[x] for x in self.store.existing(list(ids))}
+@patch
+def rated(self:_LabelWidget) -> set[int]:
+    "Indices of items with at least one record from this rater."
+    ids = {self.record_id(i, k): i for i in range(len(self.items)) for k in self.kinds}
+    return {ids[x] for x in self.store.existing(list(ids))}
 
-    def first_unrated(self) -> int:
-        done = self.rated()
-        return next((i for i in range(len(self.items)) if i not in done), len(self.items) - 1)
+@patch
+def first_unrated(self:_LabelWidget) -> int:
+    done = self.rated()
+    return next((i for i in range(len(self.items)) if i not in done), len(self.items) - 1)
 
-    def go(self, i:int):
-        self.i = max(0, min(len(self.items) - 1, i)); self._show()
+@patch
+def go(self:_LabelWidget, i:int):
+    self.i = max(0, min(len(self.items) - 1, i)); self._show()
 
-    def skip(self):
-        self.skipped.add(self.i); self.go(self.i + 1)
+@patch
+def skip(self:_LabelWidget):
+    self.skipped.add(self.i); self.go(self.i + 1)
 
-    def _write(self, kind:str, **fields):
-        it = self.item(self.i)
-        meta = dict(
-            item_id=self.item_id(self.i), item_index=self.i, widget=type(self).__name__, **fields.pop('metadata', {})
-        )
-        rec = Feedback(
-            self.agent,
-            kind,
-            it['prompt'],
-            fields.pop('response', it.get('response')),
-            id=self.record_id(self.i, kind),
-            rater=self.rater,
-            run_id=self.run_id,
-            model_version=it.get('model_version', self.model_version),
-            metadata=meta,
-            **fields
-        )
-        self.store.add(rec, replace=True)
-        self.times.append(time.time())
-        return rec
+# %% ../nbs/03_widgets.ipynb #23435ea5
+@patch
+def _write(self:_LabelWidget, kind:str, **fields):
+    it = self.item(self.i)
+    meta = dict(
+        item_id=self.item_id(self.i), item_index=self.i, widget=type(self).__name__, **fields.pop('metadata', {})
+    )
+    rec = Feedback(
+        self.agent,
+        kind,
+        it['prompt'],
+        fields.pop('response', it.get('response')),
+        id=self.record_id(self.i, kind),
+        rater=self.rater,
+        run_id=self.run_id,
+        model_version=it.get('model_version', self.model_version),
+        metadata=meta,
+        **fields
+    )
+    self.store.add(rec, replace=True)
+    self.times.append(time.time())
+    return rec
 
-    def _update_progress(self):
-        n = len(self.rated())
-        self.progress.value = n
-        self.status.value = f'<b>{n} of {len(self.items)} rated</b> · item {self.i + 1}' + (
-            ' (skipped before)' if self.i in self.skipped else ''
-        )
-        self.summary.value = self._summary_html()
+@patch
+def _update_progress(self:_LabelWidget):
+    n = len(self.rated())
+    self.progress.value = n
+    self.status.value = f'<b>{n} of {len(self.items)} rated</b> · item {self.i + 1}' + (
+        ' (skipped before)' if self.i in self.skipped else ''
+    )
+    self.summary.value = self._summary_html()
 
-    def _speed(self) -> str:
-        if len(self.times) < 2: return f'{len(self.times)} labels this session'
-        gaps = sorted(b - a for a, b in zip(self.times, self.times[1:]))
-        return (
-            f'{len(self.times)} labels in {(self.times[-1] - self.t0) / 60:.1f} min, median {gaps[len(gaps) // 2]:.1f}'
-            ' s between labels'
-        )
+@patch
+def _speed(self:_LabelWidget) -> str:
+    if len(self.times) < 2: return f'{len(self.times)} labels this session'
+    gaps = sorted(b - a for a, b in zip(self.times, self.times[1:]))
+    return (
+        f'{len(self.times)} labels in {(self.times[-1] - self.t0) / 60:.1f} min, median {gaps[len(gaps) // 2]:.1f}'
+        ' s between labels'
+    )
 
-    def session_records(self) -> list[Feedback]:
-        "This rater's records for these items."
-        ids = [self.record_id(i, k) for i in range(len(self.items)) for k in self.kinds]
-        return [self.store.get(x) for x in self.store.existing(ids)]
+# %% ../nbs/03_widgets.ipynb #5a268112
+@patch
+def session_records(self:_LabelWidget) -> list[Feedback]:
+    "This rater's records for these items."
+    ids = [self.record_id(i, k) for i in range(len(self.items)) for k in self.kinds]
+    return [self.store.get(x) for x in self.store.existing(ids)]
 
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.box)
+@patch
+def _ipython_display_(self:_LabelWidget):
+    from IPython.display import display
+    display(self.box)
 
 # %% ../nbs/03_widgets.ipynb #217ac913
+from fastcore.basics import patch
 class RatingWidget(_LabelWidget):
     "Rate one response at a time: thumbs, 1-5 stars, a correction, tags and notes; each click is stored at once."
     kinds = ('thumbs', 'rating', 'correction')
 
-    def _build(self):
-        import ipywidgets as W
-        self.prompt_html, self.response_html = W.HTML(), W.HTML()
-        self.up, self.down = W.Button(description='👍 good'), W.Button(description='👎 bad')
-        self.up.on_click(lambda _: self.thumbs(True)); self.down.on_click(lambda _: self.thumbs(False))
-        self.stars = [W.Button(description='★' * k, layout=W.Layout(width='auto')) for k in range(1, 6)]
-        for k, b in enumerate(self.stars, 1): b.on_click(lambda _, k=k: self.rate(k))
-        self.correction_box = W.Textarea(
-            placeholder='A better response (optional)', layout=W.Layout(width='98%', height='80px')
-        )
-        self.save_correction = W.Button(description='save correction')
-        self.save_correction.on_click(lambda _: self.correct(self.correction_box.value))
-        self.tags = W.TagsInput(allow_duplicates=False)
-        self.notes = W.Textarea(
-            placeholder='Notes', continuous_update=False, layout=W.Layout(width='98%', height='50px')
-        )
-        self.tags.observe(lambda _: self._annotate(), 'value'); self.notes.observe(lambda _: self._annotate(), 'value')
-        self.box = W.VBox(
-            [
-                W.HBox([self.progress, self.status]),
-                W.HTML('<b>Prompt</b>'),
-                self.prompt_html,
-                W.HTML('<b>Response</b>'),
-                self.response_html,
-                W.HBox([self.up, self.down, W.HTML('&nbsp;&nbsp;'), *self.stars]),
-                self.correction_box,
-                self.save_correction,
-                W.HBox([W.HTML('tags&nbsp;'), self.tags]),
-                self.notes,
-                W.HBox([self.prev_btn, self.skip_btn, self.next_btn]),
-                self.summary,
-            ]
-        )
+# %% ../nbs/03_widgets.ipynb #0722f037
+@patch
+def _build(self:RatingWidget):
+    import ipywidgets as W
+    self.prompt_html, self.response_html = W.HTML(), W.HTML()
+    self.up, self.down = W.Button(description='👍 good'), W.Button(description='👎 bad')
+    self.up.on_click(lambda _: self.thumbs(True)); self.down.on_click(lambda _: self.thumbs(False))
+    self.stars = [W.Button(description='★' * k, layout=W.Layout(width='auto')) for k in range(1, 6)]
+    for k, b in enumerate(self.stars, 1): b.on_click(lambda _, k=k: self.rate(k))
+    self.correction_box = W.Textarea(
+        placeholder='A better response (optional)', layout=W.Layout(width='98%', height='80px')
+    )
+    self.save_correction = W.Button(description='save correction')
+    self.save_correction.on_click(lambda _: self.correct(self.correction_box.value))
+    self.tags = W.TagsInput(allow_duplicates=False)
+    self.notes = W.Textarea(
+        placeholder='Notes', continuous_update=False, layout=W.Layout(width='98%', height='50px')
+    )
+    self.tags.observe(lambda _: self._annotate(), 'value'); self.notes.observe(lambda _: self._annotate(), 'value')
+    self.box = W.VBox(
+        [
+            W.HBox([self.progress, self.status]),
+            W.HTML('<b>Prompt</b>'),
+            self.prompt_html,
+            W.HTML('<b>Response</b>'),
+            self.response_html,
+            W.HBox([self.up, self.down, W.HTML('&nbsp;&nbsp;'), *self.stars]),
+            self.correction_box,
+            self.save_correction,
+            W.HBox([W.HTML('tags&nbsp;'), self.tags]),
+            self.notes,
+            W.HBox([self.prev_btn, self.skip_btn, self.next_btn]),
+            self.summary,
+        ]
+    )
 
-    def _extra(self) -> dict: return dict(tags=list(self.tags.value), notes=self.notes.value or None)
+@patch
+def _extra(self:RatingWidget) -> dict: return dict(tags=list(self.tags.value), notes=self.notes.value or None)
 
-    def thumbs(self, up:bool): self._write('thumbs', label=up, **self._extra()); self._show()
-    def rate(self, stars:int): self._write('rating', rating=stars, **self._extra()); self._show()
+# %% ../nbs/03_widgets.ipynb #6a510467
+@patch
+def thumbs(self:RatingWidget, up:bool): self._write('thumbs', label=up, **self._extra()); self._show()
 
-    def correct(self, text:str):
-        if not text.strip() or text.strip() == self.item(self.i)['response'].strip(): return
-        self._write('correction', correction=text, **self._extra()); self._show()
+@patch
+def rate(self:RatingWidget, stars:int): self._write('rating', rating=stars, **self._extra()); self._show()
 
-    def _annotate(self):
-        if getattr(self, '_loading', False): return
-        ids = list(self.store.existing([self.record_id(self.i, k) for k in self.kinds]))
-        self.store.annotate(ids, tags=list(self.tags.value), notes=self.notes.value or '')
+@patch
+def correct(self:RatingWidget, text:str):
+    if not text.strip() or text.strip() == self.item(self.i)['response'].strip(): return
+    self._write('correction', correction=text, **self._extra()); self._show()
 
-    def _show(self):
-        it = self.item(self.i)
-        self.prompt_html.value, self.response_html.value = _md(it['prompt'], 120), _md(it['response'])
-        recs = {k: self.store.get(self.record_id(self.i, k)) for k in self.kinds}
-        th, ra = recs['thumbs'], recs['rating']
-        self.up.button_style = 'success' if th and th.label else ''
-        self.down.button_style = 'danger' if th and not th.label else ''
-        for k, b in enumerate(self.stars, 1): b.button_style = 'warning' if ra and ra.rating >= k else ''
-        any_rec = next((r for r in recs.values() if r), None)
-        self._loading = True
-        self.correction_box.value = recs['correction'].correction if recs['correction'] else ''
-        self.tags.value, self.notes.value = (list(any_rec.tags), any_rec.notes or '') if any_rec else ([], '')
-        self._loading = False
-        self._update_progress()
+@patch
+def _annotate(self:RatingWidget):
+    if getattr(self, '_loading', False): return
+    ids = list(self.store.existing([self.record_id(self.i, k) for k in self.kinds]))
+    self.store.annotate(ids, tags=list(self.tags.value), notes=self.notes.value or '')
 
-    def _summary_html(self) -> str:
-        c = Counter()
-        for r in self.session_records():
-            if r.kind == 'thumbs': c['👍' if r.label else '👎'] += 1
-            elif r.kind == 'rating': c['★' * r.rating] += 1
-            else: c['corrections'] += 1
-        parts = ' · '.join(f'{k} {v}' for k, v in sorted(c.items())) or 'nothing yet'
-        return f'<small>{parts}<br>{self._speed()}</small>'
+@patch
+def _show(self:RatingWidget):
+    it = self.item(self.i)
+    self.prompt_html.value, self.response_html.value = _md(it['prompt'], 120), _md(it['response'])
+    recs = {k: self.store.get(self.record_id(self.i, k)) for k in self.kinds}
+    th, ra = recs['thumbs'], recs['rating']
+    self.up.button_style = 'success' if th and th.label else ''
+    self.down.button_style = 'danger' if th and not th.label else ''
+    for k, b in enumerate(self.stars, 1): b.button_style = 'warning' if ra and ra.rating >= k else ''
+    any_rec = next((r for r in recs.values() if r), None)
+    self._loading = True
+    self.correction_box.value = recs['correction'].correction if recs['correction'] else ''
+    self.tags.value, self.notes.value = (list(any_rec.tags), any_rec.notes or '') if any_rec else ([], '')
+    self._loading = False
+    self._update_progress()
+
+# %% ../nbs/03_widgets.ipynb #bc3399c6
+@patch
+def _summary_html(self:RatingWidget) -> str:
+    c = Counter()
+    for r in self.session_records():
+        if r.kind == 'thumbs': c['👍' if r.label else '👎'] += 1
+        elif r.kind == 'rating': c['★' * r.rating] += 1
+        else: c['corrections'] += 1
+    parts = ' · '.join(f'{k} {v}' for k, v in sorted(c.items())) or 'nothing yet'
+    return f'<small>{parts}<br>{self._speed()}</small>'
 
 # %% ../nbs/03_widgets.ipynb #b27a5f1d
 def binom_two_sided(k:int, n:int, p:float=0.5) -> float:
@@ -264,6 +293,7 @@ def binom_two_sided(k:int, n:int, p:float=0.5) -> float:
     return min(1.0, sum(math.exp(x) for x in lp if x <= lp[k] + 1e-9))
 
 # %% ../nbs/03_widgets.ipynb #5ccf603c
+from fastcore.basics import patch
 class CompareWidget(_LabelWidget):
     "Two responses side by side (order randomised per item and recorded): A better / B better / tie / both bad."
     kinds = ('comparison',)
@@ -272,58 +302,67 @@ class CompareWidget(_LabelWidget):
         self.seed = seed
         super().__init__(items, store, agent, rater, **kw)
 
-    def swapped(self, i:int) -> bool:
-        "Whether item i shows `response_b` on the left (seeded per item)."
-        return random.Random(f'{self.seed}:{self.item_id(i)}').random() < 0.5
+# %% ../nbs/03_widgets.ipynb #dba07d70
+@patch
+def swapped(self:CompareWidget, i:int) -> bool:
+    "Whether item i shows `response_b` on the left (seeded per item)."
+    return random.Random(f'{self.seed}:{self.item_id(i)}').random() < 0.5
 
-    def shown(self, i:int) -> tuple[str, str]:
-        it = self.item(i)
-        a, b = it['response_a'], it['response_b']
-        return (b, a) if self.swapped(i) else (a, b)
+@patch
+def shown(self:CompareWidget, i:int) -> tuple[str, str]:
+    it = self.item(i)
+    a, b = it['response_a'], it['response_b']
+    return (b, a) if self.swapped(i) else (a, b)
 
-    def _build(self):
-        import ipywidgets as W
-        self.prompt_html, self.a_html, self.b_html = W.HTML(), W.HTML(), W.HTML()
-        self.btn_a, self.btn_b = W.Button(description='A better'), W.Button(description='B better')
-        self.btn_tie, self.btn_bad = W.Button(description='tie'), W.Button(description='both bad')
-        for b, c in [(self.btn_a, 'a'), (self.btn_b, 'b'), (self.btn_tie, 'tie'), (self.btn_bad, 'both_bad')]:
-            b.on_click(lambda _, c=c: self.choose(c))
-        col = lambda t, h: W.VBox([W.HTML(f'<b>{t}</b>'), h], layout=W.Layout(width='49%'))
-        self.box = W.VBox([W.HBox([self.progress, self.status]), W.HTML('<b>Prompt</b>'), self.prompt_html,
-                           W.HBox([col('A', self.a_html), col('B', self.b_html)]),
-                           W.HBox([self.btn_a, self.btn_b, self.btn_tie, self.btn_bad]),
-                           W.HBox([self.prev_btn, self.skip_btn, self.next_btn]), self.summary])
+@patch
+def _build(self:CompareWidget):
+    import ipywidgets as W
+    self.prompt_html, self.a_html, self.b_html = W.HTML(), W.HTML(), W.HTML()
+    self.btn_a, self.btn_b = W.Button(description='A better'), W.Button(description='B better')
+    self.btn_tie, self.btn_bad = W.Button(description='tie'), W.Button(description='both bad')
+    for b, c in [(self.btn_a, 'a'), (self.btn_b, 'b'), (self.btn_tie, 'tie'), (self.btn_bad, 'both_bad')]:
+        b.on_click(lambda _, c=c: self.choose(c))
+    col = lambda t, h: W.VBox([W.HTML(f'<b>{t}</b>'), h], layout=W.Layout(width='49%'))
+    self.box = W.VBox([W.HBox([self.progress, self.status]), W.HTML('<b>Prompt</b>'), self.prompt_html,
+                       W.HBox([col('A', self.a_html), col('B', self.b_html)]),
+                       W.HBox([self.btn_a, self.btn_b, self.btn_tie, self.btn_bad]),
+                       W.HBox([self.prev_btn, self.skip_btn, self.next_btn]), self.summary])
 
-    def choose(self, choice:str):
-        "Record the choice for the current item (as shown) and move on."
-        a, b = self.shown(self.i)
-        self._write('comparison', response=a, response_b=b, choice=choice, metadata=dict(swapped=self.swapped(self.i)))
-        self.go(self.i + 1) if self.i < len(self.items) - 1 else self._show()
+@patch
+def choose(self:CompareWidget, choice:str):
+    "Record the choice for the current item (as shown) and move on."
+    a, b = self.shown(self.i)
+    self._write('comparison', response=a, response_b=b, choice=choice, metadata=dict(swapped=self.swapped(self.i)))
+    self.go(self.i + 1) if self.i < len(self.items) - 1 else self._show()
 
-    def _show(self):
-        a, b = self.shown(self.i)
-        self.prompt_html.value, self.a_html.value, self.b_html.value = (
-            _md(self.item(self.i)['prompt'], 120),
-            _md(a),
-            _md(b),
-        )
-        r = self.store.get(self.record_id(self.i, 'comparison'))
-        for btn, c in [(self.btn_a, 'a'), (self.btn_b, 'b'), (self.btn_tie, 'tie'), (self.btn_bad, 'both_bad')]:
-            btn.button_style = 'info' if r and r.choice == c else ''
-        self._update_progress()
+# %% ../nbs/03_widgets.ipynb #273494ac
+@patch
+def _show(self:CompareWidget):
+    a, b = self.shown(self.i)
+    self.prompt_html.value, self.a_html.value, self.b_html.value = (
+        _md(self.item(self.i)['prompt'], 120),
+        _md(a),
+        _md(b),
+    )
+    r = self.store.get(self.record_id(self.i, 'comparison'))
+    for btn, c in [(self.btn_a, 'a'), (self.btn_b, 'b'), (self.btn_tie, 'tie'), (self.btn_bad, 'both_bad')]:
+        btn.button_style = 'info' if r and r.choice == c else ''
+    self._update_progress()
 
-    def position_bias(self) -> dict:
-        "Share of 'A better' among A/B choices, with the exact two-sided binomial p-value against 50 %."
-        c = Counter(r.choice for r in self.session_records())
-        n = c['a'] + c['b']
-        return dict(counts=dict(c), a_share=c['a'] / n if n else None, p_value=binom_two_sided(c['a'], n))
+@patch
+def position_bias(self:CompareWidget) -> dict:
+    "Share of 'A better' among A/B choices, with the exact two-sided binomial p-value against 50 %."
+    c = Counter(r.choice for r in self.session_records())
+    n = c['a'] + c['b']
+    return dict(counts=dict(c), a_share=c['a'] / n if n else None, p_value=binom_two_sided(c['a'], n))
 
-    def _summary_html(self) -> str:
-        pb = self.position_bias()
-        parts = ' · '.join(f'{k} {v}' for k, v in sorted(pb['counts'].items())) or 'nothing yet'
-        bias = (
-            f"A chosen in {pb['a_share']:.0%} of A/B picks (p = {pb['p_value']:.2f} vs 50 %)"
-            if pb['a_share'] is not None
-            else ''
-        )
-        return f'<small>{parts}<br>{bias}<br>{self._speed()}</small>'
+@patch
+def _summary_html(self:CompareWidget) -> str:
+    pb = self.position_bias()
+    parts = ' · '.join(f'{k} {v}' for k, v in sorted(pb['counts'].items())) or 'nothing yet'
+    bias = (
+        f"A chosen in {pb['a_share']:.0%} of A/B picks (p = {pb['p_value']:.2f} vs 50 %)"
+        if pb['a_share'] is not None
+        else ''
+    )
+    return f'<small>{parts}<br>{bias}<br>{self._speed()}</small>'
