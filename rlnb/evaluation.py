@@ -1028,6 +1028,7 @@ class EvalConfig(StageConfig):
     seed: int = 0
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='greedy', max_new_tokens=32)}
 
+# %% ../nbs/08_evaluation.ipynb #fb819582
 def evaluate_cli(argv:list|None=None):
     ("Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
      "`EvalConfig` field is a flag.")
@@ -1099,4 +1100,3 @@ def evaluate_cli(argv:list|None=None):
     )
     print(rep.table()); print(f"report: {a.output}")
     return rep
-

@@ -315,6 +315,7 @@ def convert_to_gguf(hf_dir, out, outtype:str='f16', overwrite:bool=False) -> Pat
         )
     os.replace(part, out); return out
 
+# %% ../nbs/07_export.ipynb #949c65cd
 def _quantize(src:str, out:str, quant:str, nthread:int) -> int:
     import llama_cpp
     params = llama_cpp.llama_model_quantize_default_params()
@@ -864,6 +865,7 @@ class ExportConfig(StageConfig):
 ExportConfig.PRESETS = {'cpu': ExportConfig(), 'ollama': ExportConfig(quantization=['q4_k_m'], register=True),
                         'all': ExportConfig(quantization=list(QUANTS))}
 
+# %% ../nbs/07_export.ipynb #946f6766
 def export_cli(argv:list|None=None):
     "Console script `rlnb_export`: every `ExportConfig` field is a flag."
     from rlnb.core import stage_cli
@@ -894,7 +896,6 @@ def export_cli(argv:list|None=None):
         )
     if res.message: print(res.message)
     return res
-
 
 # %% ../nbs/07_export.ipynb #3d253e5e
 def decode_benchmark(model, tok, ggufs:dict, prompts:list[str], n_tokens:int=32) -> list[dict]:

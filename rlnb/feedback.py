@@ -77,6 +77,8 @@ class Feedback:
         return d
 
 _NAMES = [f.name for f in fields(Feedback)]
+
+# %% ../nbs/01_feedback.ipynb #1950cc6f
 _HASHED = [k for k in _NAMES if k not in ('id', 'created_at', 'tags', 'notes', 'metadata')]
 
 # %% ../nbs/01_feedback.ipynb #25745b0d
@@ -104,6 +106,7 @@ def _storable(name, s:str):
 _LIMITS = dict(id=64, run_id=128, rater=128, model_version=128)   # the store's column sizes
 MAX_DEPTH = 32                                                     # nesting levels metadata may have
 
+# %% ../nbs/01_feedback.ipynb #e828197e
 def _json_value(name, x, depth=0):
     "Check that `x` is plain JSON a database stores: nesting, integer size, finite floats, storable strings."
     if depth > MAX_DEPTH: raise FeedbackError(f"{name} is nested more than {MAX_DEPTH} levels deep")
@@ -123,6 +126,7 @@ def _json_value(name, x, depth=0):
     elif isinstance(x, str): _storable(name, x)
     else: raise FeedbackError(f"{name} holds a {type(x).__name__}, which is not JSON")
 
+# %% ../nbs/01_feedback.ipynb #88e9a857
 def _validate(f:Feedback):
     try: check_agent(f.agent)
     except ValueError as e: raise FeedbackError(str(e)) from None
@@ -326,6 +330,7 @@ def _copy_new(c, table, rows:list[dict]) -> int:
         n = len(cur.fetchall()); cur.execute('DELETE FROM _rlnb_in')
     return n
 
+# %% ../nbs/01_feedback.ipynb #bcf60201
 @patch
 def add_many(self:FeedbackStore, records, # Feedback records (or dicts in any supported shape)
              agent:str|None=None,        # fills in a missing agent in dict records
@@ -500,6 +505,7 @@ def _lines(f):
             yield n, None
         else: yield n, raw
 
+# %% ../nbs/01_feedback.ipynb #bc7f8488
 def iter_jsonl(path:str|Path, agent:str|None=None):
     ("Parse a JSONL file line by line: yields `(line number, Feedback or None, reason or None)`; memory does not grow "
      "with the file.")
@@ -572,6 +578,7 @@ def conflicts(self:FeedbackStore, records:list) -> list[str]:
                 if Feedback(**dict(row)).content_hash() != want[row['id']]: out.append(row['id'])
     return out
 
+# %% ../nbs/01_feedback.ipynb #371ac128
 @patch
 def export_jsonl(self:FeedbackStore, path:str|Path, **filters) -> int:
     "Write the matching records (same filters as `query`) as JSONL; returns the count."
@@ -628,6 +635,7 @@ def chitchat_records(min_words:int=4, agent:str='chitchat') -> tuple[list[Feedba
         )
     return recs, skipped
 
+# %% ../nbs/01_feedback.ipynb #3da7e625
 def import_chitchat(store:FeedbackStore, min_words:int=4, agent:str='chitchat') -> ImportReport:
     "Import the chitchat ratings into `store` (idempotent)."
     recs, skipped = chitchat_records(min_words, agent)

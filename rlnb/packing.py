@@ -129,6 +129,7 @@ def use_packed_forward(model, paired:bool=True, max_tokens:int=1024):
     base.forward = types.MethodType(packed_forward, base)
     return model
 
+# %% ../nbs/05a_packing.ipynb #17bff050
 def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024):
     ("A subclass of TRL's `Trainer` (DPOTrainer, KTOTrainer) whose log-probs come from `packed_forward`, the "
      "precomputed reference's included.")
