@@ -278,6 +278,24 @@ def _n_params(hf_dir:Path) -> int:
     return n
 
 # %% ../nbs/07_export.ipynb #1c47afd1
+def _run_converter(script:str, args:list, out:Path) -> Path:
+    ("Run one of llama.cpp's converter scripts writing to `<out>.partial`, then rename it over `out` (only when "
+     "complete).")
+    conv = converter_dir()
+    if not (conv/script).exists():
+        raise FileNotFoundError(f"{conv} lacks {script}: run `rlnb_export --prepare-converter`")
+    part = out.with_name(out.name + '.partial')
+    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(conv/'gguf-py'), str(conv)]), 'NO_LOCAL_GGUF': ''}
+    r = subprocess.run(
+        [sys.executable, str(conv / script), *args, '--outfile', str(part)], env=env, capture_output=True, text=True
+    )
+    if r.returncode or not part.exists():
+        part.unlink(missing_ok=True)
+        raise RuntimeError(
+            f"{script} failed (exit {r.returncode}):\n" + '\n'.join((r.stderr or r.stdout).splitlines()[-15:])
+        )
+    os.replace(part, out); return out
+
 def convert_to_gguf(hf_dir, out, outtype:str='f16', overwrite:bool=False) -> Path:
     "Convert a (merged) HF model folder to GGUF with llama.cpp's `convert_hf_to_gguf.py`."
     hf_dir, out = Path(hf_dir), Path(out)
@@ -291,29 +309,7 @@ def convert_to_gguf(hf_dir, out, outtype:str='f16', overwrite:bool=False) -> Pat
         raise ValueError(f"outtype must be f32, f16, bf16 or q8_0, got {outtype!r}")
     _fresh(out, overwrite); out.parent.mkdir(parents=True, exist_ok=True)
     check_disk(out.parent, int(_n_params(hf_dir) * BITS[outtype] / 8))
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(conv/'gguf-py'), str(conv)]), 'NO_LOCAL_GGUF': ''}
-    part = out.with_name(out.name + '.partial')  # the converter writes here; renamed over `out` only when complete
-    r = subprocess.run(
-        [
-            sys.executable,
-            str(conv / 'convert_hf_to_gguf.py'),
-            str(hf_dir),
-            '--outfile',
-            str(part),
-            '--outtype',
-            outtype,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if r.returncode or not part.exists():
-        part.unlink(missing_ok=True)
-        raise RuntimeError(
-            f"convert_hf_to_gguf.py failed (exit {r.returncode}):\n"
-            + '\n'.join((r.stderr or r.stdout).splitlines()[-15:])
-        )
-    os.replace(part, out); return out
+    return _run_converter('convert_hf_to_gguf.py', [str(hf_dir), '--outtype', outtype], out)
 
 # %% ../nbs/07_export.ipynb #949c65cd
 def _quantize(src:str, out:str, quant:str, nthread:int) -> int:
@@ -689,35 +685,10 @@ def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
      "Ollama's `ADAPTER`.")
     adapter, out = Path(adapter), Path(out)
     if not is_adapter(adapter): raise ValueError(f"{adapter} is not a LoRA adapter (no adapter_config.json)")
-    conv = converter_dir()
-    if not (conv/'convert_lora_to_gguf.py').exists():
-        raise FileNotFoundError(f"{conv} lacks convert_lora_to_gguf.py: run `rlnb_export --prepare-converter`")
     _fresh(out, overwrite); out.parent.mkdir(parents=True, exist_ok=True)
-    part = out.with_name(out.name + '.partial')
-    env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(conv/'gguf-py'), str(conv)]), 'NO_LOCAL_GGUF': ''}
-    r = subprocess.run(
-        [
-            sys.executable,
-            str(conv / 'convert_lora_to_gguf.py'),
-            '--base',
-            str(_base_of(adapter, base)),
-            '--outfile',
-            str(part),
-            '--outtype',
-            'f16',
-            str(adapter),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
+    return _run_converter(
+        'convert_lora_to_gguf.py', ['--base', str(_base_of(adapter, base)), '--outtype', 'f16', str(adapter)], out
     )
-    if r.returncode or not part.exists():
-        part.unlink(missing_ok=True)
-        raise RuntimeError(
-            f"convert_lora_to_gguf.py failed (exit {r.returncode}):\n"
-            + '\n'.join((r.stderr or r.stdout).splitlines()[-15:])
-        )
-    part.rename(out); return out
 
 # %% ../nbs/07_export.ipynb #bc7e84ee
 @dataclass

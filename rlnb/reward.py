@@ -18,9 +18,10 @@ from rlnb.core import (
     lora_config,
     train_metrics,
     report_targets,
+    atomic_dir,
+    atomic_write,
 )
 from .formatting import prompt_text
-from .core import atomic_dir, atomic_write
 
 # %% auto #0
 __all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode',
