@@ -20,7 +20,8 @@ from .feedback import Feedback, FeedbackError, FeedbackStore
 __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'ALGORITHMS', 'JOB_STATES', 'SEED_FEEDBACK', 'app', 'Jobs',
            'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'dry_run', 'train_policy_job', 'run_job',
            'online_enabled', 'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage',
-           'ChatRequest', 'run_online_job', 'spawn_job', 'spawn_online_job', 'OnlineScheduler', 'create_app',
+           'ChatRequest', 'run_online_job', 'spawn_job', 'spawn_online_job', 'OnlineScheduler', 'feedback_routes',
+           'training_routes', 'online_routes', 'policy_routes', 'chat_routes', 'create_app', 'ServeConfig',
            'serve_api_cli']
 
 # %% ../nbs/10_api.ipynb #742ce079
@@ -528,7 +529,147 @@ class _State:
         srv = getattr(self, '_server', None)
         if srv is not None and v.agent_id in srv._live: srv.refresh(v.agent_id)
 
-# %% ../nbs/10_api.ipynb #2bffbf27
+# %% ../nbs/10_api.ipynb #c0b388fb
+from fastapi import APIRouter
+
+def _batch(st, agent:str, body:list) -> dict:
+    "Store the valid records of `body`; report the rejected ones by index and reason."
+    if len(body) > MAX_BATCH: _reject(ValueError(f'{len(body):,} records in one batch; the limit is {MAX_BATCH:,}'))
+    good, rejected = [], []
+    for i, d in enumerate(body):
+        try:
+            if not isinstance(d, dict): raise FeedbackError(f'a record must be a JSON object, got {type(d).__name__}')
+            good.append(Feedback.from_dict({**d, 'agent': agent}))
+        except (FeedbackError, TypeError, ValueError) as e: rejected.append({'index': i, 'reason': str(e)})
+    added = st.store.add_many(good) if good else 0
+    return {'received': len(body), 'added': added, 'duplicates': len(good) - added, 'rejected': rejected,
+            'ids': [r.id for r in good]}
+
+def feedback_routes(st) -> APIRouter:
+    "`POST /api/policies/feedback/{agent_id}` (one record) and `.../batch` (many)."
+    r = APIRouter(tags=['feedback'])
+    @r.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record')
+    async def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):  # async: one short commit
+        agent = _agent(agent_id)
+        if body.get('agent', agent) != agent:
+            _reject(ValueError(f"agent {body.get('agent')!r} in the body differs from {agent!r} in the path"),
+                    ('body', 'agent'))
+        try: rec = Feedback.from_dict({**body, 'agent': agent})
+        except (FeedbackError, TypeError, ValueError) as e: _reject(e)
+        added = st.store.add(rec)
+        return {'id': rec.id, 'created': added, 'agent_id': agent, 'kind': rec.kind}
+    @r.post('/api/policies/feedback/{agent_id}/batch', status_code=201,
+            summary='Store many feedback records; invalid ones are rejected one by one')
+    def post_feedback_batch(agent_id:str, body:list=Body(..., examples=[[SEED_FEEDBACK]])):  # each item checked
+        return _batch(st, _agent(agent_id), body)
+    return r
+
+# %% ../nbs/10_api.ipynb #89094248
+def training_routes(st, allow_training:bool=True) -> APIRouter:
+    "`POST /api/policies/train_policy/{agent_id}` (dry run or job) and `GET /api/jobs/{job_id}`."
+    r = APIRouter(tags=['training'])
+    @r.post('/api/policies/train_policy/{agent_id}',
+            summary='Dry-run or start a training job (runs in a separate worker process)')
+    def train_policy(agent_id:str, req:TrainRequest, response:Response):
+        agent = _agent(agent_id)
+        if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
+        try:
+            if req.dryRun: return dry_run(st.store, agent, req)
+            _need_feedback(feedback_summary(st.store, agent)['count'])
+        except ValueError as e: raise HTTPException(400, detail=str(e))   # InsufficientFeedback included
+        job = spawn_job(st, agent, req.model_dump())
+        response.status_code = 202
+        return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
+    @r.get('/api/jobs/{job_id}', summary='A training job: status, progress, result or error')
+    def get_job(job_id:str):
+        if not re.fullmatch(r'[0-9a-f]{32}', job_id): raise HTTPException(404, detail=f'no job {job_id!r}')
+        _ = st.store
+        j = st.jobs.reap(job_id)
+        if j is None: raise HTTPException(404, detail=f'no job {job_id!r}')
+        return {k: v for k, v in j.items() if k != 'pid'}
+    return r
+
+# %% ../nbs/10_api.ipynb #7e03cf54
+def _deploy_call(f):
+    try: return _version_out(f())
+    except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
+    except (ValueError, FileNotFoundError) as e: raise HTTPException(409, detail=str(e))
+
+def online_routes(st, allow_training:bool=True) -> APIRouter:
+    "`GET .../{agent_id}/status`, `POST .../retrain`, `.../deploy`, `.../rollback`."
+    r = APIRouter(tags=['online learning'])
+    @r.get('/api/policies/{agent_id}/status',
+           summary="Online learning: buffer, should_retrain and why, deployed version, last run")
+    def online_status(agent_id:str):
+        agent = _agent(agent_id)
+        s = st.learner(agent).get_status()
+        keys = ('id', 'status', 'progress', 'message', 'created_at')
+        s['jobs'] = [{k: j[k] for k in keys} for j in st.jobs.list(agent)[:5]]
+        s['online_learning_enabled'] = online_enabled()
+        return s
+    @r.post('/api/policies/{agent_id}/retrain', status_code=202,
+            summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
+    def online_retrain(agent_id:str):
+        agent = _agent(agent_id)
+        if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
+        if online_judge() is None:
+            raise HTTPException(409, detail='no gate judge configured: set RLNB_ONLINE_JUDGE to a reward-model folder')
+        n = st.learner(agent).buffer_size()
+        if n < 1: raise HTTPException(400, detail=f'Insufficient feedback: {n} new samples since the last retrain')
+        job = spawn_online_job(st, agent)
+        return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
+    @r.post('/api/policies/{agent_id}/deploy',
+            summary='Deploy a version (its GGUF is checked first); the server swaps to it')
+    def deploy_version(agent_id:str, body:DeployRequest):
+        L = st.learner(_agent(agent_id))
+        return _deploy_call(lambda: L.deploy(body.version, reason=body.reason or 'deployed through the API'))
+    @r.post('/api/policies/{agent_id}/rollback', summary='Deploy an earlier version again (default: the previous one)')
+    def rollback_version(agent_id:str, body:RollbackRequest):
+        L = st.learner(_agent(agent_id))
+        return _deploy_call(lambda: L.rollback(body.version, reason=body.reason))
+    return r
+
+# %% ../nbs/10_api.ipynb #74f678fc
+def policy_routes(st) -> APIRouter:
+    "`GET /api/policies/{agent_id}`, `.../compare?a=&b=`, `.../{version}` (last: it takes any name)."
+    r = APIRouter(tags=['versions'])
+    @r.get('/api/policies/{agent_id}', summary="An agent's policy versions, newest first, with metrics")
+    def list_policies(agent_id:str):
+        agent = _agent(agent_id); _ = st.store
+        d = st.registry.deployed(agent)
+        return {'agentId': agent, 'deployed': d.name if d else None,
+                'versions': [_version_out(v) for v in st.registry.list(agent)]}
+    @r.get('/api/policies/{agent_id}/compare', summary='Two versions side by side')
+    def compare_policies(agent_id:str, a:str=Query(..., examples=['v1']), b:str=Query(..., examples=['v2'])):
+        agent = _agent(agent_id); _ = st.store
+        try: return {'agentId': agent, 'a': a, 'b': b, 'rows': st.registry.compare(agent, a, b)}
+        except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
+        except ValueError as e: _reject(e, ('query',))
+    @r.get('/api/policies/{agent_id}/{version}', summary='One version, with its evaluation report')
+    def get_policy(agent_id:str, version:str, full:bool=False):
+        agent = _agent(agent_id); _ = st.store
+        try: return _version_out(st.registry.get(agent, version), full)
+        except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
+        except ValueError as e: _reject(e, ('path', 'version'))
+    return r
+
+def chat_routes(st) -> APIRouter:
+    "`POST /v1/chat/completions`: `model` is the agent id."
+    r = APIRouter(tags=['chat'])
+    @r.post('/v1/chat/completions', summary="OpenAI-compatible chat: `model` is the agent id; answered by its "
+            "deployed version (or its A/B side for `user`)")
+    def chat_completions(body:ChatRequest, response:Response):
+        agent = _agent(body.model)
+        try:
+            out = st.server.chat(agent, [m.model_dump() for m in body.messages], user=body.user,
+                                 max_tokens=body.max_tokens, temperature=body.temperature, seed=body.seed)
+        except LookupError as e: raise HTTPException(404, detail=str(e))
+        except (FileNotFoundError, ValueError) as e: raise HTTPException(409, detail=str(e))
+        response.headers['x-rlnb-model-version'] = out['model_version']
+        return out
+    return r
+
+# %% ../nbs/10_api.ipynb #48aff2df
 def create_app(
     db: str | None = None,  # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
     token: str | None = None,  # bearer token for write endpoints (default: env RLNB_API_TOKEN; None: open)
@@ -541,171 +682,36 @@ def create_app(
         sched = OnlineScheduler(st).start() if online_enabled() and allow_training else None
         yield
         if sched: sched.stop()
-    app = FastAPI(
-        title='rlnb',
-        description=(
-            'Feedback in, training jobs out, every policy version listed. Legacy-compatible endpoints under'
-            ' /api/policies.'
-        ),
-        version=__version__,
-        lifespan=lifespan,
-    )
+    app = FastAPI(title='rlnb', version=__version__, lifespan=lifespan,
+                  description='Feedback in, training jobs out, every policy version listed. '
+                              'Legacy-compatible endpoints under /api/policies.')
     app.state.rlnb = st
-
     app.add_middleware(_Guard, token=token)
-
-    @app.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record')
-    async def post_feedback(
-        agent_id: str, body: dict = Body(..., examples=[SEED_FEEDBACK])
-    ):  # async: one short commit, no thread hop
-        agent = _agent(agent_id)
-        if body.get('agent', agent) != agent:
-            _reject(
-                ValueError(f"agent {body.get('agent')!r} in the body differs from {agent!r} in the path"),
-                ('body', 'agent'),
-            )
-        try: rec = Feedback.from_dict({**body, 'agent': agent})
-        except (FeedbackError, TypeError, ValueError) as e: _reject(e)
-        added = st.store.add(rec)
-        return {'id': rec.id, 'created': added, 'agent_id': agent, 'kind': rec.kind}
-
-    @app.post(
-        '/api/policies/feedback/{agent_id}/batch',
-        status_code=201,
-        summary='Store many feedback records; invalid ones are rejected one by one',
-    )
-    def post_feedback_batch(
-        agent_id: str, body: list = Body(..., examples=[[SEED_FEEDBACK]])
-    ):  # any items: each is checked on its own
-        agent = _agent(agent_id)
-        if len(body) > MAX_BATCH: _reject(ValueError(f'{len(body):,} records in one batch; the limit is {MAX_BATCH:,}'))
-        good, rejected = [], []
-        for i, d in enumerate(body):
-            try:
-                if not isinstance(d, dict):
-                    raise FeedbackError(f'a record must be a JSON object, got {type(d).__name__}')
-                good.append(Feedback.from_dict({**d, 'agent': agent}))
-            except (FeedbackError, TypeError, ValueError) as e: rejected.append({'index': i, 'reason': str(e)})
-        added = st.store.add_many(good) if good else 0
-        return {
-            'received': len(body),
-            'added': added,
-            'duplicates': len(good) - added,
-            'rejected': rejected,
-            'ids': [r.id for r in good],
-        }
-
-    @app.post('/api/policies/train_policy/{agent_id}',
-                  summary='Dry-run or start a training job (runs in a separate worker process)')
-    def train_policy(agent_id:str, req:TrainRequest, response:Response):
-        agent = _agent(agent_id)
-        if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
-        try:
-            if req.dryRun: return dry_run(st.store, agent, req)
-            _need_feedback(feedback_summary(st.store, agent)['count'])
-        except InsufficientFeedback as e: raise HTTPException(400, detail=str(e))
-        except ValueError as e: raise HTTPException(400, detail=str(e))
-        job = spawn_job(st, agent, req.model_dump())
-        response.status_code = 202
-        return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
-
-    @app.get('/api/jobs/{job_id}', summary='A training job: status, progress, result or error')
-    def get_job(job_id:str):
-        if not re.fullmatch(r'[0-9a-f]{32}', job_id): raise HTTPException(404, detail=f'no job {job_id!r}')
-        _ = st.store
-        j = st.jobs.reap(job_id)
-        if j is None: raise HTTPException(404, detail=f'no job {job_id!r}')
-        return {k: v for k, v in j.items() if k != 'pid'}
-
-    @app.get('/api/policies/{agent_id}', summary="An agent's policy versions, newest first, with metrics")
-    def list_policies(agent_id:str):
-        agent = _agent(agent_id); _ = st.store
-        d = st.registry.deployed(agent)
-        return {
-            'agentId': agent,
-            'deployed': d.name if d else None,
-            'versions': [_version_out(v) for v in st.registry.list(agent)],
-        }
-
-    @app.get('/api/policies/{agent_id}/compare', summary='Two versions side by side')
-    def compare_policies(agent_id:str, a:str=Query(..., examples=['v1']), b:str=Query(..., examples=['v2'])):
-        agent = _agent(agent_id); _ = st.store
-        try: return {'agentId': agent, 'a': a, 'b': b, 'rows': st.registry.compare(agent, a, b)}
-        except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
-        except ValueError as e: _reject(e, ('query',))
-
-    @app.get('/api/policies/{agent_id}/status',
-                 summary="Online learning: buffer, should_retrain and why, deployed version, last run")
-    def online_status(agent_id:str):
-        agent = _agent(agent_id)
-        s = st.learner(agent).get_status()
-        s['jobs'] = [
-            {k: j[k] for k in ('id', 'status', 'progress', 'message', 'created_at')} for j in st.jobs.list(agent)[:5]
-        ]
-        s['online_learning_enabled'] = online_enabled()
-        return s
-
-    @app.post('/api/policies/{agent_id}/retrain', status_code=202,
-                  summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
-    def online_retrain(agent_id:str):
-        agent = _agent(agent_id)
-        if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
-        if online_judge() is None:
-            raise HTTPException(409, detail='no gate judge configured: set RLNB_ONLINE_JUDGE to a reward-model folder')
-        n = st.learner(agent).buffer_size()
-        if n < 1: raise HTTPException(400, detail=f'Insufficient feedback: {n} new samples since the last retrain')
-        job = spawn_online_job(st, agent)
-        return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
-
-    @app.post('/api/policies/{agent_id}/deploy',
-                  summary='Deploy a version (its GGUF is checked first); the server swaps to it')
-    def deploy_version(agent_id:str, body:DeployRequest):
-        agent = _agent(agent_id)
-        try: v = st.learner(agent).deploy(body.version, reason=body.reason or 'deployed through the API')
-        except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
-        except (ValueError, FileNotFoundError) as e: raise HTTPException(409, detail=str(e))
-        return _version_out(v)
-
-    @app.post('/api/policies/{agent_id}/rollback',
-                  summary='Deploy an earlier version again (default: the previous one)')
-    def rollback_version(agent_id:str, body:RollbackRequest):
-        agent = _agent(agent_id)
-        try: v = st.learner(agent).rollback(body.version, reason=body.reason)
-        except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
-        except (ValueError, FileNotFoundError) as e: raise HTTPException(409, detail=str(e))
-        return _version_out(v)
-
-    @app.post('/v1/chat/completions',
-                  summary="OpenAI-compatible chat: `model` is the agent id; answered by its deployed version "
-                      "(or its A/B side for `user`)")
-    def chat_completions(body:ChatRequest, response:Response):
-        agent = _agent(body.model)
-        try:
-            out = st.server.chat(agent, [m.model_dump() for m in body.messages], user=body.user,
-                                 max_tokens=body.max_tokens, temperature=body.temperature, seed=body.seed)
-        except LookupError as e: raise HTTPException(404, detail=str(e))
-        except (FileNotFoundError, ValueError) as e: raise HTTPException(409, detail=str(e))
-        response.headers['x-rlnb-model-version'] = out['model_version']
-        return out
-
-    @app.get('/api/policies/{agent_id}/{version}', summary='One version, with its evaluation report')
-    def get_policy(agent_id:str, version:str, full:bool=False):
-        agent = _agent(agent_id); _ = st.store
-        try: return _version_out(st.registry.get(agent, version), full)
-        except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
-        except ValueError as e: _reject(e, ('path', 'version'))
-
+    for r in (feedback_routes(st), training_routes(st, allow_training), online_routes(st, allow_training),
+              policy_routes(st), chat_routes(st)):   # policy_routes after online_routes: its {version} takes any name
+        app.include_router(r)
     return app
 
 # %% ../nbs/10_api.ipynb #24c65495
+from dataclasses import dataclass
+from .core import StageConfig
+
+@dataclass
+class ServeConfig(StageConfig):
+    "Options of `rlnb_serve_api` (the bearer token is read from env RLNB_API_TOKEN, never from the command line)."
+    host: str = '127.0.0.1'   # interface to bind; loopback unless told otherwise
+    port: int = 8000          # TCP port
+    db: str|None = None       # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
+    log_level: str = 'warning'  # uvicorn's log level
+    access_log: bool = False  # one log line per request (costs throughput)
+
 def serve_api_cli(argv:list|None=None):
-    "Console script `rlnb_serve_api`: the HTTP service under uvicorn (loopback unless told otherwise)."
-    import argparse, uvicorn
-    ap = argparse.ArgumentParser(prog='rlnb_serve_api', description='rlnb HTTP API (OpenAPI docs at /docs).')
-    ap.add_argument('--host', default='127.0.0.1'); ap.add_argument('--port', type=int, default=8000)
-    ap.add_argument('--db', help='database URL or SQLite path (default: DATABASE_URL or data/feedback.db)')
-    a = ap.parse_args(argv)
-    uvicorn.run(create_app(a.db), host=a.host, port=a.port, log_level='warning', access_log=False)
+    "Console script `rlnb_serve_api`: the HTTP service under uvicorn, generated from `ServeConfig` by `stage_cli`."
+    import uvicorn
+    from rlnb.core import stage_cli
+    _, parse = stage_cli(ServeConfig, 'rlnb_serve_api', 'rlnb HTTP API (OpenAPI docs at /docs).', run_flags=False)
+    cfg, _ = parse(argv)
+    uvicorn.run(create_app(cfg.db), host=cfg.host, port=cfg.port, log_level=cfg.log_level, access_log=cfg.access_log)
 
 # %% ../nbs/10_api.ipynb #367e72a8
 app = create_app()

@@ -496,6 +496,10 @@ def make(cls:StageConfig, config=None,
             )
         if not fits_type(opts[k][0], v):
             raise ValueError(f"{cls.__name__}.{k} must be {opts[k][0]}, got {v!r} ({type(v).__name__})")
+    if base is None:
+        need = [f.name for f in dataclasses.fields(cls) if f.name not in given
+                and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        if need: raise ValueError(f"{cls.__name__} needs {', '.join(need)} (no default)")
     return dataclasses.replace(base, **given) if base is not None else cls(**given)
 
 # %% ../nbs/00_core.ipynb #7f55d13f
@@ -540,6 +544,20 @@ def train_metrics(examples:int,      # distinct training rows (pairs, examples, 
     )
 
 # %% ../nbs/00_core.ipynb #612a25c5
+def _config_flags(group, config_cls):
+    "One flag per field of `config_cls` in argparse `group`: `--no-x` for booleans, typed values, the comment as help."
+    import argparse, dataclasses
+    for f in dataclasses.fields(config_cls):
+        ann, doc = config_cls.options()[f.name][0], config_cls.options()[f.name][2] or ' '
+        flag = '--' + f.name.replace('_', '-')
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING: doc += ' (required)'
+        if str(ann) == 'bool':
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc)
+        else:
+            group.add_argument(flag, type=_flag_type(ann), default=argparse.SUPPRESS,
+                               metavar='|'.join(p.strip() for p in str(ann).split('|') if p.strip() != 'None').upper(),
+                               help=doc)
+
 def _flag_type(ann:str):
     parts = [p.strip() for p in str(ann).split('|')]
     if 'list' in parts: return lambda s: s.split(',') if ',' in s else s
@@ -549,44 +567,34 @@ def _flag_type(ann:str):
 
 # %% ../nbs/00_core.ipynb #39ad6b02
 def stage_cli(config_cls, prog:str, description:str,
-              extra:list=(),   # (flags, argparse kwargs) the stage adds: its data options
+              extra:list=(),   # (flags, argparse kwargs) the stage adds: its data options, positionals
+              run_flags:bool=True, # False: no --output-dir/--run (a tool that writes no stage folder)
              ):
-    "An argparse parser for `config_cls` and a function `parse(argv) -> (config, args)`."
+    ("An argparse parser for `config_cls` and a function `parse(argv) -> (config, args)`; every rlnb console "
+     "script is built by it.")
     import argparse
     ap = argparse.ArgumentParser(
         prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     g = ap.add_argument_group('run')
-    g.add_argument(
-        '--preset',
-        default='cpu' if 'cpu' in config_cls.PRESETS else None,
-        help=f"one of: {', '.join(config_cls.PRESETS)}",
-    )
+    if config_cls.PRESETS:
+        g.add_argument('--preset', default='cpu' if 'cpu' in config_cls.PRESETS else None,
+                       help=f"one of: {', '.join(config_cls.PRESETS)}")
     g.add_argument('--config', help='a YAML or JSON file of config fields (may name a preset); flags override it')
-    g.add_argument('--output-dir', help='the stage folder to write (default: a new models/<agent>/v<N>/<stage>/)')
-    g.add_argument('--run', help='an existing run folder to write the stage into (models/<agent>/vN)')
+    if run_flags:
+        g.add_argument('--output-dir', help='the stage folder to write (default: a new models/<agent>/v<N>/<stage>/)')
+        g.add_argument('--run', help='an existing run folder to write the stage into (models/<agent>/vN)')
     g.add_argument('--print-config', action='store_true', help='print the resolved config as YAML and exit')
     for flags, kw in extra: g.add_argument(*flags, **kw)
-    c = ap.add_argument_group(f'{config_cls.__name__} (defaults: the preset)')
-    for name, (ann, default, doc) in config_cls.options().items():
-        flag = '--' + name.replace('_', '-')
-        if str(ann) == 'bool':
-            c.add_argument(flag, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc or ' ')
-        else:
-            c.add_argument(
-                flag,
-                type=_flag_type(ann),
-                default=argparse.SUPPRESS,
-                metavar=str(ann).upper().replace(' ', ''),
-                help=doc or ' ',
-            )
+    _config_flags(ap.add_argument_group(f'{config_cls.__name__} (defaults: the preset)'), config_cls)
     def parse(argv=None):
         a = ap.parse_args(argv)
         over = {k: getattr(a, k) for k in config_cls.options() if hasattr(a, k)}
+        preset = getattr(a, 'preset', None)
         try:
             cfg = config_cls.make(
-                a.config or a.preset,
-                **({'preset': a.preset} if a.config and a.preset != ap.get_default('preset') else {}),
+                a.config or preset,
+                **({'preset': preset} if a.config and preset != ap.get_default('preset') else {}),
                 **over
             )
         except (ValueError, TypeError, FileNotFoundError) as e: ap.error(str(e))

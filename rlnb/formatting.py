@@ -11,7 +11,8 @@ from .feedback import Feedback
 
 # %% auto #0
 __all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_reward_targets', 'to_dataset', 'prompt_text',
-           'split_by_prompt', 'dataset_stats', 'plot_stats', 'build_datasets', 'export_data_cli']
+           'split_by_prompt', 'dataset_stats', 'plot_stats', 'build_datasets', 'ExportDataConfig', 'export_rows',
+           'export_data', 'export_data_cli']
 
 # %% ../nbs/02_formatting.ipynb #f4347c9f
 def utility(r:Feedback) -> float|None:
@@ -234,45 +235,56 @@ def build_datasets(
     return {f: split_by_prompt(to_dataset(make[f](), conversational), eval_frac, seed) for f in formats}
 
 # %% ../nbs/02_formatting.ipynb #9418e0ce
+from dataclasses import dataclass
+from .core import StageConfig
+
+@dataclass
+class ExportDataConfig(StageConfig):
+    "What `export_data` (console script `rlnb_export_data`) writes: whose feedback, in which format, filtered how."
+    agent: str                       # the agent whose feedback is exported
+    output: str                      # the JSONL file to write (atomically)
+    format: str = 'dpo'              # dpo (pairs), kto (unpaired), regression (targets) or jsonl (the records)
+    store: str|None = None           # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
+    limit: int|None = None           # write at most this many rows
+    min_reward: float|None = None    # drop records (dpo: pairs whose chosen answer) with a utility below this
+    require_feedback: bool = False   # only records with a judgement (thumbs, rating, score, comparison)
+    min_margin: float = 0.2          # dpo: smallest utility gap of a pair
+    FORMATS = ('dpo', 'kto', 'regression', 'jsonl')
+
+def export_rows(recs:list[Feedback], cfg:ExportDataConfig) -> list[dict]:
+    "The rows `cfg` asks for, from records `recs` (filtered, formatted, limited)."
+    if cfg.format not in cfg.FORMATS: raise ValueError(f"format {cfg.format!r}: one of {', '.join(cfg.FORMATS)}")
+    if cfg.require_feedback: recs = [r for r in recs if utility(r) is not None or r.kind == 'comparison']
+    if cfg.min_reward is not None and cfg.format != 'dpo':
+        recs = [r for r in recs if utility(r) is None or utility(r) >= cfg.min_reward]
+    if not recs: raise NotEnoughData(f"no feedback records for agent {cfg.agent!r} after filtering: nothing to export")
+    if cfg.format == 'dpo':
+        rows = to_preference_pairs(recs, cfg.min_margin)
+        if cfg.min_reward is not None:
+            u = _mean_utilities(recs)
+            rows = [r for r in rows if u.get((r['agent'], r['prompt']), {}).get(r['chosen'], 1.0) >= cfg.min_reward]
+    else:
+        fmt = {'kto': to_kto, 'regression': to_reward_targets, 'jsonl': lambda rs: [r.to_dict() for r in rs]}
+        rows = fmt[cfg.format](recs)
+    return rows[:cfg.limit] if cfg.limit else rows
+
+# %% ../nbs/02_formatting.ipynb #3079b891
+def export_data(cfg:ExportDataConfig, store=None) -> int:
+    "Write the rows `cfg` asks for to `cfg.output` (whole or not at all); the number of rows."
+    import json
+    from rlnb.feedback import FeedbackStore
+    from rlnb.core import atomic_write
+    rows = export_rows((store or FeedbackStore(cfg.store)).query(agent=cfg.agent), cfg)
+    atomic_write(cfg.output, ''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in rows))
+    print(f"{len(rows)} {cfg.format} rows of {cfg.agent!r} -> {cfg.output}")
+    return len(rows)
+
 def export_data_cli(argv:list|None=None):
     ("Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets or raw "
      "JSONL.")
-    import argparse, json
-    from rlnb.feedback import FeedbackStore
-    ap = argparse.ArgumentParser(
-        prog='rlnb_export_data', description="Export an agent's feedback as training data (JSONL)."
-    )
-    ap.add_argument('--agent', required=True); ap.add_argument('--output', required=True)
-    ap.add_argument('--format', default='dpo', choices=['dpo', 'kto', 'regression', 'jsonl'])
-    ap.add_argument('--store', help='database URL or SQLite path (default DATABASE_URL or data/feedback.db)')
-    ap.add_argument('--limit', type=int, help='write at most this many rows')
-    ap.add_argument('--min-reward', type=float)
-    ap.add_argument(
-        '--require-feedback',
-        action='store_true',
-        help='only records with a judgement (thumbs, rating, score, comparison)',
-    )
-    ap.add_argument('--min-margin', type=float, default=0.2, help='dpo: smallest utility gap of a pair')
-    a = ap.parse_args(argv)
-    recs = FeedbackStore(a.store).query(agent=a.agent)
-    if a.require_feedback: recs = [r for r in recs if utility(r) is not None or r.kind == 'comparison']
-    if a.min_reward is not None and a.format != 'dpo':
-        recs = [r for r in recs if utility(r) is None or utility(r) >= a.min_reward]
-    if not recs: raise NotEnoughData(f"no feedback records for agent {a.agent!r} after filtering: nothing to export")
-    if a.format == 'dpo':
-        rows = to_preference_pairs(recs, a.min_margin)
-        if a.min_reward is not None:
-            u = _mean_utilities(recs)
-            rows = [r for r in rows if u.get((r['agent'], r['prompt']), {}).get(r['chosen'], 1.0) >= a.min_reward]
-    else:
-        rows = {'kto': to_kto, 'regression': to_reward_targets, 'jsonl': lambda rs: [r.to_dict() for r in rs]}[
-            a.format
-        ](recs)
-    rows = rows[:a.limit] if a.limit else rows
-    out = Path(a.output); out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + '.partial')
-    with open(tmp, 'w', encoding='utf-8') as f:
-        for r in rows: f.write(json.dumps(r, ensure_ascii=False) + '\n')
-    tmp.replace(out)
-    print(f"{len(rows)} {a.format} rows from {len(recs)} records of {a.agent!r} -> {out}")
-    return len(rows)
+    from rlnb.core import stage_cli
+    ap, parse = stage_cli(ExportDataConfig, 'rlnb_export_data', "Export an agent's feedback as training data (JSONL).",
+                          run_flags=False)
+    cfg, a = parse(argv)
+    if cfg.format not in cfg.FORMATS: ap.error(f"--format {cfg.format!r}: one of {', '.join(cfg.FORMATS)}")
+    return export_data(cfg)

@@ -25,7 +25,7 @@ from .export import export_model, isolated
 # %% auto #0
 __all__ = ['STAGES', 'stage', 'Run', 'stage_options', 'load_recipe', 'run_pipeline', 'base_answers', 'import_feedback',
            'format_feedback', 'reward_stage', 'judge_stage', 'dpo_stage', 'ppo_stage', 'evaluate_stage', 'export_stage',
-           'main']
+           'PipelineOptions', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
@@ -533,12 +533,25 @@ def export_stage(
     return {'stats': res.stats, 'parity': res.parity, 'answer': answer, 'modelfile': str(res.paths['modelfile'])}
 
 # %% ../nbs/99_pipeline.ipynb #5efbca7a
+from .core import StageConfig
+
+@dataclass
+class PipelineOptions(StageConfig):
+    "Options of `rlnb_pipeline RECIPE` (the recipe itself says what each stage does)."
+    resume: str|None = None   # an existing run folder to continue, skipping the stages already done
+    root: str|None = None     # parent of the agent folders (default: models/)
+    check: bool = False       # only read and check the recipe (names, options, types), then exit
+
 def main(argv:list|None=None):
-    "Console script `rlnb_pipeline RECIPE [--resume RUN_DIR]`."
-    ap = argparse.ArgumentParser(prog='rlnb_pipeline', description='Run an rlnb recipe end to end.')
-    ap.add_argument('recipe', help='recipe YAML, e.g. data/recipes/chitchat.yaml')
-    ap.add_argument('--resume', help='continue this run folder, skipping stages already done')
-    args = ap.parse_args(argv)
+    "Console script `rlnb_pipeline RECIPE [--resume RUN_DIR]`, generated from `PipelineOptions` by `stage_cli`."
+    from rlnb.core import stage_cli
+    ap, parse = stage_cli(PipelineOptions, 'rlnb_pipeline', 'Run an rlnb recipe end to end.', run_flags=False,
+                          extra=[(['recipe'], dict(help='recipe YAML, e.g. data/recipes/chitchat.yaml'))])
+    opts, args = parse(argv)
+    if opts.check:
+        r = load_recipe(args.recipe)
+        print(f"{args.recipe}: agent {r['agent']!r}, stages {', '.join(s['stage'] for s in r['stages'])}: ok")
+        return r
     import transformers; transformers.logging.set_verbosity_error()   # keep the demo's output to rlnb's own report
-    with Timer() as t: run = run_pipeline(args.recipe, resume=args.resume)
+    with Timer() as t: run = run_pipeline(args.recipe, resume=opts.resume, root=opts.root)
     print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; metrics in {run.path/'metrics.json'}")

@@ -13,7 +13,8 @@ from .feedback import FeedbackStore
 
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'register', 'get', 'list_versions', 'agents',
-           'update', 'deployed', 'promote', 'history', 'previous', 'rollback', 'fail', 'compare', 'policies_cli']
+           'update', 'deployed', 'promote', 'history', 'previous', 'rollback', 'fail', 'compare', 'PoliciesConfig',
+           'policies_cli']
 
 # %% ../nbs/01a_registry.ipynb #0f1cbbb3
 SCHEMA_VERSION = 1
@@ -387,41 +388,47 @@ def compare(self:Registry, agent:str, a, b) -> list[dict]:
 Registry.compare = compare
 
 # %% ../nbs/01a_registry.ipynb #43754d79
-def policies_cli(argv:list|None=None):
-    "Console script `rlnb_policies`."
-    import argparse
-    ap = argparse.ArgumentParser(
-        prog='rlnb_policies', description='List, compare, promote and roll back policy versions.'
-    )
-    ap.add_argument('--db', help='database URL or SQLite path (default: DATABASE_URL or data/feedback.db)')
-    ap.add_argument('--json', action='store_true', help='print JSON')
-    sub = ap.add_subparsers(dest='cmd', required=True)
-    sub.add_parser('list').add_argument('agent')
-    s = sub.add_parser('show'); s.add_argument('agent'); s.add_argument('version')
-    s = sub.add_parser('compare'); s.add_argument('agent'); s.add_argument('a'); s.add_argument('b')
-    s = sub.add_parser('promote'); s.add_argument('agent'); s.add_argument('version'); s.add_argument('--reason')
-    s = sub.add_parser('rollback')
-    s.add_argument('agent')
-    s.add_argument('version', nargs='?')
-    s.add_argument('--reason')
-    a = ap.parse_args(argv)
-    reg = Registry(a.db)
-    if a.cmd == 'list': out = [v.to_dict() for v in reg.list(a.agent)]
-    elif a.cmd == 'show': out = reg.get(a.agent, a.version).to_dict()
-    elif a.cmd == 'compare': out = reg.compare(a.agent, a.a, a.b)
-    elif a.cmd == 'promote': out = reg.promote(a.agent, a.version, a.reason).to_dict()
-    else: out = reg.rollback(a.agent, a.version, a.reason).to_dict()
-    if a.json: print(json.dumps(out, indent=1, default=str))
-    elif a.cmd == 'list':
+from dataclasses import dataclass
+from .core import StageConfig
+
+@dataclass
+class PoliciesConfig(StageConfig):
+    "Options of `rlnb_policies` (its command and arguments are positional)."
+    db: str|None = None      # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
+    json: bool = False       # print JSON
+    reason: str|None = None  # promote / rollback: why (kept in the version's history)
+    COMMANDS = {'list': (0, 0), 'show': (1, 1), 'compare': (2, 2), 'promote': (1, 1), 'rollback': (0, 1)}
+
+def _policies_print(cmd:str, out):
+    if cmd == 'list':
         for v in out:
-            print(
-                f"{v['name']:>5} {v['kind']:5} {v['status']:9} parent"
-                f" {('v' + str(v['parent_version'])) if v['parent_version'] else '-':>4}  {v['created_at'][:19]} "
-                f" {v['model_path']}"
-            )
-    elif a.cmd == 'compare':
+            parent = ('v' + str(v['parent_version'])) if v['parent_version'] else '-'
+            print(f"{v['name']:>5} {v['kind']:5} {v['status']:9} parent {parent:>4}  {v['created_at'][:19]} "
+                  f" {v['model_path']}")
+    elif cmd == 'compare':
         for r in out:
             diff = '' if r['diff'] is None else f"{r['diff']:+g}"
             print(f"{r['field']:40} {str(r['a']):>24} {str(r['b']):>24} {diff:>12}")
     else: print(json.dumps(out, indent=1, default=str))
+
+def policies_cli(argv:list|None=None):
+    "Console script `rlnb_policies COMMAND AGENT [VERSION ...]`, generated from `PoliciesConfig` by `stage_cli`."
+    from rlnb.core import stage_cli
+    C = PoliciesConfig.COMMANDS
+    ap, parse = stage_cli(
+        PoliciesConfig, 'rlnb_policies', 'List, compare, promote and roll back policy versions.', run_flags=False,
+        extra=[(['command'], dict(choices=list(C))), (['agent'], dict(help='agent id')),
+               (['versions'], dict(nargs='*', help='show/promote: VERSION; compare: A B; rollback: [VERSION]'))])
+    cfg, a = parse(argv)
+    lo, hi = C[a.command]
+    if not lo <= len(a.versions) <= hi:
+        ap.error(f"{a.command} takes {lo if lo == hi else f'{lo} to {hi}'} version(s), got {len(a.versions)}")
+    reg, vs = Registry(cfg.db), a.versions
+    out = {'list': lambda: [v.to_dict() for v in reg.list(a.agent)],
+           'show': lambda: reg.get(a.agent, vs[0]).to_dict(),
+           'compare': lambda: reg.compare(a.agent, *vs),
+           'promote': lambda: reg.promote(a.agent, vs[0], cfg.reason).to_dict(),
+           'rollback': lambda: reg.rollback(a.agent, vs[0] if vs else None, cfg.reason).to_dict()}[a.command]()
+    if cfg.json: print(json.dumps(out, indent=1, default=str))
+    else: _policies_print(a.command, out)
     return out
