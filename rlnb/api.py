@@ -17,8 +17,8 @@ from .core import check_agent, models_dir, new_run, rlnb_home
 from .feedback import Feedback, FeedbackError, FeedbackStore
 
 # %% auto #0
-__all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'ALGORITHMS', 'JOB_STATES', 'SEED_FEEDBACK', 'app', 'Jobs',
-           'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'dry_run', 'train_policy_job', 'run_job',
+__all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'ALGORITHMS', 'JOB_STATES', 'RL_SECONDS_PER_STEP', 'SEED_FEEDBACK', 'app',
+           'Jobs', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'dry_run', 'train_policy_job', 'run_job',
            'online_enabled', 'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage',
            'ChatRequest', 'run_online_job', 'spawn_job', 'spawn_online_job', 'OnlineScheduler', 'feedback_routes',
            'training_routes', 'online_routes', 'policy_routes', 'chat_routes', 'create_app', 'ServeConfig',
@@ -154,146 +154,93 @@ def _need_feedback(n:int):
         raise InsufficientFeedback(f"Insufficient feedback: {n} samples (minimum {MIN_FEEDBACK} required)")
 
 # %% ../nbs/10_api.ipynb #00710373
+RL_SECONDS_PER_STEP = {'kto': 1.0, 'ppo': 18.3, 'grpo': 6.0, 'rloo': 6.0}   # measured on SmolLM2, 2 CPU cores
+
 def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
     ("The legacy system's dry-run answer: feedback count, estimated steps and minutes (DPO/KTO: a short measured "
      "probe), score statistics, the model config.")
     from rlnb.formatting import build_datasets
-    from rlnb.dpo import PRESETS, estimate
+    from rlnb.dpo import estimate
     fs = feedback_summary(store, agent); _need_feedback(fs['count'])
-    cfg = replace(
-        PRESETS['cpu'], model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize, beta=req.beta
-    )
-    pairs = (
-        build_datasets(fs['records'], req.minMargin, eval_frac=0.0, formats=('pairs',), min_pairs=1)['pairs']['train']
-        if req.algorithm == 'dpo'
-        else None
-    )
-    if pairs is not None:
+    cfg = _cpu_config(req)
+    if req.algorithm == 'dpo':
+        pairs = build_datasets(fs['records'], req.minMargin, eval_frac=0.0, formats=('pairs',),
+                               min_pairs=1)['pairs']['train']
         est = estimate(pairs, cfg, probe_steps=2)
-        steps, minutes, basis = (
-            min(req.maxSteps, est['steps']),
-            est['s_per_step'] * min(req.maxSteps, est['steps']) / 60 + est['prepare_s'] / 60,
-            'measured probe',
-        )
+        steps = min(req.maxSteps, est['steps'])
+        minutes, basis = (est['s_per_step'] * steps + est['prepare_s']) / 60, 'measured probe'
     else:
-        s_step = {'kto': 1.0, 'ppo': 18.3, 'grpo': 6.0, 'rloo': 6.0}[req.algorithm] * (
-            0.05 if req.baseModel == 'tiny' else 1
-        )
-        steps, minutes, basis = (
-            req.maxSteps,
-            req.maxSteps * s_step / 60,
-            'seconds per step measured on SmolLM2 (2 CPU cores)',
-        )
-    return {
-        'status': 'dry_run',
-        'feedbackCount': fs['count'],
-        'estimatedSteps': int(steps),
-        'estimatedTimeMinutes': round(minutes, 2),
-        'scoreMean': fs['mean'],
-        'scoreStd': fs['std'],
-        'estimateBasis': basis,
-        'modelConfig': {
-            'base_model': req.baseModel,
-            'use_lora': True,
-            'learning_rate': req.learningRate,
-            'algorithm': req.algorithm,
-            'lora_r': cfg.lora_r,
-            'batch_size': req.batchSize,
-            'beta': req.beta,
-        },
-    }
+        s_step = RL_SECONDS_PER_STEP[req.algorithm] * (0.05 if req.baseModel == 'tiny' else 1)
+        steps, minutes = req.maxSteps, req.maxSteps * s_step / 60
+        basis = 'seconds per step measured on SmolLM2 (2 CPU cores)'
+    return {'status': 'dry_run', 'feedbackCount': fs['count'], 'estimatedSteps': int(steps),
+            'estimatedTimeMinutes': round(minutes, 2), 'scoreMean': fs['mean'], 'scoreStd': fs['std'],
+            'estimateBasis': basis,
+            'modelConfig': {'base_model': req.baseModel, 'use_lora': True, 'learning_rate': req.learningRate,
+                            'algorithm': req.algorithm, 'lora_r': cfg.lora_r, 'batch_size': req.batchSize,
+                            'beta': req.beta}}
 
-# %% ../nbs/10_api.ipynb #38bd6944
+# %% ../nbs/10_api.ipynb #c80041fa
+def _cpu_config(req:TrainRequest):
+    from rlnb.dpo import PRESETS
+    return replace(PRESETS['cpu'], model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize,
+                   beta=req.beta, save_steps=10**9)
+
+def _train_preference(req:TrainRequest, ds:dict, run:Path, cb) -> tuple:
+    "DPO or KTO on the agent's pairs / examples: (policy path, metrics, reward mean, reward model path)."
+    from rlnb.dpo import train_dpo, train_kto
+    cfg = _cpu_config(req)
+    if req.algorithm == 'dpo':
+        res = train_dpo(ds['pairs']['train'], ds['pairs']['eval'], cfg, run/'dpo', max_steps=req.maxSteps,
+                        callbacks=[cb])
+        return res.model_path, res.metrics, res.metrics.get('after_reward_margin'), None
+    res = train_kto(ds['kto']['train'], None, cfg, run/'kto', max_steps=req.maxSteps, callbacks=[cb])
+    return res.model_path, res.metrics, None, None
+
+def _train_rl_job(req:TrainRequest, ds:dict, run:Path, progress) -> tuple:
+    "PPO / GRPO / RLOO: a reward model on the pairs first, then the policy against it (the legacy two-stage design)."
+    from rlnb.reward import PRESETS as RP, train_reward_model
+    from rlnb.ppo import PPOConfig, train_rl, reward_model_fn
+    from rlnb.core import model_path
+    from rlnb.formatting import prompt_text
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    rres = train_reward_model(
+        ds['pairs']['train'],
+        ds['pairs']['eval'],
+        RP['tiny' if req.baseModel == 'tiny' else 'cpu'],
+        output_dir=run / 'reward_model',
+    )
+    progress(0.3, f"reward model: held-out accuracy {rres.metrics.get('accuracy')}")
+    prompts = list(dict.fromkeys(prompt_text(p) for p in ds['pairs']['train']['prompt']))
+    pcfg = PPOConfig.make('default', steps=req.maxSteps, learning_rate=req.learningRate, batch_size=req.batchSize,
+                          num_minibatches=min(2, req.batchSize), save_steps=10**9, algorithm=req.algorithm,
+                          model=req.baseModel)
+    bp = model_path(req.baseModel)
+    out = train_rl(AutoModelForCausalLM.from_pretrained(bp), AutoTokenizer.from_pretrained(bp), prompts,
+                   reward_model_fn(rres.model), pcfg, run/'ppo')
+    return run/'ppo'/'policy', out.metrics, out.metrics.get('reward_last'), run/'reward_model'/'reward_model'
+
+# %% ../nbs/10_api.ipynb #35ab4f1c
 def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=None) -> dict:
     ("Train `agent`'s policy on its feedback (DPO/KTO directly; PPO/GRPO/RLOO from a reward model trained first), "
      "register it, return the legacy system's answer.")
     from rlnb.formatting import build_datasets
-    from rlnb.dpo import PRESETS, train_dpo, train_kto
     from rlnb.registry import Registry, _rel
     progress = progress or (lambda p, m: None)
     fs = feedback_summary(store, agent); _need_feedback(fs['count'])
     run = new_run(agent)
     progress(0.02, f'run folder {run}')
     ds = build_datasets(fs['records'], req.minMargin, eval_frac=0.2, formats=('pairs', 'kto'), min_pairs=1)
-    cb = _progress_callback(progress, req.maxSteps)
-    cfg = replace(
-        PRESETS['cpu'],
-        model=req.baseModel,
-        learning_rate=req.learningRate,
-        batch_size=req.batchSize,
-        beta=req.beta,
-        save_steps=10**9,
-    )
-    rm_path, reward = None, {}
-    if req.algorithm == 'dpo':
-        res = train_dpo(
-            ds['pairs']['train'], ds['pairs']['eval'], cfg, run / 'dpo', max_steps=req.maxSteps, callbacks=[cb]
-        )
-        path, m = res.model_path, res.metrics
-        reward = {'rewardMean': m.get('after_reward_margin'), 'rewardStd': None}
-    elif req.algorithm == 'kto':
-        res = train_kto(ds['kto']['train'], None, cfg, run/'kto', max_steps=req.maxSteps, callbacks=[cb])
-        path, m = res.model_path, res.metrics
-    else:
-        from rlnb.reward import PRESETS as RP, train_reward_model
-        from rlnb.ppo import PPOConfig, train_rl, reward_model_fn
-        from rlnb.core import model_path
-        from rlnb.formatting import prompt_text
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-        rres = train_reward_model(
-            ds['pairs']['train'],
-            ds['pairs']['eval'],
-            RP['tiny' if req.baseModel == 'tiny' else 'cpu'],
-            output_dir=run / 'reward_model',
-        )
-        rm_path = run/'reward_model'/'reward_model'
-        progress(0.3, f"reward model: held-out accuracy {rres.metrics.get('accuracy')}")
-        prompts = list(dict.fromkeys(prompt_text(p) for p in ds['pairs']['train']['prompt']))
-        pcfg = PPOConfig.make(
-            'default',
-            steps=req.maxSteps,
-            learning_rate=req.learningRate,
-            batch_size=req.batchSize,
-            num_minibatches=min(2, req.batchSize),
-            save_steps=10**9,
-            algorithm=req.algorithm,
-            model=req.baseModel,
-        )
-        bp = model_path(req.baseModel)
-        out = train_rl(
-            AutoModelForCausalLM.from_pretrained(bp),
-            AutoTokenizer.from_pretrained(bp),
-            prompts,
-            reward_model_fn(rres.model),
-            pcfg,
-            run / 'ppo',
-        )
-        path, m = run/'ppo'/'policy', out.metrics
-        reward = {'rewardMean': m.get('reward_last'), 'rewardStd': None}
+    if req.algorithm in ('dpo', 'kto'):
+        path, m, reward, rm_path = _train_preference(req, ds, run, _progress_callback(progress, req.maxSteps))
+    else: path, m, reward, rm_path = _train_rl_job(req, ds, run, progress)
     v = Registry(store).register(
-        agent,
-        path,
-        req.algorithm,
-        reward_model_path=rm_path,
-        feedback_count=fs['count'],
-        reward_mean=reward.get('rewardMean'),
-        reward_std=reward.get('rewardStd'),
-        metrics={k: v for k, v in m.items() if not isinstance(v, (list, dict))},
-        config=req.model_dump(),
-        data_counts={k: {s: len(d) for s, d in dd.items()} for k, dd in ds.items()},
-    )
-    return {
-        'status': 'trained',
-        'policyId': str(v.id),
-        'version': v.name,
-        'modelPath': v.model_path,
-        'rewardModelPath': v.reward_model_path,
-        'feedbackCount': fs['count'],
-        'trainingSteps': m.get('steps'),
-        'rewardMean': v.reward_mean,
-        'rewardStd': v.reward_std,
-        'runFolder': _rel(run),
-    }
+        agent, path, req.algorithm, reward_model_path=rm_path, feedback_count=fs['count'], reward_mean=reward,
+        reward_std=None, metrics={k: x for k, x in m.items() if not isinstance(x, (list, dict))},
+        config=req.model_dump(), data_counts={k: {s: len(d) for s, d in dd.items()} for k, dd in ds.items()})
+    return {'status': 'trained', 'policyId': str(v.id), 'version': v.name, 'modelPath': v.model_path,
+            'rewardModelPath': v.reward_model_path, 'feedbackCount': fs['count'], 'trainingSteps': m.get('steps'),
+            'rewardMean': v.reward_mean, 'rewardStd': v.reward_std, 'runFolder': _rel(run)}
 
 # %% ../nbs/10_api.ipynb #2230c7f3
 def _progress_callback(progress, total:int):

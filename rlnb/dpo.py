@@ -264,59 +264,53 @@ class PreferenceResult(StageResult):
 
 CHECKPOINT_FILES = ('trainer_state.json', 'adapter_model.*')   # what a complete TRL checkpoint of ours holds
 
+# %% ../nbs/05_dpo.ipynb #74244325
+def _train_rows(method:str, train, cfg):
+    "Cap the rows at `max_train_examples` (seeded) and add a `length` column when batches are grouped by length."
+    if cfg.max_train_examples and len(train) > cfg.max_train_examples:
+        train = train.shuffle(seed=cfg.seed).select(range(cfg.max_train_examples))
+    if cfg.group_by_length and 'length' not in train.column_names:   # characters as a cheap proxy for tokens
+        comps = ('chosen', 'rejected') if method == 'dpo' else ('completion',)
+        train = train.add_column(
+            'length', [len(prompt_text(r['prompt'])) + max(len(prompt_text(r[c])) for c in comps) for r in train])
+    return train
+
+def _save_preference(res:PreferenceResult, method:str, cfg):
+    "The adapter with its tokenizer and a portable base name, `metrics.json` and the loss curves."
+    res.model.save_pretrained(res.model_path); res.tokenizer.save_pretrained(res.model_path); name_base(res.model_path)
+    atomic_write(res.output_dir/'metrics.json',
+                 json.dumps(dict(config=asdict(cfg), metrics=res.metrics, history=res.history), indent=2, default=str))
+    plot_history(res.history, res.output_dir/'plots'/f'{method}_curves.png')
+
 # %% ../nbs/05_dpo.ipynb #82496347
 def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, callbacks=None):
     from trl import DPOTrainer, KTOTrainer
     cfg = effective_config(PreferenceConfig.make(config))
     seed_everything(cfg.seed)
-    if cfg.max_train_examples and len(train) > cfg.max_train_examples:
-        train = train.shuffle(seed=cfg.seed).select(range(cfg.max_train_examples))
-    # no output_dir: a fresh folder per call (models/.cache/runs/<method>/v<N>), so an unrelated call never resumes this
-    # one
+    train = _train_rows(method, train, cfg)
+    # no output_dir: a fresh folder per call (models/.cache/runs/<method>/v<N>), so an unrelated call never resumes it
     out = Path(output_dir) if output_dir else new_run(method, cache_dir()/'runs')
     out.mkdir(parents=True, exist_ok=True)
-    if cfg.group_by_length and 'length' not in train.column_names:   # characters as a cheap proxy for tokens
-        comps = ('chosen', 'rejected') if method == 'dpo' else ('completion',)
-        train = train.add_column(
-            'length', [len(prompt_text(r['prompt'])) + max(len(prompt_text(r[c])) for c in comps) for r in train]
-        )
     model, tok, peft = load_trainable_policy(cfg)
     Trainer = DPOTrainer if method == 'dpo' else KTOTrainer
     if cfg.packed: Trainer = packed_trainer(Trainer, paired=method == 'dpo', max_tokens=cfg.max_packed_tokens)
     with Timer() as tp:   # tokenising, and the reference log-probs when precomputed
-        trainer = Trainer(
-            model=model,
-            args=to_trl_config(cfg, out, method, max_steps=max_steps),
-            train_dataset=train,
-            processing_class=tok,
-            peft_config=peft,
-            callbacks=callbacks,
-        )
+        trainer = Trainer(model=model, args=to_trl_config(cfg, out, method, max_steps=max_steps), train_dataset=train,
+                          processing_class=tok, peft_config=peft, callbacks=callbacks)
     model = trainer.model
-    before = (
-        preference_accuracy(model, tok, eval, cfg.beta, cfg.max_length) if method == 'dpo' and eval is not None else {}
-    )
+    accuracy = lambda: preference_accuracy(model, tok, eval, cfg.beta, cfg.max_length)
+    before = accuracy() if method == 'dpo' and eval is not None else {}
     ck = last_checkpoint(out, CHECKPOINT_FILES) if resume else None
     ck = str(ck) if ck else None
     if ck: print(f"[rlnb] resuming from {ck}")
     with Timer() as t: trainer.train(resume_from_checkpoint=ck)
     steps = trainer.state.global_step
-    seen = (
-        cfg.epochs if max_steps < 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))
-    )  # passes over the rows
+    seen = cfg.epochs if max_steps < 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))  # passes
     m = train_metrics(len(train), steps, t.secs, epochs=seen, prepare_seconds=round(tp.secs, 2), resumed_from=ck)
     if before:
-        m.update(
-            {f'before_{k}': v for k, v in before.items()},
-            **{f'after_{k}': v for k, v in preference_accuracy(model, tok, eval, cfg.beta, cfg.max_length).items()},
-        )
-    adapter = out/'adapter'; model.save_pretrained(adapter); tok.save_pretrained(adapter); name_base(adapter)
-    res = PreferenceResult(model, tok, m, trainer.state.log_history, out, adapter, trainer)
-    atomic_write(
-        out / 'metrics.json',
-        json.dumps(dict(config=asdict(cfg), metrics=m, history=res.history), indent=2, default=str),
-    )
-    plot_history(res.history, out/'plots'/f'{method}_curves.png')
+        m.update({f'before_{k}': v for k, v in before.items()}, **{f'after_{k}': v for k, v in accuracy().items()})
+    res = PreferenceResult(model, tok, m, trainer.state.log_history, out, out/'adapter', trainer)
+    _save_preference(res, method, cfg)
     return res
 
 # %% ../nbs/05_dpo.ipynb #23172e40
@@ -416,59 +410,52 @@ def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dic
     )
 
 # %% ../nbs/05_dpo.ipynb #0d3af66b
+_DPO_FLAGS = [
+    (['--method'], dict(default='dpo', choices=['dpo', 'kto'])),
+    (['--agent'], dict(default='chitchat', help='whose feedback')),
+    (['--source'], dict(default='db', choices=['db', 'file'])),
+    (['--data-file'], dict(help='a JSONL file of feedback (with --source file)')),
+    (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
+    (['--max-steps'], dict(type=int, default=-1, help='stop after this many steps (-1: the epochs)')),
+    (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
+    (
+        ['--dry-run'],
+        dict(action='store_true', help='estimate steps, time and memory from a short probe; train nothing'),
+    ),
+    (
+        ['--no-register'],
+        dict(action='store_true', help='do not record the trained policy in the registry (of --store)'),
+    ),
+]
+
 def train_dpo_cli(argv:list|None=None):
     "Console script `rlnb_train_dpo`: every `PreferenceConfig` field is a flag."
     from rlnb.core import stage_cli, stage_dir
     from rlnb.feedback import load_records
     from rlnb.formatting import to_preference_pairs, to_kto, to_dataset, split_by_prompt
-    ap, parse = stage_cli(
-        PreferenceConfig,
-        'rlnb_train_dpo',
-        'DPO (or KTO) on collected feedback, with LoRA.',
-        extra=[
-            (['--method'], dict(default='dpo', choices=['dpo', 'kto'])),
-            (['--agent'], dict(default='chitchat', help='whose feedback')),
-            (['--source'], dict(default='db', choices=['db', 'file'])),
-            (['--data-file'], dict(help='a JSONL file of feedback (with --source file)')),
-            (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
-            (['--max-steps'], dict(type=int, default=-1, help='stop after this many steps (-1: the epochs)')),
-            (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
-            (
-                ['--dry-run'],
-                dict(action='store_true', help='estimate steps, time and memory from a short probe; train nothing'),
-            ),
-            (
-                ['--no-register'],
-                dict(action='store_true', help='do not record the trained policy in the registry (of --store)'),
-            ),
-        ],
-    )
+    ap, parse = stage_cli(PreferenceConfig, 'rlnb_train_dpo', 'DPO (or KTO) on collected feedback, with LoRA.',
+                          extra=_DPO_FLAGS)
     cfg, a = parse(argv)
     if a.source == 'file' and not a.data_file: ap.error('--source file needs --data-file')
     records = load_records(a.agent, a.data_file if a.source == 'file' else None, a.store)
-    rows = to_preference_pairs(records, a.min_margin) if a.method == 'dpo' else to_kto(records)
-    dd = split_by_prompt(to_dataset(rows))
-    print(
-        f"{len(records)} records -> {len(dd['train'])} train / {len(dd['eval'])} eval"
-        f" {'pairs' if a.method == 'dpo' else 'examples'}"
+    dd = split_by_prompt(
+        to_dataset(to_preference_pairs(records, a.min_margin) if a.method == 'dpo' else to_kto(records))
     )
+    print(f"{len(records)} records -> {len(dd['train'])} train / {len(dd['eval'])} eval "
+          f"{'pairs' if a.method == 'dpo' else 'examples'}")
     if a.dry_run:
         if a.method != 'dpo': raise SystemExit('--dry-run estimates DPO runs')
         print(json.dumps(estimate(dd['train'], cfg), indent=2)); return
-    out = stage_dir(a, a.agent, a.method)
     fn = train_dpo if a.method == 'dpo' else train_kto
-    res = fn(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, out, a.max_steps)
+    res = fn(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, stage_dir(a, a.agent, a.method),
+             a.max_steps)
     print(json.dumps(res.metrics, indent=2)); print(f"adapter: {res.model_path}")
     if not a.no_register:
         from rlnb.registry import Registry
-        v = Registry(a.store).register(
-            a.agent,
-            res.model_path,
-            a.method,
-            feedback_count=len(records),
-            config=cfg.to_dict(),
-            metrics={k: v for k, v in res.metrics.items() if isinstance(v, (int, float))},
-            data_counts={'train': len(dd['train']), 'eval': len(dd['eval'])},
-        )
+        v = Registry(a.store).register(a.agent, res.model_path, a.method, feedback_count=len(records),
+                                       config=cfg.to_dict(), metrics=_numbers(res.metrics),
+                                       data_counts={'train': len(dd['train']), 'eval': len(dd['eval'])})
         print(f"registered as {a.agent} {v.name} (candidate)")
     return res
+
+def _numbers(d:dict) -> dict: return {k: v for k, v in d.items() if isinstance(v, (int, float))}

@@ -16,9 +16,9 @@ from .widgets import binom_two_sided
 # %% auto #0
 __all__ = ['wilson_interval', 'sign_test', 'bootstrap_ci', 'outcomes', 'win_rate', 'length_controlled', 'distinct_n',
            'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'load_policy_pair', 'Answers',
-           'generate_answers', 'EvalReport', 'evaluate_policy', 'plot_report', 'plot_frontier', 'compare_items',
-           'human_outcomes', 'assign_variant', 'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue',
-           'ABTest', 'ab_report', 'heldout_prompts', 'read_prompt_file', 'EvalConfig', 'evaluate_cli']
+           'generate_answers', 'EvalReport', 'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier',
+           'compare_items', 'human_outcomes', 'assign_variant', 'two_proportion_test', 'welch_test', 'sample_size',
+           'msprt_pvalue', 'ABTest', 'ab_report', 'heldout_prompts', 'read_prompt_file', 'EvalConfig', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -387,261 +387,206 @@ class EvalReport:
             'failure_rate': {'policy': m['failures']['policy']['any_rate'], 'base': m['failures']['base']['any_rate']},
         }
 
-    def table(self) -> str:
-        "A markdown table: one row per mode × judge."
-        rows = [
-            (
-                '| mode | judge | win rate (95 % CI) | length-controlled | sign p | score Δ (95 % CI) | KL nats |'
-                ' failures policy / base |'
-            ),
-            '|---|---|---|---|---|---|---|---|',
-        ]
-        for mode, m in self.modes.items():
-            for jn, j in m['judges'].items():
-                w, lc = j['win_rate'], j['lc_win_rate']
-                sd = (
-                    f"{j['score']['diff']['mean']:+.3f} [{j['score']['diff']['ci'][0]:+.3f},"
-                    f" {j['score']['diff']['ci'][1]:+.3f}]"
-                    if 'score' in j
-                    else '–'
-                )
-                kl = f"{m['kl']['mean']:.2f}" if m.get('kl') else '–'
-                f = m['failures']
-                rows.append(
-                    f"| {mode} | {jn} | {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] | {lc['rate']:.3f}"
-                    f" [{lc['ci'][0]:.3f}, {lc['ci'][1]:.3f}] | {w['sign_p']:.3f} | {sd} | {kl} |"
-                    f" {f['policy']['any_rate']:.1%} / {f['base']['any_rate']:.1%} |"
-                )
-        return '\n'.join(rows)
 
-    def examples(self, judge:str|None=None, mode:str|None=None, k:int=3) -> list[dict]:
-        "The `k` prompts where the policy beat the base most clearly, then the `k` where it lost most clearly."
-        mode = mode or next(iter(self.modes)); m = self.modes[mode]
-        judge = judge or next(iter(m['judges'])); j = m['judges'][judge]
-        order = sorted(range(len(m['prompts'])), key=lambda i: -j['p_policy_better'][i])
-        row = lambda i, tag: {
-            'case': tag,
-            'prompt': m['prompts'][i],
-            'base': m['answers']['base'][i],
-            'policy': m['answers']['policy'][i],
-            'p_policy_better': j['p_policy_better'][i],
-            **(
-                {'score_base': j['scores']['base'][i], 'score_policy': j['scores']['policy'][i]}
-                if 'scores' in j
-                else {}
-            ),
-        }
-        return [row(i, 'best') for i in order[:k]] + [row(i, 'worst') for i in order[::-1][:k]]
+# %% ../nbs/08_evaluation.ipynb #2015695f
+from fastcore.basics import patch
+
+def _ci_txt(d:dict, fmt:str='.3f') -> str: return f"{d['ci'][0]:{fmt}}, {d['ci'][1]:{fmt}}"
+
+@patch
+def table(self:EvalReport) -> str:
+    "A markdown table: one row per mode × judge."
+    rows = ['| mode | judge | win rate (95 % CI) | length-controlled | sign p | score Δ (95 % CI) | KL nats |'
+            ' failures policy / base |', '|---|---|---|---|---|---|---|---|']
+    for mode, m in self.modes.items():
+        for jn, j in m['judges'].items():
+            w, lc, f = j['win_rate'], j['lc_win_rate'], m['failures']
+            sd = f"{j['score']['diff']['mean']:+.3f} [{_ci_txt(j['score']['diff'], '+.3f')}]" if 'score' in j else '–'
+            kl = f"{m['kl']['mean']:.2f}" if m.get('kl') else '–'
+            rows.append(
+                f"| {mode} | {jn} | {w['rate']:.3f} [{_ci_txt(w)}] | {lc['rate']:.3f} [{_ci_txt(lc)}] | "
+                f"{w['sign_p']:.3f} | {sd} | {kl} | {f['policy']['any_rate']:.1%} / {f['base']['any_rate']:.1%} |"
+            )
+    return '\n'.join(rows)
+
+@patch
+def examples(self:EvalReport, judge:str|None=None, mode:str|None=None, k:int=3) -> list[dict]:
+    "The `k` prompts where the policy beat the base most clearly, then the `k` where it lost most clearly."
+    mode = mode or next(iter(self.modes)); m = self.modes[mode]
+    judge = judge or next(iter(m['judges'])); j = m['judges'][judge]
+    order = sorted(range(len(m['prompts'])), key=lambda i: -j['p_policy_better'][i])
+    def row(i, tag):
+        scores = (
+            {'score_base': j['scores']['base'][i], 'score_policy': j['scores']['policy'][i]} if 'scores' in j else {}
+        )
+        return {'case': tag, 'prompt': m['prompts'][i], 'base': m['answers']['base'][i],
+                'policy': m['answers']['policy'][i], 'p_policy_better': j['p_policy_better'][i], **scores}
+    return [row(i, 'best') for i in order[:k]] + [row(i, 'worst') for i in order[::-1][:k]]
+
+# %% ../nbs/08_evaluation.ipynb #31343fa0
+def _check_eval_inputs(prompts, judges, modes) -> tuple:
+    prompts = [p for p in (prompts or []) if isinstance(p, str) and p.strip()]
+    if not prompts:
+        raise ValueError("no held-out prompts: pass the prompts of the held-out split (or a file of them); "
+                         "evaluating on training prompts says nothing")
+    judges = judges if isinstance(judges, dict) else {judge_name(j): j for j in judges}
+    if not judges:
+        raise ValueError("no judge: pass at least one (e.g. RewardJudge(path) of a reward model the policy did not "
+                         "train on)")
+    if bad := [m for m in modes if m not in ('greedy', 'sampled')]:
+        raise ValueError(f"modes must be 'greedy' and/or 'sampled', got {bad}")
+    return prompts, judges
+
+def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, **kw) -> tuple:
+    "One decoding mode: both models' answers, their lengths, diversity, failures, KL, and each judge's verdicts."
+    import time, numpy as np
+    t = time.perf_counter()
+    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=mode == 'sampled', **kw)
+    gen_s, seed, both = time.perf_counter() - t, kw['seed'], (('policy', pol), ('base', bas))
+    m = {'prompts': prompts, 'answers': {'policy': pol.texts, 'base': bas.texts},
+         'tokens': {'policy': pol.n_tokens, 'base': bas.n_tokens},
+         'length': {k: _stats(a.n_tokens, conf, seed) for k, a in both},
+         'distinct': {k: {f'distinct_{n}': distinct_n(a.texts, n) for n in (1, 2)} for k, a in both},
+         'failures': {k: failures(a.texts, a.has_eos, validate) for k, a in both},
+         'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)), 'judges': {}}
+    if pol.kl is not None:
+        kl = np.asarray(pol.kl)
+        m['kl'] = {**_stats(kl, conf, seed), 'median': round(float(np.median(kl)), 4),
+                   'p90': round(float(np.quantile(kl, 0.9)), 4), 'values': [round(float(v), 4) for v in kl]}
+    t = time.perf_counter()
+    for jn, judge in judges.items():
+        m['judges'][jn] = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie)
+    return m, {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
+               'prompts_per_s': round(len(prompts) / gen_s, 3)}
 
 # %% ../nbs/08_evaluation.ipynb #7a907e23
 def evaluate_policy(
-    policy,  # adapter folder, merged/HF folder, 'smollm2'/'tiny', or a loaded model
-    prompts: list[str],  # held-out prompts no training stage saw
-    judges: (
-        dict | list
-    ),  # {name: judge}; a judge is a RewardJudge (or anything with .score) or judge(prompt, a, b) -> P(a better)
-    base=None,  # the model it started from; None: the adapter's base (adapters disabled)
-    tok=None,  # tokenizer, when `policy` is a loaded model
-    pairs=None,  # held-out preference pairs (prompt/chosen/rejected): implicit-reward accuracy with CI
+    policy,                  # adapter folder, merged/HF folder, 'smollm2'/'tiny', or a loaded model
+    prompts: list[str],      # held-out prompts no training stage saw
+    judges: dict | list,     # {name: judge}: a RewardJudge (anything with .score) or judge(prompt, a, b) -> P(a better)
+    base=None,               # the model it started from; None: the adapter's base (adapters disabled)
+    tok=None,                # tokenizer, when `policy` is a loaded model
+    pairs=None,              # held-out preference pairs (prompt/chosen/rejected): implicit-reward accuracy with CI
     modes: tuple = ('greedy', 'sampled'),
     max_new_tokens: int = 48,
     temperature: float = 0.7,
     seed: int = 0,
     batch_size: int = 16,
-    validate=None,  # validate(answer) -> bool (or raises): a format check counted as a failure
-    tie: float = 0.0,  # |P(better) − ½| ≤ tie counts as a tie (identical answers always do)
+    validate=None,           # validate(answer) -> bool (or raises): a format check counted as a failure
+    tie: float = 0.0,        # |P(better) − ½| ≤ tie counts as a tie (identical answers always do)
     conf: float = 0.95,
     beta: float = 0.1,
-    output=None,  # write the report JSON here
+    output=None,             # write the report JSON here
 ) -> EvalReport:
     ("Answer held-out prompts with the policy and its base, and judge them side by side: win rate, length-controlled "
      "win rate, scores, KL, failures — each with a confidence interval.")
     import time
     from datetime import datetime, timezone
-    prompts = [p for p in (prompts or []) if isinstance(p, str) and p.strip()]
-    if not prompts:
-        raise ValueError(
-            "no held-out prompts: pass the prompts of the held-out split (or a file of them); evaluating on training"
-            " prompts says nothing"
-        )
-    judges = judges if isinstance(judges, dict) else {judge_name(j): j for j in judges}
-    if not judges:
-        raise ValueError(
-            "no judge: pass at least one (e.g. RewardJudge(path) of a reward model the policy did not train on)"
-        )
-    if bad := [m for m in modes if m not in ('greedy', 'sampled')]:
-        raise ValueError(f"modes must be 'greedy' and/or 'sampled', got {bad}")
+    prompts, judges = _check_eval_inputs(prompts, judges, modes)
     t0 = time.perf_counter()
     pol_name = str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__
     model, base_m, tk, names = load_policy_pair(policy, base)
     tok = tok or tk
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
+    meta = dict(policy=pol_name, base=names['base'], prompts=len(prompts), judges=list(judges), seed=seed,
+                max_new_tokens=max_new_tokens, temperature=temperature, conf=conf,
+                created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
+    report = EvalReport(meta, {})
     kw = dict(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, batch_size=batch_size)
-    report = EvalReport(
-        {
-            'policy': pol_name,
-            'base': names['base'],
-            'prompts': len(prompts),
-            'judges': list(judges),
-            'seed': seed,
-            'max_new_tokens': max_new_tokens,
-            'temperature': temperature,
-            'conf': conf,
-            'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds'),
-            'timings': {},
-        },
-        {},
-    )
     for mode in modes:
-        t = time.perf_counter()
-        pol, bas = _answers(model, base_m, tok, prompts, mode, kl=mode == 'sampled', **kw)
-        gen_s = time.perf_counter() - t
-        m = {
-            'prompts': prompts,
-            'answers': {'policy': pol.texts, 'base': bas.texts},
-            'tokens': {'policy': pol.n_tokens, 'base': bas.n_tokens},
-            'length': {'policy': _stats(pol.n_tokens, conf, seed), 'base': _stats(bas.n_tokens, conf, seed)},
-            'distinct': {
-                k: {f'distinct_{n}': distinct_n(a.texts, n) for n in (1, 2)}
-                for k, a in (('policy', pol), ('base', bas))
-            },
-            'failures': {k: failures(a.texts, a.has_eos, validate) for k, a in (('policy', pol), ('base', bas))},
-            'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)),
-            'judges': {},
-        }
-        if pol.kl is not None:
-            import numpy as np
-            kl = np.asarray(pol.kl)
-            m['kl'] = {
-                **_stats(kl, conf, seed),
-                'median': round(float(np.median(kl)), 4),
-                'p90': round(float(np.quantile(kl, 0.9)), 4),
-                'values': [round(float(v), 4) for v in kl],
-            }
-        t = time.perf_counter()
-        for jn, judge in judges.items():
-            m['judges'][jn] = _compare(
-                judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie
-            )
-        report.meta['timings'][mode] = {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
-                                        'prompts_per_s': round(len(prompts) / gen_s, 3)}
-        report.modes[mode] = m
+        report.modes[mode], meta['timings'][mode] = _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie,
+                                                               validate, **kw)
     if pairs is not None and len(pairs):
-        from rlnb.dpo import preference_accuracy
         if base_m is not None:
             raise ValueError("held-out pair accuracy needs an adapter policy (reference = adapters disabled)")
+        from rlnb.dpo import preference_accuracy
         pa = preference_accuracy(model, tok, pairs, beta)
         k = round(pa['preference_accuracy'] * pa['pairs'] * 2) / 2
         report.preference_accuracy = {**pa, 'ci': [round(v, 4) for v in wilson_interval(k, pa['pairs'], conf)]}
-    report.meta['seconds'] = round(time.perf_counter() - t0, 2)
+    meta['seconds'] = round(time.perf_counter() - t0, 2)
     if output: report.save(output)
     return report
 
-# %% ../nbs/08_evaluation.ipynb #06c38b3b
+# %% ../nbs/08_evaluation.ipynb #a3a515af
+def _scores_panel(ax, m:dict, mode:str):
+    "Histogram of the first scoring judge's scores, base against policy."
+    scored = [(jn, j) for jn, j in m['judges'].items() if 'scores' in j]
+    for jn, j in scored[:1]:
+        for side, c in (('base', 'tab:gray'), ('policy', 'tab:blue')):
+            ax.hist(j['scores'][side], bins=20, alpha=0.45, color=c, label=f'{side} ({jn})')
+    ax.set(title=f'{scored[0][0] if scored else "judge"} scores ({mode})', xlabel='score'); ax.legend(fontsize=8)
+
+def _winrate_panel(ax, report:EvalReport):
+    "Win rate and length-controlled win rate of every mode × judge, with their intervals."
+    import numpy as np
+    rows = [(f'{md[:6]} {jn}{kind}', j[key], c) for md, mm in report.modes.items() for jn, j in mm['judges'].items()
+            for kind, key, c in (('', 'win_rate', 'tab:blue'), (' LC', 'lc_win_rate', 'tab:orange'))]
+    y = np.arange(len(rows))
+    ci_errorbar(ax, y, [w['rate'] for _, w, _ in rows], [w['ci'] for _, w, _ in rows], horizontal=True, fmt='none',
+                ecolor='k', capsize=3)
+    ax.scatter([w['rate'] for _, w, _ in rows], y, c=[c for *_, c in rows], zorder=3)
+    ax.axvline(0.5, ls='--', c='gray')
+    ax.set_yticks(y, [l for l, *_ in rows], fontsize=7)
+    ax.set(xlim=(0, 1), title='win rate of policy over base, 95 % CI')
+
+# %% ../nbs/08_evaluation.ipynb #147edf8c
 def plot_report(report:EvalReport, path=None, mode:str|None=None):
     "Four panels: judge scores base vs policy, win rates with 95 % CIs, failure kinds, KL per response."
-    import matplotlib; import matplotlib.pyplot as plt, numpy as np
+    import matplotlib.pyplot as plt, numpy as np
     mode = mode or ('sampled' if 'sampled' in report.modes else next(iter(report.modes)))
     m = report.modes[mode]
     fig, ax = plt.subplots(1, 4, figsize=(17, 3.6))
-    scored = [(jn, j) for jn, j in m['judges'].items() if 'scores' in j]
-    for k, (jn, j) in enumerate(scored[:2]):
-        for side, c in (('base', 'tab:gray'), ('policy', 'tab:blue')):
-            ax[0].hist(
-                j['scores'][side],
-                bins=20,
-                alpha=0.45 if k == 0 else 0.0,
-                color=c,
-                label=f'{side} ({jn})' if k == 0 else None,
-            )
-    ax[0].set(title=f'{scored[0][0] if scored else "judge"} scores ({mode})', xlabel='score'); ax[0].legend(fontsize=8)
-    labels, rates, los, his, cols = [], [], [], [], []
-    for md, mm in report.modes.items():
-        for jn, j in mm['judges'].items():
-            for kind, key, c in (('', 'win_rate', 'tab:blue'), (' LC', 'lc_win_rate', 'tab:orange')):
-                w = j[key]
-                labels.append(f'{md[:6]} {jn}{kind}')
-                rates.append(w['rate'])
-                los.append(w['rate'] - w['ci'][0])
-                his.append(w['ci'][1] - w['rate'])
-                cols.append(c)
-    y = np.arange(len(labels))
-    ax[1].errorbar(rates, y, xerr=[los, his], fmt='none', ecolor='k', capsize=3)
-    ax[1].scatter(rates, y, c=cols, zorder=3)
-    ax[1].axvline(0.5, ls='--', c='gray')
-    ax[1].set_yticks(y, labels, fontsize=7)
-    ax[1].set(xlim=(0, 1), title='win rate of policy over base, 95 % CI')
-    kinds = list(m['failures']['policy']['counts'])
-    x = np.arange(len(kinds))
+    _scores_panel(ax[0], m, mode)
+    _winrate_panel(ax[1], report)
+    kinds = list(m['failures']['policy']['counts']); x = np.arange(len(kinds))
     for off, side, c in ((-0.2, 'base', 'tab:gray'), (0.2, 'policy', 'tab:blue')):
         ax[2].bar(x + off, [m['failures'][side]['rates'][k] for k in kinds], 0.4, color=c, label=side)
     ax[2].set_xticks(x, kinds)
-    ax[2].set(title=f'failures ({mode})', ylabel='share of answers')
-    ax[2].legend(fontsize=8)
+    ax[2].set(title=f'failures ({mode})', ylabel='share of answers'); ax[2].legend(fontsize=8)
     if m.get('kl'):
         ax[3].hist(m['kl']['values'], bins=20, color='tab:purple')
         ax[3].set(title=f"KL(policy‖base) per response: mean {m['kl']['mean']:.2f} nats", xlabel='nats')
     else: ax[3].axis('off')
     short = lambda p: '/'.join(Path(str(p)).parts[-3:])
-    fig.suptitle(
-        f"{short(report.meta['policy'])} vs {short(report.meta['base'])} on {report.meta['prompts']} held-out prompts",
-        fontsize=10,
-    )
+    fig.suptitle(f"{short(report.meta['policy'])} vs {short(report.meta['base'])} on {report.meta['prompts']} "
+                 "held-out prompts", fontsize=10)
     fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
     return fig
 
-# %% ../nbs/08_evaluation.ipynb #9f01d2a3
+# %% ../nbs/08_evaluation.ipynb #9875193f
+def ci_errorbar(ax, x, est:list, ci:list, horizontal:bool=False, **kw):
+    "Points `est` at positions `x`, with asymmetric error bars out to their intervals `ci` (a [lo, hi] per point)."
+    err = [[e - c[0] for e, c in zip(est, ci)], [c[1] - e for e, c in zip(est, ci)]]
+    return ax.errorbar(est, x, xerr=err, **kw) if horizontal else ax.errorbar(x, est, yerr=err, **kw)
+
+def _sampled_judges(r) -> dict: return r.modes.get('sampled', {}).get('judges', {})
+
+def _frontier_panel(ax, reports:dict, judges:list):
+    "Judge score gain over the base against √KL, one line per judge."
+    for jn in judges:
+        pts = [(math.sqrt(max(r.modes['sampled']['kl']['mean'], 0)), _sampled_judges(r)[jn]['score']['diff'], name)
+               for name, r in reports.items() if jn in _sampled_judges(r)]
+        xs, ds, _ = zip(*pts) if pts else ((), (), ())
+        ci_errorbar(ax, xs, [d['mean'] for d in ds], [d['ci'] for d in ds], marker='o', capsize=3, label=jn)
+        for x, d, n in pts: ax.annotate(n, (x, d['mean']), fontsize=7)
+    ax.axhline(0, ls='--', c='gray')
+    ax.set(xlabel='√KL(policy‖base)  (√nats)', ylabel='judge score: policy − base', title='reward–KL frontier')
+    ax.legend(fontsize=8)
+
+# %% ../nbs/08_evaluation.ipynb #60eee2bd
 def plot_frontier(reports:dict, path=None):
     ("Score gain over the base against √KL for several policies, one line per judge: the proxy reward model against "
      "the independent judge (Gao et al. 2022).")
-    import matplotlib.pyplot as plt, numpy as np
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(1, 2, figsize=(11, 3.8))
-    judges = sorted(
-        {jn for r in reports.values() for jn, j in r.modes.get('sampled', {}).get('judges', {}).items() if 'score' in j}
-    )
-    for jn in judges:
-        pts = [
-            (
-                math.sqrt(max(r.modes['sampled']['kl']['mean'], 0)),
-                r.modes['sampled']['judges'][jn]['score']['diff'],
-                name,
-            )
-            for name, r in reports.items()
-            if jn in r.modes.get('sampled', {}).get('judges', {})
-        ]
-        xs, ds, names = zip(*pts) if pts else ((), (), ())
-        ax[0].errorbar(
-            xs,
-            [d['mean'] for d in ds],
-            yerr=[[d['mean'] - d['ci'][0] for d in ds], [d['ci'][1] - d['mean'] for d in ds]],
-            marker='o',
-            capsize=3,
-            label=jn,
-        )
-        for x, d, n in pts: ax[0].annotate(n, (x, d['mean']), fontsize=7)
-    ax[0].axhline(0, ls='--', c='gray')
-    ax[0].set(xlabel='√KL(policy‖base)  (√nats)', ylabel='judge score: policy − base', title='reward–KL frontier')
-    ax[0].legend(fontsize=8)
+    judges = sorted({jn for r in reports.values() for jn, j in _sampled_judges(r).items() if 'score' in j})
+    _frontier_panel(ax[0], reports, judges)
     names = list(reports)
     for k, jn in enumerate(judges):
-        w = [
-            (
-                reports[n].modes['sampled']['judges'][jn]['win_rate']
-                if jn in reports[n].modes.get('sampled', {}).get('judges', {})
-                else None
-            )
-            for n in names
-        ]
+        w = [_sampled_judges(reports[n]).get(jn, {}).get('win_rate') for n in names]
         xs = [i + 0.15 * (k - (len(judges) - 1) / 2) for i, v in enumerate(w) if v]
-        ax[1].errorbar(
-            xs,
-            [v['rate'] for v in w if v],
-            yerr=[[v['rate'] - v['ci'][0] for v in w if v], [v['ci'][1] - v['rate'] for v in w if v]],
-            fmt='o',
-            capsize=3,
-            label=jn,
-        )
+        ci_errorbar(ax[1], xs, [v['rate'] for v in w if v], [v['ci'] for v in w if v], fmt='o', capsize=3, label=jn)
     ax[1].axhline(0.5, ls='--', c='gray')
     ax[1].set_xticks(range(len(names)), names, fontsize=8)
     ax[1].set(ylim=(0, 1), title='win rate over base (sampled), 95 % CI')
@@ -868,7 +813,51 @@ def record(self:ABTest, unit_id:str, prompt:str, response:str, **outcome) -> 'Fe
     self.store.add(fb)
     return fb
 
-# %% ../nbs/08_evaluation.ipynb #db7356a9
+# %% ../nbs/08_evaluation.ipynb #a1147b44
+def _ab_outcomes(store, t, agent:str, experiment:str) -> tuple:
+    "Per unit (variant, rater): its outcomes (0-1) and when the first arrived; exposures per variant; thumbs only?"
+    import sqlalchemy as sa
+    from rlnb.formatting import utility
+    with store.engine.connect() as c:
+        expo = c.execute(sa.select(t.expo).where(t.expo.c.experiment == experiment)).mappings().all()
+    recs = [r for r in store.query(agent=agent, run_id=f'ab:{experiment}') if utility(r) is not None]
+    if not recs:
+        raise ValueError(f"experiment {experiment!r} has {len(expo)} exposures but no outcomes yet: record thumbs, "
+                         "ratings or scores first")
+    per_unit, first = defaultdict(list), {}   # the unit of randomisation is the unit: average its outcomes
+    for r in sorted(recs, key=lambda r: r.created_at):
+        per_unit[(r.model_version, r.rater)].append(utility(r))
+        first.setdefault((r.model_version, r.rater), r.created_at)
+    return per_unit, first, Counter(e['variant'] for e in expo), all(r.kind == 'thumbs' for r in recs)
+
+def _ab_arm(x, exposed:int, alpha:float, binary:bool) -> dict:
+    "One arm: exposed units, units with an outcome, mean and its CI (Wilson for thumbs, normal otherwise)."
+    row = {'exposed': exposed, 'units': len(x), 'mean': round(float(x.mean()), 4) if len(x) else None}
+    if len(x) >= 2:
+        h = _z(1 - alpha) * x.std(ddof=1) / math.sqrt(len(x))
+        lo, hi = wilson_interval(x.sum(), len(x), 1 - alpha) if binary else (x.mean() - h, x.mean() + h)
+        row['ci'] = [round(float(lo), 4), round(float(hi), 4)]
+    return row
+
+def _ab_sequential(per_unit, first, ctrl:str, v:str, tau:float) -> float:
+    "The always-valid p-value, replayed over the units in the order their first outcome arrived."
+    import numpy as np
+    seq_d, seq_v, xa, xb = [], [], [], []
+    for k in sorted([k for k in per_unit if k[0] in (ctrl, v)], key=lambda k: first[k]):
+        (xa if k[0] == ctrl else xb).append(np.mean(per_unit[k]))
+        if len(xa) >= 2 and len(xb) >= 2:
+            seq_d.append(np.mean(xb) - np.mean(xa))
+            seq_v.append(np.var(xa, ddof=1) / len(xa) + np.var(xb, ddof=1) / len(xb))
+    return float(msprt_pvalue(seq_d, seq_v, tau)[-1]) if seq_d else 1.0
+
+# %% ../nbs/08_evaluation.ipynb #07d1da45
+def _ab_decision(v, ctrl, r, p_seq, n:int, horizon, alpha) -> str:
+    side = f"{v} {'better' if r['diff'] > 0 else 'worse'} than {ctrl}"
+    if horizon is not None and n >= horizon:
+        return side if r['p_value'] < alpha else 'no significant difference at the horizon'
+    if p_seq < alpha: return f"{side} (always-valid p < {alpha}: safe to stop)"
+    return f"wait: {n} of {horizon} units per arm" if horizon else 'wait: the sequential test has not decided'
+
 def ab_report(
     store,
     agent: str,
@@ -880,49 +869,16 @@ def ab_report(
 ) -> dict:
     ("Per variant: exposed units, units with an outcome, mean outcome (0-1 scale) with CI; each variant against the "
      "control: difference, CI, p-value, the always-valid p-value, units needed, and a decision.")
-    import numpy as np, sqlalchemy as sa
-    from rlnb.formatting import utility
+    import numpy as np
     t = ABTest(store, agent, experiment)
-    cfg = t.config
-    mde = mde or cfg.get('mde') or 0.05
-    with store.engine.connect() as c:
-        expo = c.execute(sa.select(t.expo).where(t.expo.c.experiment == experiment)).mappings().all()
-    recs = [r for r in store.query(agent=agent, run_id=f'ab:{experiment}') if utility(r) is not None]
-    if not recs:
-        raise ValueError(
-            f"experiment {experiment!r} has {len(expo)} exposures but no outcomes yet: record thumbs, ratings or scores"
-            " first"
-        )
-    binary = all(r.kind == 'thumbs' for r in recs)
-    per_unit = defaultdict(list)  # the unit of randomisation is the unit: average its outcomes
-    first = {}
-    for r in sorted(recs, key=lambda r: r.created_at):
-        per_unit[(r.model_version, r.rater)].append(utility(r))
-        first.setdefault((r.model_version, r.rater), r.created_at)
-    exposed = Counter(e['variant'] for e in expo)
+    mde, horizon, ctrl = mde or t.config.get('mde') or 0.05, t.config.get('horizon'), t.variants[0]
+    per_unit, first, exposed, binary = _ab_outcomes(store, t, agent, experiment)
     arms = {v: np.array([np.mean(u) for (vv, _), u in per_unit.items() if vv == v]) for v in t.variants}
-    ctrl = t.variants[0]
-    rows = {}
-    for v, x in arms.items():
-        row = {'exposed': exposed.get(v, 0), 'units': len(x), 'mean': round(float(x.mean()), 4) if len(x) else None}
-        if len(x) >= 2:
-            h = _z(1 - alpha) * x.std(ddof=1) / math.sqrt(len(x))
-            lo, hi = wilson_interval(x.sum(), len(x), 1 - alpha) if binary else (x.mean() - h, x.mean() + h)
-            row['ci'] = [round(float(lo), 4), round(float(hi), 4)]
-        rows[v] = row
-    horizon = cfg.get('horizon')
-    out = {
-        'experiment': experiment,
-        'agent': agent,
-        'variants': t.variants,
-        'control': ctrl,
-        'metric': 'thumbs-up rate' if binary else 'mean utility (0-1)',
-        'test': 'two-proportion z-test' if binary else "Welch's t (normal reference)",
-        'alpha': alpha,
-        'horizon': horizon,
-        'arms': rows,
-        'vs_control': {},
-    }
+    out = {'experiment': experiment, 'agent': agent, 'variants': t.variants, 'control': ctrl,
+           'metric': 'thumbs-up rate' if binary else 'mean utility (0-1)',
+           'test': 'two-proportion z-test' if binary else "Welch's t (normal reference)", 'alpha': alpha,
+           'horizon': horizon, 'arms': {v: _ab_arm(x, exposed.get(v, 0), alpha, binary) for v, x in arms.items()},
+           'vs_control': {}}
     for v in t.variants[1:]:
         a, b = arms[ctrl], arms[v]
         if min(len(a), len(b)) < 2:
@@ -930,36 +886,13 @@ def ab_report(
             continue
         r = two_proportion_test(a.sum(), len(a), b.sum(), len(b), 1 - alpha) if binary else welch_test(a, b, 1 - alpha)
         sd = None if binary else float(np.concatenate([a, b]).std(ddof=1))
-        need = sample_size(float(a.mean()) if binary else 0.5, mde, alpha, power, sd)
-        # the sequential p-value, replayed over the units in the order their first outcome arrived
-        order = sorted([k for k in per_unit if k[0] in (ctrl, v)], key=lambda k: first[k])
-        seq_d, seq_v, xa, xb = [], [], [], []
-        for k in order:
-            (xa if k[0] == ctrl else xb).append(np.mean(per_unit[k]))
-            if len(xa) >= 2 and len(xb) >= 2:
-                seq_d.append(np.mean(xb) - np.mean(xa))
-                seq_v.append(np.var(xa, ddof=1) / len(xa) + np.var(xb, ddof=1) / len(xb))
-        p_seq = float(msprt_pvalue(seq_d, seq_v, tau or mde)[-1]) if seq_d else 1.0
-        reached = horizon is not None and min(len(a), len(b)) >= horizon
-        if reached:
-            decision = (
-                f"{v} {'better' if r['diff'] > 0 else 'worse'} than {ctrl}"
-                if r['p_value'] < alpha
-                else 'no significant difference at the horizon'
-            )
-        elif p_seq < alpha:
-            decision = (
-                f"{v} {'better' if r['diff'] > 0 else 'worse'} than {ctrl} (always-valid p < {alpha}: safe to stop)"
-            )
-        else:
-            decision = (
-                f"wait: {min(len(a), len(b))} of {horizon} units per arm"
-                if horizon
-                else 'wait: the sequential test has not decided'
-            )
+        p_seq = _ab_sequential(per_unit, first, ctrl, v, tau or mde)
         out['vs_control'][v] = {'diff': round(float(r['diff']), 4), 'ci': [round(float(c), 4) for c in r['ci']],
                                 'p_value': round(float(r['p_value']), 5), 'p_always_valid': round(p_seq, 5),
-                                'units_needed_per_arm': need, 'mde': mde, 'decision': decision}
+                                'units_needed_per_arm': sample_size(float(a.mean()) if binary else 0.5, mde, alpha,
+                                                                    power, sd),
+                                'mde': mde, 'decision': _ab_decision(v, ctrl, r, p_seq, min(len(a), len(b)), horizon,
+                                                                     alpha)}
     return out
 
 # %% ../nbs/08_evaluation.ipynb #4c53591b
@@ -1029,74 +962,45 @@ class EvalConfig(StageConfig):
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='greedy', max_new_tokens=32)}
 
 # %% ../nbs/08_evaluation.ipynb #fb819582
+_EVAL_FLAGS = [
+    (['--checkpoint'], dict(required=True,
+                            help='adapter folder (its base is read from it) or a model folder (then --base)')),
+    (['--compare-base'], dict(action='store_true',
+                              help='compare with the base model (the default and only comparison)')),
+    (['--base'], dict(help="the base model folder or 'smollm2', when the checkpoint is a full model")),
+    (['--prompts'], dict(default='held-out',
+                         help="'held-out' (the run's held-out split + chatterbot questions) or a .jsonl/.txt file")),
+    (['--judge'], dict(action='append',
+                       help="a saved reward model folder (repeatable; default: the run's judge/ and reward/ models)")),
+    (['--output'], dict(required=True, help='results.json')),
+]
+
+def _eval_inputs(a, cfg) -> tuple:
+    "The prompts and judges a CLI call names, or those of the run folder the checkpoint sits in."
+    ck = Path(a.checkpoint)
+    run = Path(a.run) if a.run else next(
+        (p for p in ck.resolve().parents if (p/'config.json').exists() and (p/'datasets').exists()), None)
+    prompts = read_prompt_file(a.prompts) if a.prompts != 'held-out' else heldout_prompts(run, cfg.n_prompts,
+                                                                                            seed=cfg.seed)
+    found = [run/'judge'/'reward_model', run/'reward'/'reward_model'] if run else []
+    judge_dirs = a.judge or [str(d) for d in found if d.exists()]
+    if not judge_dirs:
+        raise SystemExit("no judge: pass --judge PATH (a saved reward model), or a checkpoint inside a run folder "
+                         "that has one")
+    return prompts, {Path(d).parent.name: RewardJudge(d) for d in judge_dirs}
+
+# %% ../nbs/08_evaluation.ipynb #76df95bb
 def evaluate_cli(argv:list|None=None):
     ("Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
      "`EvalConfig` field is a flag.")
     from rlnb.core import stage_cli
-    ap, parse = stage_cli(
-        EvalConfig,
-        'rlnb_evaluate',
-        'Judge a trained policy against its base on held-out prompts (win rate, KL, failures, with CIs).',
-        extra=[
-            (
-                ['--checkpoint'],
-                dict(required=True, help='adapter folder (its base is read from it) or a model folder (then --base)'),
-            ),
-            (
-                ['--compare-base'],
-                dict(action='store_true', help='compare with the base model (the default and only comparison)'),
-            ),
-            (['--base'], dict(help="the base model folder or 'smollm2', when the checkpoint is a full model")),
-            (
-                ['--prompts'],
-                dict(
-                    default='held-out',
-                    help="'held-out' (the run's held-out split + chatterbot questions) or a .jsonl/.txt file",
-                ),
-            ),
-            (
-                ['--judge'],
-                dict(
-                    action='append',
-                    help="a saved reward model folder (repeatable; default: the run's judge/ and reward/ models)",
-                ),
-            ),
-            (['--output'], dict(required=True, help='results.json')),
-        ],
-    )
+    _, parse = stage_cli(EvalConfig, 'rlnb_evaluate', 'Judge a trained policy against its base on held-out prompts '
+                         '(win rate, KL, failures, with CIs).', extra=_EVAL_FLAGS)
     cfg, a = parse(argv)
-    ck = Path(a.checkpoint)
-    run = (
-        Path(a.run)
-        if a.run
-        else next((p for p in ck.resolve().parents if (p / 'config.json').exists() and (p / 'datasets').exists()), None)
-    )
-    prompts = (
-        read_prompt_file(a.prompts) if a.prompts != 'held-out' else heldout_prompts(run, cfg.n_prompts, seed=cfg.seed)
-    )
-    judge_dirs = a.judge or [
-        str(d) for d in ([run / 'judge' / 'reward_model', run / 'reward' / 'reward_model'] if run else []) if d.exists()
-    ]
-    if not judge_dirs:
-        raise SystemExit(
-            "no judge: pass --judge PATH (a saved reward model), or a checkpoint inside a run folder that has one"
-        )
-    judges = {Path(d).parent.name: RewardJudge(d) for d in judge_dirs}
+    prompts, judges = _eval_inputs(a, cfg)
     modes = tuple(cfg.modes.split(',') if isinstance(cfg.modes, str) else cfg.modes)
-    rep = evaluate_policy(
-        str(ck),
-        prompts,
-        judges,
-        base=a.base,
-        modes=modes,
-        max_new_tokens=cfg.max_new_tokens,
-        temperature=cfg.temperature,
-        seed=cfg.seed,
-        batch_size=cfg.batch_size,
-        tie=cfg.tie,
-        conf=cfg.conf,
-        beta=cfg.beta,
-        output=a.output,
-    )
+    rep = evaluate_policy(str(a.checkpoint), prompts, judges, base=a.base, modes=modes,
+                          max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, seed=cfg.seed,
+                          batch_size=cfg.batch_size, tie=cfg.tie, conf=cfg.conf, beta=cfg.beta, output=a.output)
     print(rep.table()); print(f"report: {a.output}")
     return rep

@@ -35,11 +35,29 @@ def converter_dir() -> Path:
         )
     return d
 
+# %% ../nbs/07_export.ipynb #80e49a4d
+_CONVERTER_FILES = ('vendor/llama.cpp/convert_hf_to_gguf.py', 'vendor/llama.cpp/convert_lora_to_gguf.py',
+                    'vendor/llama.cpp/conversion/', 'vendor/llama.cpp/gguf-py/')
+
+def _unpack_converter(sdist:Path, part:Path):
+    "Copy llama.cpp's two converter scripts and the Python packages they import out of the sdist into `part`."
+    import tarfile
+    shutil.rmtree(part, ignore_errors=True)
+    with tarfile.open(sdist) as tf:
+        for m in tf.getmembers():
+            rel = m.name.split('/', 1)[1] if '/' in m.name else ''
+            if m.isfile() and rel.startswith(_CONVERTER_FILES):
+                out = part/rel[len('vendor/llama.cpp/'):]
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_bytes(tf.extractfile(m).read())
+    if not (part/'convert_hf_to_gguf.py').exists():
+        raise RuntimeError(f"{sdist} holds no vendor/llama.cpp/convert_hf_to_gguf.py")
+
 # %% ../nbs/07_export.ipynb #a406fc8c
 def prepare_converter(sdist:str|Path|None=None) -> Path:
     ("Unpack the converter, `conversion/` and `gguf-py/` from the llama-cpp-python sdist (found or downloaded); "
      "returns the folder.")
-    import tarfile, tempfile
+    import tempfile
     ver = llama_version()
     dst = Path(os.environ.get('RLNB_LLAMA_CPP') or cache_dir()/f'llama.cpp-{ver}')
     if (dst/'convert_hf_to_gguf.py').exists() and (dst/'convert_lora_to_gguf.py').exists(): return dst
@@ -51,40 +69,11 @@ def prepare_converter(sdist:str|Path|None=None) -> Path:
     if sdist is None:
         tmp = tempfile.mkdtemp()
         print(f"downloading the llama-cpp-python=={ver} source distribution (77 MB) for its converter")
-        subprocess.run(
-            [
-                sys.executable,
-                '-m',
-                'pip',
-                'download',
-                '-q',
-                '--no-deps',
-                '--no-binary',
-                ':all:',
-                f'llama-cpp-python=={ver}',
-                '-d',
-                tmp,
-            ],
-            check=True,
-        )
+        subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '--no-binary', ':all:',
+                        f'llama-cpp-python=={ver}', '-d', tmp], check=True)
         sdist = Path(tmp)/name
-    keep = (
-        'vendor/llama.cpp/convert_hf_to_gguf.py',
-        'vendor/llama.cpp/convert_lora_to_gguf.py',
-        'vendor/llama.cpp/conversion/',
-        'vendor/llama.cpp/gguf-py/',
-    )
     part = dst.with_name(dst.name + '.partial')
-    shutil.rmtree(part, ignore_errors=True)
-    with tarfile.open(sdist) as tf:
-        for m in tf.getmembers():
-            rel = m.name.split('/', 1)[1] if '/' in m.name else ''
-            if m.isfile() and rel.startswith(keep):
-                out = part/rel[len('vendor/llama.cpp/'):]
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_bytes(tf.extractfile(m).read())
-    if not (part/'convert_hf_to_gguf.py').exists():
-        raise RuntimeError(f"{sdist} holds no vendor/llama.cpp/convert_hf_to_gguf.py")
+    _unpack_converter(sdist, part)
     shutil.rmtree(dst, ignore_errors=True); part.rename(dst)
     if tmp: shutil.rmtree(tmp, ignore_errors=True)
     return dst
@@ -578,7 +567,38 @@ def _training_facts(ck:Path) -> dict:
             if isinstance(d, dict) and 'metrics' in d: return d
     return {}
 
-# %% ../nbs/07_export.ipynb #7da75eb0
+# %% ../nbs/07_export.ipynb #d44b650b
+_CARD_CONFIG = ('beta', 'loss_type', 'learning_rate', 'lora_r', 'lora_alpha', 'epochs', 'batch_size', 'init_kl_coef',
+                'target_kl')
+_CARD_METRICS = ('train_examples', 'steps', 'train_seconds', 'before_preference_accuracy', 'after_preference_accuracy',
+                 'reward_first', 'reward_last')
+
+def _card_training(cfg:dict, m:dict) -> list[str]:
+    rows = [(k, cfg[k]) for k in _CARD_CONFIG if k in cfg] + [(k, m[k]) for k in _CARD_METRICS if m.get(k) is not None]
+    return ['## Training', '', '| | |', '|---|---|'] + [f'| {k} | {v} |' for k, v in rows] + ['']
+
+def _card_parity(parity:dict, files:dict|None) -> list[str]:
+    head = ['## Parity with the Hugging Face model', '',
+            '| file | MB | top-1 agreement | max abs logit diff | greedy identical |', '|---|---|---|---|---|']
+    return head + [f"| {q} | {(files or {}).get(q, {}).get('size_mb', '')} | {r['top1_agreement']} | "
+                   f"{r['max_abs_logit_diff']} | {r['greedy_identical']} |" for q, r in parity.items()] + ['']
+
+def _card_usage(folder:Path, kind:str, name:str) -> list[str]:
+    "How to run it: Ollama, llama.cpp and llama-cpp-python for GGUF; `load_checkpoint` otherwise."
+    ggufs = sorted(p.name for p in folder.glob('*.gguf'))
+    if kind not in ('gguf', 'gguf-lora') or not ggufs:
+        return ['```python', 'from rlnb.export import load_checkpoint',
+                f"model, tok = load_checkpoint('{folder.name}')   # merges an adapter into its base", '```', '',
+                f'GGUF for llama.cpp and Ollama: `rlnb_export --checkpoint {folder.name} --format gguf`.']
+    model = next((g for g in ggufs if 'lora' not in g), ggufs[0])
+    lora = next((g for g in ggufs if 'lora' in g), None)
+    return ['```sh', f'ollama create {name} -f Modelfile && ollama run {name}',
+            f'llama-cli -m {model}' + (f' --lora {lora}' if lora else '') + ' -cnv          # llama.cpp', '```', '',
+            '```python', 'from llama_cpp import Llama',
+            f"llm = Llama('{model}'" + (f", lora_path='{lora}'" if lora else '') + ')',
+            "llm.create_chat_completion([{'role': 'user', 'content': 'Hi!'}])", '```']
+
+# %% ../nbs/07_export.ipynb #a52ca327
 def model_card(folder, base:str,               # the base model's public name (`hub_name`)
                kind:str='merged',               # 'adapter', 'merged', 'gguf' or 'gguf-lora'
                name:str|None=None, training:dict|None=None, files:dict|None=None, parity:dict|None=None) -> Path:
@@ -586,96 +606,16 @@ def model_card(folder, base:str,               # the base model's public name (`
      "how to run it.")
     folder = Path(folder); name = name or folder.name
     cfg, m = (training or {}).get('config', {}), (training or {}).get('metrics', {})
-    method = (
-        m.get('algorithm')
-        or ('dpo' if 'before_preference_accuracy' in m else cfg.get('loss_type') and 'dpo')
-        or 'fine-tuned'
-    )
+    method = (m.get('algorithm') or ('dpo' if 'before_preference_accuracy' in m else cfg.get('loss_type') and 'dpo')
+              or 'fine-tuned')
     lib = {'adapter': 'peft', 'merged': 'transformers'}.get(kind, 'gguf')
-    front = [
-        '---',
-        f'base_model: {base}',
-        f'library_name: {lib}',
-        'pipeline_tag: text-generation',
-        f'tags: [rlnb, {method}, {kind}]',
-        '---',
-        '',
-    ]
-    body = [
-        f'# {name}',
-        '',
-        f'{method.upper()} fine-tune of [{base}](https://huggingface.co/{base}) made with rlnb, as {kind}.',
-        '',
-    ]
-    if cfg or m:
-        rows = [
-            (k, cfg[k])
-            for k in (
-                'beta',
-                'loss_type',
-                'learning_rate',
-                'lora_r',
-                'lora_alpha',
-                'epochs',
-                'batch_size',
-                'init_kl_coef',
-                'target_kl',
-            )
-            if k in cfg
-        ]
-        rows += [
-            (k, m[k])
-            for k in (
-                'train_examples',
-                'steps',
-                'train_seconds',
-                'before_preference_accuracy',
-                'after_preference_accuracy',
-                'reward_first',
-                'reward_last',
-            )
-            if m.get(k) is not None
-        ]
-        body += ['## Training', '', '| | |', '|---|---|'] + [f'| {k} | {v} |' for k, v in rows] + ['']
-    if parity:
-        body += [
-            '## Parity with the Hugging Face model',
-            '',
-            '| file | MB | top-1 agreement | max abs logit diff | greedy identical |',
-            '|---|---|---|---|---|',
-        ]
-        body += [
-            f"| {q} | {(files or {}).get(q, {}).get('size_mb', '')} | {r['top1_agreement']} | {r['max_abs_logit_diff']}"
-            f" | {r['greedy_identical']} |"
-            for q, r in parity.items()
-        ]
-        body += ['']
-    ggufs = sorted(p.name for p in folder.glob('*.gguf'))
-    body += ['## Run it', '']
-    if kind in ('gguf', 'gguf-lora') and ggufs:
-        model = next((g for g in ggufs if 'lora' not in g), ggufs[0])
-        lora = next((g for g in ggufs if 'lora' in g), None)
-        body += [
-            '```sh',
-            f'ollama create {name} -f Modelfile && ollama run {name}',
-            f'llama-cli -m {model}' + (f' --lora {lora}' if lora else '') + ' -cnv          # llama.cpp',
-            '```',
-            '',
-            '```python',
-            'from llama_cpp import Llama',
-            f"llm = Llama('{model}'" + (f", lora_path='{lora}'" if lora else '') + ')',
-            "llm.create_chat_completion([{'role': 'user', 'content': 'Hi!'}])",
-            '```',
-        ]
-    else:
-        body += [
-            '```python',
-            'from rlnb.export import load_checkpoint',
-            f"model, tok = load_checkpoint('{folder.name}')   # merges an adapter into its base",
-            '```',
-            '',
-            f'GGUF for llama.cpp and Ollama: `rlnb_export --checkpoint {folder.name} --format gguf`.',
-        ]
+    front = ['---', f'base_model: {base}', f'library_name: {lib}', 'pipeline_tag: text-generation',
+             f'tags: [rlnb, {method}, {kind}]', '---', '']
+    body = [f'# {name}', '', f'{method.upper()} fine-tune of [{base}](https://huggingface.co/{base}) made with rlnb, '
+            f'as {kind}.', '']
+    if cfg or m: body += _card_training(cfg, m)
+    if parity: body += _card_parity(parity, files)
+    body += ['## Run it', ''] + _card_usage(folder, kind, name)
     folder.mkdir(parents=True, exist_ok=True)
     return atomic_write(folder/'README.md', '\n'.join(front + body) + '\n')
 
@@ -704,6 +644,38 @@ class ExportResult:
     @property
     def metrics(self) -> dict: return {'stats': self.stats, 'parity': self.parity}
 
+# %% ../nbs/07_export.ipynb #6587052a
+def _export_gguf(ck:Path, out:Path, name:str, quants:list, base, base_name:str, facts:dict, parity:bool,
+                 parity_prompts, system, overwrite:bool, register:bool) -> ExportResult:
+    "Merge (an adapter), convert to f16 GGUF, quantise, check parity, write the Modelfile and card; all or nothing."
+    _fresh(out, overwrite)
+    res, t = ExportResult('gguf', {}, output_dir=out), time.perf_counter()
+    order = ['f16'] + [q for q in quants if q != 'f16']
+    with atomic_dir(out) as tmp:  # written aside, then renamed: never half an export; the old one kept until then
+        merged = export_merged(ck, tmp/'merged', base) if is_adapter(ck) else ck
+        # the card goes in before conversion: the GGUF metadata takes base_model from it
+        if merged != ck: model_card(merged, base_name, 'merged', name, facts)
+        res.stats['merge'] = {'seconds': round(time.perf_counter() - t, 2)}
+        model, tok = load_checkpoint(merged)
+        for q in order:
+            t, p = time.perf_counter(), tmp/f'{name}-{q}.gguf'
+            convert_to_gguf(merged, p, 'f16') if q == 'f16' else quantize_gguf(tmp/f'{name}-f16.gguf', p, q)
+            res.stats[q] = {'size_mb': round(p.stat().st_size / 1e6, 1), 'seconds': round(time.perf_counter() - t, 2)}
+            if parity:
+                res.parity[q] = parity_check(model, tok, p, parity_prompts)
+                atomic_write(tmp/'parity.json', json.dumps(res.parity, indent=1))
+                check_parity(res.parity[q], q)
+        info = {'checkpoint': str(ck), 'llama_cpp_python': llama_version(), 'stats': res.stats}
+        atomic_write(tmp/'export.json', json.dumps(info, indent=1))
+        write_modelfile(tmp/f'{name}-{quants[0]}.gguf', tok, system=system)   # the first quantisation asked for
+        model_card(tmp, base_name, 'gguf', name, facts, res.stats, res.parity)
+    res.paths = {'merged': out/'merged' if merged != ck else ck, **{q: out/f'{name}-{q}.gguf' for q in order},
+                 'modelfile': out/'Modelfile', 'card': out/'README.md'}
+    res.message = (register_ollama(res.paths['modelfile'], name) if register else
+                   f"Modelfile written; to register: cd {out} && ollama create {name} -f Modelfile (or pass "
+                   "register=True / --register)")
+    return res
+
 # %% ../nbs/07_export.ipynb #c8088cd6
 def export_model(
     checkpoint,  # adapter folder, HF folder, or 'smollm2' / 'tiny'
@@ -719,26 +691,17 @@ def export_model(
     overwrite: bool = False,
 ) -> ExportResult:
     "Export a trained policy as a LoRA adapter, a merged model or GGUF files (with parity check and Modelfile)."
-    from rlnb.core import model_path
-    from rlnb.core import hub_name
+    from rlnb.core import model_path, hub_name
     if format not in ('gguf', 'gguf-lora', 'merged', 'lora'):
         raise ValueError(f"format must be 'gguf', 'gguf-lora', 'merged' or 'lora', got {format!r}")
     quants = [quantization] if isinstance(quantization, str) else list(quantization)
     if bad := [q for q in quants if q not in QUANTS]:
         raise ValueError(f"unknown quantization {bad}: choose from {', '.join(QUANTS)}")
     ck = Path(checkpoint) if Path(checkpoint).exists() else model_path(str(checkpoint))
-    name = (
-        re.sub(
-            r'[^A-Za-z0-9_.-]+', '-', model_name or '-'.join(p for p in ck.parts[-3:] if p not in ('policy', 'adapter'))
-        )
-        .strip('-')
-        .lower()
-    )
-    out = (
-        Path(output_dir)
-        if output_dir
-        else (ck.parent / format if ck.name in ('policy', 'dpo', 'ppo', 'adapter') else ck.parent / 'exports' / name)
-    )
+    stem = model_name or '-'.join(p for p in ck.parts[-3:] if p not in ('policy', 'adapter'))
+    name = re.sub(r'[^A-Za-z0-9_.-]+', '-', stem).strip('-').lower()
+    out = Path(output_dir) if output_dir else (ck.parent/format if ck.name in ('policy', 'dpo', 'ppo', 'adapter')
+                                               else ck.parent/'exports'/name)
     facts = _training_facts(ck)
     base_name = hub_name(_base_of(ck, base)) if is_adapter(ck) else hub_name(ck)
     if format == 'lora':
@@ -749,43 +712,8 @@ def export_model(
         return ExportResult('merged', {'merged': p}, output_dir=p)
     if format == 'gguf-lora':
         return _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite)
-    _fresh(out, overwrite)
-    res, t = ExportResult('gguf', {}, output_dir=out), time.perf_counter()
-    order = ['f16'] + [q for q in quants if q != 'f16']
-    with atomic_dir(
-        out
-    ) as tmp:  # the export is written aside, then renamed: never half an export, the old one kept until then
-        merged = export_merged(ck, tmp/'merged', base) if is_adapter(ck) else ck
-        # the card goes in before conversion: the GGUF metadata takes base_model from it
-        if merged != ck: model_card(merged, base_name, 'merged', name, facts)
-        res.stats['merge'] = {'seconds': round(time.perf_counter() - t, 2)}
-        model, tok = load_checkpoint(merged)
-        for q in order:
-            t = time.perf_counter()
-            p = tmp/f'{name}-{q}.gguf'
-            convert_to_gguf(merged, p, 'f16') if q == 'f16' else quantize_gguf(tmp/f'{name}-f16.gguf', p, q)
-            res.stats[q] = {'size_mb': round(p.stat().st_size / 1e6, 1), 'seconds': round(time.perf_counter() - t, 2)}
-            if parity:
-                res.parity[q] = parity_check(model, tok, p, parity_prompts)
-                atomic_write(tmp/'parity.json', json.dumps(res.parity, indent=1))
-                check_parity(res.parity[q], q)
-        atomic_write(
-            tmp / 'export.json',
-            json.dumps({'checkpoint': str(ck), 'llama_cpp_python': llama_version(), 'stats': res.stats}, indent=1),
-        )
-        write_modelfile(tmp/f'{name}-{quants[0]}.gguf', tok, system=system)   # the first quantisation asked for
-        model_card(tmp, base_name, 'gguf', name, facts, res.stats, res.parity)
-    res.paths = {'merged': out/'merged' if merged != ck else ck, **{q: out/f'{name}-{q}.gguf' for q in order},
-                 'modelfile': out/'Modelfile', 'card': out/'README.md'}
-    res.message = (
-        register_ollama(res.paths['modelfile'], name)
-        if register
-        else (
-            f"Modelfile written; to register: cd {out} && ollama create {name} -f Modelfile (or pass register=True /"
-            " --register)"
-        )
-    )
-    return res
+    return _export_gguf(ck, out, name, quants, base, base_name, facts, parity, parity_prompts, system, overwrite,
+                        register)
 
 # %% ../nbs/07_export.ipynb #d98c9b4a
 def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite) -> ExportResult:

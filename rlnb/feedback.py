@@ -68,7 +68,7 @@ class Feedback:
     def content_hash(self) -> str:
         "Hash of what the feedback says (not when, nor tags/notes/metadata)."
         d = {k: getattr(self, k) for k in _HASHED}  # plain values only: no deep copy (asdict took 60 % of parsing)
-        return hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:20]
+        return hashlib.sha1(_HASH_JSON.encode(d).encode()).hexdigest()[:20]
 
     def to_dict(self) -> dict:
         "The record as a plain dict (tags and metadata copied one level, enough since they hold plain JSON values)."
@@ -77,6 +77,7 @@ class Feedback:
         return d
 
 _NAMES = [f.name for f in fields(Feedback)]
+_HASH_JSON = json.JSONEncoder(sort_keys=True)   # = json.dumps(d, sort_keys=True), without a new encoder per record
 
 # %% ../nbs/01_feedback.ipynb #1950cc6f
 _HASHED = [k for k in _NAMES if k not in ('id', 'created_at', 'tags', 'notes', 'metadata')]
@@ -317,6 +318,20 @@ def _insert(store, replace=False):
         index_elements=['id'], set_={c.name: ins.excluded[c.name] for c in store.table.c if c.name != 'id'}
     )
 
+def _sqlite_new(c, table, rows:list[dict]) -> int:
+    ("SQLite: one `executemany` of INSERT .. ON CONFLICT DO NOTHING on the driver's cursor; the summed row count is "
+     "how many ids were new.")
+    cols = [col.name for col in table.c]
+    sql = (f"INSERT INTO {table.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
+           "ON CONFLICT (id) DO NOTHING")
+    js = {'tags', 'metadata'}
+    enc = lambda v: json.dumps(v) if v else ('[]' if isinstance(v, list) else '{}')   # most records have neither
+    cur = c.connection.driver_connection.cursor()              # sqlite3, inside the caller's transaction
+    try:
+        cur.executemany(sql, [tuple(enc(r[k]) if k in js else r[k] for k in cols) for r in rows])
+        return cur.rowcount
+    finally: cur.close()
+
 def _copy_new(c, table, rows:list[dict]) -> int:
     ("PostgreSQL: COPY the rows into a temporary table, then insert those whose id is new in one statement; how many "
      "were.")
@@ -345,6 +360,7 @@ def add_many(self:FeedbackStore, records, # Feedback records (or dicts in any su
         # table
         if not replace and self.engine.dialect.name == 'postgresql' and len(rows) >= 100:
             return _copy_new(c, self.table, rows)
+        if not replace and self.engine.dialect.name == 'sqlite': return _sqlite_new(c, self.table, rows)
         if not replace:
             return sum(
                 len(c.execute(_insert(self).returning(self.table.c.id), rows[i : i + 5000]).all())

@@ -18,15 +18,39 @@ __all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'buffer_size', 'buffer
            'rollback', 'heldout_prompts', 'trigger_retrain', 'word_count', 'HiddenPreference', 'PolicyServer',
            'start_ab', 'stop_ab', 'pick', 'chat', 'plot_online']
 
+# %% ../nbs/09_online.ipynb #5e02f059
+def _check_online_config(c):
+    "Refuse an OnlineConfig whose fields are out of range or contradict each other, naming them."
+    if c.algorithm not in ('dpo', 'kto'):
+        raise ValueError(f"algorithm must be 'dpo' or 'kto', got {c.algorithm!r}")
+    if c.gate not in ('superiority', 'non_inferiority'):
+        raise ValueError(f"gate must be 'superiority' or 'non_inferiority', got {c.gate!r}")
+    if c.eval_mode not in ('greedy', 'sampled'):
+        raise ValueError(f"eval_mode must be 'greedy' or 'sampled', got {c.eval_mode!r}")
+    for k in ('replay_share', 'heldout_share', 'margin'):
+        if not 0 <= getattr(c, k) < 1: raise ValueError(f"{k} must be in [0, 1), got {getattr(c, k)}")
+    for k in (
+        'min_samples_to_retrain',
+        'max_buffer_size',
+        'min_samples_on_schedule',
+        'eval_prompts',
+        'min_eval_prompts',
+    ):
+        if getattr(c, k) < 1: raise ValueError(f"{k} must be >= 1, got {getattr(c, k)}")
+    if c.retrain_interval_hours <= 0: raise ValueError("retrain_interval_hours must be > 0")
+    if c.min_samples_to_retrain > c.max_buffer_size:
+        raise ValueError(
+            f"min_samples_to_retrain {c.min_samples_to_retrain} > max_buffer_size {c.max_buffer_size}: the"
+            " buffer could never trigger a retrain"
+        )
+
 # %% ../nbs/09_online.ipynb #93def4f5
 @dataclass
 class OnlineConfig(StageConfig):
     "How an agent keeps learning from live feedback (the first five fields and defaults are the legacy system's)."
     min_samples_to_retrain: int = 100     # new feedback records that trigger a retrain
     max_buffer_size: int = 10_000         # a retrain uses at most the newest this many new records
-    retrain_interval_hours: float = (
-        24  # ... and retrains anyway when this long has passed (with >= min_samples_on_schedule)
-    )
+    retrain_interval_hours: float = 24    # ... and retrains anyway after this long (with >= min_samples_on_schedule)
     auto_export: bool = True              # GGUF of every candidate (needed to serve it)
     auto_deploy: bool = False             # deploy a candidate that passes the gate; off: a person promotes it
     algorithm: str = 'dpo'  # 'dpo' (pairs from ratings, comparisons, corrections) or 'kto' (thumbs, unpaired)
@@ -51,29 +75,8 @@ class OnlineConfig(StageConfig):
     quantization: str = 'q8_0'            # GGUF the server loads
     seed: int = 0
 
-    def __post_init__(self):
-        if self.algorithm not in ('dpo', 'kto'):
-            raise ValueError(f"algorithm must be 'dpo' or 'kto', got {self.algorithm!r}")
-        if self.gate not in ('superiority', 'non_inferiority'):
-            raise ValueError(f"gate must be 'superiority' or 'non_inferiority', got {self.gate!r}")
-        if self.eval_mode not in ('greedy', 'sampled'):
-            raise ValueError(f"eval_mode must be 'greedy' or 'sampled', got {self.eval_mode!r}")
-        for k in ('replay_share', 'heldout_share', 'margin'):
-            if not 0 <= getattr(self, k) < 1: raise ValueError(f"{k} must be in [0, 1), got {getattr(self, k)}")
-        for k in (
-            'min_samples_to_retrain',
-            'max_buffer_size',
-            'min_samples_on_schedule',
-            'eval_prompts',
-            'min_eval_prompts',
-        ):
-            if getattr(self, k) < 1: raise ValueError(f"{k} must be >= 1, got {getattr(self, k)}")
-        if self.retrain_interval_hours <= 0: raise ValueError("retrain_interval_hours must be > 0")
-        if self.min_samples_to_retrain > self.max_buffer_size:
-            raise ValueError(
-                f"min_samples_to_retrain {self.min_samples_to_retrain} > max_buffer_size {self.max_buffer_size}: the"
-                " buffer could never trigger a retrain"
-            )
+    def __post_init__(self): _check_online_config(self)
+
 
 # %% ../nbs/09_online.ipynb #0aecbc82
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='microseconds')
@@ -419,110 +422,86 @@ def _finish_run(self:OnlineLearner, rid:int, status:str, **kw):
 
 for f in (heldout_prompts, _replay, _start_run, _finish_run): setattr(OnlineLearner, f.__name__, f)
 
-# %% ../nbs/09_online.ipynb #28864a30
-def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> dict:
-    ("Train from the deployed policy on `snap` (+ replay), merge, judge against the deployed policy, gate, export, "
-     "register.")
-    from rlnb.dpo import PRESETS, train_dpo, train_kto
-    from rlnb.evaluation import evaluate_policy, judge_name
-    from rlnb.export import export_merged
-    from rlnb.formatting import to_dataset, to_kto, to_preference_pairs, utility
-    c, t0 = self.config, time.perf_counter()
+# %% ../nbs/09_online.ipynb #e25c3407
+def _candidate_rows(self:OnlineLearner, snap:list[Feedback]) -> tuple:
+    "(training records, replayed records, DPO pairs or KTO rows) of a buffer snapshot; held-out prompts stay out."
+    from rlnb.formatting import to_kto, to_preference_pairs
+    c = self.config
     train_recs = [r for r in snap if not in_heldout(r.prompt, c.heldout_share, c.seed)]
     replay = self._replay(round(c.replay_share * len(train_recs)), {r.id for r in snap})
     rows = (to_preference_pairs(train_recs + replay, c.min_margin, min_pairs=1, seed=c.seed) if c.algorithm == 'dpo'
             else to_kto(train_recs + replay, min_examples=1))
-    prompts = self.heldout_prompts()
-    if len(prompts) < c.min_eval_prompts:
-        raise ValueError(
-            f"only {len(prompts)} held-out prompts (heldout_share {c.heldout_share}); the gate needs min_eval_prompts"
-            f" {c.min_eval_prompts}: collect feedback on more prompts"
-        )
-    run = new_run(self.agent)
-    progress(
-        0.05,
-        f'{len(rows)} {c.algorithm} rows from {len(train_recs)} new + {len(replay)} replayed records; run folder'
-        f' {run.name}',
-    )
+    return train_recs, replay, rows
+
+def _fit_candidate(self:OnlineLearner, dep, rows:list, run:Path) -> tuple:
+    "Train from the deployed policy `dep` on `rows`, merge into `run/policy`: (training result, train config, path)."
+    from rlnb.dpo import PRESETS, train_dpo, train_kto
+    from rlnb.export import export_merged
+    from rlnb.formatting import to_dataset
+    c = self.config
     over = {k: getattr(c, k) for k in ('learning_rate', 'epochs', 'beta') if getattr(c, k) is not None}
     cfg = replace(PRESETS[c.preset], model=str(_abs(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
-    tr = (train_dpo if c.algorithm == 'dpo' else train_kto)(
-        to_dataset(rows), None, cfg, run / c.algorithm, max_steps=c.max_steps, resume=False
-    )
-    train_s = time.perf_counter() - t0
+    tr = (train_dpo if c.algorithm == 'dpo' else train_kto)(to_dataset(rows), None, cfg, run/c.algorithm,
+                                                            max_steps=c.max_steps, resume=False)
     tmp = run/'policy.partial'
     export_merged(tr.model_path, tmp, overwrite=True); tmp.replace(run/'policy')
-    merged = run/'policy'
-    progress(
-        0.5,
-        f'trained {tr.metrics["steps"]} steps in {train_s:.0f} s; judging against {dep.name} on {len(prompts)} held-out'
-        ' prompts',
-    )
-    t1 = time.perf_counter()
-    report = evaluate_policy(
-        merged,
-        prompts,
-        {judge_name(self.judge): self.judge},
-        base=_abs(dep.model_path),
-        modes=(c.eval_mode,),
-        max_new_tokens=c.max_new_tokens,
-        temperature=c.temperature,
-        seed=c.seed,
-        output=run / 'eval.json',
-    )
-    eval_s = time.perf_counter() - t1
-    decision = gate_decision(report, c)
+    return tr, cfg, run/'policy'
+
+def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], run:Path) -> tuple:
+    "The candidate's answers judged against the deployed policy's: (EvalReport, GateDecision), both saved in `run`."
+    from rlnb.evaluation import evaluate_policy, judge_name
     from rlnb.core import atomic_write
+    c = self.config
+    report = evaluate_policy(merged, prompts, {judge_name(self.judge): self.judge}, base=_abs(dep.model_path),
+                             modes=(c.eval_mode,), max_new_tokens=c.max_new_tokens, temperature=c.temperature,
+                             seed=c.seed, output=run/'eval.json')
+    decision = gate_decision(report, c)
     atomic_write(run/'gate.json', json.dumps(asdict(decision), indent=1))
+    return report, decision
+
+for f in (_candidate_rows, _fit_candidate, _judge_candidate): setattr(OnlineLearner, f.__name__, f)
+
+# %% ../nbs/09_online.ipynb #aff2ee54
+def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> dict:
+    ("Train from the deployed policy on `snap` (+ replay), merge, judge against the deployed policy, gate, export, "
+     "register.")
+    from rlnb.formatting import utility
+    c, t0 = self.config, time.perf_counter()
+    train_recs, replay, rows = self._candidate_rows(snap)
+    prompts = self.heldout_prompts()
+    if len(prompts) < c.min_eval_prompts:
+        raise ValueError(f"only {len(prompts)} held-out prompts (heldout_share {c.heldout_share}); the gate needs "
+                         f"min_eval_prompts {c.min_eval_prompts}: collect feedback on more prompts")
+    run = new_run(self.agent)
+    progress(0.05, f'{len(rows)} {c.algorithm} rows from {len(train_recs)} new + {len(replay)} replayed records; '
+                   f'run folder {run.name}')
+    tr, cfg, merged = self._fit_candidate(dep, rows, run)
+    train_s = time.perf_counter() - t0
+    progress(0.5, f'trained {tr.metrics["steps"]} steps in {train_s:.0f} s; judging against {dep.name} on '
+                  f'{len(prompts)} held-out prompts')
+    t1 = time.perf_counter()
+    report, decision = self._judge_candidate(dep, merged, prompts, run)
+    eval_s, t2 = time.perf_counter() - t1, time.perf_counter()
     progress(0.8, decision.reason)
-    t2 = time.perf_counter()
     gguf = self._export(merged, run) if c.auto_export else {}
     u = [x for x in (utility(r) for r in snap) if x is not None]
+    times = {'train_s': round(train_s, 1), 'eval_s': round(eval_s, 1), 'export_s': round(time.perf_counter() - t2, 1)}
     v = self.registry.register(
-        self.agent,
-        merged,
-        c.algorithm,
-        parent_version=dep.version,
-        gguf_paths=gguf,
-        feedback_count=len(snap),
+        self.agent, merged, c.algorithm, parent_version=dep.version, gguf_paths=gguf, feedback_count=len(snap),
         reward_mean=round(statistics.fmean(u), 4) if u else None,
         reward_std=round(statistics.pstdev(u), 4) if len(u) > 1 else None,
-        eval_report=asdict(report),
-        status_reason=decision.reason,
-        metrics={
-            **{k: v for k, v in tr.metrics.items() if not isinstance(v, (list, dict))},
-            'train_s': round(train_s, 1),
-            'eval_s': round(eval_s, 1),
-            'export_s': round(time.perf_counter() - t2, 1),
-            'gate_passed': decision.passed,
-            'gate_lower': decision.ci[0],
-            'win_rate': decision.win_rate,
-        },
+        eval_report=asdict(report), status_reason=decision.reason,
+        metrics={**{k: x for k, x in tr.metrics.items() if not isinstance(x, (list, dict))}, **times,
+                 'gate_passed': decision.passed, 'gate_lower': decision.ci[0], 'win_rate': decision.win_rate},
         config={'online': asdict(c), 'train': asdict(cfg)},
-        data_counts={
-            'buffer': len(snap),
-            'train_records': len(train_recs),
-            'replay': len(replay),
-            'heldout_records': len(snap) - len(train_recs),
-            f'{c.algorithm}_rows': len(rows),
-            'heldout_prompts': len(prompts),
-        },
-    )
-    deployed = False
-    if decision.passed and c.auto_deploy:
-        v = self.deploy(v.version, reason=decision.reason); deployed = True
-    return {
-        'version': v.version,
-        'name': v.name,
-        'parent': dep.name,
-        'deployed': deployed,
-        'decision': asdict(decision),
-        'run': str(run),
-        'seconds': round(time.perf_counter() - t0, 1),
-        'train_s': round(train_s, 1),
-        'eval_s': round(eval_s, 1),
-        'rows': len(rows),
-    }
+        data_counts={'buffer': len(snap), 'train_records': len(train_recs), 'replay': len(replay),
+                     'heldout_records': len(snap) - len(train_recs), f'{c.algorithm}_rows': len(rows),
+                     'heldout_prompts': len(prompts)})
+    deployed = decision.passed and c.auto_deploy
+    if deployed: v = self.deploy(v.version, reason=decision.reason)
+    return {'version': v.version, 'name': v.name, 'parent': dep.name, 'deployed': deployed,
+            'decision': asdict(decision), 'run': str(run), 'seconds': round(time.perf_counter() - t0, 1),
+            'train_s': times['train_s'], 'eval_s': times['eval_s'], 'rows': len(rows)}
 
 # %% ../nbs/09_online.ipynb #8505423e
 def trigger_retrain(self:OnlineLearner,
@@ -680,58 +659,42 @@ def chat(
 
 for f in (start_ab, stop_ab, pick, chat): setattr(PolicyServer, f.__name__, f)
 
-# %% ../nbs/09_online.ipynb #09b97c2d
+# %% ../nbs/09_online.ipynb #48d74a3f
+def _traffic_panel(ax, res:dict):
+    "The hidden-preference utility of what users got in each round, one line per served version, with 95 % CIs."
+    from rlnb.evaluation import ci_errorbar
+    import matplotlib.pyplot as plt
+    vers = sorted({t['version'] for t in res['traffic']}, key=lambda v: int(v[1:]))
+    for i, v in enumerate(vers):
+        ts = [t for t in res['traffic'] if t['version'] == v]
+        ci_errorbar(ax, [t['round'] + 0.06 * i for t in ts], [t['utility'] for t in ts], [t['ci'] for t in ts],
+                    fmt='o-', capsize=4, color=plt.get_cmap('tab10')(i), label=f'{v} served')
+    ax.set(xlabel='round of user traffic', ylabel='hidden-preference utility (mean, 95 % CI)',
+           title='What users got, by deployed version', ylim=(0, 1))
+    ax.legend(fontsize=8)
+
+def _gate_panel(ax, res:dict):
+    "Each candidate's win rate against the deployed version with its interval: green deployed, red rejected."
+    from rlnb.evaluation import ci_errorbar
+    ev = [e for e in res['events'] if 'decision' in e]
+    for i, e in enumerate(ev):
+        d = e['decision']
+        c = 'tab:green' if e.get('deployed') else ('tab:red' if not d['passed'] else 'tab:orange')
+        ci_errorbar(ax, [i], [d['win_rate']], [d['ci']], fmt='o', color=c, capsize=5)
+        label = (f"{e['name']} vs {e['parent']}\n{'deployed' if e.get('deployed') else 'rejected'}"
+                 + (' (flipped labels)' if e['kind'] != 'retrain' else ''))
+        ax.annotate(label, (i, d['ci'][1]), textcoords='offset points', xytext=(0, 6), ha='center', fontsize=8)
+    ax.axhline(0.5, color='gray', ls='--', lw=1)
+    ax.set(xlim=(-0.6, len(ev) - 0.4), ylim=(0, 1.15), xticks=[], ylabel='candidate win rate vs deployed (95 % CI)',
+           title='Gate: deploy only if the lower bound > 0.5')
+
 def plot_online(res:dict, path=None):
     ("Left: the users' hidden-preference utility of the answers each version served, by round (95 % CI). Right: each "
      "candidate's gate verdict.")
     import matplotlib; matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
-    vers = sorted({t['version'] for t in res['traffic']}, key=lambda v: int(v[1:]))
-    cmap = plt.get_cmap('tab10')
-    for i, v in enumerate(vers):
-        ts = [t for t in res['traffic'] if t['version'] == v]
-        x = [t['round'] + 0.06 * i for t in ts]
-        a1.errorbar(
-            x,
-            [t['utility'] for t in ts],
-            yerr=[[t['utility'] - t['ci'][0] for t in ts], [t['ci'][1] - t['utility'] for t in ts]],
-            fmt='o-',
-            capsize=4,
-            color=cmap(i),
-            label=f'{v} served',
-        )
-    a1.set(
-        xlabel='round of user traffic',
-        ylabel='hidden-preference utility (mean, 95 % CI)',
-        title='What users got, by deployed version',
-        ylim=(0, 1),
-    )
-    a1.legend(fontsize=8)
-    ev = [e for e in res['events'] if 'decision' in e]
-    for i, e in enumerate(ev):
-        d = e['decision']
-        c = 'tab:green' if e.get('deployed') else ('tab:red' if not d['passed'] else 'tab:orange')
-        a2.errorbar(
-            [i],
-            [d['win_rate']],
-            yerr=[[d['win_rate'] - d['ci'][0]], [d['ci'][1] - d['win_rate']]],
-            fmt='o',
-            color=c,
-            capsize=5,
-        )
-        a2.annotate(
-            f"{e['name']} vs {e['parent']}\n{'deployed' if e.get('deployed') else 'rejected'}"
-            + (' (flipped labels)' if e['kind'] != 'retrain' else ''),
-            (i, d['ci'][1]),
-            textcoords='offset points',
-            xytext=(0, 6),
-            ha='center',
-            fontsize=8,
-        )
-    a2.axhline(0.5, color='gray', ls='--', lw=1)
-    a2.set(xlim=(-0.6, len(ev) - 0.4), ylim=(0, 1.15), xticks=[], ylabel='candidate win rate vs deployed (95 % CI)',
-           title='Gate: deploy only if the lower bound > 0.5')
+    _traffic_panel(a1, res); _gate_panel(a2, res)
     fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=110)
     return fig

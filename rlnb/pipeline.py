@@ -391,20 +391,10 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None, **overrides)
     plot_ppo(res.history, path=run.path/'ppo'/'plots'/f'{algorithm}.png')
     h = res.history
     mean = lambda k: round(sum(x.get(k, 0) for x in h) / len(h), 3)
-    m = {
-        **res.metrics,
-        'kl_last': round(h[-1]['objective/kl'], 3),
-        'prompts': len(prompts),
-        **(
-            {
-                f'mean_{k.split("/")[1]}_s': mean(k)
-                for k in ('time/generate', 'time/score', 'time/prepare', 'time/update')
-            }
-            if algorithm == 'ppo'
-            else {}
-        ),
-        **({'gen_tokens_per_s': mean('time/gen_tokens_per_s')} if algorithm == 'ppo' else {}),
-    }
+    m = {**res.metrics, 'kl_last': round(h[-1]['objective/kl'], 3), 'prompts': len(prompts)}
+    if algorithm == 'ppo':   # our PPO times its four phases
+        m.update({f'mean_{k}_s': mean(f'time/{k}') for k in ('generate', 'score', 'prepare', 'update')},
+                 gen_tokens_per_s=mean('time/gen_tokens_per_s'))
     print(
         f"    {algorithm} on {len(prompts)} prompts, {m['steps']} steps in {m['train_seconds']:.0f} s: reward"
         f" {m['reward_first']:+.3f} -> {m['reward_last']:+.3f}, KL {m['kl_last']:.2f} nats"
@@ -416,35 +406,16 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None, **overrides)
             f" {m['peak_rss_mb']:.0f} MB"
         )
     from dataclasses import asdict
-    m['registry_version'] = _register(
-        run,
-        algorithm,
-        run.path / 'ppo' / 'policy',
-        m,
-        asdict(cfg),
-        {'prompts': len(prompts)},
-        reward_model_path=run.path / 'reward' / 'reward_model',
-        reward_mean=m['reward_last'],
-    )
+    m['registry_version'] = _register(run, algorithm, run.path/'ppo'/'policy', m, asdict(cfg),
+                                      {'prompts': len(prompts)}, reward_model_path=run.path/'reward'/'reward_model',
+                                      reward_mean=m['reward_last'])
     return m
 
-# %% ../nbs/99_pipeline.ipynb #092ca061
-@stage('evaluate')
-def evaluate_stage(
-    run: Run,
-    policies: list = ('dpo', 'ppo'),
-    judges: list = ('judge', 'reward'),
-    n_prompts: int = 64,
-    modes: list = ('greedy', 'sampled'),
-    max_new_tokens: int = 48,
-    temperature: float = 0.7,
-    batch_size: int = 16,
-) -> dict:
-    ("Judge each trained policy of the run against its base on held-out prompts (win rate, LC win rate, KL, failures, "
-     "with CIs).")
-    from rlnb.evaluation import evaluate_policy, RewardJudge, heldout_prompts, plot_report, plot_frontier
+# %% ../nbs/99_pipeline.ipynb #c7c4c9da
+def _run_judges(run:Run, judges) -> dict:
+    "The run's judge reward models (`judge/`, `reward/` or named folders) as RewardJudges, loaded once per run."
+    from rlnb.evaluation import RewardJudge
     from rlnb.reward import RewardModel
-    prompts = heldout_prompts(run.path, n_prompts, seed=run.recipe.get('seed', 0))
     J = {}
     for j in judges:
         key = {'judge': 'judge_model', 'reward': 'reward_model'}.get(j, j)
@@ -453,41 +424,43 @@ def evaluate_stage(
             if not p.exists(): raise FileNotFoundError(f"{p} is missing: run the '{j}' stage before 'evaluate'")
             run.cache[key] = RewardModel.load(p)
         J[j] = RewardJudge(run.cache[key], name=j)
+    return J
+
+def _register_eval(run:Run, name:str, rep, J:dict):
+    "Attach the evaluation report (and the judge's mean score) to the policy's registry version, if it has one."
+    from rlnb.registry import Registry
+    from dataclasses import asdict
+    if (v := run.metrics.get(name, {}).get('registry_version')) is None: return None
+    s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
+    Registry(_store(run)).update(run.agent, v, eval_report=asdict(rep), reward_mean=s.get('mean'),
+                                 reward_std=s.get('std'))
+    return v
+
+# %% ../nbs/99_pipeline.ipynb #52bb6319
+@stage('evaluate')
+def evaluate_stage(run:Run, policies:list=('dpo', 'ppo'), judges:list=('judge', 'reward'), n_prompts:int=64,
+                   modes:list=('greedy', 'sampled'), max_new_tokens:int=48, temperature:float=0.7,
+                   batch_size:int=16) -> dict:
+    ("Judge each trained policy of the run against its base on held-out prompts (win rate, LC win rate, KL, failures, "
+     "with CIs).")
+    from rlnb.evaluation import evaluate_policy, heldout_prompts, plot_report, plot_frontier
+    import matplotlib.pyplot as plt
+    prompts, J = heldout_prompts(run.path, n_prompts, seed=run.recipe.get('seed', 0)), _run_judges(run, judges)
     paths = {'dpo': run.path/'dpo'/'adapter', 'ppo': run.path/'ppo'/'policy'}
     out, reports = {'prompts': len(prompts)}, {}
     for name in policies:
         if name not in paths: raise ValueError(f"policies are 'dpo' and/or 'ppo', got {name!r}")
         if not (paths[name]/'adapter_config.json').exists():
-            print(f"    {name}: no adapter in {paths[name]}, skipped")
-            continue
-        rep = evaluate_policy(
-            paths[name],
-            prompts,
-            J,
-            modes=tuple(modes),
-            max_new_tokens=max_new_tokens,
-            temperature=temperature,
-            seed=run.recipe.get('seed', 0),
-            batch_size=batch_size,
-            output=run.path / 'eval' / f'{name}.json',
-        )
-        plot_report(rep, run.path/'plots'/f'eval_{name}.png'); reports[name] = rep
-        import matplotlib.pyplot as plt; plt.close('all')
+            print(f"    {name}: no adapter in {paths[name]}, skipped"); continue
+        rep = evaluate_policy(paths[name], prompts, J, modes=tuple(modes), max_new_tokens=max_new_tokens,
+                              temperature=temperature, seed=run.recipe.get('seed', 0), batch_size=batch_size,
+                              output=run.path/'eval'/f'{name}.json')
+        plot_report(rep, run.path/'plots'/f'eval_{name}.png'); reports[name] = rep; plt.close('all')
         print(f"    {name} vs base on {len(prompts)} held-out prompts ({rep.meta['seconds']:.0f} s):")
         print('    ' + rep.table().replace('\n', '\n    '))
-        out[name] = {
-            'headline': {j: rep.headline(j) for j in J},
-            'timings': rep.meta['timings'],
-            'seconds': rep.meta['seconds'],
-        }
-        if (v := run.metrics.get(name, {}).get('registry_version')) is not None:
-            from rlnb.registry import Registry
-            from dataclasses import asdict
-            s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
-            Registry(_store(run)).update(
-                run.agent, v, eval_report=asdict(rep), reward_mean=s.get('mean'), reward_std=s.get('std')
-            )
-            out[name]['registry_version'] = v
+        out[name] = {'headline': {j: rep.headline(j) for j in J}, 'timings': rep.meta['timings'],
+                     'seconds': rep.meta['seconds']}
+        if (v := _register_eval(run, name, rep, J)) is not None: out[name]['registry_version'] = v
     if reports: plot_frontier(reports, run.path/'plots'/'eval_frontier.png')
     return out
 

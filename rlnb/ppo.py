@@ -24,6 +24,25 @@ __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token
            'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo', 'trl_reward', 'RLResult', 'train_rl',
            'read_prompts', 'train_ppo_cli']
 
+# %% ../nbs/06_ppo.ipynb #2c1f16cd
+def _check_ppo_config(c):
+    "Refuse a PPOConfig whose fields contradict each other, naming them."
+    if c.algorithm not in ('ppo', 'grpo', 'rloo'):
+        raise ValueError(f"algorithm must be 'ppo', 'grpo' or 'rloo', got {c.algorithm!r}")
+    if c.algorithm != 'ppo' and c.generations < 2:
+        raise ValueError(
+            f"{c.algorithm} needs num_generations >= 2 (a group baseline), got {c.num_generations}"
+        )
+    if c.kl_estimator not in ('k1', 'k3'):
+        raise ValueError(f"kl_estimator must be 'k1' or 'k3', got {c.kl_estimator!r}")
+    if c.batch_size < c.num_minibatches:
+        raise ValueError(f"batch_size ({c.batch_size}) must be ≥ num_minibatches ({c.num_minibatches})")
+    if c.temperature <= 0: raise ValueError("temperature must be > 0 (PPO needs sampled responses)")
+    if c.batch_size % c.generations:
+        raise ValueError(
+            f"batch_size ({c.batch_size}) must be a multiple of num_generations ({c.generations})"
+        )
+
 # %% ../nbs/06_ppo.ipynb #21ec3b52
 @dataclass
 class PPOConfig(StageConfig):
@@ -38,12 +57,8 @@ class PPOConfig(StageConfig):
     kl_horizon: int = 10_000    # controller horizon, in samples
     kl_estimator: str = 'k1'    # per-token KL penalty: 'k1' (log ratio) or 'k3'
     missing_eos_penalty: float|None = 1.0  # subtracted from the score of responses cut before EOS (None: off)
-    normalize_scores: bool = (
-        False  # standardise scores before the KL penalty is added: per prompt when prompts repeat, else per batch
-    )
-    num_generations: int | None = (
-        None  # responses per prompt per step (batch_size / this distinct prompts); None: 1 for ppo, 4 for grpo/rloo
-    )
+    normalize_scores: bool = False  # standardise scores before the KL penalty: per prompt if prompts repeat, else batch
+    num_generations: int|None = None  # responses per prompt per step (None: 1 for ppo, 4 for grpo/rloo)
     whiten_rewards: bool = False  # rescale per-token rewards before GAE
     # the update
     cliprange: float = 0.2      # policy ratio clip ε
@@ -73,22 +88,7 @@ class PPOConfig(StageConfig):
     log_completions: int = 4    # sample completions logged per step to the trackers and completions.jsonl (0: none)
     seed: int = 0
 
-    def __post_init__(self):
-        if self.algorithm not in ('ppo', 'grpo', 'rloo'):
-            raise ValueError(f"algorithm must be 'ppo', 'grpo' or 'rloo', got {self.algorithm!r}")
-        if self.algorithm != 'ppo' and self.generations < 2:
-            raise ValueError(
-                f"{self.algorithm} needs num_generations >= 2 (a group baseline), got {self.num_generations}"
-            )
-        if self.kl_estimator not in ('k1', 'k3'):
-            raise ValueError(f"kl_estimator must be 'k1' or 'k3', got {self.kl_estimator!r}")
-        if self.batch_size < self.num_minibatches:
-            raise ValueError(f"batch_size ({self.batch_size}) must be ≥ num_minibatches ({self.num_minibatches})")
-        if self.temperature <= 0: raise ValueError("temperature must be > 0 (PPO needs sampled responses)")
-        if self.batch_size % self.generations:
-            raise ValueError(
-                f"batch_size ({self.batch_size}) must be a multiple of num_generations ({self.generations})"
-            )
+    def __post_init__(self): _check_ppo_config(self)
 
     @property
     def generations(self) -> int:
@@ -704,58 +704,42 @@ def read_prompts(data:str) -> list[str]:
     return list(dict.fromkeys(out))
 
 # %% ../nbs/06_ppo.ipynb #0fe97119
+_PPO_FLAGS = [
+    (
+        ['--data'],
+        dict(default='chitchat', help="'chitchat', a .jsonl file with 'prompt' fields, or a text file of prompts"),
+    ),
+    (
+        ['--reward-model'],
+        dict(required=True, help='a folder written by RewardModel.save (e.g. models/<agent>/vN/reward/reward_model)'),
+    ),
+    (['--agent'], dict(default='chitchat')),
+    (['--store'], dict(help='database holding the registry (default DATABASE_URL or data/feedback.db)')),
+    (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry')),
+]
+
 def train_ppo_cli(argv:list|None=None):
     "Console script `rlnb_train_ppo`: every `PPOConfig` field is a flag (`--algorithm grpo` for TRL's GRPO)."
     import json
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from rlnb.core import stage_cli, stage_dir, model_path
-    ap, parse = stage_cli(
-        PPOConfig,
-        'rlnb_train_ppo',
-        'RL from a reward model: PPO (ours), GRPO or RLOO (TRL), with LoRA.',
-        extra=[
-            (
-                ['--data'],
-                dict(
-                    default='chitchat', help="'chitchat', a .jsonl file with 'prompt' fields, or a text file of prompts"
-                ),
-            ),
-            (
-                ['--reward-model'],
-                dict(
-                    required=True,
-                    help='a folder written by RewardModel.save (e.g. models/<agent>/vN/reward/reward_model)',
-                ),
-            ),
-            (['--agent'], dict(default='chitchat')),
-            (['--store'], dict(help='database holding the registry (default DATABASE_URL or data/feedback.db)')),
-            (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry')),
-        ],
-    )
+    from rlnb.core import stage_cli, stage_dir, model_path, atomic_write
+    _, parse = stage_cli(PPOConfig, 'rlnb_train_ppo', 'RL from a reward model: PPO (ours), GRPO or RLOO (TRL), with '
+                         'LoRA.', extra=_PPO_FLAGS)
     cfg, a = parse(argv)
-    prompts = read_prompts(a.data)
-    path = model_path(cfg.model)
+    prompts, path = read_prompts(a.data), model_path(cfg.model)
     model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
     out = stage_dir(a, a.agent, cfg.algorithm)
     print(f"{len(prompts)} prompts, {cfg.algorithm} for {cfg.steps} steps of {cfg.batch_size} -> {out}")
     res = train_rl(model, tok, prompts, reward_model_fn(a.reward_model), cfg, out)
-    from rlnb.core import atomic_write
-    atomic_write(
-        out / 'metrics.json', json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history), indent=1)
-    )
+    atomic_write(out/'metrics.json', json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history),
+                                                indent=1))
     plot_ppo(res.history, path=out/'plots'/f'{cfg.algorithm}.png')
     print(json.dumps(res.metrics, indent=1)); print(f"policy: {res.model_path}")
     if not a.no_register:
         from rlnb.registry import Registry
-        v = Registry(a.store).register(
-            a.agent,
-            res.model_path,
-            cfg.algorithm,
-            reward_model_path=a.reward_model,
-            reward_mean=res.metrics.get('reward_last'),
-            config=cfg.to_dict(),
-            metrics={k: x for k, x in res.metrics.items() if isinstance(x, (int, float))},
-            data_counts={'prompts': len(prompts)},
-        )
+        numbers = {k: x for k, x in res.metrics.items() if isinstance(x, (int, float))}
+        v = Registry(a.store).register(a.agent, res.model_path, cfg.algorithm, reward_model_path=a.reward_model,
+                                       reward_mean=res.metrics.get('reward_last'), config=cfg.to_dict(),
+                                       metrics=numbers, data_counts={'prompts': len(prompts)})
         print(f"registered as {a.agent} {v.name} (candidate)")
     return res

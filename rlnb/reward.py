@@ -247,6 +247,24 @@ def _tokenized(ds, tok, cfg, decoder):
         )
     return Dataset.from_dict(d)
 
+# %% ../nbs/04_reward.ipynb #1a6654c7
+def _reward_trainer(cfg:RewardConfig, model, tok, tr, ev, args:dict):
+    "TRL's RewardTrainer (Bradley–Terry on pairs) or a plain Trainer with an MSE loss (regression on targets)."
+    if cfg.objective == 'pairwise':
+        from trl import RewardConfig as TRLRewardConfig, RewardTrainer
+        targs = TRLRewardConfig(**args, max_length=None, center_rewards_coefficient=cfg.center_rewards_coefficient,
+                                disable_dropout=True)
+        return RewardTrainer(model=model, args=targs, train_dataset=tr, eval_dataset=ev, processing_class=tok)
+    from transformers import DataCollatorWithPadding, TrainingArguments
+    return _make_regression_trainer()(model=model, args=TrainingArguments(**args), train_dataset=tr, eval_dataset=ev,
+                                      data_collator=DataCollatorWithPadding(tok), processing_class=tok)
+
+def _save_reward(res:RewardResult, out:Path):
+    "The model (`reward_model/`), its metrics and history (`reward_metrics.json`) and learning curves."
+    res.model_path = res.model.save(out/'reward_model')
+    atomic_write(out/'reward_metrics.json', json.dumps(dict(metrics=res.metrics, history=res.history), indent=2))
+    plot_learning_curves(res.history, out/'plots'/'reward_learning_curves.png')
+
 # %% ../nbs/04_reward.ipynb #b2f7a99e
 def train_reward_model(
     train,  # pairs (prompt/chosen/rejected) or targets (prompt/completion/target)
@@ -255,7 +273,6 @@ def train_reward_model(
     output_dir: str | Path | None = None,  # where to save the model (and plots); None: not saved
 ) -> RewardResult:
     "Train a reward model and evaluate it on `eval`."
-    from transformers import DataCollatorWithPadding
     cfg = RewardConfig.make(config)
     need = {'chosen', 'rejected'} if cfg.objective == 'pairwise' else {'completion', 'target'}
     if not need <= set(train.column_names):
@@ -270,36 +287,15 @@ def train_reward_model(
     import tempfile
     out = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix='rlnb-reward-'))   # never a shared folder
     args = _hf_args(cfg, out/'trainer', n_steps, ev is not None)
-    if cfg.objective == 'pairwise':
-        from trl import RewardConfig as TRLRewardConfig, RewardTrainer
-        targs = TRLRewardConfig(
-            **args, max_length=None, center_rewards_coefficient=cfg.center_rewards_coefficient, disable_dropout=True
-        )
-        trainer = RewardTrainer(model=model, args=targs, train_dataset=tr, eval_dataset=ev, processing_class=tok)
-    else:
-        from transformers import TrainingArguments
-        trainer = _make_regression_trainer()(
-            model=model,
-            args=TrainingArguments(**args),
-            train_dataset=tr,
-            eval_dataset=ev,
-            data_collator=DataCollatorWithPadding(tok),
-            processing_class=tok,
-        )
+    trainer = _reward_trainer(cfg, model, tok, tr, ev, args)
     with Timer() as t: trainer.train()
     rm = RewardModel(trainer.model, tok, cfg)
     metrics = train_metrics(len(tr), trainer.state.global_step, t.secs, epochs=cfg.epochs)
     if eval is not None and len(eval):
         metrics.update(evaluate_pairs(rm, eval) if cfg.objective == 'pairwise' else evaluate_targets(rm, eval))
-    res = RewardResult(
-        rm, tok, metrics, trainer.state.log_history, Path(output_dir) if output_dir else None, trainer=trainer
-    )
-    if output_dir:
-        res.model_path = rm.save(Path(output_dir)/'reward_model')
-        atomic_write(
-            Path(output_dir) / 'reward_metrics.json', json.dumps(dict(metrics=metrics, history=res.history), indent=2)
-        )
-        plot_learning_curves(res.history, Path(output_dir)/'plots'/'reward_learning_curves.png')
+    res = RewardResult(rm, tok, metrics, trainer.state.log_history, Path(output_dir) if output_dir else None,
+                       trainer=trainer)
+    if output_dir: _save_reward(res, Path(output_dir))
     return res
 
 # %% ../nbs/04_reward.ipynb #19ff9825
