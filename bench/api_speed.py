@@ -1,63 +1,123 @@
 """Feedback ingestion speed of `rlnb_serve_api` on loopback: single-record POSTs (every record committed before its 201)
-from 8 client threads, and the batch endpoint; SQLite (default) or PostgreSQL (`--db postgresql://...`).
+from client threads, and the batch endpoint; SQLite (default) or PostgreSQL (`--db postgresql://...`).
 
-    .venv/bin/python bench/api_speed.py                         # SQLite in a temporary folder
+    .venv/bin/python bench/api_speed.py                         # SQLite in a temporary folder, 5 runs
     eval "$(tools/pg.sh start)"; .venv/bin/python bench/api_speed.py --db "$DATABASE_URL"; tools/pg.sh stop
+
+Clients and server share the machine's cores, so each run is noisy: the script runs `--repeats` times and reports every
+run, the median and the range. Two client styles are measured side by side in each run: a new TCP connection per request
+(`urllib`, the worst case) and one kept-alive connection per client thread (what HTTP client libraries and connection
+pools do). `--workers 2` serves with two uvicorn worker processes.
 Goals (issue: registry and HTTP API): >= 500 requests/s single-record, >= 10,000 records/s through the batch endpoint.
 Writes bench/results/api_speed_<backend>.json."""
-import argparse, json, os, socket, subprocess, sys, tempfile, threading, time, urllib.request
+import argparse, http.client, json, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.request
 from pathlib import Path
 
-def post(url, body):
-    req = urllib.request.Request(url, json.dumps(body).encode(), {'Content-Type': 'application/json'})
+def post_new(port, path, body):
+    "One request on a new connection."
+    req = urllib.request.Request(f'http://127.0.0.1:{port}{path}', json.dumps(body).encode(),
+                                 {'Content-Type': 'application/json'})
     with urllib.request.urlopen(req, timeout=60) as r: return r.status, json.loads(r.read())
 
+class KeepAlive:
+    "One persistent HTTP/1.1 connection (reopened if the server closes it)."
+    def __init__(self, port): self.port, self.c = port, http.client.HTTPConnection('127.0.0.1', port, timeout=60)
+    def post(self, path, body):
+        for attempt in (0, 1):
+            try:
+                self.c.request('POST', path, json.dumps(body), {'Content-Type': 'application/json'})
+                r = self.c.getresponse(); return r.status, json.loads(r.read())
+            except (http.client.HTTPException, ConnectionError):
+                if attempt: raise
+                self.c.close(); self.c = http.client.HTTPConnection('127.0.0.1', self.port, timeout=60)
+
+def single_burst(port, agent, threads, per_thread, keepalive) -> dict:
+    "`threads` clients each POST `per_thread` records; requests/s, latency percentiles, errors."
+    lat, errors = [], []
+    def client(t):
+        ka = KeepAlive(port) if keepalive else None
+        for i in range(per_thread):
+            body = {'prompt': f'thread {t} q {i}', 'response': 'an answer', 'score': 0.5}
+            t0 = time.perf_counter()
+            try:
+                c, _ = ka.post(f'/api/policies/feedback/{agent}', body) if ka else \
+                    post_new(port, f'/api/policies/feedback/{agent}', body)
+                assert c == 201, c
+            except Exception as e: errors.append(repr(e))
+            lat.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    ths = [threading.Thread(target=client, args=(t,)) for t in range(threads)]
+    for t in ths: t.start()
+    for t in ths: t.join()
+    wall = time.perf_counter() - t0
+    lat.sort(); n = len(lat)
+    return {'requests': n, 'seconds': round(wall, 2), 'requests_per_s': round(n / wall, 1),
+            'p50_ms': round(lat[n // 2] * 1e3, 2), 'p99_ms': round(lat[int(n * 0.99)] * 1e3, 2), 'errors': len(errors)}
+
+def batch_run(port, agent, batches, size) -> dict:
+    "`batches` sequential batch POSTs of `size` records on one kept-alive connection; records/s."
+    ka, bt = KeepAlive(port), []
+    for b in range(batches):
+        rows = [{'prompt': f'batch {b} q {i}', 'response': 'an answer', 'rating': 1 + i % 5} for i in range(size)]
+        t0 = time.perf_counter(); c, r = ka.post(f'/api/policies/feedback/{agent}/batch', rows)
+        bt.append(time.perf_counter() - t0)
+        assert c == 201 and r['added'] == size, r
+    return {'batches': batches, 'batch_size': size, 'records_per_s': round(batches * size / sum(bt), 1),
+            'p50_batch_s': round(sorted(bt)[len(bt) // 2], 3)}
+
+def summary(xs:list) -> dict:
+    return {'median': round(statistics.median(xs), 1), 'min': round(min(xs), 1), 'max': round(max(xs), 1),
+            'runs': [round(x, 1) for x in xs]}
+
 def main():
-    ap = argparse.ArgumentParser(); ap.add_argument('--db'); ap.add_argument('--threads', type=int, default=8)
-    ap.add_argument('--per-thread', type=int, default=500); ap.add_argument('--batches', type=int, default=10); ap.add_argument('--batch-size', type=int, default=5000)
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--db'); ap.add_argument('--threads', type=int, default=8)
+    ap.add_argument('--per-thread', type=int, default=250); ap.add_argument('--batches', type=int, default=6)
+    ap.add_argument('--batch-size', type=int, default=5000); ap.add_argument('--repeats', type=int, default=5)
+    ap.add_argument('--workers', type=int, default=1)
     a = ap.parse_args()
     from rlnb.core import cpu_line
     from rlnb.feedback import FeedbackStore
-    d = tempfile.mkdtemp()
-    db = a.db or str(Path(d)/'bench.db')
+    db = a.db or str(Path(tempfile.mkdtemp())/'bench.db')
     backend = 'postgresql' if db.startswith('postgres') else 'sqlite'
-    if backend == 'postgresql': FeedbackStore(db).delete(agent='bench'); FeedbackStore(db).delete(agent='benchb')
+    st = FeedbackStore(db)
+    if backend == 'postgresql':
+        for r in range(a.repeats): [st.delete(agent=f'{k}{r}') for k in ('benchn', 'benchk', 'benchb')]
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]
-    srv = subprocess.Popen([sys.executable, '-c', f'from rlnb.api import serve_api_cli; serve_api_cli(["--port", "{port}", "--db", {db!r}])'])
-    base = f'http://127.0.0.1:{port}'
+    argv = ['--port', str(port), '--db', db, '--workers', str(a.workers)]
+    srv = subprocess.Popen([sys.executable, '-c', f'from rlnb.api import serve_api_cli; serve_api_cli({argv!r})'])
+    runs = []
     try:
-        for _ in range(200):
-            try: urllib.request.urlopen(f'{base}/docs', timeout=1); break
+        for _ in range(300):
+            try: urllib.request.urlopen(f'http://127.0.0.1:{port}/docs', timeout=1); break
             except OSError: time.sleep(0.1)
-        post(f'{base}/api/policies/feedback/warm', {'prompt': 'p', 'response': 'r', 'label': True})
-        lat, errors = [], []
-        def burst(t):
-            for i in range(a.per_thread):
-                t0 = time.perf_counter()
-                try: c, _ = post(f'{base}/api/policies/feedback/bench', {'prompt': f'thread {t} q {i}', 'response': 'an answer', 'score': 0.5}); assert c == 201
-                except Exception as e: errors.append(repr(e))
-                lat.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        ths = [threading.Thread(target=burst, args=(t,)) for t in range(a.threads)]
-        for t in ths: t.start()
-        for t in ths: t.join()
-        wall = time.perf_counter() - t0
-        lat.sort(); n = len(lat)
-        single = {'requests': n, 'seconds': round(wall, 2), 'requests_per_s': round(n / wall, 1), 'p50_ms': round(lat[n // 2] * 1e3, 2),
-                  'p99_ms': round(lat[int(n * 0.99)] * 1e3, 2), 'errors': len(errors), 'stored': FeedbackStore(db).count(agent='bench')}
-        print('single', json.dumps(single), flush=True)
-        bt = []
-        for b in range(a.batches):
-            rows = [{'prompt': f'batch {b} q {i}', 'response': 'an answer', 'rating': 1 + i % 5} for i in range(a.batch_size)]
-            t0 = time.perf_counter(); c, r = post(f'{base}/api/policies/feedback/benchb/batch', rows); bt.append(time.perf_counter() - t0)
-            assert c == 201 and r['added'] == a.batch_size, r
-        batch = {'batches': a.batches, 'batch_size': a.batch_size, 'records_per_s': round(a.batches * a.batch_size / sum(bt), 1),
-                 'p50_batch_s': round(sorted(bt)[len(bt) // 2], 3), 'stored': FeedbackStore(db).count(agent='benchb')}
-        print('batch', json.dumps(batch), flush=True)
+        post_new(port, '/api/policies/feedback/warm', {'prompt': 'p', 'response': 'r', 'label': True})
+        for r in range(a.repeats):
+            new = single_burst(port, f'benchn{r}', a.threads, a.per_thread, keepalive=False)
+            ka = single_burst(port, f'benchk{r}', a.threads, a.per_thread, keepalive=True)
+            batch = batch_run(port, f'benchb{r}', a.batches, a.batch_size)
+            stored = {k: st.count(agent=f'{k}{r}') for k in ('benchn', 'benchk', 'benchb')}
+            runs.append({'new_connection': new, 'keep_alive': ka, 'batch': batch, 'stored': stored})
+            print(f"run {r}: new connection {new['requests_per_s']} req/s (p50 {new['p50_ms']} ms, p99 {new['p99_ms']}"
+                  f" ms), keep-alive {ka['requests_per_s']} req/s (p50 {ka['p50_ms']} ms, p99 {ka['p99_ms']} ms), "
+                  f"batch {batch['records_per_s']} records/s; stored {stored}", flush=True)
     finally:
-        srv.terminate(); srv.wait(10)
-    res = {'cpu': cpu_line(), 'backend': backend, 'threads': a.threads, 'single': single, 'batch': batch}
-    out = Path(__file__).parent/'results'/f'api_speed_{backend}.json'; out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(res, indent=1)); print(json.dumps(res))
+        srv.terminate(); srv.wait(20)
+    n_single = a.threads * a.per_thread
+    lost = sum(x['stored'][k] != n for x in runs for k, n in (('benchn', n_single), ('benchk', n_single),
+                                                              ('benchb', a.batches * a.batch_size)))
+    res = {'cpu': cpu_line(), 'backend': backend, 'workers': a.workers, 'threads': a.threads,
+           'per_thread': a.per_thread, 'batch_size': a.batch_size, 'batches': a.batches, 'repeats': a.repeats,
+           'runs_with_wrong_counts': lost,
+           'errors': sum(x[k]['errors'] for x in runs for k in ('new_connection', 'keep_alive')),
+           'new_connection_requests_per_s': summary([x['new_connection']['requests_per_s'] for x in runs]),
+           'keep_alive_requests_per_s': summary([x['keep_alive']['requests_per_s'] for x in runs]),
+           'keep_alive_p50_ms': summary([x['keep_alive']['p50_ms'] for x in runs]),
+           'keep_alive_p99_ms': summary([x['keep_alive']['p99_ms'] for x in runs]),
+           'batch_records_per_s': summary([x['batch']['records_per_s'] for x in runs]), 'runs': runs}
+    suffix = '' if a.workers == 1 else f'_w{a.workers}'
+    out = Path(__file__).parent/'results'/f'api_speed_{backend}{suffix}.json'; out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(res, indent=1))
+    print(json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
 
 if __name__ == '__main__': main()

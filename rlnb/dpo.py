@@ -428,6 +428,7 @@ _DPO_FLAGS = [
     ),
 ]
 
+# %% ../nbs/05_dpo.ipynb #53134d48
 def train_dpo_cli(argv:list|None=None):
     "Console script `rlnb_train_dpo`: every `PreferenceConfig` field is a flag."
     from rlnb.core import stage_cli, stage_dir

@@ -858,6 +858,7 @@ def _ab_decision(v, ctrl, r, p_seq, n:int, horizon, alpha) -> str:
     if p_seq < alpha: return f"{side} (always-valid p < {alpha}: safe to stop)"
     return f"wait: {n} of {horizon} units per arm" if horizon else 'wait: the sequential test has not decided'
 
+# %% ../nbs/08_evaluation.ipynb #80f6d22e
 def ab_report(
     store,
     agent: str,

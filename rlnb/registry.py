@@ -411,6 +411,7 @@ def _policies_print(cmd:str, out):
             print(f"{r['field']:40} {str(r['a']):>24} {str(r['b']):>24} {diff:>12}")
     else: print(json.dumps(out, indent=1, default=str))
 
+# %% ../nbs/01a_registry.ipynb #f3f0a55f
 def policies_cli(argv:list|None=None):
     "Console script `rlnb_policies COMMAND AGENT [VERSION ...]`, generated from `PoliciesConfig` by `stage_cli`."
     from rlnb.core import stage_cli

@@ -1,0 +1,196 @@
+"""rlnb's PPO against TRL 0.29's PPOTrainer (the last TRL release that has one), side by side on one machine.
+
+    .venv/bin/python bench/ppo_speed.py --setup          # once: bench/.venv-trl029 with trl==0.29.0 (torch etc. shared)
+    .venv/bin/python bench/ppo_speed.py --steps 12       # both runs, one after the other; prints the comparison
+
+Same policy (SmolLM2-135M-Instruct), LoRA r16/α32 on all linear layers, prompts (the chitchat questions), batch (8
+responses a step), response length (32 new tokens), temperature 0.7, PPO epochs (2) and minibatches (2), learning rate
+(1e-4), fixed KL coefficient 0.05 with the k1 estimator, no EOS penalty, the same MiniLM reward model and seed. Each side
+runs in its own process (TRL 0.29 from its own virtual environment), so peak RSS is each run's own.
+
+TRL 0.29's PPO is run as its documentation runs it: the value model is a separate copy of the policy with a score head,
+trained in full; the reference is the policy with its adapter disabled. rlnb's PPO puts the value head on the policy.
+Per-step time is split into generate / score / prepare (reference log-probs, values, advantages) / update; for TRL the
+split is measured by wrapping its module-level `batch_generation`, `get_reward` and `forward` functions.
+Writes bench/results/ppo_speed.json."""
+import argparse, json, os, resource, subprocess, sys, time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+TRL_VENV = HERE/'.venv-trl029'
+RESULT = HERE/'results'/'ppo_speed.json'
+
+def setup():
+    "Create bench/.venv-trl029: trl==0.29.0 on top of the main environment's packages (a .pth file points at them)."
+    import site
+    py = Path(sys.executable)
+    subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(TRL_VENV)], check=True)
+    sp = next(TRL_VENV.glob('lib/python3*/site-packages'))
+    (sp/'zz_rlnb_main.pth').write_text(site.getsitepackages()[0] + '\n')   # after its own packages: trl 0.29 wins
+    subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', '--no-deps', '--target', str(sp), 'trl==0.29.0'],
+                   check=True)
+    out = subprocess.run([str(TRL_VENV/'bin'/'python'), '-c', 'import trl; print(trl.__version__)'],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    print(f"{TRL_VENV}: trl {out}")
+
+def reward_model_dir() -> Path:
+    "A MiniLM reward model trained on 1,000 chitchat pairs (cached): the reward both runs optimise."
+    from rlnb.core import cache_dir
+    out = cache_dir()/'bench'/'ppo_reward'
+    if (out/'reward_model'/'rlnb_reward.json').exists(): return out/'reward_model'
+    from rlnb.feedback import FeedbackStore, import_chitchat
+    from rlnb.formatting import build_datasets
+    from rlnb.reward import RewardConfig, train_reward_model
+    import tempfile
+    st = FeedbackStore(str(Path(tempfile.mkdtemp())/'fb.db')); import_chitchat(st)
+    ds = build_datasets(st.query(agent='chitchat'), 0.2, eval_frac=0.1, formats=('pairs',))['pairs']
+    res = train_reward_model(ds['train'], ds['eval'], RewardConfig.make('cpu', max_train_examples=1000), out)
+    print(f"reward model: held-out accuracy {res.metrics.get('accuracy')}", file=sys.stderr)
+    return out/'reward_model'
+
+SETTINGS = dict(batch=8, minibatches=2, epochs=2, new_tokens=32, temperature=0.7, lr=1e-4, kl_coef=0.05, lora_r=16,
+                lora_alpha=32, seed=0)
+
+def peak_rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def run_rlnb(steps:int, rm:str) -> dict:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from rlnb.core import model_path, seed_everything
+    from rlnb.ppo import PPOConfig, PPOTrainer, reward_model_fn, read_prompts
+    s = SETTINGS
+    seed_everything(s['seed'])
+    cfg = PPOConfig.make('cpu', batch_size=s['batch'], num_minibatches=s['minibatches'], ppo_epochs=s['epochs'],
+                         max_new_tokens=s['new_tokens'], temperature=s['temperature'], learning_rate=s['lr'],
+                         init_kl_coef=s['kl_coef'], adaptive_kl=False, kl_estimator='k1', missing_eos_penalty=None,
+                         lora_r=s['lora_r'], lora_alpha=s['lora_alpha'], steps=steps, save_steps=10**9,
+                         seed=s['seed'], log_completions=0)
+    p = model_path('smollm2')
+    model, tok = AutoModelForCausalLM.from_pretrained(p), AutoTokenizer.from_pretrained(p)
+    t0 = time.perf_counter()
+    tr = PPOTrainer(model, tok, reward_model_fn(rm), cfg)
+    import tempfile
+    hist = tr.train(read_prompts('chitchat'), tempfile.mkdtemp(), progress=False)
+    wall = time.perf_counter() - t0
+    steps_out = [{'generate': h['time/generate'], 'score': h['time/score'], 'prepare': h['time/prepare'],
+                  'update': h['time/update'], 'reward': h['objective/reward'], 'kl': h['objective/kl']} for h in hist]
+    return {'side': 'rlnb', 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
+            'peak_rss_mb': round(peak_rss_mb())}
+
+def run_trl(steps:int, rm:str) -> dict:
+    import torch, trl
+    from datasets import Dataset
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer, TrainerCallback
+    from trl.experimental.ppo import PPOConfig, PPOTrainer
+    import trl.experimental.ppo.ppo_trainer as T
+    from rlnb.core import model_path, render_chat, seed_everything
+    from rlnb.ppo import reward_model_fn, read_prompts
+    s = SETTINGS
+    seed_everything(s['seed'])
+    p = model_path('smollm2')
+    tok = AutoTokenizer.from_pretrained(p); tok.padding_side = 'left'
+    prompts = read_prompts('chitchat')
+    rendered = {render_chat(tok, q): q for q in prompts}
+    ds = Dataset.from_dict({'input_ids': [tok(r, add_special_tokens=False)['input_ids'] for r in rendered]})
+    policy = AutoModelForCausalLM.from_pretrained(p)
+    value = AutoModelForSequenceClassification.from_pretrained(p, num_labels=1)
+    value.config.pad_token_id = tok.pad_token_id
+    reward = reward_model_fn(rm)
+
+    class RewardStub(torch.nn.Module):   # the MiniLM reward model behind TRL's reward-model interface
+        base_model_prefix = 'none'
+    stub = RewardStub()
+    timers = {'generate': 0.0, 'score': 0.0, 'prepare': 0.0}
+    orig_gen, orig_reward, orig_forward = T.batch_generation, T.get_reward, T.forward
+    def timed(key, f):
+        def g(*a, **k):
+            t = time.perf_counter(); out = f(*a, **k); timers[key] += time.perf_counter() - t; return out
+        return g
+    def get_reward(model, query_responses, pad_token_id, context_length):
+        if model is not stub: return timed('prepare', orig_reward)(model, query_responses, pad_token_id, context_length)
+        t = time.perf_counter()
+        qs = tok.batch_decode(query_responses[:, :context_length], skip_special_tokens=False)
+        qs = [rendered[q.replace(tok.pad_token, '')] for q in qs]
+        rs = tok.batch_decode(query_responses[:, context_length:], skip_special_tokens=True)
+        sc = torch.tensor(reward(qs, rs), dtype=torch.float32)
+        seq = T.first_true_indices(query_responses[:, context_length:] == pad_token_id) - 1 + context_length
+        timers['score'] += time.perf_counter() - t
+        return None, sc, seq
+    def forward(model, query_responses, pad_token_id):
+        return (orig_forward if torch.is_grad_enabled() else timed('prepare', orig_forward))(
+            model, query_responses, pad_token_id)
+    T.batch_generation, T.get_reward, T.forward = timed('generate', orig_gen), get_reward, forward
+
+    steps_out, marks = [], [time.perf_counter()]
+    class Clock(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kw):
+            if logs and 'objective/scores' in logs:
+                steps_out.append({'reward': logs['objective/scores'], 'kl': logs['objective/kl']})
+        def on_step_end(self, args, state, control, **kw):
+            now = time.perf_counter(); total = now - marks[-1]; marks.append(now)
+            st = steps_out[-1]
+            st.update({k: round(v, 3) for k, v in timers.items()})
+            st['update'] = round(total - sum(timers.values()), 3)
+            for k in timers: timers[k] = 0.0
+    args = PPOConfig(output_dir=str(Path(os.environ.get('TMPDIR', '/tmp'))/'trl029_ppo'), report_to='none',
+                     per_device_train_batch_size=s['batch'] // s['minibatches'],
+                     gradient_accumulation_steps=s['minibatches'], num_mini_batches=s['minibatches'],
+                     num_ppo_epochs=s['epochs'], total_episodes=steps * s['batch'], response_length=s['new_tokens'],
+                     temperature=s['temperature'], learning_rate=s['lr'], kl_coef=s['kl_coef'], kl_estimator='k1',
+                     missing_eos_penalty=None, stop_token='eos', local_rollout_forward_batch_size=s['batch'],
+                     num_sample_generations=0, save_strategy='no', logging_steps=1, seed=s['seed'],
+                     use_cpu=True, disable_tqdm=True, bf16=False)
+    peft = LoraConfig(r=s['lora_r'], lora_alpha=s['lora_alpha'], target_modules='all-linear', task_type='CAUSAL_LM')
+    t0 = time.perf_counter()
+    tr = PPOTrainer(args=args, processing_class=tok, model=policy, ref_model=None, reward_model=stub,
+                    train_dataset=ds, value_model=value, eval_dataset=ds.select(range(2)), peft_config=peft,
+                    callbacks=[Clock()])
+    marks[0] = time.perf_counter()
+    tr.train()
+    wall = time.perf_counter() - t0
+    return {'side': f'trl {trl.__version__}', 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
+            'peak_rss_mb': round(peak_rss_mb())}
+
+def summarise(r:dict, skip:int=1) -> dict:
+    "Mean seconds per phase and per step over the steps after the first `skip` (warm-up)."
+    xs = r['steps'][skip:] or r['steps']
+    m = {k: round(sum(x[k] for x in xs) / len(xs), 2) for k in ('generate', 'score', 'prepare', 'update')}
+    m['step'] = round(sum(m.values()), 2)
+    m['reward_mean'] = round(sum(x['reward'] for x in r['steps']) / len(r['steps']), 4)
+    m['kl_last'] = round(r['steps'][-1]['kl'], 3)
+    return m
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--setup', action='store_true'); ap.add_argument('--steps', type=int, default=12)
+    ap.add_argument('--side', choices=['rlnb', 'trl']); ap.add_argument('--out'); ap.add_argument('--rm')
+    ap.add_argument('--threads', type=int, default=0, help='torch threads (0: torch default)')
+    a = ap.parse_args()
+    if a.setup: return setup()
+    if a.side:
+        import torch
+        if a.threads: torch.set_num_threads(a.threads)
+        res = (run_rlnb if a.side == 'rlnb' else run_trl)(a.steps, a.rm)
+        Path(a.out).write_text(json.dumps(res)); return
+    from rlnb.core import cpu_line
+    if not (TRL_VENV/'bin'/'python').exists(): setup()
+    rm = str(reward_model_dir())
+    env = {**os.environ, 'TRL_EXPERIMENTAL_SILENCE': '1', 'HF_HUB_OFFLINE': '1'}
+    runs = {}
+    for side, py in (('rlnb', sys.executable), ('trl', str(TRL_VENV/'bin'/'python'))):
+        out = Path(f'/tmp/ppo_speed_{side}.json')
+        t = time.perf_counter()
+        subprocess.run([py, __file__, '--side', side, '--steps', str(a.steps), '--out', str(out), '--rm', rm,
+                        '--threads', str(a.threads)], check=True, env=env, cwd=ROOT)
+        runs[side] = json.loads(out.read_text()); runs[side]['process_s'] = round(time.perf_counter() - t, 1)
+        print(f"{side}: {json.dumps(summarise(runs[side]))}", flush=True)
+    s = {k: summarise(v) for k, v in runs.items()}
+    res = {'cpu': cpu_line(), 'settings': SETTINGS, 'steps': a.steps, 'summary': s,
+           'speedup_per_step': round(s['trl']['step'] / s['rlnb']['step'], 2),
+           'rss_ratio': round(runs['rlnb']['peak_rss_mb'] / runs['trl']['peak_rss_mb'], 2), 'runs': runs}
+    RESULT.parent.mkdir(exist_ok=True); RESULT.write_text(json.dumps(res, indent=1))
+    print(json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
+
+if __name__ == '__main__': main()
