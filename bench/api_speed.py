@@ -65,6 +65,16 @@ def batch_run(port, agent, batches, size) -> dict:
     return {'batches': batches, 'batch_size': size, 'records_per_s': round(batches * size / sum(bt), 1),
             'p50_batch_s': round(sorted(bt)[len(bt) // 2], 3)}
 
+def durability(st) -> str:
+    "What a commit survives: PostgreSQL's fsync/synchronous_commit, SQLite's journal mode and synchronous level."
+    import sqlalchemy as sa
+    with st.engine.connect() as c:
+        if st.engine.dialect.name == 'postgresql':
+            return f"fsync={c.execute(sa.text('SHOW fsync')).scalar()}, " \
+                   f"synchronous_commit={c.execute(sa.text('SHOW synchronous_commit')).scalar()}"
+        sync = {0: 'OFF', 1: 'NORMAL', 2: 'FULL', 3: 'EXTRA'}[c.execute(sa.text('PRAGMA synchronous')).scalar()]
+        return f"journal_mode={c.execute(sa.text('PRAGMA journal_mode')).scalar()}, synchronous={sync}"
+
 def summary(xs:list) -> dict:
     return {'median': round(statistics.median(xs), 1), 'min': round(min(xs), 1), 'max': round(max(xs), 1),
             'runs': [round(x, 1) for x in xs]}
@@ -106,7 +116,7 @@ def main():
     n_single = a.threads * a.per_thread
     lost = sum(x['stored'][k] != n for x in runs for k, n in (('benchn', n_single), ('benchk', n_single),
                                                               ('benchb', a.batches * a.batch_size)))
-    res = {'cpu': cpu_line(), 'backend': backend, 'workers': a.workers, 'threads': a.threads,
+    res = {'cpu': cpu_line(), 'backend': backend, 'durability': durability(st), 'workers': a.workers, 'threads': a.threads,
            'per_thread': a.per_thread, 'batch_size': a.batch_size, 'batches': a.batches, 'repeats': a.repeats,
            'runs_with_wrong_counts': lost,
            'errors': sum(x[k]['errors'] for x in runs for k in ('new_connection', 'keep_alive')),

@@ -18,11 +18,11 @@ from .feedback import Feedback, FeedbackError, FeedbackStore
 
 # %% auto #0
 __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'ALGORITHMS', 'JOB_STATES', 'RL_SECONDS_PER_STEP', 'SEED_FEEDBACK', 'app',
-           'Jobs', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'dry_run', 'train_policy_job', 'run_job',
-           'online_enabled', 'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage',
-           'ChatRequest', 'run_online_job', 'spawn_job', 'spawn_online_job', 'OnlineScheduler', 'feedback_routes',
-           'training_routes', 'online_routes', 'policy_routes', 'chat_routes', 'create_app', 'ServeConfig',
-           'serve_api_cli']
+           'BENCH_RESULTS', 'Jobs', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'dry_run',
+           'train_policy_job', 'run_job', 'online_enabled', 'online_config', 'online_judge', 'DeployRequest',
+           'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'spawn_job', 'spawn_online_job',
+           'OnlineScheduler', 'feedback_routes', 'training_routes', 'online_routes', 'policy_routes', 'chat_routes',
+           'create_app', 'ServeConfig', 'serve_api_cli', 'api_speed_table']
 
 # %% ../nbs/10_api.ipynb #742ce079
 MIN_FEEDBACK = 10          # the legacy system's minimum before training
@@ -651,6 +651,7 @@ class ServeConfig(StageConfig):
     db: str|None = None       # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
     log_level: str = 'warning'  # uvicorn's log level
     access_log: bool = False  # one log line per request (costs throughput)
+    workers: int = 1          # uvicorn worker processes (several share the machine's cores; all open the same store)
 
 def serve_api_cli(argv:list|None=None):
     "Console script `rlnb_serve_api`: the HTTP service under uvicorn, generated from `ServeConfig` by `stage_cli`."
@@ -658,7 +659,30 @@ def serve_api_cli(argv:list|None=None):
     from rlnb.core import stage_cli
     _, parse = stage_cli(ServeConfig, 'rlnb_serve_api', 'rlnb HTTP API (OpenAPI docs at /docs).', run_flags=False)
     cfg, _ = parse(argv)
-    uvicorn.run(create_app(cfg.db), host=cfg.host, port=cfg.port, log_level=cfg.log_level, access_log=cfg.access_log)
+    kw = dict(host=cfg.host, port=cfg.port, log_level=cfg.log_level, access_log=cfg.access_log)
+    if cfg.workers < 2: return uvicorn.run(create_app(cfg.db), **kw)
+    if cfg.db: os.environ['DATABASE_URL'] = cfg.db   # each worker imports rlnb.api:app, which opens DATABASE_URL
+    uvicorn.run('rlnb.api:app', workers=cfg.workers, **kw)
 
 # %% ../nbs/10_api.ipynb #367e72a8
 app = create_app()
+
+# %% ../nbs/10_api.ipynb #a2994de0
+import rlnb
+BENCH_RESULTS = Path(rlnb.__file__).parent.parent/'bench'/'results'   # the repository's saved benchmark results
+
+def api_speed_table(pattern:str|None=None) -> str:
+    "Markdown: one row per saved `bench/api_speed.py` result (backend, workers): medians, with the range over the runs."
+    import glob
+    rng = lambda d: f"{d['median']:,.0f} ({d['min']:,.0f}–{d['max']:,.0f})"
+    rows = ['| backend | durability | workers | single POST, new connection (req/s) | single POST, keep-alive (req/s) '
+            '| keep-alive p50 / p99 ms | batch (records/s) | runs | records lost |', '|---|---|---|---|---|---|---|---|---|']
+    for f in sorted(glob.glob(pattern or str(BENCH_RESULTS/'api_speed_*.json'))):
+        r = json.load(open(f))
+        if 'keep_alive_requests_per_s' not in r: continue
+        rows.append(f"| {r['backend']} | {r.get('durability', '')} | {r['workers']} | "
+                    f"{rng(r['new_connection_requests_per_s'])} | {rng(r['keep_alive_requests_per_s'])} | "
+                    f"{r['keep_alive_p50_ms']['median']} / {r['keep_alive_p99_ms']['median']} | "
+                    f"{rng(r['batch_records_per_s'])} | {r['repeats']} | {r['runs_with_wrong_counts']} |")
+    if len(rows) == 2: return 'no saved results: run bench/api_speed.py'
+    return '\n'.join(rows) + f"\n\n{r['cpu']}"

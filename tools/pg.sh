@@ -2,6 +2,7 @@
 # A throwaway PostgreSQL server on loopback, for the `#| postgres` tests.
 #   eval "$(tools/pg.sh start)"   # starts it, prints `export RLNB_TEST_DATABASE_URL=...`
 #   tools/pg.sh stop              # stops it and removes its data folder
+# fsync is off (tests need no durability); RLNB_PG_FSYNC=on for benchmarks that promise durable commits.
 # Installs Debian's postgresql when its binaries are missing (root: apt-get; else it says what to install).
 set -euo pipefail
 DIR=${RLNB_PG_DIR:-/tmp/rlnb-pg}
@@ -20,7 +21,7 @@ start)
   "$0" stop >/dev/null 2>&1 || true
   mkdir -p "$DIR"; [ "$(id -u)" = 0 ] && chown postgres "$DIR"
   as_pg "$bin/initdb" -D "$DIR/data" -A trust -U rlnb >&2
-  as_pg "$bin/pg_ctl" -D "$DIR/data" -l "$DIR/log" -w -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=off" start >&2
+  as_pg "$bin/pg_ctl" -D "$DIR/data" -l "$DIR/log" -w -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=${RLNB_PG_FSYNC:-off}" start >&2
   echo "export RLNB_TEST_DATABASE_URL=postgresql://rlnb@127.0.0.1:$PORT/postgres"
   ;;
 stop)
