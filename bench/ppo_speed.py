@@ -27,7 +27,9 @@ def setup():
     py = Path(sys.executable)
     subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(TRL_VENV)], check=True)
     sp = next(TRL_VENV.glob('lib/python3*/site-packages'))
-    (sp/'zz_rlnb_main.pth').write_text(site.getsitepackages()[0] + '\n')   # after its own packages: trl 0.29 wins
+    # an `import` line in a .pth runs: addsitedir appends the main environment (and its own .pth files, the editable
+    # rlnb among them) after this one's packages, so trl 0.29 wins and everything else is shared
+    (sp/'zz_rlnb_main.pth').write_text(f"import site; site.addsitedir({site.getsitepackages()[0]!r})\n")
     subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', '--no-deps', '--target', str(sp), 'trl==0.29.0'],
                    check=True)
     out = subprocess.run([str(TRL_VENV/'bin'/'python'), '-c', 'import trl; print(trl.__version__)'],
@@ -54,7 +56,7 @@ SETTINGS = dict(batch=8, minibatches=2, epochs=2, new_tokens=32, temperature=0.7
 
 def peak_rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-def run_rlnb(steps:int, rm:str) -> dict:
+def run_rlnb(steps:int, rm:str, bf16=None) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.core import model_path, seed_everything
@@ -65,7 +67,7 @@ def run_rlnb(steps:int, rm:str) -> dict:
                          max_new_tokens=s['new_tokens'], temperature=s['temperature'], learning_rate=s['lr'],
                          init_kl_coef=s['kl_coef'], adaptive_kl=False, kl_estimator='k1', missing_eos_penalty=None,
                          lora_r=s['lora_r'], lora_alpha=s['lora_alpha'], steps=steps, save_steps=10**9,
-                         seed=s['seed'], log_completions=0)
+                         seed=s['seed'], log_completions=0, bf16=bf16)
     p = model_path('smollm2')
     model, tok = AutoModelForCausalLM.from_pretrained(p), AutoTokenizer.from_pretrained(p)
     t0 = time.perf_counter()
@@ -75,7 +77,8 @@ def run_rlnb(steps:int, rm:str) -> dict:
     wall = time.perf_counter() - t0
     steps_out = [{'generate': h['time/generate'], 'score': h['time/score'], 'prepare': h['time/prepare'],
                   'update': h['time/update'], 'reward': h['objective/reward'], 'kl': h['objective/kl']} for h in hist]
-    return {'side': 'rlnb', 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
+    from rlnb.core import auto_bf16
+    return {'side': 'rlnb', 'bf16': bf16 if bf16 is not None else f'auto ({auto_bf16("cpu")})', 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
             'peak_rss_mb': round(peak_rss_mb())}
 
 def run_trl(steps:int, rm:str) -> dict:
@@ -91,10 +94,15 @@ def run_trl(steps:int, rm:str) -> dict:
     seed_everything(s['seed'])
     p = model_path('smollm2')
     tok = AutoTokenizer.from_pretrained(p); tok.padding_side = 'left'
+    # SmolLM2 pads with <|im_end|>, its EOS, which also closes every chat turn inside a prompt. TRL 0.29 masks every
+    # pad id as padding, so it would hide those tokens: give it a pad token no prompt contains, as a careful user would.
+    tok.pad_token = '<|endoftext|>'
     prompts = read_prompts('chitchat')
-    rendered = {render_chat(tok, q): q for q in prompts}
-    ds = Dataset.from_dict({'input_ids': [tok(r, add_special_tokens=False)['input_ids'] for r in rendered]})
+    ids = {q: tok(render_chat(tok, q), add_special_tokens=False)['input_ids'] for q in prompts}
+    by_ids = {tuple(v): q for q, v in ids.items()}
+    ds = Dataset.from_dict({'input_ids': list(ids.values())})
     policy = AutoModelForCausalLM.from_pretrained(p)
+    policy.generation_config.pad_token_id = tok.pad_token_id
     value = AutoModelForSequenceClassification.from_pretrained(p, num_labels=1)
     value.config.pad_token_id = tok.pad_token_id
     reward = reward_model_fn(rm)
@@ -111,8 +119,10 @@ def run_trl(steps:int, rm:str) -> dict:
     def get_reward(model, query_responses, pad_token_id, context_length):
         if model is not stub: return timed('prepare', orig_reward)(model, query_responses, pad_token_id, context_length)
         t = time.perf_counter()
-        qs = tok.batch_decode(query_responses[:, :context_length], skip_special_tokens=False)
-        qs = [rendered[q.replace(tok.pad_token, '')] for q in qs]
+        qs = []
+        for row in query_responses[:, :context_length].tolist():   # left-padded queries: drop the leading pads
+            k = next(i for i, t in enumerate(row) if t != pad_token_id)
+            qs.append(by_ids[tuple(row[k:])])
         rs = tok.batch_decode(query_responses[:, context_length:], skip_special_tokens=True)
         sc = torch.tensor(reward(qs, rs), dtype=torch.float32)
         seq = T.first_true_indices(query_responses[:, context_length:] == pad_token_id) - 1 + context_length
@@ -141,7 +151,7 @@ def run_trl(steps:int, rm:str) -> dict:
                      temperature=s['temperature'], learning_rate=s['lr'], kl_coef=s['kl_coef'], kl_estimator='k1',
                      missing_eos_penalty=None, stop_token='eos', local_rollout_forward_batch_size=s['batch'],
                      num_sample_generations=0, save_strategy='no', logging_steps=1, seed=s['seed'],
-                     use_cpu=True, disable_tqdm=True, bf16=False)
+                     use_cpu=True, disable_tqdm=True, bf16=False, lr_scheduler_type='constant')
     peft = LoraConfig(r=s['lora_r'], lora_alpha=s['lora_alpha'], target_modules='all-linear', task_type='CAUSAL_LM')
     t0 = time.perf_counter()
     tr = PPOTrainer(args=args, processing_class=tok, model=policy, ref_model=None, reward_model=stub,
@@ -152,6 +162,10 @@ def run_trl(steps:int, rm:str) -> dict:
     wall = time.perf_counter() - t0
     return {'side': f'trl {trl.__version__}', 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
             'peak_rss_mb': round(peak_rss_mb())}
+
+SIDES = {'rlnb-fp32': lambda steps, rm: run_rlnb(steps, rm, bf16=False),   # one lever at a time: fp32 first
+         'rlnb': run_rlnb,                                                   # the cpu preset: bf16 where it pays
+         'trl': lambda steps, rm: run_trl(steps, rm)}
 
 def summarise(r:dict, skip:int=1) -> dict:
     "Mean seconds per phase and per step over the steps after the first `skip` (warm-up)."
@@ -165,21 +179,22 @@ def summarise(r:dict, skip:int=1) -> dict:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--setup', action='store_true'); ap.add_argument('--steps', type=int, default=12)
-    ap.add_argument('--side', choices=['rlnb', 'trl']); ap.add_argument('--out'); ap.add_argument('--rm')
+    ap.add_argument('--side', choices=list(SIDES)); ap.add_argument('--out'); ap.add_argument('--rm')
     ap.add_argument('--threads', type=int, default=0, help='torch threads (0: torch default)')
     a = ap.parse_args()
     if a.setup: return setup()
     if a.side:
         import torch
         if a.threads: torch.set_num_threads(a.threads)
-        res = (run_rlnb if a.side == 'rlnb' else run_trl)(a.steps, a.rm)
+        res = SIDES[a.side](a.steps, a.rm)
         Path(a.out).write_text(json.dumps(res)); return
     from rlnb.core import cpu_line
     if not (TRL_VENV/'bin'/'python').exists(): setup()
     rm = str(reward_model_dir())
     env = {**os.environ, 'TRL_EXPERIMENTAL_SILENCE': '1', 'HF_HUB_OFFLINE': '1'}
     runs = {}
-    for side, py in (('rlnb', sys.executable), ('trl', str(TRL_VENV/'bin'/'python'))):
+    for side in SIDES:
+        py = str(TRL_VENV/'bin'/'python') if side == 'trl' else sys.executable
         out = Path(f'/tmp/ppo_speed_{side}.json')
         t = time.perf_counter()
         subprocess.run([py, __file__, '--side', side, '--steps', str(a.steps), '--out', str(out), '--rm', rm,
@@ -188,8 +203,8 @@ def main():
         print(f"{side}: {json.dumps(summarise(runs[side]))}", flush=True)
     s = {k: summarise(v) for k, v in runs.items()}
     res = {'cpu': cpu_line(), 'settings': SETTINGS, 'steps': a.steps, 'summary': s,
-           'speedup_per_step': round(s['trl']['step'] / s['rlnb']['step'], 2),
-           'rss_ratio': round(runs['rlnb']['peak_rss_mb'] / runs['trl']['peak_rss_mb'], 2), 'runs': runs}
+           'speedup_per_step': {k: round(s['trl']['step'] / s[k]['step'], 2) for k in s if k != 'trl'},
+           'peak_rss_mb': {k: v['peak_rss_mb'] for k, v in runs.items()}, 'runs': runs}
     RESULT.parent.mkdir(exist_ok=True); RESULT.write_text(json.dumps(res, indent=1))
     print(json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
 

@@ -675,8 +675,13 @@ def api_speed_table(pattern:str|None=None) -> str:
     "Markdown: one row per saved `bench/api_speed.py` result (backend, workers): medians, with the range over the runs."
     import glob
     rng = lambda d: f"{d['median']:,.0f} ({d['min']:,.0f}–{d['max']:,.0f})"
-    rows = ['| backend | durability | workers | single POST, new connection (req/s) | single POST, keep-alive (req/s) '
-            '| keep-alive p50 / p99 ms | batch (records/s) | runs | records lost |', '|---|---|---|---|---|---|---|---|---|']
+    rows = [
+        (
+            '| backend | durability | workers | single POST, new connection (req/s) | single POST, keep-alive (req/s) '
+            '| keep-alive p50 / p99 ms | batch (records/s) | runs | records lost |'
+        ),
+        '|---|---|---|---|---|---|---|---|---|',
+    ]
     for f in sorted(glob.glob(pattern or str(BENCH_RESULTS/'api_speed_*.json'))):
         r = json.load(open(f))
         if 'keep_alive_requests_per_s' not in r: continue

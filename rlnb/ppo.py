@@ -20,9 +20,9 @@ from rlnb.core import (
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
            'masked_mean', 'masked_whiten', 'policy_loss', 'value_loss', 'AdaptiveKLController', 'FixedKLController',
-           'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores',
+           'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores', 'amp',
            'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo', 'trl_reward', 'RLResult', 'train_rl',
-           'read_prompts', 'train_ppo_cli']
+           'read_prompts', 'train_ppo_cli', 'ppo_speed_table', 'plot_ppo_speed']
 
 # %% ../nbs/06_ppo.ipynb #2c1f16cd
 def _check_ppo_config(c):
@@ -80,6 +80,9 @@ class PPOConfig(StageConfig):
     lora_r: int = 16
     lora_alpha: int = 32
     lora_target_modules: str|list = 'all-linear'
+    bf16: bool | None = (
+        False  # autocast the scoring and update passes to bf16; None: where it measured faster (auto_bf16)
+    )
     # the run
     algorithm: str = 'ppo'      # 'ppo' (rlnb's, with a value head), 'grpo' or 'rloo' (TRL's, group baselines)
     steps: int = 100            # PPO iterations
@@ -97,6 +100,7 @@ class PPOConfig(StageConfig):
 # %% ../nbs/06_ppo.ipynb #f24eb476
 PPOConfig.PRESETS = {
     'cpu': PPOConfig(
+        bf16=None,   # on where bf16 matmuls measure faster (AMX / AVX-512-BF16 CPUs, CUDA): see bench/ppo_speed.py
         batch_size=8,
         num_minibatches=2,
         ppo_epochs=2,
@@ -105,8 +109,9 @@ PPOConfig.PRESETS = {
         missing_eos_penalty=None,
         steps=50,
     ),  # SmolLM2-135M on 2 cores: ~20 s a step
-    'small_gpu': PPOConfig(batch_size=32, num_minibatches=4, max_new_tokens=64, learning_rate=2e-5, steps=200),
-    'default': PPOConfig(),  # the literature's defaults (Huang et al. 2024)
+    'small_gpu': PPOConfig(batch_size=32, num_minibatches=4, max_new_tokens=64, learning_rate=2e-5, steps=200,
+                           bf16=None),
+    'default': PPOConfig(bf16=None),  # the literature's defaults (Huang et al. 2024)
     'high_quality': PPOConfig(
         batch_size=64,
         num_minibatches=8,
@@ -116,6 +121,7 @@ PPOConfig.PRESETS = {
         lora_alpha=128,
         steps=1000,
         target_kl=3.0,
+        bf16=None,
     ),
     'tiny': PPOConfig(model='tiny', batch_size=4, num_minibatches=2, ppo_epochs=1, max_new_tokens=8, steps=2),  # tests
 }
@@ -314,6 +320,15 @@ def normalize_scores(scores, prompts:list[str]):
         out[idx] = (g - g.mean()) / (g.std() + 1e-8) if len(idx) > 1 else g - g.mean()
     return out
 
+# %% ../nbs/06_ppo.ipynb #0bc5ce7f
+def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
+    "bf16 autocast on `device` when `cfg.bf16` is on (None: when `auto_bf16` finds it faster here), else a no-op."
+    import contextlib, torch
+    from rlnb.core import auto_bf16
+    dev = torch.device(device).type
+    on = cfg.bf16 if cfg.bf16 is not None else auto_bf16(dev)
+    return torch.autocast(dev, dtype=torch.bfloat16) if on else contextlib.nullcontext()
+
 # %% ../nbs/06_ppo.ipynb #8b23a728
 def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig, kl_coef:float) -> dict:
     "Sample, score and compute advantages for one batch; returns tensors and timings."
@@ -329,9 +344,11 @@ def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig
     t2 = time.perf_counter()
     ids, attn, mask, P = s['ids'], s['attn'], s['mask'], s['n_prompt']
     with torch.no_grad():
-        logp, values, ent = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature, entropy=True)
-        with _unwrap(policy).disable_adapter():
-            ref_logp, _, _ = forward_logprobs(policy, ids, attn, P, temperature=cfg.temperature)
+        with amp(cfg, dev):
+            logp, values, ent = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature, entropy=True)
+            with _unwrap(policy).disable_adapter():
+                ref_logp, _, _ = forward_logprobs(policy, ids, attn, P, temperature=cfg.temperature)
+        values = values.float()
         kl = kl_estimate(logp, ref_logp, cfg.kl_estimator) * mask                    # (B, T)
         rewards = token_rewards(score, kl, mask, kl_coef)                           # (B, T)
         if cfg.whiten_rewards: rewards = masked_whiten(rewards, mask, shift_mean=False)
@@ -355,9 +372,11 @@ def ppo_update(policy, value_head, opt, exp:dict, cfg:PPOConfig, accelerator=Non
         for idx in torch.randperm(B, generator=generator).split(size):
             idx = idx.to(exp['ids'].device)
             m = exp['mask'][idx]
-            logp, v, _ = forward_logprobs(
-                policy, exp['ids'][idx], exp['attn'][idx], exp['n_prompt'], value_head, cfg.temperature
-            )
+            with amp(cfg, exp['ids'].device):
+                logp, v, _ = forward_logprobs(
+                    policy, exp['ids'][idx], exp['attn'][idx], exp['n_prompt'], value_head, cfg.temperature
+                )
+            v = v.float()
             pl, clipfrac, approx_kl = policy_loss(logp, exp['logp'][idx], exp['adv'][idx], m, cfg.cliprange)
             vl, vclipfrac = value_loss(v, exp['values'][idx], exp['returns'][idx], m, cfg.cliprange_value)
             loss = pl + cfg.vf_coef * vl
@@ -743,3 +762,39 @@ def train_ppo_cli(argv:list|None=None):
                                        metrics=numbers, data_counts={'prompts': len(prompts)})
         print(f"registered as {a.agent} {v.name} (candidate)")
     return res
+
+# %% ../nbs/06_ppo.ipynb #ab245486
+def ppo_speed_table(path=None) -> str:
+    "Markdown: seconds per step by phase, peak RSS and the learning figures of each side of `bench/ppo_speed.py`."
+    import json
+    import rlnb
+    path = Path(path or Path(rlnb.__file__).parent.parent/'bench'/'results'/'ppo_speed.json')
+    if not path.exists(): return f'no saved result at {path}: run bench/ppo_speed.py'
+    r = json.loads(path.read_text()); s = r['summary']
+    rows = ['| run | generate s | score s | prepare s | update s | **s / step** | TRL ÷ this | peak RSS MB '
+            '| mean reward | KL at the end |', '|---|---|---|---|---|---|---|---|---|---|']
+    for k, m in s.items():
+        ratio = f"{s['trl']['step'] / m['step']:.2f}×"
+        rows.append(f"| {k} | {m['generate']} | {m['score']} | {m['prepare']} | {m['update']} | **{m['step']}** | {ratio} "
+                    f"| {r['runs'][k]['peak_rss_mb']:,} | {m['reward_mean']} | {m['kl_last']} |")
+    return '\n'.join(rows) + f"\n\n{r['steps']} steps each, the first left out of the per-step means (warm-up). {r['cpu']}"
+
+# %% ../nbs/06_ppo.ipynb #b8bacd9d
+def plot_ppo_speed(path=None):
+    "Per-step reward and KL of each run, and its seconds per step split by phase."
+    import json, matplotlib.pyplot as plt
+    import rlnb
+    r = json.loads(Path(path or Path(rlnb.__file__).parent.parent/'bench'/'results'/'ppo_speed.json').read_text())
+    fig, ax = plt.subplots(1, 3, figsize=(15, 3.6))
+    for k, run in r['runs'].items():
+        ax[0].plot([x['reward'] for x in run['steps']], marker='o', label=k)
+        ax[1].plot([x['kl'] for x in run['steps']], marker='o', label=k)
+    ax[0].set(title='mean reward per step', xlabel='step'); ax[1].set(title='KL(π‖π_ref) per step (nats)', xlabel='step')
+    bottom = [0.0] * len(r['summary'])
+    for ph in ('generate', 'score', 'prepare', 'update'):
+        v = [m[ph] for m in r['summary'].values()]
+        ax[2].bar(list(r['summary']), v, bottom=bottom, label=ph); bottom = [a + b for a, b in zip(bottom, v)]
+    ax[2].set(title='seconds per step', ylabel='s')
+    for a in ax: a.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
