@@ -56,7 +56,7 @@ SETTINGS = dict(batch=8, minibatches=2, epochs=2, new_tokens=32, temperature=0.7
 
 def peak_rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-def run_rlnb(steps:int, rm:str, bf16=None) -> dict:
+def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.core import model_path, seed_everything
@@ -67,7 +67,8 @@ def run_rlnb(steps:int, rm:str, bf16=None) -> dict:
                          max_new_tokens=s['new_tokens'], temperature=s['temperature'], learning_rate=s['lr'],
                          init_kl_coef=s['kl_coef'], adaptive_kl=False, kl_estimator='k1', missing_eos_penalty=None,
                          lora_r=s['lora_r'], lora_alpha=s['lora_alpha'], steps=steps, save_steps=10**9,
-                         seed=s['seed'], log_completions=0, bf16=bf16)
+                         seed=s['seed'], log_completions=0, bf16=bf16,
+                         sample_merged=sample_merged)
     p = model_path('smollm2')
     model, tok = AutoModelForCausalLM.from_pretrained(p), AutoTokenizer.from_pretrained(p)
     t0 = time.perf_counter()
@@ -78,7 +79,8 @@ def run_rlnb(steps:int, rm:str, bf16=None) -> dict:
     steps_out = [{'generate': h['time/generate'], 'score': h['time/score'], 'prepare': h['time/prepare'],
                   'update': h['time/update'], 'reward': h['objective/reward'], 'kl': h['objective/kl']} for h in hist]
     from rlnb.core import auto_bf16
-    return {'side': 'rlnb', 'bf16': bf16 if bf16 is not None else f'auto ({auto_bf16("cpu")})', 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
+    return {'side': 'rlnb', 'bf16': bf16 if bf16 is not None else f'auto ({auto_bf16("cpu")})',
+            'sample_merged': sample_merged, 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
             'peak_rss_mb': round(peak_rss_mb())}
 
 def run_trl(steps:int, rm:str) -> dict:
@@ -163,9 +165,11 @@ def run_trl(steps:int, rm:str) -> dict:
     return {'side': f'trl {trl.__version__}', 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
             'peak_rss_mb': round(peak_rss_mb())}
 
-SIDES = {'rlnb-fp32': lambda steps, rm: run_rlnb(steps, rm, bf16=False),   # one lever at a time: fp32 first
-         'rlnb': run_rlnb,                                                   # the cpu preset: bf16 where it pays
-         'trl': lambda steps, rm: run_trl(steps, rm)}
+SIDES = {   # one lever at a time
+    'rlnb fp32, sampling through PEFT': lambda steps, rm: run_rlnb(steps, rm, bf16=False, sample_merged=False),
+    'rlnb fp32, merged sampler': lambda steps, rm: run_rlnb(steps, rm, bf16=False),
+    'rlnb (cpu preset: + bf16 where it pays)': run_rlnb,
+    'trl': lambda steps, rm: run_trl(steps, rm)}
 
 def summarise(r:dict, skip:int=1) -> dict:
     "Mean seconds per phase and per step over the steps after the first `skip` (warm-up)."
@@ -195,7 +199,7 @@ def main():
     runs = {}
     for side in SIDES:
         py = str(TRL_VENV/'bin'/'python') if side == 'trl' else sys.executable
-        out = Path(f'/tmp/ppo_speed_{side}.json')
+        out = Path(f"/tmp/ppo_speed_{side.split()[0]}_{len(runs)}.json")
         t = time.perf_counter()
         subprocess.run([py, __file__, '--side', side, '--steps', str(a.steps), '--out', str(out), '--rm', rm,
                         '--threads', str(a.threads)], check=True, env=env, cwd=ROOT)

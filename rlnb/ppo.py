@@ -21,8 +21,8 @@ from rlnb.core import (
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
            'masked_mean', 'masked_whiten', 'policy_loss', 'value_loss', 'AdaptiveKLController', 'FixedKLController',
            'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores', 'amp',
-           'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo', 'trl_reward', 'RLResult', 'train_rl',
-           'read_prompts', 'train_ppo_cli', 'ppo_speed_table', 'plot_ppo_speed']
+           'merged_sampler', 'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo', 'trl_reward',
+           'RLResult', 'train_rl', 'read_prompts', 'train_ppo_cli', 'ppo_speed_table', 'plot_ppo_speed']
 
 # %% ../nbs/06_ppo.ipynb #2c1f16cd
 def _check_ppo_config(c):
@@ -80,9 +80,8 @@ class PPOConfig(StageConfig):
     lora_r: int = 16
     lora_alpha: int = 32
     lora_target_modules: str|list = 'all-linear'
-    bf16: bool | None = (
-        False  # autocast the scoring and update passes to bf16; None: where it measured faster (auto_bf16)
-    )
+    bf16: bool|None = False     # bf16 autocast of the scoring and update passes; None: where faster (auto_bf16)
+    sample_merged: bool = True  # sample from a plain copy with the LoRA folded in, refreshed each step
     # the run
     algorithm: str = 'ppo'      # 'ppo' (rlnb's, with a value head), 'grpo' or 'rloo' (TRL's, group baselines)
     steps: int = 100            # PPO iterations
@@ -93,9 +92,13 @@ class PPOConfig(StageConfig):
 
     def __post_init__(self): _check_ppo_config(self)
 
-    @property
-    def generations(self) -> int:
-        return self.num_generations or (1 if self.algorithm == 'ppo' else 4)  # the resolved num_generations
+# %% ../nbs/06_ppo.ipynb #51ecdd00
+from fastcore.basics import patch
+
+@patch(as_prop=True)
+def generations(self:PPOConfig) -> int:
+    "The resolved `num_generations`: 1 for PPO, 4 for GRPO/RLOO unless set."
+    return self.num_generations or (1 if self.algorithm == 'ppo' else 4)
 
 # %% ../nbs/06_ppo.ipynb #f24eb476
 PPOConfig.PRESETS = {
@@ -242,7 +245,7 @@ def _unwrap(model):
     return model.module if hasattr(model, 'module') else model
 
 # %% ../nbs/06_ppo.ipynb #1806ef25
-def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True) -> dict:
+def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sampler=None) -> dict:
     ("Sample responses: `ids` (B, P+T), `attn`, response `mask` (B, T), `n_prompt` P, `responses` (texts), "
      "`completion_ids`, `has_eos` (B,).")
     import torch
@@ -263,7 +266,7 @@ def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True) ->
             if do_sample
             else dict(do_sample=False)
         )  # greedy: for evaluation
-        ids = _unwrap(model).generate(
+        ids = (sampler or _unwrap(model)).generate(
             **enc, **kw, max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id
         )
     P = enc['input_ids'].shape[1]
@@ -329,13 +332,44 @@ def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
     on = cfg.bf16 if cfg.bf16 is not None else auto_bf16(dev)
     return torch.autocast(dev, dtype=torch.bfloat16) if on else contextlib.nullcontext()
 
+# %% ../nbs/06_ppo.ipynb #54c15633
+import weakref
+_SAMPLERS = weakref.WeakKeyDictionary()   # policy model -> its sampling copy
+
+def merged_sampler(policy, dtype=None):
+    ("A plain copy of `policy`'s model with its active LoRA adapters folded into the weights, refreshed from the "
+     "policy on each call (created on the first); `dtype` bfloat16 for a bf16 copy.")
+    import torch
+    from transformers import AutoModelForCausalLM
+    m = _unwrap(policy); inner = m.get_base_model()
+    dtype = dtype or next(inner.parameters()).dtype
+    gen = _SAMPLERS.get(m)   # kept outside the module: a submodule would join the policy's parameters and checkpoints
+    fresh = gen is None or next(gen.parameters()).dtype != dtype
+    if fresh:
+        with torch.random.fork_rng(devices=[]):   # its random init must not move the RNG the sampling is seeded from
+            gen = AutoModelForCausalLM.from_config(inner.config, dtype=dtype).to(next(inner.parameters()).device)
+        gen.generation_config = inner.generation_config; gen.eval(); _SAMPLERS[m] = gen
+    gp = dict(gen.named_parameters())
+    with torch.no_grad():
+        for name, mod in inner.named_modules():
+            if hasattr(mod, 'base_layer') and hasattr(mod, 'get_delta_weight'):
+                w = mod.base_layer.weight
+                for a in mod.active_adapters: w = w + mod.get_delta_weight(a)
+                gp[f'{name}.weight'].copy_(w)
+        if fresh:   # the frozen rest (embeddings, norms, biases) once
+            for name, p in inner.named_parameters():
+                if 'lora_' in name or name.endswith('.base_layer.weight'): continue
+                if (name := name.replace('.base_layer', '')) in gp: gp[name].copy_(p)
+    return gen
+
 # %% ../nbs/06_ppo.ipynb #8b23a728
 def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig, kl_coef:float) -> dict:
     "Sample, score and compute advantages for one batch; returns tensors and timings."
     import torch, time
     t0 = time.perf_counter()
     policy.eval()
-    s = sample(policy, tok, prompts, cfg)
+    use = cfg.sample_merged and hasattr(_unwrap(policy), 'get_base_model')
+    s = sample(policy, tok, prompts, cfg, sampler=merged_sampler(policy) if use else None)
     t1 = time.perf_counter()
     raw = torch.tensor(call_reward(reward_fn, prompts, s['responses'], s['completion_ids']))
     dev = s['ids'].device
@@ -775,9 +809,13 @@ def ppo_speed_table(path=None) -> str:
             '| mean reward | KL at the end |', '|---|---|---|---|---|---|---|---|---|---|']
     for k, m in s.items():
         ratio = f"{s['trl']['step'] / m['step']:.2f}×"
-        rows.append(f"| {k} | {m['generate']} | {m['score']} | {m['prepare']} | {m['update']} | **{m['step']}** | {ratio} "
-                    f"| {r['runs'][k]['peak_rss_mb']:,} | {m['reward_mean']} | {m['kl_last']} |")
-    return '\n'.join(rows) + f"\n\n{r['steps']} steps each, the first left out of the per-step means (warm-up). {r['cpu']}"
+        rows.append(
+            f"| {k} | {m['generate']} | {m['score']} | {m['prepare']} | {m['update']} | **{m['step']}** | {ratio} "
+            f"| {r['runs'][k]['peak_rss_mb']:,} | {m['reward_mean']} | {m['kl_last']} |"
+        )
+    return (
+        '\n'.join(rows) + f"\n\n{r['steps']} steps each, the first left out of the per-step means (warm-up). {r['cpu']}"
+    )
 
 # %% ../nbs/06_ppo.ipynb #b8bacd9d
 def plot_ppo_speed(path=None):
@@ -789,7 +827,8 @@ def plot_ppo_speed(path=None):
     for k, run in r['runs'].items():
         ax[0].plot([x['reward'] for x in run['steps']], marker='o', label=k)
         ax[1].plot([x['kl'] for x in run['steps']], marker='o', label=k)
-    ax[0].set(title='mean reward per step', xlabel='step'); ax[1].set(title='KL(π‖π_ref) per step (nats)', xlabel='step')
+    ax[0].set(title='mean reward per step', xlabel='step')
+    ax[1].set(title='KL(π‖π_ref) per step (nats)', xlabel='step')
     bottom = [0.0] * len(r['summary'])
     for ph in ('generate', 'score', 'prepare', 'update'):
         v = [m[ph] for m in r['summary'].values()]
