@@ -13,7 +13,7 @@ from fastapi import Body, FastAPI, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from . import __version__
-from .core import check_agent, models_dir, new_run, rlnb_home
+from .core import create_tables, check_agent, models_dir, new_run, rlnb_home
 from .feedback import Feedback, FeedbackError, FeedbackStore
 
 # %% auto #0
@@ -58,7 +58,7 @@ class Jobs:
             sa.Column('started_at', sa.String(32)),
             sa.Column('finished_at', sa.String(32)),
         )
-        md.create_all(store.engine)
+        create_tables(md, store.engine)
 
 # %% ../nbs/10_api.ipynb #cf4a964b
 @patch

@@ -14,7 +14,8 @@ __all__ = ['ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everyth
            'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy',
            'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
            'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
-           'report_targets', 'Tracker', 'atomic_write', 'atomic_dir', 'prepare_assets', 'prepare_assets_cli']
+           'report_targets', 'Tracker', 'create_tables', 'atomic_write', 'atomic_dir', 'prepare_assets',
+           'prepare_assets_cli']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -659,6 +660,17 @@ class Tracker:
 
     def finish(self):
         for t in self.trackers: t.finish()
+
+# %% ../nbs/00_core.ipynb #61eb71cd
+def create_tables(metadata, engine, tries:int=6):
+    "`metadata.create_all(engine)`, safe when several processes create the same new tables at the same moment."
+    import sqlalchemy as sa
+    for i in range(tries):
+        try: return metadata.create_all(engine)
+        except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError) as e:
+            msg = str(e).lower()
+            if i == tries - 1 or not any(w in msg for w in ('already exists', 'duplicate', 'unique', 'locked')): raise
+            time.sleep(0.05 * (i + 1))
 
 # %% ../nbs/00_core.ipynb #672a7ee5
 import contextlib, shutil

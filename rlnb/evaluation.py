@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
 from statistics import NormalDist
-from .core import asset_dir, check_agent, StageConfig
+from .core import create_tables, asset_dir, check_agent, StageConfig
 from .feedback import Feedback
 from .widgets import binom_two_sided
 
@@ -719,7 +719,7 @@ def _ab_tables(store):
             sa.Column('variant', sa.String(128), nullable=False),
             sa.Column('created_at', sa.String(32), nullable=False),
         )
-        md.create_all(store.engine)
+        create_tables(md, store.engine)
         store._ab_tables = exps, expo
     return store._ab_tables
 

@@ -8,7 +8,7 @@ import json, hashlib, os
 from dataclasses import dataclass, field, asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from .core import check_agent, data_dir, load_chitchat, Timer
+from .core import create_tables, check_agent, data_dir, load_chitchat, Timer
 
 # %% auto #0
 __all__ = ['KINDS', 'CHOICES', 'MAX_TEXT', 'MAX_DEPTH', 'DEFAULT_WEIGHTS', 'MAX_LINE', 'FeedbackError', 'Feedback',
@@ -292,7 +292,7 @@ class FeedbackStore:
         if self.engine.dialect.name == 'sqlite':
             sa.event.listen(self.engine, 'connect', _sqlite_pragmas)
         self.table = _table(sa.MetaData())
-        self.table.metadata.create_all(self.engine)
+        create_tables(self.table.metadata, self.engine)
 
     def __repr__(self):
         return f"FeedbackStore({self.engine.url.render_as_string(hide_password=True)!r}, {self.count()} records)"

@@ -8,7 +8,7 @@ import hashlib, json, os, random, shutil, statistics, threading, time
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from .core import check_agent, models_dir, new_run, StageConfig
+from .core import create_tables, check_agent, models_dir, new_run, StageConfig
 from .feedback import Feedback, FeedbackStore
 from .registry import Registry, _version
 
@@ -132,7 +132,7 @@ class OnlineLearner:
             from rlnb.evaluation import RewardJudge
             judge = RewardJudge(judge)
         self.judge = judge
-        md = sa.MetaData(); self.used, self.runs = _tables(md); md.create_all(self.store.engine)
+        md = sa.MetaData(); self.used, self.runs = _tables(md); create_tables(md, self.store.engine)
 
     def __repr__(self):
         return (

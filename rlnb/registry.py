@@ -8,7 +8,7 @@ import json, time
 from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from .core import check_agent, rlnb_home
+from .core import create_tables, check_agent, rlnb_home
 from .feedback import FeedbackStore
 
 # %% auto #0
@@ -120,7 +120,7 @@ class Registry:
         self.engine = self.store.engine
         md = sa.MetaData()
         self.versions, self.events, self.meta = _tables(md)
-        md.create_all(self.engine)
+        create_tables(md, self.engine)
         self._check_schema()
 
     def _check_schema(self):
