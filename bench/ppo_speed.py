@@ -24,7 +24,6 @@ RESULT = HERE/'results'/'ppo_speed.json'
 def setup():
     "Create bench/.venv-trl029: trl==0.29.0 on top of the main environment's packages (a .pth file points at them)."
     import site
-    py = Path(sys.executable)
     subprocess.run([sys.executable, '-m', 'venv', '--without-pip', str(TRL_VENV)], check=True)
     sp = next(TRL_VENV.glob('lib/python3*/site-packages'))
     # an `import` line in a .pth runs: addsitedir appends the main environment (and its own .pth files, the editable
@@ -109,9 +108,7 @@ def run_trl(steps:int, rm:str) -> dict:
     value.config.pad_token_id = tok.pad_token_id
     reward = reward_model_fn(rm)
 
-    class RewardStub(torch.nn.Module):   # the MiniLM reward model behind TRL's reward-model interface
-        base_model_prefix = 'none'
-    stub = RewardStub()
+    stub = torch.nn.Module()   # stands for the MiniLM reward model; the patched get_reward below scores with it
     timers = {'generate': 0.0, 'score': 0.0, 'prepare': 0.0}
     orig_gen, orig_reward, orig_forward = T.batch_generation, T.get_reward, T.forward
     def timed(key, f):

@@ -18,11 +18,11 @@ from .feedback import Feedback, FeedbackError, FeedbackStore
 
 # %% auto #0
 __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'ALGORITHMS', 'JOB_STATES', 'RL_SECONDS_PER_STEP', 'SEED_FEEDBACK', 'app',
-           'BENCH_RESULTS', 'Jobs', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'dry_run',
-           'train_policy_job', 'run_job', 'online_enabled', 'online_config', 'online_judge', 'DeployRequest',
-           'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'spawn_job', 'spawn_online_job',
-           'OnlineScheduler', 'feedback_routes', 'training_routes', 'online_routes', 'policy_routes', 'chat_routes',
-           'create_app', 'ServeConfig', 'serve_api_cli', 'api_speed_table']
+           'Jobs', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'dry_run', 'train_policy_job', 'run_job',
+           'online_enabled', 'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage',
+           'ChatRequest', 'run_online_job', 'spawn_job', 'spawn_online_job', 'OnlineScheduler', 'feedback_routes',
+           'training_routes', 'online_routes', 'policy_routes', 'chat_routes', 'create_app', 'ServeConfig',
+           'serve_api_cli', 'api_speed_table']
 
 # %% ../nbs/10_api.ipynb #742ce079
 MIN_FEEDBACK = 10          # the legacy system's minimum before training
@@ -668,9 +668,6 @@ def serve_api_cli(argv:list|None=None):
 app = create_app()
 
 # %% ../nbs/10_api.ipynb #a2994de0
-import rlnb
-BENCH_RESULTS = Path(rlnb.__file__).parent.parent/'bench'/'results'   # the repository's saved benchmark results
-
 def api_speed_table(pattern:str|None=None) -> str:
     "Markdown: one row per saved `bench/api_speed.py` result (backend, workers): medians, with the range over the runs."
     import glob
@@ -682,7 +679,8 @@ def api_speed_table(pattern:str|None=None) -> str:
         ),
         '|---|---|---|---|---|---|---|---|---|',
     ]
-    for f in sorted(glob.glob(pattern or str(BENCH_RESULTS/'api_speed_*.json'))):
+    from rlnb.core import bench_results
+    for f in sorted(glob.glob(pattern or str(bench_results()/'api_speed_*.json'))):
         r = json.load(open(f))
         if 'keep_alive_requests_per_s' not in r: continue
         rows.append(f"| {r['backend']} | {r.get('durability', '')} | {r['workers']} | "

@@ -8,13 +8,13 @@ import os, re, json, time, random, resource, importlib.util
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home', 'data_dir', 'models_dir',
-           'cache_dir', 'check_agent', 'new_run', 'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup',
-           'auto_bf16', 'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer',
-           'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy',
-           'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
-           'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
-           'report_targets', 'Tracker', 'create_tables', 'atomic_write', 'atomic_dir', 'prepare_assets',
+__all__ = ['ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home', 'bench_results', 'data_dir',
+           'models_dir', 'cache_dir', 'check_agent', 'new_run', 'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line',
+           'bf16_speedup', 'auto_bf16', 'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy',
+           'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts',
+           'tiny_policy', 'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base',
+           'lora_config', 'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli',
+           'stage_dir', 'report_targets', 'Tracker', 'create_tables', 'atomic_write', 'atomic_dir', 'prepare_assets',
            'prepare_assets_cli']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
@@ -60,6 +60,10 @@ def rlnb_home() -> Path:
         repo = Path(spec.origin).resolve().parent.parent
         if (repo/'settings.ini').exists(): return repo
     return Path.cwd()
+
+def bench_results() -> Path:
+    "`bench/results/` of the repository the package sits in: the saved benchmark figures (RLNB_HOME does not move it)."
+    return Path(importlib.util.find_spec('rlnb').origin).resolve().parent.parent/'bench'/'results'
 
 def data_dir() -> Path:
     "`<home>/data`: feedback stores, recipes, imported data."
@@ -548,8 +552,9 @@ def train_metrics(examples:int,      # distinct training rows (pairs, examples, 
 def _config_flags(group, config_cls):
     "One flag per field of `config_cls` in argparse `group`: `--no-x` for booleans, typed values, the comment as help."
     import argparse, dataclasses
+    opts = config_cls.options()
     for f in dataclasses.fields(config_cls):
-        ann, doc = config_cls.options()[f.name][0], config_cls.options()[f.name][2] or ' '
+        ann, doc = opts[f.name][0], opts[f.name][2] or ' '
         flag = '--' + f.name.replace('_', '-')
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING: doc += ' (required)'
         if str(ann) == 'bool':

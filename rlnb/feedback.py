@@ -318,28 +318,32 @@ def _insert(store, replace=False):
         index_elements=['id'], set_={c.name: ins.excluded[c.name] for c in store.table.c if c.name != 'id'}
     )
 
+def _column_values(table, rows:list[dict]) -> tuple:
+    "The table's column names, and each row as a tuple in their order with tags and metadata as JSON text."
+    cols = [col.name for col in table.c]
+    enc = lambda v: json.dumps(v) if v else ('[]' if isinstance(v, list) else '{}')   # most records have neither
+    return cols, [tuple(enc(r[k]) if k in ('tags', 'metadata') else r[k] for k in cols) for r in rows]
+
 def _sqlite_new(c, table, rows:list[dict]) -> int:
     ("SQLite: one `executemany` of INSERT .. ON CONFLICT DO NOTHING on the driver's cursor; the summed row count is "
      "how many ids were new.")
-    cols = [col.name for col in table.c]
+    cols, values = _column_values(table, rows)
     sql = (f"INSERT INTO {table.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
            "ON CONFLICT (id) DO NOTHING")
-    js = {'tags', 'metadata'}
-    enc = lambda v: json.dumps(v) if v else ('[]' if isinstance(v, list) else '{}')   # most records have neither
     cur = c.connection.driver_connection.cursor()              # sqlite3, inside the caller's transaction
     try:
-        cur.executemany(sql, [tuple(enc(r[k]) if k in js else r[k] for k in cols) for r in rows])
+        cur.executemany(sql, values)
         return cur.rowcount
     finally: cur.close()
 
 def _copy_new(c, table, rows:list[dict]) -> int:
     ("PostgreSQL: COPY the rows into a temporary table, then insert those whose id is new in one statement; how many "
      "were.")
-    cols = [col.name for col in table.c]
+    cols, values = _column_values(table, rows)
     with c.connection.driver_connection.cursor() as cur:           # psycopg, inside the caller's transaction
         cur.execute(f'CREATE TEMP TABLE IF NOT EXISTS _rlnb_in (LIKE {table.name}) ON COMMIT DELETE ROWS')
         with cur.copy(f"COPY _rlnb_in ({', '.join(cols)}) FROM STDIN") as cp:
-            for r in rows: cp.write_row([json.dumps(r[k]) if k in ('tags', 'metadata') else r[k] for k in cols])
+            for v in values: cp.write_row(v)
         cur.execute(f"INSERT INTO {table.name} ({', '.join(cols)}) SELECT {', '.join(cols)} FROM _rlnb_in "
                     "ON CONFLICT (id) DO NOTHING RETURNING id")
         n = len(cur.fetchall()); cur.execute('DELETE FROM _rlnb_in')

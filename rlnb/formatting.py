@@ -250,10 +250,11 @@ class ExportDataConfig(StageConfig):
     require_feedback: bool = False   # only records with a judgement (thumbs, rating, score, comparison)
     min_margin: float = 0.2          # dpo: smallest utility gap of a pair
     FORMATS = ('dpo', 'kto', 'regression', 'jsonl')
+    def __post_init__(self):
+        if self.format not in self.FORMATS: raise ValueError(f"format {self.format!r}: one of {', '.join(self.FORMATS)}")
 
 def export_rows(recs:list[Feedback], cfg:ExportDataConfig) -> list[dict]:
     "The rows `cfg` asks for, from records `recs` (filtered, formatted, limited)."
-    if cfg.format not in cfg.FORMATS: raise ValueError(f"format {cfg.format!r}: one of {', '.join(cfg.FORMATS)}")
     if cfg.require_feedback: recs = [r for r in recs if utility(r) is not None or r.kind == 'comparison']
     if cfg.min_reward is not None and cfg.format != 'dpo':
         recs = [r for r in recs if utility(r) is None or utility(r) >= cfg.min_reward]
@@ -283,8 +284,6 @@ def export_data_cli(argv:list|None=None):
     ("Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets or raw "
      "JSONL.")
     from rlnb.core import stage_cli
-    ap, parse = stage_cli(ExportDataConfig, 'rlnb_export_data', "Export an agent's feedback as training data (JSONL).",
-                          run_flags=False)
-    cfg, a = parse(argv)
-    if cfg.format not in cfg.FORMATS: ap.error(f"--format {cfg.format!r}: one of {', '.join(cfg.FORMATS)}")
-    return export_data(cfg)
+    _, parse = stage_cli(ExportDataConfig, 'rlnb_export_data', "Export an agent's feedback as training data (JSONL).",
+                         run_flags=False)
+    return export_data(parse(argv)[0])   # a config the checks refuse is a usage error naming the field

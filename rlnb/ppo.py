@@ -336,18 +336,17 @@ def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
 import weakref
 _SAMPLERS = weakref.WeakKeyDictionary()   # policy model -> its sampling copy
 
-def merged_sampler(policy, dtype=None):
+def merged_sampler(policy):
     ("A plain copy of `policy`'s model with its active LoRA adapters folded into the weights, refreshed from the "
-     "policy on each call (created on the first); `dtype` bfloat16 for a bf16 copy.")
+     "policy on each call (created on the first).")
     import torch
     from transformers import AutoModelForCausalLM
     m = _unwrap(policy); inner = m.get_base_model()
-    dtype = dtype or next(inner.parameters()).dtype
     gen = _SAMPLERS.get(m)   # kept outside the module: a submodule would join the policy's parameters and checkpoints
-    fresh = gen is None or next(gen.parameters()).dtype != dtype
-    if fresh:
+    if fresh := gen is None:
+        p0 = next(inner.parameters())
         with torch.random.fork_rng(devices=[]):   # its random init must not move the RNG the sampling is seeded from
-            gen = AutoModelForCausalLM.from_config(inner.config, dtype=dtype).to(next(inner.parameters()).device)
+            gen = AutoModelForCausalLM.from_config(inner.config, dtype=p0.dtype).to(p0.device)
         gen.generation_config = inner.generation_config; gen.eval(); _SAMPLERS[m] = gen
     gp = dict(gen.named_parameters())
     with torch.no_grad():
@@ -801,8 +800,8 @@ def train_ppo_cli(argv:list|None=None):
 def ppo_speed_table(path=None) -> str:
     "Markdown: seconds per step by phase, peak RSS and the learning figures of each side of `bench/ppo_speed.py`."
     import json
-    import rlnb
-    path = Path(path or Path(rlnb.__file__).parent.parent/'bench'/'results'/'ppo_speed.json')
+    from rlnb.core import bench_results
+    path = Path(path or bench_results()/'ppo_speed.json')
     if not path.exists(): return f'no saved result at {path}: run bench/ppo_speed.py'
     r = json.loads(path.read_text()); s = r['summary']
     rows = ['| run | generate s | score s | prepare s | update s | **s / step** | TRL ÷ this | peak RSS MB '
@@ -821,8 +820,8 @@ def ppo_speed_table(path=None) -> str:
 def plot_ppo_speed(path=None):
     "Per-step reward and KL of each run, and its seconds per step split by phase."
     import json, matplotlib.pyplot as plt
-    import rlnb
-    r = json.loads(Path(path or Path(rlnb.__file__).parent.parent/'bench'/'results'/'ppo_speed.json').read_text())
+    from rlnb.core import bench_results
+    r = json.loads(Path(path or bench_results()/'ppo_speed.json').read_text())
     fig, ax = plt.subplots(1, 3, figsize=(15, 3.6))
     for k, run in r['runs'].items():
         ax[0].plot([x['reward'] for x in run['steps']], marker='o', label=k)
