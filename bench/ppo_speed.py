@@ -55,7 +55,7 @@ SETTINGS = dict(batch=8, minibatches=2, epochs=2, new_tokens=32, temperature=0.7
 
 def peak_rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True) -> dict:
+def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample_bf16=None) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.core import model_path, seed_everything
@@ -67,7 +67,7 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True) -> dict:
                          init_kl_coef=s['kl_coef'], adaptive_kl=False, kl_estimator='k1', missing_eos_penalty=None,
                          lora_r=s['lora_r'], lora_alpha=s['lora_alpha'], steps=steps, save_steps=10**9,
                          seed=s['seed'], log_completions=0, bf16=bf16,
-                         sample_merged=sample_merged)
+                         sample_merged=sample_merged, attn_implementation=attn, sample_bf16=sample_bf16)
     p = model_path('smollm2')
     model, tok = AutoModelForCausalLM.from_pretrained(p), AutoTokenizer.from_pretrained(p)
     t0 = time.perf_counter()
@@ -79,7 +79,8 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True) -> dict:
                   'update': h['time/update'], 'reward': h['objective/reward'], 'kl': h['objective/kl']} for h in hist]
     from rlnb.core import auto_bf16
     return {'side': 'rlnb', 'bf16': bf16 if bf16 is not None else f'auto ({auto_bf16("cpu")})',
-            'sample_merged': sample_merged, 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
+            'sample_merged': sample_merged, 'attn_implementation': attn or 'auto',
+            'sample_bf16': sample_bf16, 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
             'peak_rss_mb': round(peak_rss_mb())}
 
 def run_trl(steps:int, rm:str) -> dict:
@@ -165,7 +166,9 @@ def run_trl(steps:int, rm:str) -> dict:
 SIDES = {   # one lever at a time
     'rlnb fp32, sampling through PEFT': lambda steps, rm: run_rlnb(steps, rm, bf16=False, sample_merged=False),
     'rlnb fp32, merged sampler': lambda steps, rm: run_rlnb(steps, rm, bf16=False),
-    'rlnb (cpu preset: + bf16 where it pays)': run_rlnb,
+    'rlnb + bf16 scoring and update where it pays': lambda steps, rm: run_rlnb(steps, rm, attn='sdpa', sample_bf16=False),
+    'rlnb + eager attention under bf16': lambda steps, rm: run_rlnb(steps, rm, sample_bf16=False),
+    'rlnb (cpu preset: + bf16 sampling copy)': run_rlnb,
     'trl': lambda steps, rm: run_trl(steps, rm)}
 
 def summarise(r:dict, skip:int=1) -> dict:
@@ -182,6 +185,7 @@ def main():
     ap.add_argument('--setup', action='store_true'); ap.add_argument('--steps', type=int, default=12)
     ap.add_argument('--side', choices=list(SIDES)); ap.add_argument('--out'); ap.add_argument('--rm')
     ap.add_argument('--threads', type=int, default=0, help='torch threads (0: torch default)')
+    ap.add_argument('--only', action='append', choices=list(SIDES), help='run only these sides; nothing is saved')
     a = ap.parse_args()
     if a.setup: return setup()
     if a.side:
@@ -194,7 +198,7 @@ def main():
     rm = str(reward_model_dir())
     env = {**os.environ, 'TRL_EXPERIMENTAL_SILENCE': '1', 'HF_HUB_OFFLINE': '1'}
     runs = {}
-    for side in SIDES:
+    for side in a.only or SIDES:
         py = str(TRL_VENV/'bin'/'python') if side == 'trl' else sys.executable
         out = Path(f"/tmp/ppo_speed_{side.split()[0]}_{len(runs)}.json")
         t = time.perf_counter()
@@ -202,6 +206,7 @@ def main():
                         '--threads', str(a.threads)], check=True, env=env, cwd=ROOT)
         runs[side] = json.loads(out.read_text()); runs[side]['process_s'] = round(time.perf_counter() - t, 1)
         print(f"{side}: {json.dumps(summarise(runs[side]))}", flush=True)
+    if a.only: return
     s = {k: summarise(v) for k, v in runs.items()}
     res = {'cpu': cpu_line(), 'settings': SETTINGS, 'steps': a.steps, 'summary': s,
            'speedup_per_step': {k: round(s['trl']['step'] / s[k]['step'], 2) for k in s if k != 'trl'},

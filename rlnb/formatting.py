@@ -251,7 +251,8 @@ class ExportDataConfig(StageConfig):
     min_margin: float = 0.2          # dpo: smallest utility gap of a pair
     FORMATS = ('dpo', 'kto', 'regression', 'jsonl')
     def __post_init__(self):
-        if self.format not in self.FORMATS: raise ValueError(f"format {self.format!r}: one of {', '.join(self.FORMATS)}")
+        if self.format not in self.FORMATS:
+            raise ValueError(f"format {self.format!r}: one of {', '.join(self.FORMATS)}")
 
 def export_rows(recs:list[Feedback], cfg:ExportDataConfig) -> list[dict]:
     "The rows `cfg` asks for, from records `recs` (filtered, formatted, limited)."

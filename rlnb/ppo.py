@@ -20,9 +20,10 @@ from rlnb.core import (
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
            'masked_mean', 'masked_whiten', 'policy_loss', 'value_loss', 'AdaptiveKLController', 'FixedKLController',
-           'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores', 'amp',
-           'merged_sampler', 'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo', 'trl_reward',
-           'RLResult', 'train_rl', 'read_prompts', 'train_ppo_cli', 'ppo_speed_table', 'plot_ppo_speed']
+           'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores',
+           'bf16_on', 'amp', 'merged_sampler', 'attn_kernel', 'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer',
+           'plot_ppo', 'trl_reward', 'RLResult', 'train_rl', 'read_prompts', 'train_ppo_cli', 'ppo_speed_table',
+           'plot_ppo_speed']
 
 # %% ../nbs/06_ppo.ipynb #2c1f16cd
 def _check_ppo_config(c):
@@ -81,7 +82,9 @@ class PPOConfig(StageConfig):
     lora_alpha: int = 32
     lora_target_modules: str|list = 'all-linear'
     bf16: bool|None = False     # bf16 autocast of the scoring and update passes; None: where faster (auto_bf16)
+    attn_implementation: str|None = None  # attention of the scoring and update passes; None: 'eager' under bf16 on CPU
     sample_merged: bool = True  # sample from a plain copy with the LoRA folded in, refreshed each step
+    sample_bf16: bool|None = None  # that copy in bf16, sampled under autocast; None: when the scoring passes run bf16
     # the run
     algorithm: str = 'ppo'      # 'ppo' (rlnb's, with a value head), 'grpo' or 'rloo' (TRL's, group baselines)
     steps: int = 100            # PPO iterations
@@ -324,42 +327,71 @@ def normalize_scores(scores, prompts:list[str]):
     return out
 
 # %% ../nbs/06_ppo.ipynb #0bc5ce7f
+def bf16_on(cfg:PPOConfig, device) -> bool:
+    "Whether `cfg` runs bf16 autocast on `device`: `cfg.bf16`, or with None whether `auto_bf16` measures it faster."
+    import torch
+    from rlnb.core import auto_bf16
+    return cfg.bf16 if cfg.bf16 is not None else auto_bf16(torch.device(device).type)
+
 def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
     "bf16 autocast on `device` when `cfg.bf16` is on (None: when `auto_bf16` finds it faster here), else a no-op."
     import contextlib, torch
-    from rlnb.core import auto_bf16
     dev = torch.device(device).type
-    on = cfg.bf16 if cfg.bf16 is not None else auto_bf16(dev)
-    return torch.autocast(dev, dtype=torch.bfloat16) if on else contextlib.nullcontext()
+    return torch.autocast(dev, dtype=torch.bfloat16) if bf16_on(cfg, dev) else contextlib.nullcontext()
 
 # %% ../nbs/06_ppo.ipynb #54c15633
 import weakref
 _SAMPLERS = weakref.WeakKeyDictionary()   # policy model -> its sampling copy
 
-def merged_sampler(policy):
+def merged_sampler(policy, bf16:bool=False):
     ("A plain copy of `policy`'s model with its active LoRA adapters folded into the weights, refreshed from the "
-     "policy on each call (created on the first).")
-    import torch
+     "policy on each call (created on the first); with `bf16` the folded weights are kept in bf16, for sampling under "
+     "bf16 autocast.")
+    import copy, torch
     from transformers import AutoModelForCausalLM
     m = _unwrap(policy); inner = m.get_base_model()
+    lora = {
+        n: mod for n, mod in inner.named_modules() if hasattr(mod, 'base_layer') and hasattr(mod, 'get_delta_weight')
+    }
     gen = _SAMPLERS.get(m)   # kept outside the module: a submodule would join the policy's parameters and checkpoints
-    if fresh := gen is None:
+    if fresh := gen is None or gen.rlnb_bf16 != bf16:
         p0 = next(inner.parameters())
         with torch.random.fork_rng(devices=[]):   # its random init must not move the RNG the sampling is seeded from
-            gen = AutoModelForCausalLM.from_config(inner.config, dtype=p0.dtype).to(p0.device)
-        gen.generation_config = inner.generation_config; gen.eval(); _SAMPLERS[m] = gen
+            # its own config: `from_config` would share the policy's, and with it `attn_kernel`'s switches
+            gen = AutoModelForCausalLM.from_config(copy.deepcopy(inner.config), dtype=p0.dtype).to(p0.device)
+        gen.generation_config, gen.rlnb_bf16 = inner.generation_config, bf16
+        gen.eval(); _SAMPLERS[m] = gen
+        if bf16:
+            for n in lora: gen.get_submodule(n).weight.data = gen.get_submodule(n).weight.data.to(torch.bfloat16)
     gp = dict(gen.named_parameters())
     with torch.no_grad():
-        for name, mod in inner.named_modules():
-            if hasattr(mod, 'base_layer') and hasattr(mod, 'get_delta_weight'):
-                w = mod.base_layer.weight
-                for a in mod.active_adapters: w = w + mod.get_delta_weight(a)
-                gp[f'{name}.weight'].copy_(w)
+        for name, mod in lora.items():
+            w = mod.base_layer.weight
+            for a in mod.active_adapters: w = w + mod.get_delta_weight(a)
+            gp[f'{name}.weight'].copy_(w)                               # rounded to bf16 here when `bf16`
         if fresh:   # the frozen rest (embeddings, norms, biases) once
             for name, p in inner.named_parameters():
                 if 'lora_' in name or name.endswith('.base_layer.weight'): continue
                 if (name := name.replace('.base_layer', '')) in gp: gp[name].copy_(p)
     return gen
+
+# %% ../nbs/06_ppo.ipynb #be0967ae
+import contextlib
+@contextlib.contextmanager
+def attn_kernel(policy, cfg:PPOConfig, device):
+    ("Run the block with `cfg.attn_implementation` (None: 'eager' where bf16 autocast runs on a CPU, else unchanged), "
+     "restoring the model's own kernel after.")
+    import torch
+    inner = _unwrap(policy)
+    inner = inner.get_base_model() if hasattr(inner, 'get_base_model') else inner
+    impl = cfg.attn_implementation
+    if impl is None and torch.device(device).type == 'cpu' and bf16_on(cfg, device):
+        impl = 'eager'
+    own = inner.config._attn_implementation
+    if impl is None or impl == own: yield; return
+    inner.set_attn_implementation(impl)
+    try: yield
+    finally: inner.set_attn_implementation(own)
 
 # %% ../nbs/06_ppo.ipynb #8b23a728
 def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig, kl_coef:float) -> dict:
@@ -367,17 +399,19 @@ def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig
     import torch, time
     t0 = time.perf_counter()
     policy.eval()
+    dev = next(policy.parameters()).device
     use = cfg.sample_merged and hasattr(_unwrap(policy), 'get_base_model')
-    s = sample(policy, tok, prompts, cfg, sampler=merged_sampler(policy) if use else None)
+    low = use and (cfg.sample_bf16 if cfg.sample_bf16 is not None else bf16_on(cfg, dev))
+    with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=low):
+        s = sample(policy, tok, prompts, cfg, sampler=merged_sampler(policy, bf16=low) if use else None)
     t1 = time.perf_counter()
     raw = torch.tensor(call_reward(reward_fn, prompts, s['responses'], s['completion_ids']))
-    dev = s['ids'].device
     score = normalize_scores(raw, prompts) if cfg.normalize_scores and len(raw) > 1 else raw
     score = apply_missing_eos_penalty(score, s['has_eos'].cpu(), cfg.missing_eos_penalty).to(dev)
     t2 = time.perf_counter()
     ids, attn, mask, P = s['ids'], s['attn'], s['mask'], s['n_prompt']
     with torch.no_grad():
-        with amp(cfg, dev):
+        with amp(cfg, dev), attn_kernel(policy, cfg, dev):
             logp, values, ent = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature, entropy=True)
             with _unwrap(policy).disable_adapter():
                 ref_logp, _, _ = forward_logprobs(policy, ids, attn, P, temperature=cfg.temperature)
@@ -393,40 +427,36 @@ def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig
                 adv=adv, returns=returns, time_generate=t1 - t0, time_score=t2 - t1, time_prepare=t3 - t2)
 
 # %% ../nbs/06_ppo.ipynb #8cc9098d
+def _minibatch_step(policy, value_head, opt, exp:dict, idx, cfg:PPOConfig, params, accelerator=None) -> list:
+    "One clipped policy + value update on the rows `idx` of `exp`; returns its statistics."
+    import torch
+    m = exp['mask'][idx]
+    with amp(cfg, exp['ids'].device):
+        logp, v, _ = forward_logprobs(policy, exp['ids'][idx], exp['attn'][idx], exp['n_prompt'], value_head,
+                                      cfg.temperature)
+    v = v.float()
+    pl, clipfrac, approx_kl = policy_loss(logp, exp['logp'][idx], exp['adv'][idx], m, cfg.cliprange)
+    vl, vclipfrac = value_loss(v, exp['values'][idx], exp['returns'][idx], m, cfg.cliprange_value)
+    loss = pl + cfg.vf_coef * vl
+    opt.zero_grad()
+    accelerator.backward(loss) if accelerator else loss.backward()
+    gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
+    opt.step()
+    return [pl.item(), vl.item(), clipfrac.item(), vclipfrac.item(), approx_kl.item(), gn.item()]
+
 def ppo_update(policy, value_head, opt, exp:dict, cfg:PPOConfig, accelerator=None, generator=None) -> dict:
     "`ppo_epochs` passes of minibatch updates with the clipped policy and value losses; returns their mean statistics."
     import torch
     policy.train()
-    B = exp['ids'].shape[0]
+    B, dev = exp['ids'].shape[0], exp['ids'].device
     size = max(1, B // cfg.num_minibatches)
     params = [p for g in opt.param_groups for p in g['params']]
-    rows = []
-    for _ in range(cfg.ppo_epochs):
-        for idx in torch.randperm(B, generator=generator).split(size):
-            idx = idx.to(exp['ids'].device)
-            m = exp['mask'][idx]
-            with amp(cfg, exp['ids'].device):
-                logp, v, _ = forward_logprobs(
-                    policy, exp['ids'][idx], exp['attn'][idx], exp['n_prompt'], value_head, cfg.temperature
-                )
-            v = v.float()
-            pl, clipfrac, approx_kl = policy_loss(logp, exp['logp'][idx], exp['adv'][idx], m, cfg.cliprange)
-            vl, vclipfrac = value_loss(v, exp['values'][idx], exp['returns'][idx], m, cfg.cliprange_value)
-            loss = pl + cfg.vf_coef * vl
-            opt.zero_grad()
-            accelerator.backward(loss) if accelerator else loss.backward()
-            gn = torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
-            opt.step()
-            rows.append([pl.item(), vl.item(), clipfrac.item(), vclipfrac.item(), approx_kl.item(), gn.item()])
+    with attn_kernel(policy, cfg, dev):   # one kernel switch for all the minibatches
+        rows = [_minibatch_step(policy, value_head, opt, exp, idx.to(dev), cfg, params, accelerator)
+                for _ in range(cfg.ppo_epochs) for idx in torch.randperm(B, generator=generator).split(size)]
     s = torch.tensor(rows).mean(0).tolist()
-    return {
-        'losses/policy': s[0],
-        'losses/value': s[1],
-        'policy/clipfrac': s[2],
-        'val/clipfrac': s[3],
-        'policy/approx_kl': s[4],
-        'policy/grad_norm': s[5],
-    }
+    keys = ('losses/policy', 'losses/value', 'policy/clipfrac', 'val/clipfrac', 'policy/approx_kl', 'policy/grad_norm')
+    return dict(zip(keys, s))
 
 # %% ../nbs/06_ppo.ipynb #48ab8b23
 def batch_prompts(prompts:list[str], step:int, batch_size:int, seed:int=0) -> list[str]:
