@@ -1,21 +1,24 @@
 """DPO speed on this CPU: TRL's default speed settings vs rlnb's `cpu` preset (and each lever alone), same data, same steps.
-    .venv/bin/python bench/dpo_speed.py            # runs every variant, each in its own process, prints a table (~8 min)
+    .venv/bin/python bench/dpo_speed.py            # every variant, each in its own process; writes bench/results/dpo_speed.json
     .venv/bin/python bench/dpo_speed.py cpu        # one variant, one JSON line
 SmolLM2-135M-Instruct, LoRA r16 all-linear, batch 4 pairs, max_length 128, lr 5e-5, beta 0.1, 40 real chitchat pairs.
 The parent writes the pairs to a small JSONL file, so a variant's peak RSS is training only (like the anchor's).
-Anchor measured here with TRL defaults: 5.27 s/step, 0.76 pairs/s, peak RSS 2.15 GB."""
+The anchor, `trl_defaults`, is TRL's DPOConfig speed defaults, bf16 autocast included where the CPU has fast bf16."""
 import json, os, subprocess, sys, statistics, tempfile, time
 from dataclasses import replace
 
 VARIANTS = {  # name: PreferenceConfig overrides of the `cpu` preset (speed levers only; the optimisation itself is identical)
-    'trl_defaults': dict(gradient_checkpointing=True, precompute_ref_log_probs=False, packed=False),  # TRL's DPOConfig speed defaults (fp32)
-    'no_checkpointing': dict(gradient_checkpointing=False, precompute_ref_log_probs=False, packed=False),  # lever: no recomputation
+    # TRL's DPOConfig speed defaults: bf16 autocast (kept only where auto_bf16 measures it faster), SDPA, checkpointing
+    'trl_defaults': dict(gradient_checkpointing=True, precompute_ref_log_probs=False, packed=False, bf16=True,
+                         attn_implementation='sdpa'),
+    'trl_defaults_fp32': dict(gradient_checkpointing=True, precompute_ref_log_probs=False, packed=False),  # ... in fp32
     'ref_once': dict(packed=False),                                                                   # lever: reference log-probs once
     'packed': dict(precompute_ref_log_probs=False),                                                   # lever: packed forward
-    'unpacked_fast': dict(gradient_checkpointing=False, packed=False),                                # no recomputation + reference once
     'cpu': dict(),                                                                                    # rlnb preset: packed + reference once (+ checkpointing)
     'cpu_no_checkpointing': dict(gradient_checkpointing=False),                                       # preset without checkpointing: faster, more memory
-    'cpu_bf16_base': dict(gradient_checkpointing=False, base_dtype='bfloat16'),                       # ... + frozen base in bf16, LoRA fp32
+    'cpu_autocast_sdpa': dict(bf16=None, attn_implementation='sdpa'),   # lever: bf16 autocast where it measures faster
+    'cpu_autocast': dict(bf16=None),                                    # ... with eager attention (rlnb's choice under bf16)
+    'cpu_autocast_no_checkpointing': dict(bf16=None, gradient_checkpointing=False),
 }
 STEPS, BATCH = 10, 4
 
@@ -32,7 +35,9 @@ def run(name, data):
     s_step = statistics.median(timer.steps[1:])
     toks = max((h.get('num_tokens', 0) for h in res.history), default=0) or None   # real (unpadded) tokens, TRL's count
     losses = [round(h['loss'], 4) for h in res.history if 'loss' in h]
-    print(json.dumps(dict(variant=name, s_per_step=round(s_step, 3), pairs_per_s=round(BATCH / s_step, 3),
+    from rlnb.dpo import effective_config
+    eff = effective_config(cfg)
+    print(json.dumps(dict(variant=name, bf16=eff.bf16, attn=eff.attn_implementation or 'sdpa', s_per_step=round(s_step, 3), pairs_per_s=round(BATCH / s_step, 3),
                           tokens_per_s=round(toks / sum(timer.steps), 1) if toks else None,
                           prepare_s=res.metrics['prepare_seconds'], train_s=res.metrics['train_seconds'], total_s=round(total, 1),
                           peak_rss_mb=res.metrics['peak_rss_mb'], losses=losses)))
@@ -47,6 +52,8 @@ def make_data(path):
 
 def main():
     if len(sys.argv) > 2: return run(sys.argv[1], sys.argv[2])
+    from rlnb.core import bench_results, cpu_line
+    print(cpu_line(), flush=True)
     names = sys.argv[1:] or list(VARIANTS)
     data = os.path.join(tempfile.mkdtemp(), 'pairs.jsonl')
     make_data(data)   # the variants' processes read this file; only they are measured
@@ -57,6 +64,8 @@ def main():
         if not line: print(name, 'failed:', out.stderr[-2000:]); continue
         rows.append(json.loads(line[-1])); print(line[-1], flush=True)
     base = next((r for r in rows if r['variant'] == 'trl_defaults'), None)
+    if not sys.argv[1:]:   # the full set: saved for the notebooks and the README
+        (bench_results()/'dpo_speed.json').write_text(json.dumps(dict(cpu=cpu_line(), steps=STEPS, batch=BATCH, rows=rows), indent=1))
     print(f"\n{'variant':18s} {'s/step':>7s} {'pairs/s':>8s} {'tokens/s':>9s} {'total s':>8s} {'peak MB':>8s} {'speed-up':>9s} {'end-to-end':>10s} {'max |Δloss|':>11s}")
     for r in rows:
         sp = base['s_per_step'] / r['s_per_step'] if base else float('nan')

@@ -76,7 +76,8 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample
     hist = tr.train(read_prompts('chitchat'), tempfile.mkdtemp(), progress=False)
     wall = time.perf_counter() - t0
     steps_out = [{'generate': h['time/generate'], 'score': h['time/score'], 'prepare': h['time/prepare'],
-                  'update': h['time/update'], 'reward': h['objective/reward'], 'kl': h['objective/kl']} for h in hist]
+                  'update': h['time/update'], 'reward': h['objective/reward'], 'kl': h['objective/kl'],
+                  'response_tokens': h.get('charts/response_tokens')} for h in hist]
     from rlnb.core import auto_bf16
     return {'side': 'rlnb', 'bf16': bf16 if bf16 is not None else f'auto ({auto_bf16("cpu")})',
             'sample_merged': sample_merged, 'attn_implementation': attn or 'auto',
@@ -163,13 +164,13 @@ def run_trl(steps:int, rm:str) -> dict:
     return {'side': f'trl {trl.__version__}', 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
             'peak_rss_mb': round(peak_rss_mb())}
 
-SIDES = {   # one lever at a time
+SIDES = {   # TRL first, then rlnb one lever at a time
+    'trl': lambda steps, rm: run_trl(steps, rm),
     'rlnb fp32, sampling through PEFT': lambda steps, rm: run_rlnb(steps, rm, bf16=False, sample_merged=False),
     'rlnb fp32, merged sampler': lambda steps, rm: run_rlnb(steps, rm, bf16=False),
     'rlnb + bf16 scoring and update where it pays': lambda steps, rm: run_rlnb(steps, rm, attn='sdpa', sample_bf16=False),
     'rlnb + eager attention under bf16': lambda steps, rm: run_rlnb(steps, rm, sample_bf16=False),
-    'rlnb (cpu preset: + bf16 sampling copy)': run_rlnb,
-    'trl': lambda steps, rm: run_trl(steps, rm)}
+    'rlnb (cpu preset: + bf16 sampling copy)': run_rlnb}
 
 def summarise(r:dict, skip:int=1) -> dict:
     "Mean seconds per phase and per step over the steps after the first `skip` (warm-up)."

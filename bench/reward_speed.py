@@ -1,20 +1,69 @@
-"""Reward-model training speed on this machine: pairs/s and peak RSS per backbone, one process per backbone.
-    .venv/bin/python bench/reward_speed.py minilm      # or smollm2
-Trains on 128 real chitchat pairs (batch 8, max_length 128, LoRA r16) after a short warm-up and prints one JSON line."""
-import json, sys
+"""Reward-model training speed: TRL's RewardTrainer with its own defaults against rlnb's `cpu` preset, one lever at a
+time, on the same pairs, each variant in its own process (so peak RSS is its own).
+
+    .venv/bin/python bench/reward_speed.py                 # every variant; writes bench/results/reward_speed.json
+    .venv/bin/python bench/reward_speed.py cpu             # one variant, one JSON line
+    .venv/bin/python bench/reward_speed.py --backbone smollm2 cpu
+
+Data: 256 real chitchat preference pairs for training, 200 held-out pairs (other prompts) for accuracy, one epoch,
+after a 16-pair warm-up run in the same process. Every variant trains through TRL's `RewardTrainer` (rlnb's reward
+stage is built on it); they differ only in the settings below. TRL's defaults (trl.RewardConfig): every weight trained,
+learning rate 1e-4, batch 8, max_length 1024, bf16 autocast on, gradient checkpointing on."""
+import json, os, subprocess, sys
 from dataclasses import replace
 
-def main(backbone='minilm', n=128):
+TRL = dict(lora=False, learning_rate=1e-4, batch_size=8, max_length=1024, bf16=True, gradient_checkpointing=True,
+           warmup_ratio=0.0)
+VARIANTS = {   # name: RewardConfig overrides of the `cpu` preset
+    'trl_defaults': TRL,
+    'trl_no_checkpointing': {**TRL, 'gradient_checkpointing': False},           # lever: no recomputation
+    'trl_fp32': {**TRL, 'bf16': False, 'gradient_checkpointing': False},        # lever: ... and no autocast
+    'lora_fp32_b8': dict(batch_size=8),                                         # lever: LoRA r16 instead of every weight
+    'cpu': dict(),                                                              # rlnb's preset: LoRA, fp32, batch 16
+    'cpu_bf16': dict(bf16=None),                                                # ... + bf16 where auto_bf16 says
+}
+N_TRAIN, N_EVAL = 256, 200
+
+def data():
     from rlnb.feedback import chitchat_records
     from rlnb.formatting import build_datasets
-    from rlnb.reward import PRESETS, train_reward_model
     recs, _ = chitchat_records()
-    pairs = build_datasets(recs, max_pairs_per_prompt=300, formats=('pairs',))['pairs']['train'].shuffle(seed=0)
-    cfg = replace(PRESETS['cpu'], backbone=backbone, batch_size=8, max_train_examples=None)
-    train_reward_model(pairs.select(range(16)), None, cfg)                       # warm-up (allocations, kernels)
-    res = train_reward_model(pairs.select(range(16, 16 + n)), None, cfg)
-    m = res.metrics
-    print(json.dumps(dict(backbone=backbone, pairs=n, seconds=m['train_seconds'], pairs_per_s=m['rows_per_s'],
-                          s_per_step=round(m['train_seconds'] / m['steps'], 2), peak_rss_mb=m['peak_rss_mb'])))
+    ds = build_datasets(recs, max_pairs_per_prompt=300, formats=('pairs',))['pairs']   # split by prompt
+    return ds['train'].shuffle(seed=0), ds['eval'].shuffle(seed=0).select(range(N_EVAL))
 
-if __name__ == '__main__': main(*sys.argv[1:2])
+def run(name, backbone):
+    from rlnb.reward import PRESETS, train_reward_model
+    train, held = data()
+    cfg = replace(PRESETS['cpu'], model=backbone, max_train_examples=None, **VARIANTS[name])
+    train_reward_model(train.select(range(16)), None, replace(cfg, epochs=1))       # warm-up (allocations, kernels)
+    res = train_reward_model(train.select(range(16, 16 + N_TRAIN)), held, cfg)
+    m = res.metrics
+    losses = [round(h['loss'], 4) for h in res.history if 'loss' in h]
+    print(json.dumps(dict(variant=name, backbone=backbone, pairs=N_TRAIN, seconds=round(m['train_seconds'], 2),
+                          pairs_per_s=round(N_TRAIN / m['train_seconds'], 2), steps=m['steps'],
+                          peak_rss_mb=m['peak_rss_mb'], heldout_accuracy=m.get('accuracy'), losses=losses,
+                          settings=VARIANTS[name])))
+
+def main():
+    args = sys.argv[1:]
+    backbone = args.pop(args.index('--backbone') + 1) if '--backbone' in args else 'minilm'
+    if '--backbone' in args: args.remove('--backbone')
+    if len(args) == 1: return run(args[0], backbone)
+    from rlnb.core import bench_results, cpu_line
+    print(cpu_line(), flush=True)
+    rows = []
+    for name in args or VARIANTS:
+        out = subprocess.run([sys.executable, __file__, '--backbone', backbone, name], capture_output=True, text=True,
+                             env={**os.environ, 'HF_HUB_OFFLINE': '1'})
+        line = [l for l in out.stdout.splitlines() if l.startswith('{')]
+        if not line: print(name, 'failed:', out.stderr[-2000:]); continue
+        rows.append(json.loads(line[-1])); print(line[-1], flush=True)
+    base = next((r for r in rows if r['variant'] == 'trl_defaults'), None)
+    for r in rows:
+        r['speedup'] = round(r['pairs_per_s'] / base['pairs_per_s'], 2) if base else None
+        print(f"{r['variant']:22s} {r['pairs_per_s']:7.2f} pairs/s {r['peak_rss_mb']:6.0f} MB  acc {r['heldout_accuracy']}"
+              f"  {r['speedup']}x")
+    if not args: (bench_results()/f'reward_speed_{backbone}.json').write_text(
+        json.dumps(dict(cpu=cpu_line(), backbone=backbone, rows=rows), indent=1))
+
+if __name__ == '__main__': main()

@@ -16,7 +16,8 @@ __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'llama_version'
            'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits', 'gguf_greedy', 'hf_greedy',
            'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template', 'ollama_template',
            'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'model_card',
-           'convert_lora_to_gguf', 'ExportResult', 'export_model', 'ExportConfig', 'export_cli', 'decode_benchmark']
+           'convert_lora_to_gguf', 'ExportResult', 'export_model', 'ExportConfig', 'export_cli', 'decode_benchmark',
+           'serve_speed_table']
 
 # %% ../nbs/07_export.ipynb #65a5648c
 def llama_version() -> str:
@@ -821,3 +822,22 @@ def decode_benchmark(model, tok, ggufs:dict, prompts:list[str], n_tokens:int=32)
         )
         del llm
     return rows
+
+# %% ../nbs/07_export.ipynb #38ee8588
+def serve_speed_table(path=None) -> str:
+    "Markdown: prefill time and decode tokens/s per engine and batch size, from `bench/serve_speed.py`'s results."
+    from rlnb.core import bench_results
+    path = Path(path or bench_results()/'serve_speed.json')
+    if not path.exists(): return f'no saved result at {path}: run bench/serve_speed.py'
+    r = json.loads(path.read_text())
+    by = {}
+    for x in r['rows']: by.setdefault(x['engine'], {})[x['batch']] = x
+    out = ['| engine | file MB | prefill s (batch 1) | decode tok/s, batch 1 | vs HF fp32 | prefill s (batch '
+           f"{r['batch']}) | decode tok/s, batch {r['batch']} | vs HF fp32 |", '|---|---|---|---|---|---|---|---|']
+    for e, b in by.items():
+        one, many = b[1], b[r['batch']]
+        out.append(f"| {e} | {one['size_mb'] or '—'} | {one['prefill_s']:.3f} | {one['decode_tok_s']:,.1f} "
+                   f"| {one['vs_hf_fp32']:.2f}× | {many['prefill_s']:.3f} | {many['decode_tok_s']:,.1f} "
+                   f"| {many['vs_hf_fp32']:.2f}× |")
+    return '\n'.join(out) + (f"\n\n{r['prompt_tokens']}-token prompt, {r['new_tokens']} new tokens, median of "
+                             f"{r['repeats']}. {r['cpu']}")

@@ -5,10 +5,12 @@
 # %% ../nbs/05a_packing.ipynb #428f59bc
 from __future__ import annotations
 from dataclasses import dataclass
+from pathlib import Path
 import types
 
 # %% auto #0
-__all__ = ['PackedBatch', 'pack_batch', 'packed_logprobs', 'packed_forward', 'use_packed_forward', 'packed_trainer']
+__all__ = ['PackedBatch', 'pack_batch', 'packed_logprobs', 'packed_forward', 'use_packed_forward', 'packed_trainer',
+           'dpo_speed_table']
 
 # %% ../nbs/05a_packing.ipynb #dd576e38
 @dataclass
@@ -140,3 +142,21 @@ def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024):
             use_packed_forward(self.model, paired, max_tokens); return super()._precompute_ref_logps(*a, **k)
     Packed.__name__ = Packed.__qualname__ = f'Packed{Trainer.__name__}'
     return Packed
+
+# %% ../nbs/05a_packing.ipynb #21bcf172
+def dpo_speed_table(path=None) -> str:
+    "Markdown: each variant of `bench/dpo_speed.py` against TRL's defaults, per step and for the whole run."
+    import json
+    from rlnb.core import bench_results
+    path = Path(path or bench_results()/'dpo_speed.json')
+    if not path.exists(): return f'no saved result at {path}: run bench/dpo_speed.py'
+    r = json.loads(path.read_text()); rows = r['rows']
+    base = next(x for x in rows if x['variant'] == 'trl_defaults')
+    out = ['| variant | bf16 | attention | s/step | pairs/s | total s | peak RSS GB | per step | whole run | max \\|Δ loss\\| |',
+           '|---|---|---|---|---|---|---|---|---|---|']
+    for x in rows:
+        dl = max(abs(a - b) for a, b in zip(x['losses'], base['losses']))
+        out.append(f"| {x['variant']} | {'on' if x['bf16'] else 'off'} | {x['attn']} | {x['s_per_step']:.2f} "
+                   f"| {x['pairs_per_s']:.2f} | {x['total_s']:.1f} | {x['peak_rss_mb'] / 1000:.2f} "
+                   f"| {base['s_per_step'] / x['s_per_step']:.2f}× | {base['total_s'] / x['total_s']:.2f}× | {dl:.4f} |")
+    return '\n'.join(out) + f"\n\n{r['steps']} steps of {r['batch']} pairs. {r['cpu']}"

@@ -23,7 +23,7 @@ __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token
            'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores',
            'bf16_on', 'amp', 'merged_sampler', 'attn_kernel', 'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer',
            'plot_ppo', 'trl_reward', 'RLResult', 'train_rl', 'read_prompts', 'train_ppo_cli', 'ppo_speed_table',
-           'plot_ppo_speed']
+           'plot_ppo_speed', 'scale_out_table']
 
 # %% ../nbs/06_ppo.ipynb #2c1f16cd
 def _check_ppo_config(c):
@@ -835,12 +835,13 @@ def ppo_speed_table(path=None) -> str:
     if not path.exists(): return f'no saved result at {path}: run bench/ppo_speed.py'
     r = json.loads(path.read_text()); s = r['summary']
     rows = ['| run | generate s | score s | prepare s | update s | **s / step** | TRL ÷ this | peak RSS MB '
-            '| mean reward | KL at the end |', '|---|---|---|---|---|---|---|---|---|---|']
+            '| mean reward | mean KL (nats) |', '|---|---|---|---|---|---|---|---|---|---|']
     for k, m in s.items():
         ratio = f"{s['trl']['step'] / m['step']:.2f}×"
+        kl = [x['kl'] for x in r['runs'][k]['steps'][1:]]    # one batch's k1 estimate swings ±0.3: the mean says more
         rows.append(
             f"| {k} | {m['generate']} | {m['score']} | {m['prepare']} | {m['update']} | **{m['step']}** | {ratio} "
-            f"| {r['runs'][k]['peak_rss_mb']:,} | {m['reward_mean']} | {m['kl_last']} |"
+            f"| {r['runs'][k]['peak_rss_mb']:,} | {m['reward_mean']} | {sum(kl) / len(kl):.3f} |"
         )
     return (
         '\n'.join(rows) + f"\n\n{r['steps']} steps each, the first left out of the per-step means (warm-up). {r['cpu']}"
@@ -866,3 +867,20 @@ def plot_ppo_speed(path=None):
     for a in ax: a.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+# %% ../nbs/06_ppo.ipynb #71b7d3f6
+def scale_out_table(paths=None) -> str:
+    "Markdown: seconds per step of DPO and PPO by number of processes, from `bench/scale_out.py`'s results."
+    import json
+    from rlnb.core import bench_results
+    paths = [Path(p) for p in paths] if paths else sorted(bench_results().glob('scale_out*.json'))
+    if not paths: return f'no saved result in {bench_results()}: run bench/scale_out.py'
+    out = ['| stage | device | processes | threads each | s / step | vs 1 process |', '|---|---|---|---|---|---|']
+    notes = []
+    for p in paths:
+        r = json.loads(p.read_text())
+        for x in r['rows']:
+            out.append(f"| {x['stage'].upper()} | {r['device']} | {x['processes']} | {x['threads']} "
+                       f"| {x['s_per_step']:.2f} | {x['speedup']:.2f}× |")
+        notes.append(f"{r['device']}: {r['cpu']}" + (f"; {r['gpu']}" if r.get('gpu') else ''))
+    return '\n'.join(out) + '\n\n' + '\n\n'.join(notes)

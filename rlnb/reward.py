@@ -20,13 +20,14 @@ from rlnb.core import (
     report_targets,
     atomic_dir,
     atomic_write,
+    auto_bf16,
 )
 from .formatting import prompt_text
 
 # %% auto #0
 __all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode',
            'RewardModel', 'RewardResult', 'train_reward_model', 'evaluate_pairs', 'evaluate_targets',
-           'baseline_accuracies', 'plot_learning_curves', 'plot_calibration', 'train_reward_cli']
+           'baseline_accuracies', 'plot_learning_curves', 'plot_calibration', 'reward_speed_table', 'train_reward_cli']
 
 # %% ../nbs/04_reward.ipynb #af57b027
 def bt_loss(r_chosen, r_rejected, margin=None):
@@ -64,6 +65,8 @@ class RewardConfig(StageConfig):
     center_rewards_coefficient: float|None = None  # pairwise only: pull rewards towards 0 (TRL)
     weight_decay: float = 0.0
     warmup_ratio: float = 0.05
+    bf16: bool|None = False       # bf16 autocast (None: where `auto_bf16` measures it faster); TRL's default is on
+    gradient_checkpointing: bool = False  # recompute activations in the backward (TRL's default is on)
     eval_every: int = 0  # evaluate on (up to 256 rows of) eval every N steps for learning curves; 0: 5 times per run
     report_to: str = 'none'       # where training metrics go: none, tensorboard, trackio (comma-separated for several)
     seed: int = 0
@@ -205,8 +208,8 @@ def _hf_args(cfg:RewardConfig, out:Path, n_steps:int, has_eval:bool) -> dict:
         eval_steps=every,
         save_strategy='no',
         report_to=report_targets(cfg.report_to) or 'none',
-        bf16=False,
-        gradient_checkpointing=False,
+        bf16=bool(auto_bf16(get_device().split(':')[0]) if cfg.bf16 is None else cfg.bf16),
+        gradient_checkpointing=cfg.gradient_checkpointing,
         seed=cfg.seed,
         disable_tqdm=False,
         use_cpu=get_device() == 'cpu',
@@ -377,6 +380,20 @@ def plot_calibration(rm:RewardModel, targets, path:str|Path|None=None, bins:int=
     ax.set_xlabel('rated target'); ax.set_ylabel('predicted reward'); ax.legend(); fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
     return fig
+
+# %% ../nbs/04_reward.ipynb #10d5959c
+def reward_speed_table(path=None) -> str:
+    "Markdown: pairs/s, peak RSS and held-out accuracy of each variant of `bench/reward_speed.py`."
+    from rlnb.core import bench_results
+    path = Path(path or bench_results()/'reward_speed_minilm.json')
+    if not path.exists(): return f'no saved result at {path}: run bench/reward_speed.py'
+    r = json.loads(path.read_text())
+    out = ['| variant | settings | pairs/s | vs TRL defaults | peak RSS MB | held-out accuracy |', '|---|---|---|---|---|---|']
+    for x in r['rows']:
+        s = ', '.join(f'{k}={v}' for k, v in x['settings'].items()) or '`cpu` preset'
+        out.append(f"| {x['variant']} | {s} | {x['pairs_per_s']:.1f} | {x['speedup']:.2f}× | {x['peak_rss_mb']:,.0f} "
+                   f"| {x['heldout_accuracy']:.3f} |")
+    return '\n'.join(out) + f"\n\n{r['rows'][0]['pairs']} training pairs, backbone {r['backbone']}. {r['cpu']}"
 
 # %% ../nbs/04_reward.ipynb #b6a8ff11
 def train_reward_cli(argv:list|None=None):

@@ -1,0 +1,87 @@
+"""1 process against 2, on the same total batch: DPO (TRL through rlnb) and PPO (rlnb's), SmolLM2-135M with LoRA.
+
+    .venv/bin/python bench/scale_out.py            # 4 runs; writes bench/results/scale_out.json (~6 min on 2 cores)
+
+One process runs with all the cores' threads; two run under `torchrun --nproc_per_node 2` (gloo on CPU, what
+`accelerate launch --num_processes 2` does), each with half the threads and half the batch, so the work per optimiser
+step is the same. DPO: 8 pairs a step (cpu preset: packed, reference once), 6 steps. PPO: 8 responses a step (cpu
+preset), 4 steps. Median seconds per step after the first, measured on the main process."""
+import json, os, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+
+DPO_PAIRS, DPO_STEPS, PPO_BATCH, PPO_STEPS = 8, 6, 8, 4
+
+def dpo_pairs():
+    from rlnb.feedback import chitchat_records
+    from rlnb.formatting import build_datasets
+    recs, _ = chitchat_records()
+    pairs = build_datasets(recs, max_pairs_per_prompt=300, formats=('pairs',))['pairs']['train'].shuffle(seed=0)
+    pairs = pairs.select(range(DPO_PAIRS * DPO_STEPS))
+    return pairs
+
+def dpo(world:int):
+    from dataclasses import replace
+    from rlnb.dpo import PRESETS, train_dpo, _step_timer
+    pairs = dpo_pairs()
+    cfg = replace(PRESETS['cpu'], batch_size=DPO_PAIRS // world, max_length=128, logging_steps=1, save_steps=10**9)
+    timer = _step_timer()
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        res = train_dpo(pairs, None, cfg, d, max_steps=DPO_STEPS, resume=False, callbacks=[timer])
+        total = time.perf_counter() - t0
+    return dict(s_per_step=statistics.median(timer.steps[1:]), total_s=total,
+                prepare_s=res.metrics.get('prepare_seconds'), losses=[round(h['loss'], 4) for h in res.history
+                                                                     if 'loss' in h])
+
+def ppo(world:int):
+    from accelerate import Accelerator
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from rlnb.core import model_path, seed_everything
+    from rlnb.ppo import PPOConfig, PPOTrainer, read_prompts
+    seed_everything(0)
+    acc = Accelerator(cpu=not torch.cuda.is_available())
+    cfg = PPOConfig.make('cpu', batch_size=PPO_BATCH // world, steps=PPO_STEPS, save_steps=10**9, log_completions=0)
+    p = model_path('smollm2')
+    model, tok = AutoModelForCausalLM.from_pretrained(p), AutoTokenizer.from_pretrained(p)
+    reward = lambda prompts, responses: [len(r) / 100 for r in responses]    # cheap: the policy's work is measured
+    tr = PPOTrainer(model, tok, reward, cfg, accelerator=acc)
+    t0 = time.perf_counter()
+    hist = tr.train(read_prompts('chitchat'), tempfile.mkdtemp(), progress=False)
+    steps = [sum(h[f'time/{k}'] for k in ('generate', 'score', 'prepare', 'update')) for h in hist]
+    return dict(s_per_step=statistics.median(steps[1:]), total_s=time.perf_counter() - t0,
+                rewards=[round(h['objective/reward'], 4) for h in hist])
+
+def child(stage:str, world:int, out:str):
+    import torch
+    rank = int(os.environ.get('RANK', 0))
+    if not torch.cuda.is_available(): torch.set_num_threads(max(1, os.cpu_count() // world))
+    r = (dpo if stage == 'dpo' else ppo)(world)
+    if rank == 0: Path(out).write_text(json.dumps(dict(r, threads=torch.get_num_threads())))
+
+def main():
+    if sys.argv[1:2] == ['--child']: return child(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+    from rlnb.core import bench_results, cpu_line
+    print(cpu_line(), flush=True)
+    rows = []
+    for stage in ('dpo', 'ppo'):
+        for world in (1, 2):
+            out = tempfile.mktemp(suffix='.json')
+            cmd = [sys.executable, __file__, '--child', stage, str(world), out]
+            if world > 1:
+                cmd = [sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node', str(world),
+                       '--master_port', str(29500 + len(rows)), __file__, '--child', stage, str(world), out]
+            t = time.perf_counter()
+            p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, 'HF_HUB_OFFLINE': '1'})
+            if p.returncode: print(stage, world, 'failed:', p.stderr[-3000:], flush=True); continue
+            r = dict(stage=stage, processes=world, **json.loads(Path(out).read_text()),
+                     process_s=round(time.perf_counter() - t, 1))
+            rows.append(r); print(json.dumps(r), flush=True)
+    for r in rows:
+        one = next(x for x in rows if x['stage'] == r['stage'] and x['processes'] == 1)
+        r['speedup'] = round(one['s_per_step'] / r['s_per_step'], 2)
+    res = dict(cpu=cpu_line(), device='cpu', dpo_pairs=DPO_PAIRS, ppo_batch=PPO_BATCH, rows=rows)
+    (bench_results()/'scale_out.json').write_text(json.dumps(res, indent=1))
+    print(json.dumps({k: v for k, v in res.items() if k != 'rows'}), flush=True)
+
+if __name__ == '__main__': main()
