@@ -60,7 +60,7 @@ def main():
     rows = []
     for name in names:
         out = subprocess.run([sys.executable, __file__, name, data], capture_output=True, text=True)
-        line = [l for l in out.stdout.splitlines() if l.startswith('{')]
+        line = [l for l in out.stdout.splitlines() if l.startswith('{"')]
         if not line: print(name, 'failed:', out.stderr[-2000:]); continue
         rows.append(json.loads(line[-1])); print(line[-1], flush=True)
     base = next((r for r in rows if r['variant'] == 'trl_defaults'), None)

@@ -5,24 +5,29 @@ time, on the same pairs, each variant in its own process (so peak RSS is its own
     .venv/bin/python bench/reward_speed.py cpu             # one variant, one JSON line
     .venv/bin/python bench/reward_speed.py --backbone smollm2 cpu
 
-Data: 256 real chitchat preference pairs for training, 200 held-out pairs (other prompts) for accuracy, one epoch,
-after a 16-pair warm-up run in the same process. Every variant trains through TRL's `RewardTrainer` (rlnb's reward
+Data: 512 real chitchat preference pairs for training, 200 held-out pairs (other prompts) for accuracy, one epoch,
+after a 16-pair warm-up run in the same process. Held-out accuracy is measured after training, outside the timing
+(TRL evaluates nothing by default; rlnb's in-training learning curves are off here). Every variant trains through TRL's `RewardTrainer` (rlnb's reward
 stage is built on it); they differ only in the settings below. TRL's defaults (trl.RewardConfig): every weight trained,
-learning rate 1e-4, batch 8, max_length 1024, bf16 autocast on, gradient checkpointing on."""
+learning rate 1e-4, batch 8, max_length 1024, bf16 autocast on, gradient checkpointing on. MiniLM has 512 positions,
+so TRL's 1024 would fail on it ('expanded size 1024 must match 512'); the TRL rows use 512, the most it can take."""
 import json, os, subprocess, sys
 from dataclasses import replace
 
-TRL = dict(lora=False, learning_rate=1e-4, batch_size=8, max_length=1024, bf16=True, gradient_checkpointing=True,
-           warmup_ratio=0.0)
+TRL = dict(lora=False, learning_rate=1e-4, batch_size=8, max_length=512, bf16=True, gradient_checkpointing=True,
+           warmup_ratio=0.0, group_by_length=False)
 VARIANTS = {   # name: RewardConfig overrides of the `cpu` preset
     'trl_defaults': TRL,
     'trl_no_checkpointing': {**TRL, 'gradient_checkpointing': False},           # lever: no recomputation
     'trl_fp32': {**TRL, 'bf16': False, 'gradient_checkpointing': False},        # lever: ... and no autocast
-    'lora_fp32_b8': dict(batch_size=8),                                         # lever: LoRA r16 instead of every weight
-    'cpu': dict(),                                                              # rlnb's preset: LoRA, fp32, batch 16
+    'lora_fp32_b8_512': dict(batch_size=8, bf16=False, group_by_length=False, max_length=512),  # lever: LoRA r16
+    'lora_fp32_b8': dict(batch_size=8, bf16=False, group_by_length=False),      # ... truncated at 128 tokens
+    'lora_fp32': dict(bf16=False, group_by_length=False),                       # ... batch 16
+    'lora_bf16': dict(bf16=None, group_by_length=False),                        # ... + bf16 where auto_bf16 says
+    'cpu': dict(),                                                              # rlnb's preset: fp32, batches of similar lengths
     'cpu_bf16': dict(bf16=None),                                                # ... + bf16 where auto_bf16 says
 }
-N_TRAIN, N_EVAL = 256, 200
+N_TRAIN, N_EVAL = 512, 200
 
 def data():
     from rlnb.feedback import chitchat_records
@@ -32,16 +37,16 @@ def data():
     return ds['train'].shuffle(seed=0), ds['eval'].shuffle(seed=0).select(range(N_EVAL))
 
 def run(name, backbone):
-    from rlnb.reward import PRESETS, train_reward_model
+    from rlnb.reward import PRESETS, evaluate_pairs, train_reward_model
     train, held = data()
     cfg = replace(PRESETS['cpu'], model=backbone, max_train_examples=None, **VARIANTS[name])
     train_reward_model(train.select(range(16)), None, replace(cfg, epochs=1))       # warm-up (allocations, kernels)
-    res = train_reward_model(train.select(range(16, 16 + N_TRAIN)), held, cfg)
-    m = res.metrics
+    res = train_reward_model(train.select(range(16, 16 + N_TRAIN)), None, cfg)   # no evaluation inside the timing
+    m = {**res.metrics, **evaluate_pairs(res.model, held)}
     losses = [round(h['loss'], 4) for h in res.history if 'loss' in h]
     print(json.dumps(dict(variant=name, backbone=backbone, pairs=N_TRAIN, seconds=round(m['train_seconds'], 2),
                           pairs_per_s=round(N_TRAIN / m['train_seconds'], 2), steps=m['steps'],
-                          peak_rss_mb=m['peak_rss_mb'], heldout_accuracy=m.get('accuracy'), losses=losses,
+                          peak_rss_mb=m['peak_rss_mb'], heldout_accuracy=m['accuracy'], eval_pairs=m['eval_pairs'], losses=losses,
                           settings=VARIANTS[name])))
 
 def main():
@@ -55,7 +60,7 @@ def main():
     for name in args or VARIANTS:
         out = subprocess.run([sys.executable, __file__, '--backbone', backbone, name], capture_output=True, text=True,
                              env={**os.environ, 'HF_HUB_OFFLINE': '1'})
-        line = [l for l in out.stdout.splitlines() if l.startswith('{')]
+        line = [l for l in out.stdout.splitlines() if l.startswith('{"')]
         if not line: print(name, 'failed:', out.stderr[-2000:]); continue
         rows.append(json.loads(line[-1])); print(line[-1], flush=True)
     base = next((r for r in rows if r['variant'] == 'trl_defaults'), None)

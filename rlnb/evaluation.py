@@ -23,8 +23,6 @@ __all__ = ['wilson_interval', 'sign_test', 'bootstrap_ci', 'outcomes', 'win_rate
 # %% ../nbs/08_evaluation.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
 
-def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)
-
 def wilson_interval(k:float,          # successes (ties may count half, so fractional k is fine)
                     n:int,            # trials
                     conf:float=0.95,

@@ -152,11 +152,18 @@ def dpo_speed_table(path=None) -> str:
     if not path.exists(): return f'no saved result at {path}: run bench/dpo_speed.py'
     r = json.loads(path.read_text()); rows = r['rows']
     base = next(x for x in rows if x['variant'] == 'trl_defaults')
-    out = ['| variant | bf16 | attention | s/step | pairs/s | total s | peak RSS GB | per step | whole run | max \\|Δ loss\\| |',
-           '|---|---|---|---|---|---|---|---|---|---|']
+    out = [
+        (
+            '| variant | bf16 | attention | s/step | pairs/s | total s | peak RSS GB | per step | whole run | max \\|Δ'
+            ' loss\\| |'
+        ),
+        '|---|---|---|---|---|---|---|---|---|---|',
+    ]
     for x in rows:
         dl = max(abs(a - b) for a, b in zip(x['losses'], base['losses']))
-        out.append(f"| {x['variant']} | {'on' if x['bf16'] else 'off'} | {x['attn']} | {x['s_per_step']:.2f} "
-                   f"| {x['pairs_per_s']:.2f} | {x['total_s']:.1f} | {x['peak_rss_mb'] / 1000:.2f} "
-                   f"| {base['s_per_step'] / x['s_per_step']:.2f}× | {base['total_s'] / x['total_s']:.2f}× | {dl:.4f} |")
+        out.append(
+            f"| {x['variant']} | {'on' if x['bf16'] else 'off'} | {x['attn']} | {x['s_per_step']:.2f} "
+            f"| {x['pairs_per_s']:.2f} | {x['total_s']:.1f} | {x['peak_rss_mb'] / 1000:.2f} "
+            f"| {base['s_per_step'] / x['s_per_step']:.2f}× | {base['total_s'] / x['total_s']:.2f}× | {dl:.4f} |"
+        )
     return '\n'.join(out) + f"\n\n{r['steps']} steps of {r['batch']} pairs. {r['cpu']}"

@@ -67,6 +67,7 @@ class RewardConfig(StageConfig):
     warmup_ratio: float = 0.05
     bf16: bool|None = False       # bf16 autocast (None: where `auto_bf16` measures it faster); TRL's default is on
     gradient_checkpointing: bool = False  # recompute activations in the backward (TRL's default is on)
+    group_by_length: bool = False  # batches of similar lengths (less padding), order still seeded-random
     eval_every: int = 0  # evaluate on (up to 256 rows of) eval every N steps for learning curves; 0: 5 times per run
     report_to: str = 'none'       # where training metrics go: none, tensorboard, trackio (comma-separated for several)
     seed: int = 0
@@ -77,7 +78,7 @@ class RewardConfig(StageConfig):
         if self.batch_size < 1 or self.max_length < 8: raise ValueError("batch_size must be >= 1 and max_length >= 8")
 
 PRESETS = {
-    'cpu': RewardConfig(),  # MiniLM + LoRA: minutes on a laptop CPU
+    'cpu': RewardConfig(group_by_length=True),  # MiniLM + LoRA: minutes on a laptop CPU
     'full': RewardConfig(lora=False, learning_rate=3e-5),  # MiniLM, every weight trained
     'smollm2': RewardConfig(model='smollm2', learning_rate=2e-4, batch_size=8),  # head on the policy backbone
     'tiny': RewardConfig(
@@ -210,6 +211,7 @@ def _hf_args(cfg:RewardConfig, out:Path, n_steps:int, has_eval:bool) -> dict:
         report_to=report_targets(cfg.report_to) or 'none',
         bf16=bool(auto_bf16(get_device().split(':')[0]) if cfg.bf16 is None else cfg.bf16),
         gradient_checkpointing=cfg.gradient_checkpointing,
+        train_sampling_strategy='group_by_length' if cfg.group_by_length else 'random',
         seed=cfg.seed,
         disable_tqdm=False,
         use_cpu=get_device() == 'cpu',
@@ -251,13 +253,29 @@ def _tokenized(ds, tok, cfg, decoder):
     return Dataset.from_dict(d)
 
 # %% ../nbs/04_reward.ipynb #1a6654c7
+def _length_grouped(trainer, ds, lengths):
+    "Transformers' sampler that shuffles, then sorts by length within mega-batches of 50 batches."
+    from transformers.trainer_pt_utils import LengthGroupedSampler
+    a = trainer.args
+    return LengthGroupedSampler(a.train_batch_size * a.gradient_accumulation_steps, dataset=ds, lengths=lengths)
+
+def _grouped_reward_trainer():
+    from trl import RewardTrainer
+    class GroupedRewardTrainer(RewardTrainer):
+        "RewardTrainer with batches of pairs of similar length (the longer of chosen and rejected)."
+        def _get_train_sampler(self, ds=None):
+            ds = self.train_dataset if ds is None else ds
+            return _length_grouped(self, ds, [max(len(c), len(r)) for c, r in zip(ds['chosen_ids'], ds['rejected_ids'])])
+    return GroupedRewardTrainer
+
 def _reward_trainer(cfg:RewardConfig, model, tok, tr, ev, args:dict):
     "TRL's RewardTrainer (Bradley–Terry on pairs) or a plain Trainer with an MSE loss (regression on targets)."
     if cfg.objective == 'pairwise':
         from trl import RewardConfig as TRLRewardConfig, RewardTrainer
         targs = TRLRewardConfig(**args, max_length=None, center_rewards_coefficient=cfg.center_rewards_coefficient,
                                 disable_dropout=True)
-        return RewardTrainer(model=model, args=targs, train_dataset=tr, eval_dataset=ev, processing_class=tok)
+        trainer = _grouped_reward_trainer() if cfg.group_by_length else RewardTrainer
+        return trainer(model=model, args=targs, train_dataset=tr, eval_dataset=ev, processing_class=tok)
     from transformers import DataCollatorWithPadding, TrainingArguments
     return _make_regression_trainer()(model=model, args=TrainingArguments(**args), train_dataset=tr, eval_dataset=ev,
                                       data_collator=DataCollatorWithPadding(tok), processing_class=tok)
@@ -282,7 +300,11 @@ def train_reward_model(
         raise ValueError(f"{cfg.objective} training needs columns {sorted(need)}, got {train.column_names}")
     seed_everything(cfg.seed)
     model, tok = load_backbone(cfg)
-    decoder = _is_decoder(model.get_base_model() if cfg.lora else model)
+    base = model.get_base_model() if cfg.lora else model
+    decoder, limit = _is_decoder(base), getattr(base.config, 'max_position_embeddings', None)
+    if limit and cfg.max_length > limit:
+        raise ValueError(f"max_length={cfg.max_length} is more than the {limit} positions {cfg.model} has; "
+                         f"set max_length <= {limit}")
     train = _sample(train, cfg.max_train_examples, cfg.seed)
     tr = _tokenized(train, tok, cfg, decoder)
     ev = _tokenized(_sample(eval, 256, cfg.seed), tok, cfg, decoder) if eval is not None and len(eval) else None
@@ -383,16 +405,21 @@ def plot_calibration(rm:RewardModel, targets, path:str|Path|None=None, bins:int=
 
 # %% ../nbs/04_reward.ipynb #10d5959c
 def reward_speed_table(path=None) -> str:
-    "Markdown: pairs/s, peak RSS and held-out accuracy of each variant of `bench/reward_speed.py`."
+    "Markdown: pairs/s, peak RSS and held-out accuracy (95 % Wilson interval) of each variant of `bench/reward_speed.py`."
     from rlnb.core import bench_results
+    from rlnb.evaluation import wilson_interval
     path = Path(path or bench_results()/'reward_speed_minilm.json')
     if not path.exists(): return f'no saved result at {path}: run bench/reward_speed.py'
     r = json.loads(path.read_text())
-    out = ['| variant | settings | pairs/s | vs TRL defaults | peak RSS MB | held-out accuracy |', '|---|---|---|---|---|---|']
+    out = [
+        '| variant | settings | pairs/s | vs TRL defaults | peak RSS MB | held-out accuracy (95 % CI) |',
+        '|---|---|---|---|---|---|',
+    ]
     for x in r['rows']:
         s = ', '.join(f'{k}={v}' for k, v in x['settings'].items()) or '`cpu` preset'
+        lo, hi = wilson_interval(x['heldout_accuracy'] * x['eval_pairs'], x['eval_pairs'])
         out.append(f"| {x['variant']} | {s} | {x['pairs_per_s']:.1f} | {x['speedup']:.2f}× | {x['peak_rss_mb']:,.0f} "
-                   f"| {x['heldout_accuracy']:.3f} |")
+                   f"| {x['heldout_accuracy']:.3f} ({lo:.3f}, {hi:.3f}) |")
     return '\n'.join(out) + f"\n\n{r['rows'][0]['pairs']} training pairs, backbone {r['backbone']}. {r['cpu']}"
 
 # %% ../nbs/04_reward.ipynb #b6a8ff11
