@@ -382,7 +382,9 @@ def hub_name(path:str|Path) -> str:
     "The public name of a local model folder: the hub id of a bundled model, else the path relative to the rlnb home."
     p = Path(path).resolve()
     for k, hub in _HUB.items():
-        if p == model_path(k).resolve(): return hub
+        try: here = model_path(k).resolve()
+        except MissingAssetError: continue   # not installed here, so not this folder (found on a bare GPU machine)
+        if p == here: return hub
     try: return str(p.relative_to(rlnb_home().resolve()))
     except ValueError: return str(p)
 

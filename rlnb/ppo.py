@@ -23,7 +23,7 @@ __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token
            'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores',
            'bf16_on', 'amp', 'merged_sampler', 'attn_kernel', 'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer',
            'plot_ppo', 'trl_reward', 'RLResult', 'train_rl', 'read_prompts', 'train_ppo_cli', 'ppo_speed_table',
-           'plot_ppo_speed', 'scale_out_table']
+           'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table']
 
 # %% ../nbs/06_ppo.ipynb #2c1f16cd
 def _check_ppo_config(c):
@@ -884,3 +884,27 @@ def scale_out_table(paths=None) -> str:
                        f"| {x['s_per_step']:.2f} | {x['speedup']:.2f}× |")
         notes.append(f"{r['device']}: {r['cpu']}" + (f"; {r['gpu']}" if r.get('gpu') else ''))
     return '\n'.join(out) + '\n\n' + '\n\n'.join(notes)
+
+# %% ../nbs/06_ppo.ipynb #1b4957e7
+def gpu_speed_table(path=None) -> str:
+    "Markdown: DPO, PPO and generation on a GPU, from `bench/gpu_speed.py`'s results."
+    import json
+    from rlnb.core import bench_results
+    path = Path(path or bench_results()/'gpu_speed.json')
+    if not path.exists(): return f'no saved result at {path}: run bench/gpu_speed.py on a machine with a CUDA GPU'
+    r = json.loads(path.read_text())
+    d = r['dpo']; base = d[0]
+    out = ['| DPO variant | s / step | pairs / s | whole run s | peak GPU MB | per step | whole run |',
+           '|---|---|---|---|---|---|---|']
+    out += [f"| {x['variant']} | {x['s_per_step']:.3f} | {x['pairs_per_s']:.1f} | {x['total_s']:.1f} "
+            f"| {x['peak_gpu_mb']:,} | {base['s_per_step'] / x['s_per_step']:.2f}× "
+            f"| {base['total_s'] / x['total_s']:.2f}× |" for x in d]
+    p = r['ppo']
+    out += ['', '| PPO (rlnb) | responses × tokens | generate s | prepare s | update s | s / step | peak GPU MB |',
+            '|---|---|---|---|---|---|---|',
+            f"| `small_gpu` shape, bf16 {'on' if p['bf16'] else 'off'} | {p['batch']} × {p['max_new_tokens']} "
+            f"| {p['generate']:.2f} | {p['prepare']:.2f} | {p['update']:.2f} | {p['s_per_step']:.2f} "
+            f"| {p['peak_gpu_mb']:,} |"]
+    out += ['', '| HF `generate`, bf16 | prefill s | decode tokens / s |', '|---|---|---|']
+    out += [f"| batch {g['batch']} | {g['prefill_s']:.3f} | {g['decode_tok_s']:,.1f} |" for g in r['generate']]
+    return '\n'.join(out) + f"\n\n{r['gpu']}, torch {r['torch']}; {r['weights']}. {r['cpu']}"

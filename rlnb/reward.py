@@ -265,7 +265,9 @@ def _grouped_reward_trainer():
         "RewardTrainer with batches of pairs of similar length (the longer of chosen and rejected)."
         def _get_train_sampler(self, ds=None):
             ds = self.train_dataset if ds is None else ds
-            return _length_grouped(self, ds, [max(len(c), len(r)) for c, r in zip(ds['chosen_ids'], ds['rejected_ids'])])
+            return _length_grouped(
+                self, ds, [max(len(c), len(r)) for c, r in zip(ds['chosen_ids'], ds['rejected_ids'])]
+            )
     return GroupedRewardTrainer
 
 def _reward_trainer(cfg:RewardConfig, model, tok, tr, ev, args:dict):
@@ -405,7 +407,8 @@ def plot_calibration(rm:RewardModel, targets, path:str|Path|None=None, bins:int=
 
 # %% ../nbs/04_reward.ipynb #10d5959c
 def reward_speed_table(path=None) -> str:
-    "Markdown: pairs/s, peak RSS and held-out accuracy (95 % Wilson interval) of each variant of `bench/reward_speed.py`."
+    ("Markdown: pairs/s, peak RSS and held-out accuracy (95 % Wilson interval) of each variant of "
+     "`bench/reward_speed.py`.")
     from rlnb.core import bench_results
     from rlnb.evaluation import wilson_interval
     path = Path(path or bench_results()/'reward_speed_minilm.json')
