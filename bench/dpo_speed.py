@@ -19,6 +19,8 @@ VARIANTS = {  # name: PreferenceConfig overrides of the `cpu` preset (speed leve
     'cpu_autocast_sdpa': dict(bf16=None, attn_implementation='sdpa'),   # lever: bf16 autocast where it measures faster
     'cpu_autocast': dict(bf16=None),                                    # ... with eager attention (rlnb's choice under bf16)
     'cpu_autocast_no_checkpointing': dict(bf16=None, gradient_checkpointing=False),
+    'cpu_autocast_no_checkpointing_ref16': dict(bf16=None, gradient_checkpointing=False, ref_batch_size=16),  # the reference pass in batches of 16
+    'cpu_autocast_bf16_base_no_checkpointing': dict(bf16=None, gradient_checkpointing=False, base_dtype='bfloat16'),  # frozen weights in bf16: the cpu_bf16 preset
 }
 STEPS, BATCH = 10, 4
 

@@ -4,7 +4,8 @@
 
 One process runs with all the cores' threads; two run under `torchrun --nproc_per_node 2` (gloo on CPU, what
 `accelerate launch --num_processes 2` does), each with half the threads and half the batch, so the work per optimiser
-step is the same. DPO: 8 pairs a step (cpu preset: packed, reference once), 6 steps. PPO: 8 responses a step (cpu
+step is the same. DPO: 8 pairs a step (cpu preset, unpacked as rlnb trains under DDP; reference once), 6 steps.
+PPO: 8 responses a step (cpu
 preset), 4 steps. Median seconds per step after the first, measured on the main process."""
 import json, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -19,16 +20,16 @@ def dpo_pairs():
     pairs = pairs.select(range(DPO_PAIRS * DPO_STEPS))
     return pairs
 
-def dpo(world:int):
+def dpo(world:int, out:str):
     from dataclasses import replace
     from rlnb.dpo import PRESETS, train_dpo, _step_timer
     pairs = dpo_pairs()
-    cfg = replace(PRESETS['cpu'], batch_size=DPO_PAIRS // world, max_length=128, logging_steps=1, save_steps=10**9)
+    cfg = replace(PRESETS['cpu'], batch_size=DPO_PAIRS // world, max_length=128, logging_steps=1, save_steps=10**9,
+                  packed=False)   # under DDP rlnb trains unpacked (see 05_dpo), so 1 process does too: the same work
     timer = _step_timer()
-    with tempfile.TemporaryDirectory() as d:
-        t0 = time.perf_counter()
-        res = train_dpo(pairs, None, cfg, d, max_steps=DPO_STEPS, resume=False, callbacks=[timer])
-        total = time.perf_counter() - t0
+    t0 = time.perf_counter()   # every process writes the same run folder, as under accelerate launch
+    res = train_dpo(pairs, None, cfg, out + '.run', max_steps=DPO_STEPS, resume=False, callbacks=[timer])
+    total = time.perf_counter() - t0
     return dict(s_per_step=statistics.median(timer.steps[1:]), total_s=total,
                 prepare_s=res.metrics.get('prepare_seconds'), losses=[round(h['loss'], 4) for h in res.history
                                                                      if 'loss' in h])
@@ -56,7 +57,7 @@ def child(stage:str, world:int, out:str):
     import torch
     rank = int(os.environ.get('RANK', 0))
     if not torch.cuda.is_available(): torch.set_num_threads(max(1, os.cpu_count() // world))
-    r = (dpo if stage == 'dpo' else ppo)(world)
+    r = dpo(world, out) if stage == 'dpo' else ppo(world)
     if rank == 0: Path(out).write_text(json.dumps(dict(r, threads=torch.get_num_threads())))
 
 def main():

@@ -139,6 +139,7 @@ class PreferenceConfig(StageConfig):
     loss_type: str = 'sigmoid'      # DPO loss: 'sigmoid' (DPO), 'ipo', 'hinge', 'robust'
     label_smoothing: float = 0.0    # conservative DPO / robust DPO noise rate
     precompute_ref_log_probs: bool = True  # reference log-probs once before training, not every step
+    ref_batch_size: int|None = None  # pairs per batch of that one reference pass (no gradients); None: batch_size
     base_dtype: str = 'float32'     # frozen base weights: 'float32' or 'bfloat16' (LoRA weights stay fp32)
     bf16: bool|None = False         # bf16 autocast; None: on CUDA, and on CPUs where `auto_bf16` measures it faster
     attn_implementation: str|None = None  # attention kernel; None: 'eager' under bf16 on a CPU, else the model's own
@@ -166,6 +167,9 @@ class PreferenceConfig(StageConfig):
 # %% ../nbs/05_dpo.ipynb #c1ac70c7
 PRESETS = {
     'cpu': PreferenceConfig(),
+    # the fastest CPU recipe where the CPU has fast bf16 (AMX): frozen weights in bf16, autocast, no checkpointing;
+    # elsewhere it resolves to fp32 without checkpointing (see effective_config)
+    'cpu_bf16': PreferenceConfig(bf16=None, base_dtype='bfloat16', gradient_checkpointing=False),
     # GPU presets keep TRL's own forward: its Triton kernel already skips masked positions, and a dense packed mask
     # rules out flash attention
     'small_gpu': PreferenceConfig(
@@ -211,7 +215,10 @@ def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceCo
     why = {'load_in_4bit': 'load_in_4bit (4-bit needs CUDA)', 'bf16': 'bf16 (measured no faster here)'}
     if off: print(f"[rlnb] not used on {dev}: " + ', '.join(why[k] for k in off))
     attn = cfg.attn_implementation or ('eager' if bf16 and kind == 'cpu' else None)
-    return replace(cfg, bf16=bool(bf16), load_in_4bit=cfg.load_in_4bit and kind == 'cuda', attn_implementation=attn)
+    # bf16 left to the measurement and found slow on this CPU: frozen weights in bf16 would be slower still (no AMX)
+    base = 'float32' if cfg.bf16 is None and not bf16 and kind == 'cpu' else cfg.base_dtype
+    return replace(cfg, bf16=bool(bf16), load_in_4bit=cfg.load_in_4bit and kind == 'cuda', attn_implementation=attn,
+                   base_dtype=base)
 
 # %% ../nbs/05_dpo.ipynb #cc5f9573
 def load_trainable_policy(cfg:PreferenceConfig):
@@ -247,7 +254,11 @@ def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', h
         max_length=cfg.max_length,
         bf16=cfg.bf16,
         gradient_checkpointing=cfg.gradient_checkpointing,
+        # non-reentrant: DDP (accelerate launch, torchrun) rejects reentrant checkpointing ('Reused parameters in
+        # multiple reentrant backward passes'; found by bench/scale_out.py); the same numbers on one process
+        gradient_checkpointing_kwargs=dict(use_reentrant=False) if cfg.gradient_checkpointing else None,
         precompute_ref_log_probs=cfg.precompute_ref_log_probs,
+        precompute_ref_batch_size=cfg.ref_batch_size,
         logging_steps=cfg.logging_steps,
         save_strategy='steps',
         save_steps=cfg.save_steps,
@@ -294,6 +305,19 @@ def _save_preference(res:PreferenceResult, method:str, cfg):
     plot_history(res.history, res.output_dir/'plots'/f'{method}_curves.png')
 
 # %% ../nbs/05_dpo.ipynb #82496347
+def _shared_rows(ds, out:Path, name:str='train'):
+    ("Under several processes (`accelerate launch`, `torchrun`), rows saved once into the run folder: TRL caches the "
+     "precomputed reference log-probs next to a dataset's files, and rows held only in memory get a random cache path "
+     "per process, so every process but the first failed to find them.")
+    import os
+    if int(os.environ.get('WORLD_SIZE', 1)) < 2 or ds.cache_files: return ds
+    from accelerate import PartialState
+    from datasets import load_from_disk
+    st, d = PartialState(), out/'.rows'/name
+    with st.main_process_first():
+        if st.is_main_process: ds.save_to_disk(str(d))
+    return load_from_disk(str(d))
+
 def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, callbacks=None):
     from trl import DPOTrainer, KTOTrainer
     cfg = effective_config(PreferenceConfig.make(config))
@@ -302,6 +326,10 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     # no output_dir: a fresh folder per call (models/.cache/runs/<method>/v<N>), so an unrelated call never resumes it
     out = Path(output_dir) if output_dir else new_run(method, cache_dir()/'runs')
     out.mkdir(parents=True, exist_ok=True)
+    if cfg.precompute_ref_log_probs: train = _shared_rows(train, out)
+    if cfg.packed and int(__import__('os').environ.get('WORLD_SIZE', 1)) > 1:   # DDP: 'parameter marked as ready twice'
+        print("[rlnb] packed=False under several processes: DDP rejects the packed forward's backward")
+        cfg = replace(cfg, packed=False)
     model, tok, peft = load_trainable_policy(cfg)
     Trainer = DPOTrainer if method == 'dpo' else KTOTrainer
     if cfg.packed: Trainer = packed_trainer(Trainer, paired=method == 'dpo', max_tokens=cfg.max_packed_tokens)

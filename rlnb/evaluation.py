@@ -14,11 +14,12 @@ from .feedback import Feedback
 from .widgets import binom_two_sided
 
 # %% auto #0
-__all__ = ['wilson_interval', 'sign_test', 'bootstrap_ci', 'outcomes', 'win_rate', 'length_controlled', 'distinct_n',
-           'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'load_policy_pair', 'Answers',
-           'generate_answers', 'EvalReport', 'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier',
-           'compare_items', 'human_outcomes', 'assign_variant', 'two_proportion_test', 'welch_test', 'sample_size',
-           'msprt_pvalue', 'ABTest', 'ab_report', 'heldout_prompts', 'read_prompt_file', 'EvalConfig', 'evaluate_cli']
+__all__ = ['wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'bootstrap_ci', 'outcomes', 'win_rate', 'length_controlled',
+           'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'load_policy_pair',
+           'Answers', 'generate_answers', 'EvalReport', 'evaluate_policy', 'plot_report', 'ci_errorbar',
+           'plot_frontier', 'compare_items', 'human_outcomes', 'assign_variant', 'two_proportion_test', 'welch_test',
+           'sample_size', 'msprt_pvalue', 'ABTest', 'ab_report', 'heldout_prompts', 'read_prompt_file', 'EvalConfig',
+           'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -35,6 +36,29 @@ def wilson_interval(k:float,          # successes (ties may count half, so fract
     c = (p + z * z / (2 * n)) / den
     h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
     return max(0.0, c - h), min(1.0, c + h)
+
+def t_quantile(q:float, df:int) -> float:
+    "Quantile `q` (in ½…1) of Student's t with `df` degrees of freedom: bisection on its CDF (Simpson's rule)."
+    if not 0.5 <= q < 1 or df < 1: raise ValueError(f"need 0.5 <= q < 1 and df >= 1, got q={q}, df={df}")
+    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    pdf = lambda x: c * (1 + x * x / df) ** (-(df + 1) / 2)
+    def cdf(t, n=2000):
+        h = t / n
+        return 0.5 + h / 3 * (pdf(0) + pdf(t) + sum((4 if i % 2 else 2) * pdf(i * h) for i in range(1, n)))
+    lo, hi = 0.0, 1.0
+    while cdf(hi) < q: hi *= 2
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) < q else (lo, mid)
+    return (lo + hi) / 2
+
+def mean_ci(x, conf:float=0.95) -> tuple[float, float, float]:
+    "Mean of a small sample and its Student-t interval: `(mean, lo, hi)`."
+    x = [float(v) for v in x]
+    if len(x) < 2: raise ValueError(f"an interval needs at least 2 values, got {len(x)}")
+    m = sum(x) / len(x)
+    h = t_quantile(0.5 + conf / 2, len(x) - 1) * math.sqrt(sum((v - m) ** 2 for v in x) / (len(x) - 1) / len(x))
+    return m, m - h, m + h
 
 def sign_test(wins:int, losses:int) -> float:
     "Two-sided exact sign test: binomial p-value of `wins` out of `wins + losses` against ½ (ties dropped before)."

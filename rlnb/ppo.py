@@ -834,18 +834,25 @@ def ppo_speed_table(path=None) -> str:
     path = Path(path or bench_results()/'ppo_speed.json')
     if not path.exists(): return f'no saved result at {path}: run bench/ppo_speed.py'
     r = json.loads(path.read_text()); s = r['summary']
+    from rlnb.evaluation import mean_ci
     rows = ['| run | generate s | score s | prepare s | update s | **s / step** | TRL ÷ this | peak RSS MB '
-            '| mean reward | mean KL (nats) |', '|---|---|---|---|---|---|---|---|---|---|']
+            '| mean reward (95 % CI) | mean KL, nats (95 % CI) |', '|---|---|---|---|---|---|---|---|---|---|']
     for k, m in s.items():
         ratio = f"{s['trl']['step'] / m['step']:.2f}×"
-        kl = [x['kl'] for x in r['runs'][k]['steps'][1:]]    # one batch's k1 estimate swings ±0.3: the mean says more
+        steps = r['runs'][k]['steps'][1:]    # one batch's k1 KL estimate swings ±0.3: the mean and its interval say more
+        rw, kl = mean_ci([x['reward'] for x in steps]), mean_ci([x['kl'] for x in steps])
         rows.append(
             f"| {k} | {m['generate']} | {m['score']} | {m['prepare']} | {m['update']} | **{m['step']}** | {ratio} "
-            f"| {r['runs'][k]['peak_rss_mb']:,} | {m['reward_mean']} | {sum(kl) / len(kl):.3f} |"
+            f"| {r['runs'][k]['peak_rss_mb']:,} | {rw[0]:.4f} ({rw[1]:.4f}, {rw[2]:.4f}) "
+            f"| {kl[0]:.3f} ({kl[1]:.3f}, {kl[2]:.3f}) |"
         )
-    return (
-        '\n'.join(rows) + f"\n\n{r['steps']} steps each, the first left out of the per-step means (warm-up). {r['cpu']}"
-    )
+    rss = lambda k: r['runs'][k]['peak_rss_mb']
+    best = min((k for k in s if k != 'trl' and rss(k) <= rss('trl')), key=lambda k: s[k]['step'])
+    x = s['trl']['step'] / s[best]['step']
+    goal = (f"Goal, ≥ 2× TRL 0.29 per step at no more memory: `{best}` is {x:.2f}× at {rss(best):,} MB against "
+            f"{rss('trl'):,}: " + ('met.' if x >= 2 else 'not met.'))
+    return '\n'.join(rows) + (f"\n\n{goal}\n\n{r['steps']} steps each, the first left out of the per-step means "
+                              f"(warm-up); intervals are Student-t over the steps. {r['cpu']}")
 
 # %% ../nbs/06_ppo.ipynb #b8bacd9d
 def plot_ppo_speed(path=None):
