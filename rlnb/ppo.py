@@ -839,7 +839,7 @@ def ppo_speed_table(path=None) -> str:
             '| mean reward (95 % CI) | mean KL, nats (95 % CI) |', '|---|---|---|---|---|---|---|---|---|---|']
     for k, m in s.items():
         ratio = f"{s['trl']['step'] / m['step']:.2f}×"
-        steps = r['runs'][k]['steps'][1:]    # one batch's k1 KL estimate swings ±0.3: the mean and its interval say more
+        steps = r['runs'][k]['steps'][1:]  # one batch's k1 KL estimate swings ±0.3: the mean and its interval say more
         rw, kl = mean_ci([x['reward'] for x in steps]), mean_ci([x['kl'] for x in steps])
         rows.append(
             f"| {k} | {m['generate']} | {m['score']} | {m['prepare']} | {m['update']} | **{m['step']}** | {ratio} "
