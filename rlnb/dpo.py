@@ -305,12 +305,13 @@ def _save_preference(res:PreferenceResult, method:str, cfg):
     plot_history(res.history, res.output_dir/'plots'/f'{method}_curves.png')
 
 # %% ../nbs/05_dpo.ipynb #82496347
+def _world_size() -> int: return int(__import__('os').environ.get('WORLD_SIZE', 1))   # set by torchrun / accelerate
+
 def _shared_rows(ds, out:Path, name:str='train'):
     ("Under several processes (`accelerate launch`, `torchrun`), rows saved once into the run folder: TRL caches the "
      "precomputed reference log-probs next to a dataset's files, and rows held only in memory get a random cache path "
      "per process, so every process but the first failed to find them.")
-    import os
-    if int(os.environ.get('WORLD_SIZE', 1)) < 2 or ds.cache_files: return ds
+    if _world_size() < 2 or ds.cache_files: return ds
     from accelerate import PartialState
     from datasets import load_from_disk
     st, d = PartialState(), out/'.rows'/name
@@ -327,7 +328,7 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     out = Path(output_dir) if output_dir else new_run(method, cache_dir()/'runs')
     out.mkdir(parents=True, exist_ok=True)
     if cfg.precompute_ref_log_probs: train = _shared_rows(train, out)
-    if cfg.packed and int(__import__('os').environ.get('WORLD_SIZE', 1)) > 1:   # DDP: 'parameter marked as ready twice'
+    if cfg.packed and _world_size() > 1:   # DDP: 'parameter marked as ready twice'
         print("[rlnb] packed=False under several processes: DDP rejects the packed forward's backward")
         cfg = replace(cfg, packed=False)
     model, tok, peft = load_trainable_policy(cfg)
