@@ -257,6 +257,9 @@ def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', h
         # non-reentrant: DDP (accelerate launch, torchrun) rejects reentrant checkpointing ('Reused parameters in
         # multiple reentrant backward passes'; found by bench/scale_out.py); the same numbers on one process
         gradient_checkpointing_kwargs=dict(use_reentrant=False) if cfg.gradient_checkpointing else None,
+        # DDP: every trainable (LoRA) weight takes part in every forward, so no per-step search of the graph for
+        # unused ones (transformers turns it on for a PEFT model)
+        ddp_find_unused_parameters=False,
         precompute_ref_log_probs=cfg.precompute_ref_log_probs,
         precompute_ref_batch_size=cfg.ref_batch_size,
         logging_steps=cfg.logging_steps,
@@ -308,15 +311,22 @@ def _save_preference(res:PreferenceResult, method:str, cfg):
 def _world_size() -> int: return int(__import__('os').environ.get('WORLD_SIZE', 1))   # set by torchrun / accelerate
 
 def _shared_rows(ds, out:Path, name:str='train'):
-    ("Under several processes (`accelerate launch`, `torchrun`), rows saved once into the run folder: TRL caches the "
-     "precomputed reference log-probs next to a dataset's files, and rows held only in memory get a random cache path "
-     "per process, so every process but the first failed to find them.")
+    ("Under several processes (`accelerate launch`, `torchrun`), the rows as one copy on disk in the run folder: TRL "
+     "caches the precomputed reference log-probs next to a dataset's files, and rows held only in memory get a random "
+     "cache path per process, so every process but the first failed to find them. The folder is named by the rows' "
+     "content and each process renames a finished copy into place, so no process reads a half-written one and no "
+     "barrier is needed (at this point accelerate's `PartialState` is not yet distributed on CPU: it tells every "
+     "process it is the main one).")
     if _world_size() < 2 or ds.cache_files: return ds
-    from accelerate import PartialState
+    import hashlib, os, shutil
     from datasets import load_from_disk
-    st, d = PartialState(), out/'.rows'/name
-    with st.main_process_first():
-        if st.is_main_process: ds.save_to_disk(str(d))
+    key = hashlib.sha256(json.dumps(ds.to_list(), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    d = out/'.rows'/f'{name}-{key}'
+    if not d.exists():
+        tmp = d.with_name(f'.{d.name}.{os.getpid()}')
+        ds.save_to_disk(str(tmp))
+        try: os.rename(tmp, d)
+        except OSError: shutil.rmtree(tmp, ignore_errors=True)   # another process renamed first: the same rows
     return load_from_disk(str(d))
 
 def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, callbacks=None):
@@ -325,12 +335,12 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     seed_everything(cfg.seed)
     train = _train_rows(method, train, cfg)
     # no output_dir: a fresh folder per call (models/.cache/runs/<method>/v<N>), so an unrelated call never resumes it
+    if not output_dir and _world_size() > 1:
+        raise ValueError(f"{method}: pass output_dir when training under several processes, so that all of them "
+                         "write to one run folder (each would otherwise make its own)")
     out = Path(output_dir) if output_dir else new_run(method, cache_dir()/'runs')
     out.mkdir(parents=True, exist_ok=True)
     if cfg.precompute_ref_log_probs: train = _shared_rows(train, out)
-    if cfg.packed and _world_size() > 1:   # DDP: 'parameter marked as ready twice'
-        print("[rlnb] packed=False under several processes: DDP rejects the packed forward's backward")
-        cfg = replace(cfg, packed=False)
     model, tok, peft = load_trainable_policy(cfg)
     Trainer = DPOTrainer if method == 'dpo' else KTOTrainer
     if cfg.packed: Trainer = packed_trainer(Trainer, paired=method == 'dpo', max_tokens=cfg.max_packed_tokens)
@@ -350,7 +360,8 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     if before:
         m.update({f'before_{k}': v for k, v in before.items()}, **{f'after_{k}': v for k, v in accuracy().items()})
     res = PreferenceResult(model, tok, m, trainer.state.log_history, out, out/'adapter', trainer)
-    _save_preference(res, method, cfg)
+    if trainer.accelerator.is_main_process: _save_preference(res, method, cfg)   # one writer under several processes
+    trainer.accelerator.wait_for_everyone()   # so no process returns before the adapter is complete
     return res
 
 # %% ../nbs/05_dpo.ipynb #23172e40

@@ -9,8 +9,8 @@ from pathlib import Path
 import types
 
 # %% auto #0
-__all__ = ['PackedBatch', 'pack_batch', 'packed_logprobs', 'packed_forward', 'use_packed_forward', 'packed_trainer',
-           'dpo_speed_table']
+__all__ = ['PackedBatch', 'pack_batch', 'packed_logprobs', 'PackedOutput', 'packed_forward', 'use_packed_forward',
+           'packed_trainer', 'dpo_speed_table']
 
 # %% ../nbs/05a_packing.ipynb #dd576e38
 @dataclass
@@ -105,6 +105,15 @@ def packed_logprobs(
     return out
 
 # %% ../nbs/05a_packing.ipynb #a29e0747
+class PackedOutput(dict):
+    ("`packed_forward`'s outputs, read by attribute as TRL does. A dict, not a `SimpleNamespace`: under several "
+     "processes DDP looks for the output's tensors to find the parameters the backward will reach, and it cannot see "
+     "into a namespace; it then took every LoRA weight for unused, marked it ready at once, and failed in the backward "
+     "('Expected to mark a variable ready only once').")
+    def __getattr__(self, k):
+        try: return self[k]
+        except KeyError: raise AttributeError(k) from None
+
 def packed_forward(self, *args, fused_lm_head=False, labels=None, input_ids=None, attention_mask=None, **kw):
     ("A drop-in for the `fused_lm_head=True` forward TRL installs on its policy: the same outputs, computed by "
      "`packed_logprobs`.")
@@ -124,7 +133,7 @@ def packed_forward(self, *args, fused_lm_head=False, labels=None, input_ids=None
         return self._rlnb_orig_forward(
             *args, input_ids=input_ids, attention_mask=attention_mask, labels=labels, fused_lm_head=fused_lm_head, **kw
         )
-    return types.SimpleNamespace(
+    return PackedOutput(
         **packed_logprobs(self, input_ids, am, labels, metrics=True, **self._rlnb_packed), aux_loss=None, packed=True
     )
 

@@ -737,7 +737,8 @@ def train_rl(
     if cfg.algorithm == 'ppo':
         tr = PPOTrainer(model, tok, reward_fn, cfg)
         history = tr.train(prompts, out)
-        if out: tr.save(out/'policy')
+        acc = tr.acc
+        if out and acc.is_main_process: tr.save(out/'policy')
         policy = _unwrap(tr.policy)
     else:
         import tempfile
@@ -746,11 +747,12 @@ def train_rl(
         tr.train(resume_from_checkpoint=str(last) if last else None)
         history = [{'step': h['step'], **{TRL_METRICS.get(k, k): v for k, v in h.items() if k != 'step'}}
                    for h in tr.state.log_history if 'reward' in h]
-        if out: tr.save_model(str(out/'policy'))
-        policy = tr.model
-    if out:
+        if out: tr.save_model(str(out/'policy'))   # TRL writes from the main process only
+        policy, acc = tr.model, tr.accelerator
+    if out and acc.is_main_process:   # under several processes one writes, so none reads a half-written file
         tok.save_pretrained(out/'policy')
         name_base(out/'policy')      # the policy folder loads on its own, on any machine
+    acc.wait_for_everyone()
     secs = time.perf_counter() - t0
     rewards = [h['objective/reward'] for h in history]
     k = max(1, min(5, len(rewards) // 4))
