@@ -1,12 +1,12 @@
 """1 process against 2, on the same total batch: DPO (TRL through rlnb) and PPO (rlnb's), SmolLM2-135M with LoRA.
 
-    .venv/bin/python bench/scale_out.py            # 4 runs; writes bench/results/scale_out.json (~6 min on 2 cores)
+    .venv/bin/python bench/scale_out.py            # 6 runs; writes bench/results/scale_out.json (~10 min on 2 cores)
 
 One process runs with all the cores' threads; two run under `torchrun --nproc_per_node 2` (gloo on CPU, what
 `accelerate launch --num_processes 2` does), each with half the threads and half the batch, so the work per optimiser
-step is the same. DPO: 8 pairs a step (cpu preset, unpacked as rlnb trains under DDP; reference once), 6 steps.
-PPO: 8 responses a step (cpu
-preset), 4 steps. Median seconds per step after the first, measured on the main process."""
+step is the same. DPO: 8 pairs a step (cpu preset, reference once), 6 steps, with TRL's padded forward and with rlnb's
+packed one. PPO: 8 responses a step (cpu preset), 4 steps. Median seconds per step after the first, measured on the
+main process."""
 import json, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
@@ -20,12 +20,12 @@ def dpo_pairs():
     pairs = pairs.select(range(DPO_PAIRS * DPO_STEPS))
     return pairs
 
-def dpo(world:int, out:str):
+def dpo(world:int, out:str, packed:bool):
     from dataclasses import replace
     from rlnb.dpo import PRESETS, train_dpo, _step_timer
     pairs = dpo_pairs()
     cfg = replace(PRESETS['cpu'], batch_size=DPO_PAIRS // world, max_length=128, logging_steps=1, save_steps=10**9,
-                  packed=False)   # under DDP rlnb trains unpacked (see 05_dpo), so 1 process does too: the same work
+                  packed=packed)
     timer = _step_timer()
     t0 = time.perf_counter()   # every process writes the same run folder, as under accelerate launch
     res = train_dpo(pairs, None, cfg, out + '.run', max_steps=DPO_STEPS, resume=False, callbacks=[timer])
@@ -57,7 +57,7 @@ def child(stage:str, world:int, out:str):
     import torch
     rank = int(os.environ.get('RANK', 0))
     if not torch.cuda.is_available(): torch.set_num_threads(max(1, os.cpu_count() // world))
-    r = dpo(world, out) if stage == 'dpo' else ppo(world)
+    r = ppo(world) if stage == 'ppo' else dpo(world, out, packed=stage == 'dpo_packed')
     if rank == 0: Path(out).write_text(json.dumps(dict(r, threads=torch.get_num_threads())))
 
 def main():
@@ -65,7 +65,7 @@ def main():
     from rlnb.core import bench_results, cpu_line
     print(cpu_line(), flush=True)
     rows = []
-    for stage in ('dpo', 'ppo'):
+    for stage in ('dpo', 'dpo_packed', 'ppo'):
         for world in (1, 2):
             out = tempfile.mktemp(suffix='.json')
             cmd = [sys.executable, __file__, '--child', stage, str(world), out]

@@ -889,7 +889,8 @@ def scale_out_table(paths=None) -> str:
     for p in paths:
         r = json.loads(p.read_text())
         for x in r['rows']:
-            out.append(f"| {x['stage'].upper()} | {r['device']} | {x['processes']} | {x['threads']} "
+            stage = {'dpo': 'DPO, padded', 'dpo_packed': 'DPO, packed'}.get(x['stage'], x['stage'].upper())
+            out.append(f"| {stage} | {r['device']} | {x['processes']} | {x['threads']} "
                        f"| {x['s_per_step']:.2f} | {x['speedup']:.2f}× |")
         notes.append(f"{r['device']}: {r['cpu']}" + (f"; {r['gpu']}" if r.get('gpu') else ''))
     return '\n'.join(out) + '\n\n' + '\n\n'.join(notes)
