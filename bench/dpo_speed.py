@@ -1,6 +1,10 @@
 """DPO speed on this CPU: TRL's default speed settings vs rlnb's `cpu` preset (and each lever alone), same data, same steps.
     .venv/bin/python bench/dpo_speed.py            # every variant, each in its own process; writes bench/results/dpo_speed.json
     .venv/bin/python bench/dpo_speed.py cpu        # one variant, one JSON line
+    ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+        .venv/bin/python bench/dpo_speed.py --save dpo_speed_avx2.json trl_defaults cpu cpu_bf16
+                                                   # this CPU held to AVX2 (no AVX-512, no bf16, no AMX): what a CPU
+                                                   # without fast bf16 gets; the caps are recorded in the JSON
 SmolLM2-135M-Instruct, LoRA r16 all-linear, batch 4 pairs, max_length 128, lr 5e-5, beta 0.1, 40 real chitchat pairs.
 The parent writes the pairs to a small JSONL file, so a variant's peak RSS is training only (like the anchor's).
 The anchor, `trl_defaults`, is TRL's DPOConfig speed defaults, bf16 autocast included where the CPU has fast bf16."""
@@ -22,6 +26,9 @@ VARIANTS = {  # name: PreferenceConfig overrides of the `cpu` preset (speed leve
     'cpu_autocast_no_checkpointing_ref16': dict(bf16=None, gradient_checkpointing=False, ref_batch_size=16),  # the reference pass in batches of 16
     'cpu_autocast_bf16_base_no_checkpointing': dict(bf16=None, gradient_checkpointing=False, base_dtype='bfloat16'),  # frozen weights in bf16: the cpu_bf16 preset
 }
+VARIANTS['cpu_bf16'] = VARIANTS['cpu_autocast_bf16_base_no_checkpointing']   # the preset by its name
+ISA_CAPS = ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'MKL_ENABLE_INSTRUCTIONS')   # environment variables that hold
+# torch's own kernels, oneDNN and MKL to an older instruction set
 STEPS, BATCH = 10, 4
 
 def run(name, data):
@@ -53,10 +60,13 @@ def make_data(path):
         for r in pairs: f.write(json.dumps(r) + '\n')
 
 def main():
-    if len(sys.argv) > 2: return run(sys.argv[1], sys.argv[2])
+    args, save = sys.argv[1:], None
+    if '--save' in args: i = args.index('--save'); save = args[i + 1]; del args[i:i + 2]
+    if len(args) == 2 and args[1].endswith('.jsonl'): return run(args[0], args[1])
     from rlnb.core import bench_results, cpu_line
-    print(cpu_line(), flush=True)
-    names = sys.argv[1:] or list(VARIANTS)
+    caps = {k: os.environ[k] for k in ISA_CAPS if k in os.environ}
+    print(cpu_line(), caps or '', flush=True)
+    names = args or [n for n in VARIANTS if n != 'cpu_bf16']
     data = os.path.join(tempfile.mkdtemp(), 'pairs.jsonl')
     make_data(data)   # the variants' processes read this file; only they are measured
     rows = []
@@ -66,8 +76,9 @@ def main():
         if not line: print(name, 'failed:', out.stderr[-2000:]); continue
         rows.append(json.loads(line[-1])); print(line[-1], flush=True)
     base = next((r for r in rows if r['variant'] == 'trl_defaults'), None)
-    if not sys.argv[1:]:   # the full set: saved for the notebooks and the README
-        (bench_results()/'dpo_speed.json').write_text(json.dumps(dict(cpu=cpu_line(), steps=STEPS, batch=BATCH, rows=rows), indent=1))
+    if save or not args:   # the full set, or a named file: saved for the notebooks and the README
+        (bench_results()/(save or 'dpo_speed.json')).write_text(
+            json.dumps(dict(cpu=cpu_line(), isa_caps=caps, steps=STEPS, batch=BATCH, rows=rows), indent=1))
     print(f"\n{'variant':18s} {'s/step':>7s} {'pairs/s':>8s} {'tokens/s':>9s} {'total s':>8s} {'peak MB':>8s} {'speed-up':>9s} {'end-to-end':>10s} {'max |Δloss|':>11s}")
     for r in rows:
         sp = base['s_per_step'] / r['s_per_step'] if base else float('nan')

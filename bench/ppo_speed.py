@@ -2,6 +2,9 @@
 
     .venv/bin/python bench/ppo_speed.py --setup          # once: bench/.venv-trl029 with trl==0.29.0 (torch etc. shared)
     .venv/bin/python bench/ppo_speed.py --steps 12       # both runs, one after the other; prints the comparison
+    ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 .venv/bin/python bench/ppo_speed.py \
+        --only trl --only 'rlnb (cpu preset: + bf16 sampling copy)' --steps 8 --save ppo_speed_avx2.json
+                                                         # this CPU held to AVX2 (no fast bf16); caps saved in the JSON
 
 Same policy (SmolLM2-135M-Instruct), LoRA r16/α32 on all linear layers, prompts (the chitchat questions), batch (8
 responses a step), response length (32 new tokens), temperature 0.7, PPO epochs (2) and minibatches (2), learning rate
@@ -187,6 +190,7 @@ def main():
     ap.add_argument('--side', choices=list(SIDES)); ap.add_argument('--out'); ap.add_argument('--rm')
     ap.add_argument('--threads', type=int, default=0, help='torch threads (0: torch default)')
     ap.add_argument('--only', action='append', choices=list(SIDES), help='run only these sides; nothing is saved')
+    ap.add_argument('--save', help="with --only (trl among them): save to bench/results/<SAVE>")
     a = ap.parse_args()
     if a.setup: return setup()
     if a.side:
@@ -207,12 +211,15 @@ def main():
                         '--threads', str(a.threads)], check=True, env=env, cwd=ROOT)
         runs[side] = json.loads(out.read_text()); runs[side]['process_s'] = round(time.perf_counter() - t, 1)
         print(f"{side}: {json.dumps(summarise(runs[side]))}", flush=True)
-    if a.only: return
+    if a.only and not (a.save and 'trl' in runs): return
+    caps = {k: os.environ[k] for k in ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'MKL_ENABLE_INSTRUCTIONS')
+            if k in os.environ}   # torch, oneDNN and MKL held to an older instruction set
     s = {k: summarise(v) for k, v in runs.items()}
-    res = {'cpu': cpu_line(), 'settings': SETTINGS, 'steps': a.steps, 'summary': s,
+    res = {'cpu': cpu_line(), 'isa_caps': caps, 'settings': SETTINGS, 'steps': a.steps, 'summary': s,
            'speedup_per_step': {k: round(s['trl']['step'] / s[k]['step'], 2) for k in s if k != 'trl'},
            'peak_rss_mb': {k: v['peak_rss_mb'] for k, v in runs.items()}, 'runs': runs}
-    RESULT.parent.mkdir(exist_ok=True); RESULT.write_text(json.dumps(res, indent=1))
+    out = RESULT.with_name(a.save) if a.save else RESULT
+    out.parent.mkdir(exist_ok=True); out.write_text(json.dumps(res, indent=1))
     print(json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
 
 if __name__ == '__main__': main()
