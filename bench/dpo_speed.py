@@ -27,8 +27,6 @@ VARIANTS = {  # name: PreferenceConfig overrides of the `cpu` preset (speed leve
     'cpu_autocast_bf16_base_no_checkpointing': dict(bf16=None, gradient_checkpointing=False, base_dtype='bfloat16'),  # frozen weights in bf16: the cpu_bf16 preset
 }
 VARIANTS['cpu_bf16'] = VARIANTS['cpu_autocast_bf16_base_no_checkpointing']   # the preset by its name
-ISA_CAPS = ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'MKL_ENABLE_INSTRUCTIONS')   # environment variables that hold
-# torch's own kernels, oneDNN and MKL to an older instruction set
 STEPS, BATCH = 10, 4
 
 def run(name, data):
@@ -63,8 +61,8 @@ def main():
     args, save = sys.argv[1:], None
     if '--save' in args: i = args.index('--save'); save = args[i + 1]; del args[i:i + 2]
     if len(args) == 2 and args[1].endswith('.jsonl'): return run(args[0], args[1])
-    from rlnb.core import bench_results, cpu_line
-    caps = {k: os.environ[k] for k in ISA_CAPS if k in os.environ}
+    from rlnb.core import bench_results, cpu_line, isa_caps
+    caps = isa_caps()
     print(cpu_line(), caps or '', flush=True)
     names = args or [n for n in VARIANTS if n != 'cpu_bf16']
     data = os.path.join(tempfile.mkdtemp(), 'pairs.jsonl')

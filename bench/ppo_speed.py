@@ -212,8 +212,8 @@ def main():
         runs[side] = json.loads(out.read_text()); runs[side]['process_s'] = round(time.perf_counter() - t, 1)
         print(f"{side}: {json.dumps(summarise(runs[side]))}", flush=True)
     if a.only and not (a.save and 'trl' in runs): return
-    caps = {k: os.environ[k] for k in ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'MKL_ENABLE_INSTRUCTIONS')
-            if k in os.environ}   # torch, oneDNN and MKL held to an older instruction set
+    from rlnb.core import isa_caps
+    caps = isa_caps()   # torch, oneDNN and MKL held to an older instruction set
     s = {k: summarise(v) for k, v in runs.items()}
     res = {'cpu': cpu_line(), 'isa_caps': caps, 'settings': SETTINGS, 'steps': a.steps, 'summary': s,
            'speedup_per_step': {k: round(s['trl']['step'] / s[k]['step'], 2) for k in s if k != 'trl'},

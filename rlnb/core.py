@@ -8,14 +8,14 @@ import os, re, json, time, random, resource, importlib.util
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home', 'bench_results', 'data_dir',
-           'models_dir', 'cache_dir', 'check_agent', 'new_run', 'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line',
-           'bf16_speedup', 'auto_bf16', 'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy',
-           'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts',
-           'tiny_policy', 'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base',
-           'lora_config', 'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli',
-           'stage_dir', 'report_targets', 'Tracker', 'create_tables', 'atomic_write', 'atomic_dir', 'prepare_assets',
-           'prepare_assets_cli']
+__all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home', 'bench_results',
+           'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run', 'peak_rss_mb', 'Timer', 'cpu_info',
+           'cpu_line', 'bf16_speedup', 'auto_bf16', 'isa_caps', 'isa_caps_note', 'MissingAssetError', 'asset_dir',
+           'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder',
+           'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'generate', 'chat_ids',
+           'model_path', 'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'fits_type', 'StageConfig',
+           'StageResult', 'train_metrics', 'stage_cli', 'stage_dir', 'report_targets', 'Tracker', 'create_tables',
+           'atomic_write', 'atomic_dir', 'prepare_assets', 'prepare_assets_cli']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -175,6 +175,17 @@ def auto_bf16(device:str|None=None, threshold:float=1.3) -> bool:
     dev = get_device(device)
     if dev.startswith('cuda'): return True
     return dev == 'cpu' and bf16_speedup() >= threshold
+
+ISA_CAPS = ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'MKL_ENABLE_INSTRUCTIONS')  # torch's kernels, oneDNN, MKL
+
+def isa_caps() -> dict:
+    "The `ISA_CAPS` variables set here: a benchmark run on this CPU held to an older instruction set records them."
+    return {k: os.environ[k] for k in ISA_CAPS if k in os.environ}
+
+def isa_caps_note(caps:dict|None) -> str:
+    "A benchmark table's footer sentence for `caps` (from `isa_caps`); empty when nothing was held."
+    return f" Held to an older instruction set by {', '.join(f'`{k}={v}`' for k, v in caps.items())}." if caps else ''
+
 
 # %% ../nbs/00_core.ipynb #11dc7d65
 ASSETS = {  # name: (importable module, pip requirement)

@@ -188,6 +188,6 @@ def dpo_speed_table(path=None) -> str:
             f"{base['total_s'] / best['total_s']:.2f}× ({base['s_per_step'] / best['s_per_step']:.2f}× per step) at "
             f"{best['peak_rss_mb'] / 1000:.2f} GB against {base['peak_rss_mb'] / 1000:.2f}: "
             + ('met.' if base['total_s'] / best['total_s'] >= 3 else 'not met.'))
-    caps = r.get('isa_caps') or {}   # the run held torch, oneDNN and MKL to an older instruction set
-    held = f" Held to an older instruction set by {', '.join(f'`{k}={v}`' for k, v in caps.items())}." if caps else ''
-    return '\n'.join(out) + f"\n\n{goal}\n\n{r['steps']} steps of {r['batch']} pairs. {r['cpu']}{held}"
+    from rlnb.core import isa_caps_note
+    return '\n'.join(out) + (f"\n\n{goal}\n\n{r['steps']} steps of {r['batch']} pairs. {r['cpu']}"
+                              f"{isa_caps_note(r.get('isa_caps'))}")

@@ -853,10 +853,10 @@ def ppo_speed_table(path=None) -> str:
     x = s['trl']['step'] / s[best]['step']
     goal = (f"Goal, ≥ 2× TRL 0.29 per step at no more memory: `{best}` is {x:.2f}× at {rss(best):,} MB against "
             f"{rss('trl'):,}: " + ('met.' if x >= 2 else 'not met.'))
-    caps = r.get('isa_caps') or {}   # the run held torch, oneDNN and MKL to an older instruction set
-    held = f" Held to an older instruction set by {', '.join(f'`{k}={v}`' for k, v in caps.items())}." if caps else ''
+    from rlnb.core import isa_caps_note
     return '\n'.join(rows) + (f"\n\n{goal}\n\n{r['steps']} steps each, the first left out of the per-step means "
-                              f"(warm-up); intervals are Student-t over the steps. {r['cpu']}{held}")
+                              f"(warm-up); intervals are Student-t over the steps. {r['cpu']}"
+                              f"{isa_caps_note(r.get('isa_caps'))}")
 
 # %% ../nbs/06_ppo.ipynb #b8bacd9d
 def plot_ppo_speed(path=None):
