@@ -8,14 +8,14 @@ import os, re, json, time, random, resource, importlib.util
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home', 'bench_results',
-           'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run', 'peak_rss_mb', 'Timer', 'cpu_info',
-           'cpu_line', 'bf16_speedup', 'auto_bf16', 'isa_caps', 'isa_caps_note', 'MissingAssetError', 'asset_dir',
-           'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder',
-           'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'generate', 'chat_ids',
-           'model_path', 'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'fits_type', 'StageConfig',
-           'StageResult', 'train_metrics', 'stage_cli', 'stage_dir', 'report_targets', 'Tracker', 'create_tables',
-           'atomic_write', 'atomic_dir', 'prepare_assets', 'prepare_assets_cli']
+__all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home', 'repo_dir',
+           'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run', 'peak_rss_mb', 'Timer',
+           'cpu_info', 'cpu_line', 'bf16_speedup', 'auto_bf16', 'isa_caps', 'isa_caps_note', 'MissingAssetError',
+           'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir',
+           'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat',
+           'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'fits_type',
+           'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir', 'report_targets', 'Tracker',
+           'create_tables', 'atomic_write', 'atomic_dir', 'prepare_assets', 'prepare_assets_cli']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -61,9 +61,14 @@ def rlnb_home() -> Path:
         if (repo/'settings.ini').exists(): return repo
     return Path.cwd()
 
+def repo_dir() -> Path:
+    ("The repository the package sits in: its tracked files (recipes, corpus, tools, bench results); RLNB_HOME, where "
+     "runs and stores go, does not move it.")
+    return Path(importlib.util.find_spec('rlnb').origin).resolve().parent.parent
+
 def bench_results() -> Path:
     "`bench/results/` of the repository the package sits in: the saved benchmark figures (RLNB_HOME does not move it)."
-    return Path(importlib.util.find_spec('rlnb').origin).resolve().parent.parent/'bench'/'results'
+    return repo_dir()/'bench'/'results'
 
 def data_dir() -> Path:
     "`<home>/data`: feedback stores, recipes, imported data."

@@ -334,11 +334,12 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     cfg = effective_config(PreferenceConfig.make(config))
     seed_everything(cfg.seed)
     train = _train_rows(method, train, cfg)
-    # no output_dir: a fresh folder per call (models/.cache/runs/<method>/v<N>), so an unrelated call never resumes it
+    # no output_dir: a fresh temporary folder per call, so an unrelated call never resumes it (and nothing piles up
+    # in the project)
     if not output_dir and _world_size() > 1:
         raise ValueError(f"{method}: pass output_dir when training under several processes, so that all of them "
                          "write to one run folder (each would otherwise make its own)")
-    out = Path(output_dir) if output_dir else new_run(method, cache_dir()/'runs')
+    out = Path(output_dir) if output_dir else Path(__import__('tempfile').mkdtemp(prefix=f'rlnb-{method}-'))
     out.mkdir(parents=True, exist_ok=True)
     if cfg.precompute_ref_log_probs: train = _shared_rows(train, out)
     model, tok, peft = load_trainable_policy(cfg)

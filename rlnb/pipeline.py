@@ -139,7 +139,7 @@ def _git_commit() -> str|None:
     try:
         return (
             subprocess.run(
-                ['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=rlnb_home(), timeout=5
+                ['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=repo_dir(), timeout=5
             ).stdout.strip()
             or None
         )

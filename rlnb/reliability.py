@@ -6,7 +6,7 @@
 from __future__ import annotations
 import json, os, random, signal, sqlite3, subprocess, sys, time
 from pathlib import Path
-from .core import rlnb_home
+from .core import rlnb_home, repo_dir
 
 # %% auto #0
 __all__ = ['FIGURES', 'corpus', 'check_rejects', 'run_py', 'start_py', 'kill_during', 'sqlite_check', 'save_figures', 'kill_loop']
@@ -14,7 +14,7 @@ __all__ = ['FIGURES', 'corpus', 'check_rejects', 'run_py', 'start_py', 'kill_dur
 # %% ../nbs/11_reliability.ipynb #53b05938
 def corpus(name:str='feedback_lines') -> tuple[Path, list[dict]]:
     "The corpus file and its per-line expectations."
-    d = rlnb_home()/'data'/'corpus'
+    d = repo_dir()/'data'/'corpus'   # tracked files of the repository
     return d/f'{name}.jsonl', json.loads((d/f'{name}.expect.json').read_text())
 
 def check_rejects(rejected:list, expect:list[dict]) -> list[str]:
@@ -74,7 +74,7 @@ FIGURES = 'bench/results/reliability.json'   # what the slow kills measured, sho
 def save_figures(stage:str, **figures):
     "Record a stage's kill figures (with the CPU) in `FIGURES`, merged with the other stages'."
     from rlnb.core import cpu_line, atomic_write
-    p = rlnb_home()/FIGURES
+    p = repo_dir()/FIGURES
     d = json.loads(p.read_text()) if p.exists() else {}
     d[stage] = {**figures, 'cpu': cpu_line()}
     atomic_write(p, json.dumps(d, indent=1))

@@ -211,7 +211,9 @@ def _hf_args(cfg:RewardConfig, out:Path, n_steps:int, has_eval:bool) -> dict:
         report_to=report_targets(cfg.report_to) or 'none',
         bf16=bool(auto_bf16(get_device().split(':')[0]) if cfg.bf16 is None else cfg.bf16),
         gradient_checkpointing=cfg.gradient_checkpointing,
-        train_sampling_strategy='group_by_length' if cfg.group_by_length else 'random',
+        # pairs are grouped by our own train sampler (GroupedRewardTrainer): transformers' grouping needs `input_ids`
+        # rows, and it would group the EVAL rows too (the crash of the cpu preset with an eval set)
+        train_sampling_strategy='group_by_length' if cfg.group_by_length and cfg.objective == 'regression' else 'random',
         seed=cfg.seed,
         disable_tqdm=False,
         use_cpu=get_device() == 'cpu',

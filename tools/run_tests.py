@@ -1,6 +1,10 @@
 """Run the notebooks' tests the way `nbdev_test` does (same `test_nb`, same flags from settings.ini), each notebook
 in its OWN process, with a timing per notebook and the closing line CI reads: `N passed, N failed`.
 
+Each notebook runs under a fresh temporary RLNB_HOME (its `models/.cache` a link to the real cache of converted models),
+and fails if it left anything new or changed in the project's own `models/` or `data/`: tests never write into a
+user's project.
+
 One process per notebook makes the run crash-proof: a segfault in native code (llama.cpp, torch), an OOM kill or a
 hang (per-notebook time limit) fails that notebook alone, is reported by name (`FAIL 07_export.ipynb (signal 11
 SIGSEGV)`, `... (timed out after 900 s)`), and the other notebooks still run; the summary line is always printed.
@@ -11,8 +15,10 @@ SIGSEGV)`, `... (timed out after 900 s)`), and the other notebooks still run; th
     python tools/run_tests.py --save                  # also write each notebook back WITH the outputs of the cells it ran
                                                       # (`make outputs`), so the web view shows tables and figures
 """
-import argparse, os, signal, subprocess, sys, time
+import argparse, os, shutil, signal, subprocess, sys, tempfile, time
 from pathlib import Path
+
+WATCHED = ('models', 'data')   # a test may not leave anything new or changed here (models/.cache excepted)
 
 def run_one(path:str, flags:str, save:bool=False) -> int:
     "Child mode: test one notebook in this process; exit 0 (passed) or 1 (failed). `save`: write its outputs back."
@@ -64,17 +70,50 @@ def describe(rc:int|None, timed_out:bool, timeout:float) -> str:
         return f"signal {-rc} {name}{hint}"
     return f"exit {rc}" if rc not in (0, 1) else 'failed'
 
-def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path, save:bool=False) -> tuple[bool, float, str]:
-    "Test `nb` in a child process (its own process group, so a timeout kills whatever it started); `(ok, secs, why)`."
+def snapshot(repo:Path) -> dict:
+    "`{relative path: (size, mtime)}` of every file and folder under the project's `models/` and `data/`, `models/.cache` excepted."
+    out = {}
+    for top in WATCHED:
+        for root, dirs, files in os.walk(repo/top):
+            r = Path(root)
+            if r == repo/'models': dirs[:] = [d for d in dirs if d != '.cache']
+            for n in dirs: out[str((r/n).relative_to(repo)) + '/'] = None
+            for n in files:
+                try: st = (r/n).lstat(); out[str((r/n).relative_to(repo))] = (st.st_size, st.st_mtime_ns)
+                except FileNotFoundError: pass
+    return out
+
+def litter(before:dict, after:dict) -> list:
+    "Paths new or changed between two snapshots."
+    return sorted(k for k, v in after.items() if k not in before or before[k] != v)
+
+def temp_home(cache:Path) -> Path:
+    "A fresh RLNB_HOME for one notebook: empty but for `models/.cache`, a link to the real cache (converted models)."
+    home = Path(tempfile.mkdtemp(prefix='rlnb-test-home-'))
+    (home/'models').mkdir(); (home/'models'/'.cache').symlink_to(cache, target_is_directory=True)
+    return home
+
+def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path, save:bool=False, repo:Path|None=None,
+                 cache:Path|None=None) -> tuple[bool, float, str]:
+    ("Test `nb` in a child process (its own process group, so a timeout kills whatever it started) under a temporary "
+     "RLNB_HOME, and fail it if it left anything new in the project's `models/` or `data/`; `(ok, secs, why)`.")
     t0 = time.time()
+    home = temp_home(cache) if cache else None
     env = {**os.environ, 'PYTHONFAULTHANDLER': '1'}       # a native crash prints the Python stack that led to it
+    if home: env['RLNB_HOME'] = str(home)
+    before = snapshot(repo) if repo else {}
     p = subprocess.Popen([sys.executable, __file__, '--one', str(nb), '--flags', flags] + (['--save'] if save else []), cwd=cwd, env=env, start_new_session=True)
     timed_out = False
     try: rc = p.wait(timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
         os.killpg(p.pid, signal.SIGKILL); rc = p.wait()
-    return rc == 0 and not timed_out, time.time() - t0, describe(rc, timed_out, timeout)
+    if home: shutil.rmtree(home, ignore_errors=True)    # removes the link, never the cache it points to
+    ok, why = rc == 0 and not timed_out, describe(rc, timed_out, timeout)
+    if repo and (left := litter(before, snapshot(repo))):
+        why = (why + '; ' if not ok else '') + f"left {len(left)} new path(s) in the project: {', '.join(left[:6])}"
+        ok = False
+    return ok, time.time() - t0, why
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -90,9 +129,12 @@ def main():
     cfg = get_config()
     timeout = args.timeout or (3600 if 'slow' in args.flags.split() else 900)
     files = sorted(f.absolute() for f in nbglob(args.path, as_path=True) if not f.name.startswith('_'))
+    repo = Path(cfg.config_path)
+    cache = Path(os.environ.get('RLNB_HOME') or repo)/'models'/'.cache'   # converted models, shared by every notebook
+    cache.mkdir(parents=True, exist_ok=True)
     results, t0 = [], time.time()
     for f in files:
-        ok, secs, why = run_isolated(f, args.flags, timeout, Path(cfg.nbs_path), args.save)
+        ok, secs, why = run_isolated(f, args.flags, timeout, Path(cfg.nbs_path), args.save, repo, cache.resolve())
         results.append(ok)
         print(f"{'ok  ' if ok else 'FAIL'} {f.name:<28} {secs:7.1f} s" + ('' if ok else f"  ({why})"), flush=True)
     n_ok = sum(results)
