@@ -14,10 +14,16 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-slow install assets export clean-venv readme browser-deps outputs online-demo
+.PHONY: demo smoke test test-slow install assets export clean-venv readme browser-deps outputs online-demo
 
 demo: $(VENV)/.assets
 	$(BIN)/rlnb_pipeline $(RECIPE)
+
+# The demo's recipe with tiny budgets (data/recipes/smoke.yaml: same stages, presets and options; 99_pipeline checks
+# they cannot drift), on the real assets, under a throwaway RLNB_HOME: CI runs it after the tests (a few minutes).
+smoke: $(VENV)/.assets
+	@home=$$(mktemp -d) && mkdir -p $$home/models && ln -s $(CURDIR)/models/.cache $$home/models/.cache && \
+	RLNB_HOME=$$home $(BIN)/rlnb_pipeline data/recipes/smoke.yaml; rc=$$?; rm -rf $$home; exit $$rc
 
 # FLAGS="slow postgres browser" runs the flagged tests too; with postgres, a throwaway server is started and stopped.
 test: $(VENV)/.assets

@@ -3,6 +3,7 @@ from client threads, and the batch endpoint; SQLite (default) or PostgreSQL (`--
 
     .venv/bin/python bench/api_speed.py                         # SQLite in a temporary folder, 5 runs
     eval "$(tools/pg.sh start)"; .venv/bin/python bench/api_speed.py --db "$DATABASE_URL"; tools/pg.sh stop
+    .venv/bin/python bench/api_speed.py --smoke                 # SQLite, 1 run of a few requests; writes a temp folder
 
 Clients and server share the machine's cores, so each run is noisy: the script runs `--repeats` times and reports every
 run, the median and the range. Two client styles are measured side by side in each run: a new TCP connection per request
@@ -85,7 +86,14 @@ def main():
     ap.add_argument('--per-thread', type=int, default=250); ap.add_argument('--batches', type=int, default=6)
     ap.add_argument('--batch-size', type=int, default=5000); ap.add_argument('--repeats', type=int, default=5)
     ap.add_argument('--workers', type=int, default=1)
+    ap.add_argument('--smoke', action='store_true', help='SQLite, one run of a few requests; results to a temp folder')
     a = ap.parse_args()
+    if a.smoke:
+        if a.db: ap.error('--smoke runs on SQLite only')
+        from _smoke import smoke_home
+        results = smoke_home()/'results'
+        a.threads, a.per_thread, a.batches, a.batch_size, a.repeats = 2, 5, 2, 50, 1
+    else: results = Path(__file__).parent/'results'
     from rlnb.core import cpu_line
     from rlnb.feedback import FeedbackStore
     db = a.db or str(Path(tempfile.mkdtemp())/'bench.db')
@@ -126,8 +134,12 @@ def main():
            'keep_alive_p99_ms': summary([x['keep_alive']['p99_ms'] for x in runs]),
            'batch_records_per_s': summary([x['batch']['records_per_s'] for x in runs]), 'runs': runs}
     suffix = '' if a.workers == 1 else f'_w{a.workers}'
-    out = Path(__file__).parent/'results'/f'api_speed_{backend}{suffix}.json'; out.parent.mkdir(exist_ok=True)
+    out = results/f'api_speed_{backend}{suffix}.json'; out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(res, indent=1))
     print(json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
+    if a.smoke:
+        from rlnb.api import api_speed_table
+        print(api_speed_table(str(out)))
+        assert lost == 0 and res['errors'] == 0, (lost, res['errors'])
 
 if __name__ == '__main__': main()

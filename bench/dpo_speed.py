@@ -5,6 +5,8 @@
         .venv/bin/python bench/dpo_speed.py --save dpo_speed_avx2.json trl_defaults cpu cpu_bf16
                                                    # this CPU held to AVX2 (no AVX-512, no bf16, no AMX): what a CPU
                                                    # without fast bf16 gets; the caps are recorded in the JSON
+    .venv/bin/python bench/dpo_speed.py --smoke    # trl_defaults and cpu on the tiny policy, 2 steps of 2 pairs; the JSON
+                                                   # and the table go to a temporary folder
 SmolLM2-135M-Instruct, LoRA r16 all-linear, batch 4 pairs, max_length 128, lr 5e-5, beta 0.1, 40 real chitchat pairs.
 The parent writes the pairs to a small JSONL file, so a variant's peak RSS is training only (like the anchor's).
 The anchor, `trl_defaults`, is TRL's DPOConfig speed defaults, bf16 autocast included where the CPU has fast bf16."""
@@ -28,12 +30,20 @@ VARIANTS = {  # name: PreferenceConfig overrides of the `cpu` preset (speed leve
 }
 VARIANTS['cpu_bf16'] = VARIANTS['cpu_autocast_bf16_base_no_checkpointing']   # the preset by its name
 STEPS, BATCH = 10, 4
+MODEL = {}   # the policy: the preset's (SmolLM2); --smoke: the tiny one
+
+def smoke_mode():
+    "2 steps of 2 pairs on the tiny policy (at least 2 steps: the first is left out of the median)."
+    global STEPS, BATCH
+    STEPS, BATCH = 2, 2
+    MODEL['model'] = 'tiny'
 
 def run(name, data):
     from datasets import Dataset
     from rlnb.dpo import PRESETS, train_dpo, _step_timer
     pairs = Dataset.from_list([json.loads(l) for l in open(data)])
-    cfg = replace(PRESETS['cpu'], batch_size=BATCH, max_length=128, logging_steps=1, save_steps=10**9, **VARIANTS[name])
+    cfg = replace(PRESETS['cpu'], batch_size=BATCH, max_length=128, logging_steps=1, save_steps=10**9, **MODEL,
+                  **VARIANTS[name])
     timer = _step_timer()
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
@@ -59,9 +69,16 @@ def make_data(path):
 
 def main():
     args, save = sys.argv[1:], None
+    smoke = '--smoke' in args
+    if smoke: args.remove('--smoke'); smoke_mode()
     if '--save' in args: i = args.index('--save'); save = args[i + 1]; del args[i:i + 2]
     if len(args) == 2 and args[1].endswith('.jsonl'): return run(args[0], args[1])
     from rlnb.core import bench_results, cpu_line, isa_caps
+    if smoke:
+        if args or save: sys.exit('--smoke runs trl_defaults and cpu and saves to a temporary folder: no other arguments')
+        from _smoke import smoke_home
+        results, args = smoke_home()/'results', ['trl_defaults', 'cpu']
+    else: results = bench_results()
     caps = isa_caps()
     print(cpu_line(), caps or '', flush=True)
     names = args or [n for n in VARIANTS if n != 'cpu_bf16']
@@ -69,13 +86,13 @@ def main():
     make_data(data)   # the variants' processes read this file; only they are measured
     rows = []
     for name in names:
-        out = subprocess.run([sys.executable, __file__, name, data], capture_output=True, text=True)
+        out = subprocess.run([sys.executable, __file__, name, data] + ['--smoke'] * smoke, capture_output=True, text=True)
         line = [l for l in out.stdout.splitlines() if l.startswith('{"')]
         if not line: print(name, 'failed:', out.stderr[-2000:]); continue
         rows.append(json.loads(line[-1])); print(line[-1], flush=True)
     base = next((r for r in rows if r['variant'] == 'trl_defaults'), None)
-    if save or not args:   # the full set, or a named file: saved for the notebooks and the README
-        (bench_results()/(save or 'dpo_speed.json')).write_text(
+    if save or not args or smoke:   # the full set, or a named file: saved for the notebooks and the README
+        (results/(save or 'dpo_speed.json')).write_text(
             json.dumps(dict(cpu=cpu_line(), isa_caps=caps, steps=STEPS, batch=BATCH, rows=rows), indent=1))
     print(f"\n{'variant':18s} {'s/step':>7s} {'pairs/s':>8s} {'tokens/s':>9s} {'total s':>8s} {'peak MB':>8s} {'speed-up':>9s} {'end-to-end':>10s} {'max |Δloss|':>11s}")
     for r in rows:
@@ -83,5 +100,10 @@ def main():
         e2e = base['total_s'] / r['total_s'] if base else float('nan')
         dl = max(abs(a - b) for a, b in zip(r['losses'], base['losses'])) if base else float('nan')
         print(f"{r['variant']:18s} {r['s_per_step']:7.2f} {r['pairs_per_s']:8.2f} {r['tokens_per_s'] or 0:9.0f} {r['total_s']:8.1f} {r['peak_rss_mb']:8d} {sp:8.2f}x {e2e:9.2f}x {dl:11.4f}")
+    if smoke:
+        if len(rows) < len(args): sys.exit(f'{len(args) - len(rows)} variant(s) failed')
+        from rlnb.packing import dpo_speed_table
+        print(dpo_speed_table(results/'dpo_speed.json'))
 
 if __name__ == '__main__': main()
+

@@ -4,6 +4,8 @@ trains one variant per call, and evaluates it against the base on the run's 64 h
 
     .venv/bin/python bench/eval_levers.py models/chitchat/v1 ppo_20_norm     # one variant; see VARIANTS
     .venv/bin/python bench/eval_levers.py models/chitchat/v1 --table         # the table of every variant evaluated so far
+    .venv/bin/python bench/eval_levers.py --smoke     # a toy run folder (tiny reward model and judge), one DPO and one
+                                                      # PPO variant on the tiny policy for 1 step, 4 prompts; temp folder
 
 Each variant's report goes to <run>/levers/<variant>.json and a summary line to bench/results/eval_levers.jsonl."""
 import json, sys, time
@@ -15,28 +17,32 @@ VARIANTS = {
     'dpo_1024_lr2e-4':   dict(algo='dpo', max_train_examples=1024, learning_rate=2e-4),
     'dpo_1024_beta0.02': dict(algo='dpo', max_train_examples=1024, learning_rate=1e-4, beta=0.02),
     # PPO against the run's reward model: more steps, several answers per prompt with per-prompt normalised scores
-    'ppo_20_norm':       dict(algo='ppo', steps=20, batch_size=16, responses_per_prompt=4, normalize_scores=True, num_minibatches=4,
+    'ppo_20_norm':       dict(algo='ppo', steps=20, batch_size=16, num_generations=4, normalize_scores=True, num_minibatches=4,
                               ppo_epochs=2, max_new_tokens=40, learning_rate=1e-4, missing_eos_penalty=None),
-    'ppo_40_norm':       dict(algo='ppo', steps=40, batch_size=16, responses_per_prompt=4, normalize_scores=True, num_minibatches=4,
+    'ppo_40_norm':       dict(algo='ppo', steps=40, batch_size=16, num_generations=4, normalize_scores=True, num_minibatches=4,
                               ppo_epochs=2, max_new_tokens=40, learning_rate=1e-4, missing_eos_penalty=None),
 }
+RESULTS = Path(__file__).parent/'results'/'eval_levers.jsonl'
+SMOKE = {}   # --smoke: overrides of every variant, and the evaluation's size
 
 def train(run:Path, name:str, v:dict) -> Path:
     from datasets import load_from_disk
     from rlnb.formatting import prompt_text
     out = run/'levers'/name
-    v = dict(v); algo = v.pop('algo')
+    v = dict(v, **SMOKE.get(v['algo'], {})); algo = v.pop('algo'); max_steps = v.pop('max_steps', -1)
+    eval_pairs = v.pop('eval_pairs', 256)
     ds = {s: load_from_disk(str(run/'datasets'/'pairs'/s)) for s in ('train', 'eval')}
     if algo == 'dpo':
         from rlnb.dpo import PRESETS, train_dpo
-        res = train_dpo(ds['train'], ds['eval'].shuffle(seed=0).select(range(min(256, len(ds['eval'])))), replace(PRESETS['cpu'], save_steps=10**9, **v), out, resume=False)
-        return res.adapter_path, res.metrics
+        res = train_dpo(ds['train'], ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval'])))), replace(PRESETS['cpu'], save_steps=10**9, **v), out, max_steps=max_steps, resume=False)
+        return res.model_path, res.metrics
     from rlnb.ppo import PPOConfig, train_rl, reward_model_fn
     from rlnb.reward import RewardModel
-    from rlnb.core import load_policy
-    model, tok = load_policy()
+    from rlnb.core import load_policy, model_path
+    model, tok = load_policy(model_path(v.pop('model', 'smollm2')))
     prompts = list(dict.fromkeys(prompt_text(p) for p in ds['train']['prompt']))
-    res = train_rl(model, tok, prompts, reward_model_fn(RewardModel.load(run/'reward'/'reward_model')), PPOConfig(save_steps=10**9, **v), 'ppo', out)
+    res = train_rl(model, tok, prompts, reward_model_fn(RewardModel.load(run/'reward'/'reward_model')),
+                   PPOConfig(save_steps=10**9, **v), out)
     return out/'policy', res.metrics
 
 def main(run:str, name:str):
@@ -46,18 +52,19 @@ def main(run:str, name:str):
     run = Path(run); print(cpu_line(), flush=True)
     t0 = time.perf_counter(); path, m = train(run, name, VARIANTS[name]); t_train = time.perf_counter() - t0
     judges = {j: RewardJudge(RewardModel.load(run/j/'reward_model'), name=j) for j in ('judge', 'reward')}
-    rep = evaluate_policy(path, heldout_prompts(run, 64), judges, output=run/'levers'/f'{name}.json')
+    ev = dict(SMOKE.get('evaluate', dict(n_prompts=64)))
+    rep = evaluate_policy(path, heldout_prompts(run, ev.pop('n_prompts')), judges, output=run/'levers'/f'{name}.json', **ev)
     plot_report(rep, run/'levers'/f'{name}.png')
     print(rep.table())
     line = {'variant': name, 'run': str(run), 'config': VARIANTS[name], 'train_s': round(t_train, 1),
             'train_metrics': {k: v for k, v in m.items() if isinstance(v, (int, float))},
             **{j: rep.headline(j) for j in judges}, **{f'greedy_{j}': rep.headline(j, 'greedy') for j in judges}}
-    out = Path(__file__).parent/'results'/'eval_levers.jsonl'; out.parent.mkdir(exist_ok=True)
-    with open(out, 'a') as f: f.write(json.dumps(line) + '\n')
+    RESULTS.parent.mkdir(exist_ok=True)
+    with open(RESULTS, 'a') as f: f.write(json.dumps(line) + '\n')
     print(json.dumps(line))
 
 def table(run:str):
-    lines = [json.loads(l) for l in open(Path(__file__).parent/'results'/'eval_levers.jsonl')]
+    lines = [json.loads(l) for l in open(RESULTS)]
     print(f"{'variant':20s} {'judge':7s} {'mode':8s} {'win rate [95% CI]':22s} {'LC win rate':20s} {'score diff':18s} {'KL':>6s}")
     for l in lines:
         for j in ('judge', 'reward'):
@@ -67,6 +74,25 @@ def table(run:str):
                       f"{h['lc_win_rate']:.3f} [{h['lc_win_rate_ci'][0]:.2f}, {h['lc_win_rate_ci'][1]:.2f}]  "
                       f"{h.get('score_diff', 0):+.3f} [{h.get('score_diff_ci', [0, 0])[0]:+.3f}, {h.get('score_diff_ci', [0, 0])[1]:+.3f}] {h.get('kl', 0):6.2f}")
 
+def smoke():
+    "A toy run folder as the pipeline makes it (tiny reward model and judge), then one DPO and one PPO variant on the tiny policy."
+    global RESULTS
+    from _smoke import smoke_home
+    home = smoke_home(); RESULTS = home/'results'/'eval_levers.jsonl'
+    from rlnb.pipeline import run_pipeline
+    lines = [dict(prompt=f'q{i % 5}', response=f'answer {i}', rating=1 + (i // 5) % 5) for i in range(40)]
+    (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
+    db = str(home/'fb.db')
+    run = run_pipeline(dict(agent='toy', stages=[
+        dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4),
+        dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None)]),
+        root=home/'models').path
+    SMOKE.update(dpo=dict(model='tiny', max_steps=1, max_train_examples=8, eval_pairs=8), evaluate=dict(n_prompts=4, max_new_tokens=4),
+                 ppo=dict(model='tiny', steps=1, batch_size=4, num_minibatches=2, ppo_epochs=1, max_new_tokens=4))
+    for name in ('dpo_1024_lr2e-4', 'ppo_20_norm'): main(run, name)
+    table(run)
+
 if __name__ == '__main__':
-    if '--table' in sys.argv: table(sys.argv[1])
+    if '--smoke' in sys.argv: smoke()
+    elif '--table' in sys.argv: table(sys.argv[1])
     else: main(*sys.argv[1:3])

@@ -1,11 +1,13 @@
 """Evaluation speed on this CPU: SmolLM2-135M + a LoRA adapter against its base on 64 held-out prompts, 48 new tokens,
 greedy and sampled (sampled also computes KL), for several generation batch sizes.
     .venv/bin/python bench/eval_speed.py                  # prints the CPU, a table, and writes bench/results/eval_speed.json
+    .venv/bin/python bench/eval_speed.py 8,16             # these generation batch sizes
+    .venv/bin/python bench/eval_speed.py --smoke          # batch 2, 2 prompts, 4 new tokens; the JSON to a temp folder
 Goal (issue: evaluation): 64 prompts x 2 models x 48 new tokens in <= 2 minutes on 2 cores."""
 import json, sys, time
 from pathlib import Path
 
-def main(batch_sizes=(8, 16, 32), n_prompts=64, max_new_tokens=48):
+def main(batch_sizes=(8, 16, 32), n_prompts=64, max_new_tokens=48, results=Path(__file__).parent/'results'):
     import torch
     from peft import LoraConfig, get_peft_model
     from rlnb.core import cpu_line, load_policy, peak_rss_mb
@@ -31,10 +33,14 @@ def main(batch_sizes=(8, 16, 32), n_prompts=64, max_new_tokens=48):
         row['prompts_per_s_per_mode'] = {m: round(n_prompts / v['generate_s'], 2) for m, v in rep.meta['timings'].items()}
         row['tokens_per_s'] = round(row['new_tokens'] / total, 1)
         rows.append(row); print(json.dumps(row), flush=True)
-    out = Path(__file__).parent/'results'/'eval_speed.json'
+    out = Path(results)/'eval_speed.json'
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({'cpu': cpu_line(), 'n_prompts': n_prompts, 'max_new_tokens': max_new_tokens, 'rows': rows}, indent=1))
     print(f"\n{'batch':>5s} {'greedy s':>9s} {'sampled s (+KL)':>16s} {'total s':>8s} {'tokens/s':>9s} {'peak MB':>8s}")
     for r in rows: print(f"{r['batch_size']:5d} {r['greedy_generate_s']:9.1f} {r['sampled_generate_s']:16.1f} {r['total_s']:8.1f} {r['tokens_per_s']:9.1f} {r['peak_rss_mb']:8d}")
 
-if __name__ == '__main__': main(*[tuple(int(x) for x in a.split(',')) for a in sys.argv[1:2]])
+if __name__ == '__main__':
+    if sys.argv[1:] == ['--smoke']:
+        from _smoke import smoke_home
+        main((2,), n_prompts=2, max_new_tokens=4, results=smoke_home()/'results')
+    else: main(*[tuple(int(x) for x in a.split(',')) for a in sys.argv[1:2]])

@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/gpu_speed.py --prepare DIR   # on the CPU machine: config, tokenizer, pairs, prompts into DIR
     python3 bench/gpu_speed.py DIR                      # on the GPU machine: writes bench/results/gpu_speed.json
+    .venv/bin/python bench/gpu_speed.py --smoke         # prepare into a temp folder, then (CUDA only) every part on a
+                                                        # 2-layer model for 2 steps; without CUDA: SKIP
 
 The lent GPU machine reaches no network and takes at most 64 MiB of files, so SmolLM2-135M's weights (270 MB in bf16)
 cannot travel: the GPU runs use SmolLM2-135M-Instruct's architecture and real tokenizer with seeded random weights, on
@@ -16,6 +18,9 @@ import json, os, statistics, sys, tempfile, time
 from pathlib import Path
 
 DPO_BATCH, DPO_STEPS = 16, 12
+PPO = dict(steps=6)                        # PPOConfig overrides of the small_gpu preset
+GEN_BATCHES, GEN_NEW, GEN_REPEATS = (1, 32), 128, 3
+ARCH = {}                                  # config overrides of the random model (--smoke: 2 small layers)
 DPO = {  # PreferenceConfig overrides of the `default` preset (LoRA r16, bf16 weights + autocast, TRL's forward)
     'trl_defaults': dict(gradient_checkpointing=True, precompute_ref_log_probs=False),
     'ref_once': dict(gradient_checkpointing=True),
@@ -38,12 +43,20 @@ def prepare(d:Path):
         for r in pairs.select(range(DPO_BATCH * DPO_STEPS)): f.write(json.dumps(r) + '\n')
     (d/'prompts.json').write_text(json.dumps(chitchat_prompts()))
 
+def smoke_mode():
+    "2 DPO variants and 2 PPO steps of a few rows, 8 new tokens once, on a 2-layer model of SmolLM2's vocabulary."
+    global DPO_BATCH, DPO_STEPS, GEN_BATCHES, GEN_NEW, GEN_REPEATS
+    DPO_BATCH, DPO_STEPS, GEN_BATCHES, GEN_NEW, GEN_REPEATS = 2, 2, (1, 2), 8, 1
+    for k in list(DPO)[2:]: del DPO[k]
+    PPO.update(steps=2, batch_size=4, num_minibatches=2, max_new_tokens=8)
+    ARCH.update(num_hidden_layers=2, hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2)
+
 def random_model(d:Path) -> Path:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
     out = Path(tempfile.mkdtemp())/'smollm2-arch'
     torch.manual_seed(0)
-    m = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(d))
+    m = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(d, **ARCH))
     m.save_pretrained(out); AutoTokenizer.from_pretrained(d).save_pretrained(out)
     return out
 
@@ -76,7 +89,7 @@ def ppo(model_dir, d):
     from rlnb.core import seed_everything
     from rlnb.ppo import PPOConfig, PPOTrainer, bf16_on
     seed_everything(0)
-    cfg = PPOConfig.make('small_gpu', steps=6, save_steps=10**9, log_completions=0, missing_eos_penalty=None)
+    cfg = PPOConfig.make('small_gpu', save_steps=10**9, log_completions=0, missing_eos_penalty=None, **PPO)
     model, tok = AutoModelForCausalLM.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
     reward = lambda prompts, responses: [len(r) / 100 for r in responses]
     torch.cuda.reset_peak_memory_stats()
@@ -102,17 +115,25 @@ def gen(model_dir):
         torch.cuda.synchronize(); return time.perf_counter() - t
     run(1, 8)
     rows = []
-    for b in (1, 32):
-        pre = statistics.median(run(b, 1) for _ in range(3)); full = statistics.median(run(b, 128) for _ in range(3))
-        rows.append(dict(batch=b, prefill_s=round(pre, 4), decode_tok_s=round(b * 127 / (full - pre), 1)))
+    for b in GEN_BATCHES:
+        pre = statistics.median(run(b, 1) for _ in range(GEN_REPEATS))
+        full = statistics.median(run(b, GEN_NEW) for _ in range(GEN_REPEATS))
+        rows.append(dict(batch=b, prefill_s=round(pre, 4), decode_tok_s=round(b * (GEN_NEW - 1) / (full - pre), 1)))
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
 def main():
-    if sys.argv[1] == '--prepare': return prepare(Path(sys.argv[2]))
+    smoke = sys.argv[1:] == ['--smoke']
+    if not smoke and sys.argv[1] == '--prepare': return prepare(Path(sys.argv[2]))
+    if smoke:
+        from _smoke import smoke_home, skip
+        smoke_mode(); home = smoke_home(); d = home/'gpu_prepared'
+        prepare(d)
+        assert {'config.json', 'pairs.jsonl', 'prompts.json'} <= {f.name for f in d.iterdir()}
     import torch
+    if smoke and not torch.cuda.is_available(): return skip('no CUDA: the DPO, PPO and generation runs (--prepare ran)')
     assert torch.cuda.is_available(), 'this benchmark needs a CUDA GPU'
-    d = Path(sys.argv[1])
+    if not smoke: d = Path(sys.argv[1])
     from rlnb.core import bench_results, cpu_line
     model_dir = random_model(d)
     res = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, cpu=cpu_line(),
@@ -120,7 +141,10 @@ def main():
     res['generate'] = gen(model_dir)
     res['ppo'] = ppo(model_dir, d); print(json.dumps(res['ppo']), flush=True)
     res['dpo'] = dpo(model_dir, d)
-    out = Path(os.environ.get('OUT', bench_results()))/'gpu_speed.json'
+    out = (home/'results' if smoke else Path(os.environ.get('OUT', bench_results())))/'gpu_speed.json'
     out.write_text(json.dumps(res, indent=1)); print('wrote', out)
+    if smoke:
+        from rlnb.ppo import gpu_speed_table
+        print(gpu_speed_table(out))
 
 if __name__ == '__main__': main()

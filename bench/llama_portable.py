@@ -3,6 +3,9 @@
 does q8_0/q4_k_m/f16 SmolLM2 run, with which buffer types, and at how many decode tokens/s?
 
     .venv/bin/python bench/llama_portable.py NATIVE.whl PORTABLE.whl      # writes bench/results/llama_portable.json
+    .venv/bin/python bench/llama_portable.py --smoke     # no build: the cached portable wheel (make install) if there
+        # is one, else the installed llama-cpp-python, on a q8_0 GGUF of the tiny policy, 2 prompts x 4 tokens, once;
+        # the JSON goes to a temporary folder
 
 Each wheel is unpacked into its own folder and put first on PYTHONPATH of a child process, so the two builds never mix.
 A crash of the child (the AMX segfault) is recorded as its signal, not the end of the benchmark."""
@@ -55,19 +58,36 @@ def run_child(target:Path, gguf:Path, extra:bool, data:Path) -> dict:
                 'crash_in': [l.strip() for l in log.splitlines() if 'File "' in l][-3:]}
     return {'ok': True, 'buffers_mib': bufs, **json.loads(line[7:])}
 
-def main(native:str, portable:str):
+def cached_wheel() -> Path|None:
+    "The portable wheel `make install` built and cached (RLNB_WHEELS, default ~/.cache/rlnb/wheels), if any."
+    root = Path(os.environ.get('RLNB_WHEELS') or Path.home()/'.cache'/'rlnb'/'wheels')
+    return next(iter(sorted(root.glob('llama-cpp-python-*/llama_cpp_python-*.whl'), key=lambda p: p.stat().st_mtime, reverse=True)), None)
+
+def main(native:str, portable:str, smoke:bool=False):
+    global QUANTS, REPEATS
     from rlnb.core import cpu_line, chitchat_prompts, cache_dir
     from rlnb.export import export_model, prompt_ids, native_instructions, load_checkpoint
+    if smoke:
+        from _smoke import smoke_home, skip
+        home = smoke_home(); QUANTS, REPEATS = ('q8_0',), 1
+    model, n_prompts, n_tokens = ('tiny', 2, 4) if smoke else ('smollm2', 16, 32)
     print(cpu_line(), flush=True)
-    gdir = cache_dir()/'bench-gguf'
-    paths = {q: gdir/f'smollm2-{q}.gguf' for q in QUANTS}
+    gdir = home/'gguf' if smoke else cache_dir()/'bench-gguf'
+    paths = {q: gdir/f'{model}-{q}.gguf' for q in QUANTS}
     if not all(p.exists() for p in paths.values()):
-        export_model('smollm2', quantization=[q for q in QUANTS if q != 'f16'], output_dir=gdir, model_name='smollm2', parity=False, overwrite=True)
-    _, tok = load_checkpoint('smollm2')
+        export_model(model, quantization=[q for q in QUANTS if q != 'f16'], output_dir=gdir, model_name=model, parity=False, overwrite=True)
+    _, tok = load_checkpoint(model)
     data = Path(tempfile.mkdtemp())/'ids.json'
-    data.write_text(json.dumps([[prompt_ids(tok, p) for p in chitchat_prompts()[:16]], 32, tok.eos_token_id]))
+    data.write_text(json.dumps([[prompt_ids(tok, p) for p in chitchat_prompts()[:n_prompts]], n_tokens, tok.eos_token_id]))
     root = Path(tempfile.gettempdir())/'rlnb-llama-builds'
-    builds = {'native': unpack(Path(native), root/'native'), 'portable': unpack(Path(portable), root/'portable')}
+    if smoke:   # no second build to compare with: the one wheel there is, or the installed package
+        if portable := (portable or cached_wheel()):
+            print('smoke: the one build is', portable, flush=True); builds = {'portable': unpack(Path(portable), root/'portable')}
+        else:
+            import llama_cpp
+            skip('unpacking a wheel: no cached llama-cpp-python wheel, so the installed package runs instead')
+            builds = {'portable': Path(llama_cpp.__file__).parent.parent}
+    else: builds = {'native': unpack(Path(native), root/'native'), 'portable': unpack(Path(portable), root/'portable')}
     res = {'cpu': cpu_line(), 'builds': {}, 'runs': []}
     for name, d in builds.items():
         libs = {p.name: native_instructions(p) for p in sorted((d/'llama_cpp'/'lib').glob('libggml*.so*')) if not p.is_symlink() and re.search(r'\.so\.\d+\.\d+', p.name)}
@@ -89,11 +109,15 @@ def main(native:str, portable:str):
     ref = {(r['quant'], r['extra_bufts']): r['outputs'] for r in res['runs'] if r['build'] == 'portable' and r['ok']}
     for r in res['runs']:
         if r['ok'] and r['build'] == 'native': r['same_tokens_as_portable'] = r['outputs'] == ref.get((r['quant'], r['extra_bufts']))
-    out = Path(__file__).parent/'results'/'llama_portable.json'; out.parent.mkdir(exist_ok=True)
+    out = (home if smoke else Path(__file__).parent)/'results'/'llama_portable.json'; out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({**res, 'runs': [{k: v for k, v in r.items() if k != 'outputs'} for r in res['runs']]}, indent=1))
     print(f"\n{'quant':7s} {'build':9s} {'extra bufts':11s} {'result':24s} {'tokens/s':>8s}  buffers (MiB)")
     for r in res['runs']:
         what = 'ok' + (' (same tokens)' if r.get('same_tokens_as_portable') else '') if r['ok'] else f"CRASH signal {r['signal']}"
         print(f"{r['quant']:7s} {r['build']:9s} {str(r['extra_bufts']):11s} {what:24s} {r.get('tokens_per_s', 0):8.1f}  {r['buffers_mib']}")
 
-if __name__ == '__main__': main(*sys.argv[1:3])
+    if smoke: assert all(r['ok'] for r in res['runs']), 'a llama.cpp child failed'
+
+if __name__ == '__main__':
+    if sys.argv[1:] == ['--smoke']: main(None, None, smoke=True)
+    else: main(*sys.argv[1:3])

@@ -5,12 +5,17 @@ candidate against the deployed policy on held-out prompts and deploys only when 
 (the same buffer with flipped ratings) must be rejected, and a rollback must be served.
 
     .venv/bin/python bench/online_loop.py [--rounds 3 --prompts 80 --answers 2]
+    .venv/bin/python bench/online_loop.py --smoke     # the tiny policy, 1 round of 8 prompts x 2 answers of 24 tokens,
+                                                      # 2 training steps, a gate that always passes; the JSON and the
+                                                      # figure go to a temp folder
 Writes bench/results/online_loop.json and nbs/images/online_loop.png (embedded in nbs/09_online.ipynb). ~50 min on 2 cores."""
 import argparse, json, os, random, socket, statistics, sys, tempfile, threading, time, urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT/'bench'/'results'/'online_loop.json'
+FIGURE = ROOT/'nbs'/'images'/'online_loop.png'
 
 def post(url, body):
     req = urllib.request.Request(url, json.dumps(body).encode(), {'Content-Type': 'application/json'})
@@ -21,7 +26,18 @@ def main():
     ap.add_argument('--rounds', type=int, default=3); ap.add_argument('--prompts', type=int, default=100)
     ap.add_argument('--answers', type=int, default=2); ap.add_argument('--max-tokens', type=int, default=40)
     ap.add_argument('--base', default='smollm2'); ap.add_argument('--lr', type=float, default=5e-4); ap.add_argument('--epochs', type=float, default=3); ap.add_argument('--home', default=None)
+    ap.add_argument('--smoke', action='store_true', help='the tiny policy, one short round; results to a temp folder')
     a = ap.parse_args()
+    global OUT, FIGURE
+    smoke_cfg = {}
+    if a.smoke:
+        if a.home: ap.error('--smoke makes its own home')
+        from _smoke import smoke_home
+        a.home = str(smoke_home()); OUT, FIGURE = Path(a.home)/'results'/OUT.name, Path(a.home)/'results'/FIGURE.name
+        a.rounds, a.prompts, a.answers, a.max_tokens, a.base, a.epochs = 1, 8, 2, 24, 'tiny', 1
+        # the gate always passes (non-inferiority with a margin of 0.99): candidates are deployed, so the rollback has
+        # a version to go back to
+        smoke_cfg = dict(max_steps=2, eval_prompts=8, min_eval_prompts=1, gate='non_inferiority', margin=0.99)
     from rlnb.core import cache_dir, cpu_line
     cache = cache_dir()
     home = Path(a.home or tempfile.mkdtemp(prefix='rlnb-online-'))
@@ -43,6 +59,7 @@ def main():
     users = HiddenPreference(max_words=15, noise=0.1, seed=0)
     cfg = OnlineConfig(min_samples_to_retrain=a.prompts * a.answers - 10, base=a.base, auto_deploy=True, auto_export=True,
                        learning_rate=a.lr, epochs=a.epochs, heldout_share=0.3, eval_prompts=60, min_eval_prompts=16, max_new_tokens=a.max_tokens)
+    if smoke_cfg: cfg = replace(cfg, **smoke_cfg)
     L = OnlineLearner('chitchat', st.store, st.registry, cfg, judge=users, on_deploy=st.server)
     t0 = time.perf_counter()
     L.ensure_baseline()
@@ -75,7 +92,7 @@ def main():
                'seconds': round(time.perf_counter() - t0, 1)}
         OUT.write_text(json.dumps(res, indent=1, default=str))
         from rlnb.online import plot_online
-        if any('decision' in e for e in events): plot_online(res, ROOT/'nbs'/'images'/'online_loop.png')
+        if any('decision' in e for e in events): plot_online(res, FIGURE)
     for r in range(a.rounds + 1):
         util, secs = traffic(r, a.prompts)
         for ver, u in util.items():

@@ -5,6 +5,9 @@
     ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 .venv/bin/python bench/ppo_speed.py \
         --only trl --only 'rlnb (cpu preset: + bf16 sampling copy)' --steps 8 --save ppo_speed_avx2.json
                                                          # this CPU held to AVX2 (no fast bf16); caps saved in the JSON
+    .venv/bin/python bench/ppo_speed.py --smoke          # the tiny policy and a tiny reward model, 3 steps of 4
+                                                         # responses, rlnb's cpu preset (and TRL 0.29 when its venv
+                                                         # exists: never created here); JSON and table to a temp folder
 
 Same policy (SmolLM2-135M-Instruct), LoRA r16/α32 on all linear layers, prompts (the chitchat questions), batch (8
 responses a step), response length (32 new tokens), temperature 0.7, PPO epochs (2) and minibatches (2), learning rate
@@ -21,7 +24,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-TRL_VENV = HERE/'.venv-trl029'
+TRL_VENV = Path(os.environ.get('RLNB_TRL_VENV') or HERE/'.venv-trl029')   # where --setup puts TRL 0.29's environment
 RESULT = HERE/'results'/'ppo_speed.json'
 
 def setup():
@@ -38,23 +41,27 @@ def setup():
                          capture_output=True, text=True, check=True).stdout.strip()
     print(f"{TRL_VENV}: trl {out}")
 
-def reward_model_dir() -> Path:
+def reward_model_dir(smoke:bool=False) -> Path:
     "A MiniLM reward model trained on 1,000 chitchat pairs (cached): the reward both runs optimise."
-    from rlnb.core import cache_dir
-    out = cache_dir()/'bench'/'ppo_reward'
+    from rlnb.core import cache_dir, rlnb_home
+    out = rlnb_home()/'ppo_reward' if smoke else cache_dir()/'bench'/'ppo_reward'   # smoke: a tiny one, not cached
     if (out/'reward_model'/'rlnb_reward.json').exists(): return out/'reward_model'
     from rlnb.feedback import FeedbackStore, import_chitchat
     from rlnb.formatting import build_datasets
     from rlnb.reward import RewardConfig, train_reward_model
     import tempfile
     st = FeedbackStore(str(Path(tempfile.mkdtemp())/'fb.db')); import_chitchat(st)
-    ds = build_datasets(st.query(agent='chitchat'), 0.2, eval_frac=0.1, formats=('pairs',))['pairs']
-    res = train_reward_model(ds['train'], ds['eval'], RewardConfig.make('cpu', max_train_examples=1000), out)
+    ds = build_datasets(st.query(agent='chitchat'), 0.2, 10 if smoke else None, eval_frac=0.1, formats=('pairs',))['pairs']
+    cfg = RewardConfig.make('tiny', max_train_examples=16, epochs=1) if smoke else \
+        RewardConfig.make('cpu', max_train_examples=1000)
+    res = train_reward_model(ds['train'], ds['eval'], cfg, out)
     print(f"reward model: held-out accuracy {res.metrics.get('accuracy')}", file=sys.stderr)
     return out/'reward_model'
 
 SETTINGS = dict(batch=8, minibatches=2, epochs=2, new_tokens=32, temperature=0.7, lr=1e-4, kl_coef=0.05, lora_r=16,
-                lora_alpha=32, seed=0)
+                lora_alpha=32, seed=0, model='smollm2')
+SMOKE = dict(batch=4, epochs=1, new_tokens=4, model='tiny')   # --smoke: the tiny policy, short steps
+SMOKE_STEPS = 3   # the first step is left out of the per-step means, and ppo_speed_table's intervals need 2 more
 
 def peak_rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -71,7 +78,7 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample
                          lora_r=s['lora_r'], lora_alpha=s['lora_alpha'], steps=steps, save_steps=10**9,
                          seed=s['seed'], log_completions=0, bf16=bf16,
                          sample_merged=sample_merged, attn_implementation=attn, sample_bf16=sample_bf16)
-    p = model_path('smollm2')
+    p = model_path(s['model'])
     model, tok = AutoModelForCausalLM.from_pretrained(p), AutoTokenizer.from_pretrained(p)
     t0 = time.perf_counter()
     tr = PPOTrainer(model, tok, reward_model_fn(rm), cfg)
@@ -98,7 +105,7 @@ def run_trl(steps:int, rm:str) -> dict:
     from rlnb.ppo import reward_model_fn, read_prompts
     s = SETTINGS
     seed_everything(s['seed'])
-    p = model_path('smollm2')
+    p = model_path(s['model'])
     tok = AutoTokenizer.from_pretrained(p); tok.padding_side = 'left'
     # SmolLM2 pads with <|im_end|>, its EOS, which also closes every chat turn inside a prompt. TRL 0.29 masks every
     # pad id as padding, so it would hide those tokens: give it a pad token no prompt contains, as a careful user would.
@@ -191,35 +198,50 @@ def main():
     ap.add_argument('--threads', type=int, default=0, help='torch threads (0: torch default)')
     ap.add_argument('--only', action='append', choices=list(SIDES), help='run only these sides; nothing is saved')
     ap.add_argument('--save', help="with --only (trl among them): save to bench/results/<SAVE>")
+    ap.add_argument('--smoke', action='store_true', help=f'{SMOKE_STEPS} short steps on tiny models; results to a temp folder')
     a = ap.parse_args()
     if a.setup: return setup()
+    if a.smoke: SETTINGS.update(SMOKE)
     if a.side:
         import torch
         if a.threads: torch.set_num_threads(a.threads)
         res = SIDES[a.side](a.steps, a.rm)
         Path(a.out).write_text(json.dumps(res)); return
     from rlnb.core import cpu_line
-    if not (TRL_VENV/'bin'/'python').exists(): setup()
-    rm = str(reward_model_dir())
+    tmp, result = Path('/tmp'), RESULT
+    if a.smoke:
+        if a.only or a.save: ap.error('--smoke runs its own sides and saves to a temporary folder')
+        from _smoke import smoke_home, skip
+        tmp = smoke_home()/'results'; result = tmp/RESULT.name; a.steps = SMOKE_STEPS
+        a.only = ['rlnb (cpu preset: + bf16 sampling copy)']
+        if (TRL_VENV/'bin'/'python').exists(): a.only.insert(0, 'trl')
+        else: skip(f'the TRL 0.29 side: {TRL_VENV} is missing (create it with --setup; smoke runs never do)')
+    elif not (TRL_VENV/'bin'/'python').exists() and (not a.only or 'trl' in a.only): setup()
+    rm = str(reward_model_dir(a.smoke))
     env = {**os.environ, 'TRL_EXPERIMENTAL_SILENCE': '1', 'HF_HUB_OFFLINE': '1'}
     runs = {}
     for side in a.only or SIDES:
         py = str(TRL_VENV/'bin'/'python') if side == 'trl' else sys.executable
-        out = Path(f"/tmp/ppo_speed_{side.split()[0]}_{len(runs)}.json")
+        out = tmp/f"ppo_speed_{side.split()[0]}_{len(runs)}.json"
         t = time.perf_counter()
         subprocess.run([py, __file__, '--side', side, '--steps', str(a.steps), '--out', str(out), '--rm', rm,
-                        '--threads', str(a.threads)], check=True, env=env, cwd=ROOT)
+                        '--threads', str(a.threads)] + ['--smoke'] * a.smoke, check=True, env=env, cwd=ROOT)
         runs[side] = json.loads(out.read_text()); runs[side]['process_s'] = round(time.perf_counter() - t, 1)
         print(f"{side}: {json.dumps(summarise(runs[side]))}", flush=True)
-    if a.only and not (a.save and 'trl' in runs): return
+    if a.only and not (a.save and 'trl' in runs) and not a.smoke: return
     from rlnb.core import isa_caps
     caps = isa_caps()   # torch, oneDNN and MKL held to an older instruction set
     s = {k: summarise(v) for k, v in runs.items()}
     res = {'cpu': cpu_line(), 'isa_caps': caps, 'settings': SETTINGS, 'steps': a.steps, 'summary': s,
-           'speedup_per_step': {k: round(s['trl']['step'] / s[k]['step'], 2) for k in s if k != 'trl'},
+           'speedup_per_step': {k: round(s['trl']['step'] / s[k]['step'], 2) for k in s if k != 'trl' and 'trl' in s},
            'peak_rss_mb': {k: v['peak_rss_mb'] for k, v in runs.items()}, 'runs': runs}
-    out = RESULT.with_name(a.save) if a.save else RESULT
+    out = result.with_name(a.save) if a.save else result
     out.parent.mkdir(exist_ok=True); out.write_text(json.dumps(res, indent=1))
     print(json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
+    if a.smoke:
+        from rlnb.ppo import plot_ppo_speed, ppo_speed_table
+        plot_ppo_speed(out).savefig(out.with_suffix('.png'))
+        if 'trl' in runs: print(ppo_speed_table(out))
+        else: skip('ppo_speed_table: it compares with the TRL side, which did not run')
 
 if __name__ == '__main__': main()

@@ -4,6 +4,8 @@ time, on the same pairs, each variant in its own process (so peak RSS is its own
     .venv/bin/python bench/reward_speed.py                 # every variant; writes bench/results/reward_speed.json
     .venv/bin/python bench/reward_speed.py cpu             # one variant, one JSON line
     .venv/bin/python bench/reward_speed.py --backbone smollm2 cpu
+    .venv/bin/python bench/reward_speed.py --smoke         # trl_defaults and cpu on the tiny encoder, 16 pairs; the JSON
+                                                           # and the table go to a temporary folder
 
 Data: 512 real chitchat preference pairs for training, 200 held-out pairs (other prompts) for accuracy, one epoch,
 after a 16-pair warm-up run in the same process. Held-out accuracy is measured after training, outside the timing
@@ -27,7 +29,11 @@ VARIANTS = {   # name: RewardConfig overrides of the `cpu` preset
     'cpu': dict(),                                                              # rlnb's preset: fp32, batches of similar lengths
     'cpu_bf16': dict(bf16=None),                                                # ... + bf16 where auto_bf16 says
 }
-N_TRAIN, N_EVAL = 512, 200
+N_TRAIN, N_EVAL, N_WARM = 512, 200, 16
+
+def smoke_mode():
+    global N_TRAIN, N_EVAL, N_WARM
+    N_TRAIN, N_EVAL, N_WARM = 16, 8, 4
 
 def data():
     from rlnb.feedback import chitchat_records
@@ -40,8 +46,8 @@ def run(name, backbone):
     from rlnb.reward import PRESETS, evaluate_pairs, train_reward_model
     train, held = data()
     cfg = replace(PRESETS['cpu'], model=backbone, max_train_examples=None, **VARIANTS[name])
-    train_reward_model(train.select(range(16)), None, replace(cfg, epochs=1))       # warm-up (allocations, kernels)
-    res = train_reward_model(train.select(range(16, 16 + N_TRAIN)), None, cfg)   # no evaluation inside the timing
+    train_reward_model(train.select(range(N_WARM)), None, replace(cfg, epochs=1))       # warm-up (allocations, kernels)
+    res = train_reward_model(train.select(range(N_WARM, N_WARM + N_TRAIN)), None, cfg)   # no evaluation inside the timing
     m = {**res.metrics, **evaluate_pairs(res.model, held)}
     losses = [round(h['loss'], 4) for h in res.history if 'loss' in h]
     print(json.dumps(dict(variant=name, backbone=backbone, pairs=N_TRAIN, seconds=round(m['train_seconds'], 2),
@@ -51,14 +57,21 @@ def run(name, backbone):
 
 def main():
     args = sys.argv[1:]
+    smoke = '--smoke' in args
+    if smoke: args.remove('--smoke'); smoke_mode()
     backbone = args.pop(args.index('--backbone') + 1) if '--backbone' in args else 'minilm'
     if '--backbone' in args: args.remove('--backbone')
     if len(args) == 1: return run(args[0], backbone)
     from rlnb.core import bench_results, cpu_line
+    if smoke:
+        if args or backbone != 'minilm': sys.exit('--smoke runs trl_defaults and cpu on the tiny encoder: no other arguments')
+        from _smoke import smoke_home
+        results, args, backbone = smoke_home()/'results', ['trl_defaults', 'cpu'], 'tiny-encoder'
+    else: results = bench_results()
     print(cpu_line(), flush=True)
     rows = []
     for name in args or VARIANTS:
-        out = subprocess.run([sys.executable, __file__, '--backbone', backbone, name], capture_output=True, text=True,
+        out = subprocess.run([sys.executable, __file__, '--backbone', backbone, name] + ['--smoke'] * smoke, capture_output=True, text=True,
                              env={**os.environ, 'HF_HUB_OFFLINE': '1'})
         line = [l for l in out.stdout.splitlines() if l.startswith('{"')]
         if not line: print(name, 'failed:', out.stderr[-2000:]); continue
@@ -68,7 +81,11 @@ def main():
         r['speedup'] = round(r['pairs_per_s'] / base['pairs_per_s'], 2) if base else None
         print(f"{r['variant']:22s} {r['pairs_per_s']:7.2f} pairs/s {r['peak_rss_mb']:6.0f} MB  acc {r['heldout_accuracy']}"
               f"  {r['speedup']}x")
-    if not args: (bench_results()/f'reward_speed_{backbone}.json').write_text(
+    if not args or smoke: (results/f'reward_speed_{backbone}.json').write_text(
         json.dumps(dict(cpu=cpu_line(), backbone=backbone, rows=rows), indent=1))
+    if smoke:
+        if len(rows) < len(args): sys.exit(f'{len(args) - len(rows)} variant(s) failed')
+        from rlnb.reward import reward_speed_table
+        print(reward_speed_table(results/f'reward_speed_{backbone}.json'))
 
 if __name__ == '__main__': main()

@@ -1,6 +1,8 @@
 """Serving speed: GGUF through llama.cpp against HF `generate`, per quantisation, batch 1 and batched, on one machine.
 
     .venv/bin/python bench/serve_speed.py        # writes bench/results/serve_speed.json (~5 min on 2 cores)
+    .venv/bin/python bench/serve_speed.py --smoke    # the tiny policy: HF fp32, GGUF f16 and q8_0, batch 1 and 2, 4 new
+                                                 # tokens, once; GGUFs, JSON and table in a temporary folder
 
 SmolLM2-135M-Instruct, the same chat prompt for every engine, greedy, exactly 64 new tokens (EOS ignored, so every run
 decodes the same number of tokens), 3 repeats, median. Batched means 8 copies of the prompt decoded together:
@@ -15,18 +17,23 @@ from pathlib import Path
 N_NEW, BATCH, REPEATS = 64, 8, 3
 QUANTS = ('f16', 'q8_0', 'q5_k_m', 'q4_k_m', 'q3_k_m')
 PROMPT = "What is a good way to spend a rainy Sunday afternoon?"
+MODEL, ENGINES = 'smollm2', (('HF generate, fp32', 'float32'), ('HF generate, bf16 weights', 'bfloat16'))
+
+def smoke_mode():
+    global N_NEW, BATCH, REPEATS, QUANTS, MODEL, ENGINES
+    N_NEW, BATCH, REPEATS, QUANTS, MODEL, ENGINES = 4, 2, 1, ('f16', 'q8_0'), 'tiny', ENGINES[:1]
 
 def prompt_tokens():
     from transformers import AutoTokenizer
     from rlnb.core import model_path
     from rlnb.export import prompt_ids
-    return prompt_ids(AutoTokenizer.from_pretrained(model_path('smollm2')), PROMPT)
+    return prompt_ids(AutoTokenizer.from_pretrained(model_path(MODEL)), PROMPT)
 
 def hf(dtype:str):
     import torch
     from transformers import AutoModelForCausalLM
     from rlnb.core import model_path
-    m = AutoModelForCausalLM.from_pretrained(model_path('smollm2'), dtype=getattr(torch, dtype)).eval()
+    m = AutoModelForCausalLM.from_pretrained(model_path(MODEL), dtype=getattr(torch, dtype)).eval()
     ids = torch.tensor([prompt_tokens()])
     def gen(b, n):
         x = ids.expand(b, -1)
@@ -89,30 +96,36 @@ def llama(path:str):
     L.llama_model_free(model)
     return rows
 
-def gguf_files() -> dict:
+def gguf_files(d=None) -> dict:
     from rlnb.core import cache_dir, model_path
     from rlnb.export import convert_to_gguf, quantize_gguf
-    d = cache_dir()/'bench'/'gguf'; d.mkdir(parents=True, exist_ok=True)
-    f16 = d/'smollm2-f16.gguf'
-    if not f16.exists(): convert_to_gguf(model_path('smollm2'), f16, 'f16')
+    d = Path(d or cache_dir()/'bench'/'gguf'); d.mkdir(parents=True, exist_ok=True)
+    f16 = d/f'{MODEL}-f16.gguf'
+    if not f16.exists(): convert_to_gguf(model_path(MODEL), f16, 'f16')
     out = {'f16': f16}
     for q in QUANTS[1:]:
-        out[q] = d/f'smollm2-{q}.gguf'
+        out[q] = d/f'{MODEL}-{q}.gguf'
         if not out[q].exists(): quantize_gguf(f16, out[q], q)
     return out
 
 def main():
+    smoke = sys.argv[-1] == '--smoke'
+    if smoke: sys.argv.pop(); smoke_mode()
     if sys.argv[1:2] == ['--child']:
         kind, arg = sys.argv[2], sys.argv[3]
         print(json.dumps(hf(arg) if kind == 'hf' else llama(arg))); return
     from rlnb.core import bench_results, cpu_line
+    if smoke:
+        from _smoke import smoke_home
+        home = smoke_home(); results = home/'results'
+    else: results = bench_results()
     print(cpu_line(), flush=True)
-    files = gguf_files()
-    engines = [('HF generate, fp32', 'hf', 'float32'), ('HF generate, bf16 weights', 'hf', 'bfloat16')]
+    files = gguf_files(home/'gguf' if smoke else None)
+    engines = [(name, 'hf', dtype) for name, dtype in ENGINES]
     engines += [(f'llama.cpp {q}', 'llama', str(p)) for q, p in files.items()]
     rows = []
     for name, kind, arg in engines:
-        p = subprocess.run([sys.executable, __file__, '--child', kind, arg], capture_output=True, text=True,
+        p = subprocess.run([sys.executable, __file__, '--child', kind, arg] + ['--smoke'] * smoke, capture_output=True, text=True,
                            env={**os.environ, 'HF_HUB_OFFLINE': '1'})
         if p.returncode: print(name, 'failed:', p.stderr[-2000:], flush=True); continue
         for r in json.loads(p.stdout.strip().splitlines()[-1]):
@@ -123,6 +136,10 @@ def main():
         r['vs_hf_fp32'] = round(r['decode_tok_s'] / base['decode_tok_s'], 2)
     res = dict(cpu=cpu_line(), prompt_tokens=len(prompt_tokens()), new_tokens=N_NEW, batch=BATCH, repeats=REPEATS,
                rows=rows)
-    (bench_results()/'serve_speed.json').write_text(json.dumps(res, indent=1))
+    (results/'serve_speed.json').write_text(json.dumps(res, indent=1))
+    if smoke:
+        if len(rows) < 2 * len(engines): sys.exit(f'{len(engines) - len(rows) // 2} engine(s) failed')
+        from rlnb.export import serve_speed_table
+        print(serve_speed_table(results/'serve_speed.json'))
 
 if __name__ == '__main__': main()

@@ -152,18 +152,18 @@ def score(self:RewardModel, prompts:list[str], responses:list[str], batch_size:i
     "Rewards for each (prompt, response): a float tensor (N,)."
     import torch
     if len(prompts) != len(responses): raise ValueError(f"{len(prompts)} prompts but {len(responses)} responses")
-    out = []
-    for i in range(0, len(prompts), batch_size):
-        ids = encode(
-            self.tok,
-            prompts[i : i + batch_size],
-            responses[i : i + batch_size],
-            self.config.max_length,
-            self.decoder,
-        )
-        batch = self.tok.pad({'input_ids': ids}, return_tensors='pt').to(self.device)
-        with torch.no_grad(): out.append(self.model(**batch).logits[:, 0].float().cpu())
-    return torch.cat(out) if out else torch.zeros(0)
+    slot = {}   # each distinct (prompt, response) is scored once: held-out pairs reuse the same answers many times
+    inv = torch.tensor([slot.setdefault(repr((p, r)), len(slot)) for p, r in zip(prompts, responses)], dtype=torch.long)
+    first = {j: i for i, j in reversed(list(enumerate(inv.tolist())))}
+    up, ur = [prompts[first[j]] for j in range(len(slot))], [responses[first[j]] for j in range(len(slot))]
+    ids = encode(self.tok, up, ur, self.config.max_length, self.decoder) if up else []
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))   # batches of similar length: little padding
+    out = torch.zeros(len(ids))
+    for i in range(0, len(ids), batch_size):
+        idx = order[i : i + batch_size]
+        batch = self.tok.pad({'input_ids': [ids[j] for j in idx]}, return_tensors='pt').to(self.device)
+        with torch.no_grad(): out[idx] = self.model(**batch).logits[:, 0].float().cpu()
+    return out[inv]
 
 @patch
 def save(self:RewardModel, path:str|Path) -> Path:
@@ -270,6 +270,10 @@ def _grouped_reward_trainer():
             return _length_grouped(
                 self, ds, [max(len(c), len(r)) for c, r in zip(ds['chosen_ids'], ds['rejected_ids'])]
             )
+        def _get_eval_sampler(self, ds):
+            "Eval pairs in length order (the order changes no metric; padding to each batch's longest costs time)."
+            lengths = [max(len(c), len(r)) for c, r in zip(ds['chosen_ids'], ds['rejected_ids'])]
+            return sorted(range(len(ds)), key=lengths.__getitem__)
     return GroupedRewardTrainer
 
 def _reward_trainer(cfg:RewardConfig, model, tok, tr, ev, args:dict):
@@ -331,7 +335,7 @@ def train_reward_model(
 def evaluate_pairs(rm:RewardModel, pairs, bins=(0, .2, .4, .6, 1.01)) -> dict:
     "Held-out pairwise accuracy, mean margin r_c − r_r, and accuracy per pair-margin bin (when pairs have `margin`)."
     p = _col(pairs, 'prompt')
-    rc, rr = rm.score(p, _col(pairs, 'chosen')), rm.score(p, _col(pairs, 'rejected'))
+    rc, rr = rm.score(p + p, _col(pairs, 'chosen') + _col(pairs, 'rejected')).split(len(p))   # one call: answers scored once
     out = dict(
         accuracy=round(pairwise_accuracy(rc, rr), 4), mean_margin=round((rc - rr).mean().item(), 4), eval_pairs=len(p)
     )

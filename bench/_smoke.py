@@ -1,0 +1,39 @@
+"""What the benchmarks' `--smoke` mode shares (tools/bench_smoke.py runs every bench/*.py with `--smoke`).
+
+A smoke run takes the benchmark's own code path end to end with the smallest budget (a tiny model or the real one for
+a step or two, one repeat, a handful of rows), so a benchmark that no longer runs fails the suite. It never writes
+bench/results/, models/ or data/: `smoke_home()` points RLNB_HOME at a fresh temporary folder (runs, stores, exports
+land there) whose models/.cache is the real cache (converted models are reused), and results go to its `results/`.
+
+    .venv/bin/python bench/_smoke.py --smoke      # checks these helpers
+"""
+import os, sys, tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+def real_cache() -> Path:
+    "The models/.cache rlnb uses outside smoke mode (RLNB_HOME's, else the repository's)."
+    return (Path(os.environ.get('RLNB_HOME') or ROOT).expanduser()/'models'/'.cache').resolve()
+
+def smoke_home() -> Path:
+    "Set RLNB_HOME to a new temporary folder (models/.cache linked to the real cache) and return it."
+    cache = real_cache(); cache.mkdir(parents=True, exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix='rlnb-smoke-'))
+    (home/'models').mkdir(); (home/'models'/'.cache').symlink_to(cache, target_is_directory=True)
+    (home/'results').mkdir()
+    os.environ['RLNB_HOME'] = str(home)
+    print(f"smoke: RLNB_HOME={home} (results in {home/'results'})", flush=True)
+    return home
+
+def skip(what:str):
+    "Say that a part of the benchmark was not run here (tools/bench_smoke.py shows these lines)."
+    print(f"SKIP: {what}", flush=True)
+
+if __name__ == '__main__':
+    assert sys.argv[1:] == ['--smoke'], 'usage: python bench/_smoke.py --smoke'
+    before = os.environ.get('RLNB_HOME')
+    home = smoke_home()
+    assert (home/'models'/'.cache').resolve() == (Path(before or ROOT).expanduser()/'models'/'.cache').resolve()
+    assert not home.resolve().is_relative_to(ROOT), home
+    print('ok')
