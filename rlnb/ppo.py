@@ -829,6 +829,13 @@ def train_ppo_cli(argv:list|None=None):
     return res
 
 # %% ../nbs/06_ppo.ipynb #ab245486
+def _ci_cell(xs:list, d:int) -> str:
+    "`mean (lo, hi)` with a Student-t interval; one value has none (a smoke run of a step or two)."
+    from rlnb.evaluation import mean_ci
+    if len(xs) < 2: return f"{xs[0]:.{d}f} (one step: no interval)" if xs else 'no steps'
+    m, lo, hi = mean_ci(xs)
+    return f"{m:.{d}f} ({lo:.{d}f}, {hi:.{d}f})"
+
 def ppo_speed_table(path=None) -> str:
     "Markdown: seconds per step by phase, peak RSS and the learning figures of each side of `bench/ppo_speed.py`."
     import json
@@ -836,17 +843,15 @@ def ppo_speed_table(path=None) -> str:
     path = Path(path or bench_results()/'ppo_speed.json')
     if not path.exists(): return f'no saved result at {path}: run bench/ppo_speed.py'
     r = json.loads(path.read_text()); s = r['summary']
-    from rlnb.evaluation import mean_ci
     rows = ['| run | generate s | score s | prepare s | update s | **s / step** | TRL ÷ this | peak RSS MB '
             '| mean reward (95 % CI) | mean KL, nats (95 % CI) |', '|---|---|---|---|---|---|---|---|---|---|']
     for k, m in s.items():
         ratio = f"{s['trl']['step'] / m['step']:.2f}×"
         steps = r['runs'][k]['steps'][1:]  # one batch's k1 KL estimate swings ±0.3: the mean and its interval say more
-        rw, kl = mean_ci([x['reward'] for x in steps]), mean_ci([x['kl'] for x in steps])
         rows.append(
             f"| {k} | {m['generate']} | {m['score']} | {m['prepare']} | {m['update']} | **{m['step']}** | {ratio} "
-            f"| {r['runs'][k]['peak_rss_mb']:,} | {rw[0]:.4f} ({rw[1]:.4f}, {rw[2]:.4f}) "
-            f"| {kl[0]:.3f} ({kl[1]:.3f}, {kl[2]:.3f}) |"
+            f"| {r['runs'][k]['peak_rss_mb']:,} | {_ci_cell([x['reward'] for x in steps], 4)} "
+            f"| {_ci_cell([x['kl'] for x in steps], 3)} |"
         )
     rss = lambda k: r['runs'][k]['peak_rss_mb']
     best = min((k for k in s if k != 'trl' and rss(k) <= rss('trl')), key=lambda k: s[k]['step'])
