@@ -152,10 +152,11 @@ def score(self:RewardModel, prompts:list[str], responses:list[str], batch_size:i
     "Rewards for each (prompt, response): a float tensor (N,)."
     import torch
     if len(prompts) != len(responses): raise ValueError(f"{len(prompts)} prompts but {len(responses)} responses")
-    slot = {}   # each distinct (prompt, response) is scored once: held-out pairs reuse the same answers many times
-    inv = torch.tensor([slot.setdefault(repr((p, r)), len(slot)) for p, r in zip(prompts, responses)], dtype=torch.long)
-    first = {j: i for i, j in reversed(list(enumerate(inv.tolist())))}
-    up, ur = [prompts[first[j]] for j in range(len(slot))], [responses[first[j]] for j in range(len(slot))]
+    slot, up, ur, inv = {}, [], [], []   # each distinct (prompt, response) is scored once: held-out pairs reuse answers
+    for p, r in zip(list(prompts), list(responses)):
+        k = json.dumps([p, r], sort_keys=True, default=str)   # strings and chat-message lists alike
+        if k not in slot: slot[k] = len(up); up.append(p); ur.append(r)
+        inv.append(slot[k])
     ids = encode(self.tok, up, ur, self.config.max_length, self.decoder) if up else []
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))   # batches of similar length: little padding
     out = torch.zeros(len(ids))
@@ -163,7 +164,7 @@ def score(self:RewardModel, prompts:list[str], responses:list[str], batch_size:i
         idx = order[i : i + batch_size]
         batch = self.tok.pad({'input_ids': [ids[j] for j in idx]}, return_tensors='pt').to(self.device)
         with torch.no_grad(): out[idx] = self.model(**batch).logits[:, 0].float().cpu()
-    return out[inv]
+    return out[torch.tensor(inv, dtype=torch.long)]
 
 @patch
 def save(self:RewardModel, path:str|Path) -> Path:
@@ -274,6 +275,10 @@ def _grouped_reward_trainer():
             "Eval pairs in length order (the order changes no metric; padding to each batch's longest costs time)."
             lengths = [max(len(c), len(r)) for c, r in zip(ds['chosen_ids'], ds['rejected_ids'])]
             return sorted(range(len(ds)), key=lengths.__getitem__)
+        def get_test_dataloader(self, test_dataset):
+            "`predict` keeps the rows' order: its outputs are matched to rows by position."
+            return self._get_dataloader(dataset=test_dataset, description='test', batch_size=self.args.eval_batch_size,
+                                        sampler_fn=super()._get_eval_sampler)
     return GroupedRewardTrainer
 
 def _reward_trainer(cfg:RewardConfig, model, tok, tr, ev, args:dict):
@@ -335,7 +340,8 @@ def train_reward_model(
 def evaluate_pairs(rm:RewardModel, pairs, bins=(0, .2, .4, .6, 1.01)) -> dict:
     "Held-out pairwise accuracy, mean margin r_c − r_r, and accuracy per pair-margin bin (when pairs have `margin`)."
     p = _col(pairs, 'prompt')
-    rc, rr = rm.score(p + p, _col(pairs, 'chosen') + _col(pairs, 'rejected')).split(len(p))   # one call: answers scored once
+    s = rm.score(p + p, _col(pairs, 'chosen') + _col(pairs, 'rejected'))   # one call: each distinct answer scored once
+    rc, rr = s[:len(p)], s[len(p):]
     out = dict(
         accuracy=round(pairwise_accuracy(rc, rr), 4), mean_margin=round((rc - rr).mean().item(), 4), eval_pairs=len(p)
     )

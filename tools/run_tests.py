@@ -84,8 +84,9 @@ def snapshot(repo:Path) -> dict:
     return out
 
 def litter(before:dict, after:dict) -> list:
-    "Paths new or changed between two snapshots."
-    return sorted(k for k, v in after.items() if k not in before or before[k] != v)
+    "Paths new, changed or deleted between two snapshots (deleted ones marked so)."
+    return (sorted(k for k, v in after.items() if k not in before or before[k] != v)
+            + sorted(f'{k} (deleted)' for k in before.keys() - after.keys()))
 
 def temp_home(cache:Path) -> Path:
     "A fresh RLNB_HOME for one notebook: empty but for `models/.cache`, a link to the real cache (converted models)."
@@ -111,7 +112,8 @@ def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path, save:bool=False, r
     if home: shutil.rmtree(home, ignore_errors=True)    # removes the link, never the cache it points to
     ok, why = rc == 0 and not timed_out, describe(rc, timed_out, timeout)
     if repo and (left := litter(before, snapshot(repo))):
-        why = (why + '; ' if not ok else '') + f"left {len(left)} new path(s) in the project: {', '.join(left[:6])}"
+        why = (why + '; ' if not ok else '') + (f"left {len(left)} new path(s) in the project: {', '.join(left[:6])}"
+                                          " (or something else wrote there while it ran)")
         ok = False
     return ok, time.time() - t0, why
 
@@ -130,7 +132,7 @@ def main():
     timeout = args.timeout or (3600 if 'slow' in args.flags.split() else 900)
     files = sorted(f.absolute() for f in nbglob(args.path, as_path=True) if not f.name.startswith('_'))
     repo = Path(cfg.config_path)
-    cache = Path(os.environ.get('RLNB_HOME') or repo)/'models'/'.cache'   # converted models, shared by every notebook
+    cache = Path(os.environ.get('RLNB_HOME') or repo).expanduser()/'models'/'.cache'   # converted models, shared by every notebook
     cache.mkdir(parents=True, exist_ok=True)
     results, t0 = [], time.time()
     for f in files:
