@@ -9,13 +9,14 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home', 'repo_dir',
-           'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run', 'peak_rss_mb', 'Timer',
-           'cpu_info', 'cpu_line', 'bf16_speedup', 'auto_bf16', 'isa_caps', 'isa_caps_note', 'MissingAssetError',
-           'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir',
-           'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat',
-           'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'fits_type',
-           'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir', 'report_targets', 'Tracker',
-           'create_tables', 'atomic_write', 'atomic_dir', 'prepare_assets', 'prepare_assets_cli']
+           'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run', 'redact_url',
+           'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup', 'auto_bf16', 'isa_caps', 'isa_caps_note',
+           'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy',
+           'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
+           'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
+           'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
+           'report_targets', 'Tracker', 'create_tables', 'atomic_write', 'atomic_dir', 'prepare_assets',
+           'prepare_assets_cli']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -87,12 +88,12 @@ def _mkdir(p:Path) -> Path:
     return p
 
 # %% ../nbs/00_core.ipynb #a5d00558
-_AGENT_RE = re.compile(r'^[a-z0-9][a-z0-9_-]{0,63}$')
+_AGENT_RE = re.compile(r'[a-z0-9][a-z0-9_-]{0,63}')
 
 def check_agent(agent:str, # the task or agent being trained, e.g. 'chitchat'
                ) -> str:
     "Return `agent` if it is a safe slug (lowercase letters, digits, `-`, `_`; 1-64 chars), else raise `ValueError`."
-    if not isinstance(agent, str) or not _AGENT_RE.match(agent):
+    if not isinstance(agent, str) or not _AGENT_RE.fullmatch(agent):
         raise ValueError(
             f"Unsafe agent id {agent!r}: use 1-64 lowercase letters, digits, '-' or '_', starting with a letter or"
             " digit."
@@ -108,6 +109,16 @@ def new_run(agent:str, # agent slug
         n = 1 + max([int(p.name[1:]) for p in base.glob('v*') if p.name[1:].isdigit()], default=0)
         try: (base/f'v{n}').mkdir(); return base/f'v{n}'
         except FileExistsError: continue  # another process took v<n>: try the next
+
+# %% ../nbs/00_core.ipynb #5148cec6
+def redact_url(url) -> str:
+    "A database URL with its password hidden (`***`): what may be printed, logged, stored or returned."
+    s = str(url)
+    if '://' not in s: return s
+    try:
+        import sqlalchemy as sa
+        return sa.engine.make_url(s).render_as_string(hide_password=True)
+    except Exception: return re.sub(r'(://[^/:@]*:)[^@/]*@', r'\1***@', s)
 
 # %% ../nbs/00_core.ipynb #9ff11832
 def peak_rss_mb() -> float:

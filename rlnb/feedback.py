@@ -254,8 +254,8 @@ def _table(md):
     return sa.Table(
         'feedback',
         md,
-        sa.Column('id', sa.String(64), primary_key=True),
-        sa.Column('agent', sa.String(64), nullable=False, index=True),
+        sa.Column('agent', sa.String(64), primary_key=True),   # records are keyed by (agent, id): one agent's clients
+        sa.Column('id', sa.String(64), primary_key=True),      # can never overwrite or shadow another agent's records
         sa.Column('kind', sa.String(16), nullable=False, index=True),
         sa.Column('prompt', sa.Text, nullable=False),
         sa.Column('response', sa.Text, nullable=False),
@@ -293,9 +293,26 @@ class FeedbackStore:
             sa.event.listen(self.engine, 'connect', _sqlite_pragmas)
         self.table = _table(sa.MetaData())
         create_tables(self.table.metadata, self.engine)
+        _key_by_agent(self)
 
     def __repr__(self):
         return f"FeedbackStore({self.engine.url.render_as_string(hide_password=True)!r}, {self.count()} records)"
+
+def _key_by_agent(store):
+    ("Migrate a feedback table keyed by `id` alone (rlnb before 0.x: ids were global, so one agent's record could "
+     "shadow another's) to the `(agent, id)` key, in one transaction.")
+    import sqlalchemy as sa
+    pk = sa.inspect(store.engine).get_pk_constraint('feedback')['constrained_columns']
+    if sorted(pk) == ['agent', 'id']: return
+    cols = ', '.join(c.name for c in store.table.c)
+    with store.engine.begin() as c:
+        for ix in sa.inspect(c).get_indexes('feedback'): c.exec_driver_sql(f'DROP INDEX {ix["name"]}')
+        c.exec_driver_sql('ALTER TABLE feedback RENAME TO feedback_unkeyed')
+        if store.engine.dialect.name == 'postgresql':   # the old primary key's name moved with the table
+            c.exec_driver_sql('ALTER TABLE feedback_unkeyed DROP CONSTRAINT IF EXISTS feedback_pkey')
+        store.table.metadata.create_all(c)
+        c.exec_driver_sql(f'INSERT INTO feedback ({cols}) SELECT {cols} FROM feedback_unkeyed')
+        c.exec_driver_sql('DROP TABLE feedback_unkeyed')
 
 def _sqlite_pragmas(conn, _):
     cur = conn.cursor()
@@ -313,9 +330,10 @@ def _insert(store, replace=False):
     elif d == 'postgresql': from sqlalchemy.dialects.postgresql import insert
     else: raise NotImplementedError(f"FeedbackStore supports sqlite and postgresql, not {d}")
     ins = insert(store.table)
-    if not replace: return ins.on_conflict_do_nothing(index_elements=['id'])
+    if not replace: return ins.on_conflict_do_nothing(index_elements=['agent', 'id'])
     return ins.on_conflict_do_update(
-        index_elements=['id'], set_={c.name: ins.excluded[c.name] for c in store.table.c if c.name != 'id'}
+        index_elements=['agent', 'id'],
+        set_={c.name: ins.excluded[c.name] for c in store.table.c if c.name not in ('agent', 'id')},
     )
 
 def _column_values(table, rows:list[dict]) -> tuple:
@@ -329,7 +347,7 @@ def _sqlite_new(c, table, rows:list[dict]) -> int:
      "how many ids were new.")
     cols, values = _column_values(table, rows)
     sql = (f"INSERT INTO {table.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
-           "ON CONFLICT (id) DO NOTHING")
+           "ON CONFLICT (agent, id) DO NOTHING")
     cur = c.connection.driver_connection.cursor()              # sqlite3, inside the caller's transaction
     try:
         cur.executemany(sql, values)
@@ -345,7 +363,7 @@ def _copy_new(c, table, rows:list[dict]) -> int:
         with cur.copy(f"COPY _rlnb_in ({', '.join(cols)}) FROM STDIN") as cp:
             for v in values: cp.write_row(v)
         cur.execute(f"INSERT INTO {table.name} ({', '.join(cols)}) SELECT {', '.join(cols)} FROM _rlnb_in "
-                    "ON CONFLICT (id) DO NOTHING RETURNING id")
+                    "ON CONFLICT (agent, id) DO NOTHING RETURNING id")
         n = len(cur.fetchall()); cur.execute('DELETE FROM _rlnb_in')
     return n
 
@@ -419,32 +437,38 @@ def count(self:FeedbackStore, agent=None, kind=None, since=None, until=None, mod
 
 # %% ../nbs/01_feedback.ipynb #d3a477ed
 @patch
-def get(self:FeedbackStore, id:str) -> Feedback|None:
-    "The record with this id, or None."
+def get(self:FeedbackStore, id:str, agent:str|None=None) -> Feedback|None:
+    "The record with this id (of `agent`; ids are unique per agent), or None."
     import sqlalchemy as sa
+    t = self.table
     with self.engine.connect() as c:
-        r = c.execute(sa.select(self.table).where(self.table.c.id == id)).mappings().first()
+        r = c.execute(sa.select(t).where(t.c.id == id, *([t.c.agent == agent] if agent else []))
+                      .order_by(t.c.agent)).mappings().first()
     return Feedback(**dict(r)) if r else None
 
 @patch
-def existing(self:FeedbackStore, ids:list[str]) -> set[str]:
-    "The subset of `ids` that are stored."
+def existing(self:FeedbackStore, ids:list[str], agent:str|None=None) -> set[str]:
+    "The subset of `ids` that are stored (for `agent`, if given)."
     import sqlalchemy as sa
-    out = set()
+    t, out = self.table, set()
     with self.engine.connect() as c:
         for i in range(0, len(ids), 900):
-            out |= set(c.execute(sa.select(self.table.c.id).where(self.table.c.id.in_(ids[i:i+900]))).scalars())
+            q = sa.select(t.c.id).where(t.c.id.in_(ids[i:i+900]), *([t.c.agent == agent] if agent else []))
+            out |= set(c.execute(q).scalars())
     return out
 
 @patch
-def annotate(self:FeedbackStore, ids:list[str], tags:list|None=None, notes:str|None=None) -> int:
-    "Set `tags` and/or `notes` on stored records (they are not part of the id); returns how many changed."
+def annotate(self:FeedbackStore, ids:list[str], tags:list|None=None, notes:str|None=None,
+             agent:str|None=None) -> int:
+    "Set `tags` and/or `notes` on stored records (of `agent`, if given; not part of the id); returns how many changed."
     import sqlalchemy as sa
     vals = {k: v for k, v in dict(tags=tags, notes=notes).items() if v is not None}
     if not vals or not ids: return 0
     Feedback('x', 'score', 'p', 'r', score=0, **vals)   # validate
+    t = self.table
     with self.engine.begin() as c:
-        return c.execute(sa.update(self.table).where(self.table.c.id.in_(list(ids))).values(**vals)).rowcount
+        q = sa.update(t).where(t.c.id.in_(list(ids)), *([t.c.agent == agent] if agent else []))
+        return c.execute(q.values(**vals)).rowcount
 
 @patch
 def delete(self:FeedbackStore, agent=None, kind=None, since=None, until=None, model_version=None, run_id=None) -> int:
@@ -588,14 +612,17 @@ def import_jsonl(self:FeedbackStore, path:str|Path, agent:str|None=None) -> Impo
 
 @patch
 def conflicts(self:FeedbackStore, records:list) -> list[str]:
-    "Ids of `records` stored with different content (what the feedback says, as `Feedback.content_hash`)."
+    "Ids of `records` stored (for the same agent) with different content (what the feedback says, as `content_hash`)."
     import sqlalchemy as sa
-    want = {r.id: r.content_hash() for r in records}
-    out, ids = [], list(want)
-    with self.engine.connect() as c:
-        for i in range(0, len(ids), 500):
-            for row in c.execute(sa.select(self.table).where(self.table.c.id.in_(ids[i:i + 500]))).mappings():
-                if Feedback(**dict(row)).content_hash() != want[row['id']]: out.append(row['id'])
+    want = {(r.agent, r.id): r.content_hash() for r in records}
+    out, t = [], self.table
+    for agent in {a for a, _ in want}:
+        ids = [i for a, i in want if a == agent]
+        with self.engine.connect() as c:
+            for i in range(0, len(ids), 500):
+                q = sa.select(t).where(t.c.agent == agent, t.c.id.in_(ids[i:i + 500]))
+                for row in c.execute(q).mappings():
+                    if Feedback(**dict(row)).content_hash() != want[(agent, row['id'])]: out.append(row['id'])
     return out
 
 # %% ../nbs/01_feedback.ipynb #371ac128

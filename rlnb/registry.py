@@ -13,8 +13,8 @@ from .feedback import FeedbackStore
 
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'register', 'get', 'list_versions', 'agents',
-           'update', 'deployed', 'promote', 'history', 'previous', 'rollback', 'fail', 'compare', 'PoliciesConfig',
-           'policies_cli']
+           'update', 'deployed', 'check_gguf', 'deploy_allowed', 'promote', 'history', 'previous', 'rollback', 'fail',
+           'compare', 'PoliciesConfig', 'policies_cli']
 
 # %% ../nbs/01a_registry.ipynb #0f1cbbb3
 SCHEMA_VERSION = 1
@@ -59,6 +59,7 @@ def _tables(md):
         sa.Column('previous', sa.Integer),
         sa.Column('action', sa.String(16), nullable=False),
         sa.Column('reason', sa.Text),
+        sa.Column('actor', sa.String(128)),   # who deployed it (the API token's name, or the OS user)
         sa.Column('at', sa.String(32), nullable=False),
     )
     meta = sa.Table(
@@ -67,6 +68,10 @@ def _tables(md):
         sa.Column('key', sa.String(64), primary_key=True),
         sa.Column('value', sa.String(256), nullable=False),
     )
+    # exactly one deployed version per agent, enforced by the database (two concurrent promotes cannot both win,
+    # on SQLite or on PostgreSQL under READ COMMITTED): the loser's transaction fails and is retried
+    sa.Index('uq_one_deployed', versions.c.agent_id, unique=True, sqlite_where=versions.c.status == 'deployed',
+             postgresql_where=versions.c.status == 'deployed')
     return versions, events, meta
 
 # %% ../nbs/01a_registry.ipynb #040cdf4d
@@ -122,6 +127,7 @@ class Registry:
         self.versions, self.events, self.meta = _tables(md)
         create_tables(md, self.engine)
         self._check_schema()
+        _upgrade(self)
 
     def _check_schema(self):
         import sqlalchemy as sa
@@ -138,6 +144,18 @@ class Registry:
         self.schema_version = SCHEMA_VERSION
 
     def __repr__(self): return f"Registry({self.store.engine.url.render_as_string(hide_password=True)!r})"
+
+def _upgrade(reg):
+    "Bring a registry written by an older rlnb up to date: the deployments' actor column, the one-deployed index."
+    import sqlalchemy as sa
+    cols = {c['name'] for c in sa.inspect(reg.engine).get_columns('deployments')}
+    with reg.engine.begin() as c:
+        if 'actor' not in cols: c.exec_driver_sql('ALTER TABLE deployments ADD COLUMN actor VARCHAR(128)')
+    ix = next(i for i in reg.versions.indexes if i.name == 'uq_one_deployed')
+    try: ix.create(reg.engine, checkfirst=True)
+    except sa.exc.IntegrityError as e:
+        raise RuntimeError("this database has two deployed versions of one agent (written by an older rlnb): retire "
+                           "one (UPDATE policy_versions SET status='retired' ...) and open it again") from e
 
 # %% ../nbs/01a_registry.ipynb #60215e42
 def _row(r) -> PolicyVersion: return PolicyVersion(**dict(r))
@@ -195,6 +213,9 @@ def get(self:Registry, agent:str, version, missing_ok:bool=False) -> PolicyVersi
     "Version `version` (15, '15' or 'v15') of `agent`'s policy."
     import sqlalchemy as sa
     v = _version(version)
+    if v >= 2**31:                                   # no such version (and out of every database's integer range)
+        if missing_ok: return None
+        raise KeyError(f"{agent!r} has no policy version v{v}")
     with self.engine.connect() as c:
         r = (
             c.execute(
@@ -261,12 +282,54 @@ def deployed(self:Registry, agent:str) -> PolicyVersion|None:
 Registry.deployed = deployed
 
 # %% ../nbs/01a_registry.ipynb #1b84172e
-def _set_deployed(self:Registry, agent:str, version:int, action:str, reason:str|None) -> PolicyVersion:
+def _abs(p) -> Path|None:
+    "A registry path (relative to the project home) as an absolute path."
+    if p is None: return None
+    p = Path(p)
+    return p if p.is_absolute() else rlnb_home()/p
+
+def check_gguf(path) -> Path:
+    ("Refuse a missing, empty, truncated or non-GGUF file with a clear error (a deploy must never load a half-written "
+     "export).")
+    p = _abs(path)
+    if p is None or not p.exists():
+        raise FileNotFoundError(f"GGUF {path} does not exist: export the version first (auto_export or rlnb_export)")
+    if p.stat().st_size < 1024:
+        raise ValueError(f"GGUF {p} is {p.stat().st_size} bytes: truncated or empty, refusing to deploy it")
+    with open(p, 'rb') as f: magic = f.read(4)
+    if magic != b'GGUF': raise ValueError(f"{p} is not a GGUF file (magic {magic!r}): refusing to deploy it")
+    return p
+
+def deploy_allowed(self:Registry, v:PolicyVersion) -> str|None:
+    ("Why `v` may be deployed without `force` (None: it may not): the base model (the baseline), a candidate that "
+     "passed the gate, or a version that served before (a rollback).")
+    if v.kind == 'base': return 'the base model'
+    if (v.metrics or {}).get('gate_passed') is True: return 'passed the gate'
+    if any(e['version'] == v.version for e in self.history(v.agent_id)): return 'served before'
+    return None
+Registry.deploy_allowed = deploy_allowed
+
+def _check_deploy(self:Registry, target:PolicyVersion, force:bool, reason:str|None):
+    if target.status == 'failed':
+        raise ValueError(f"{target.agent_id} {target.name} is marked failed ({target.status_reason}): it cannot be "
+                         "deployed")
+    if self.deploy_allowed(target) is None:
+        gate = (target.metrics or {}).get('gate_passed')
+        why = f"the gate rejected it ({target.status_reason})" if gate is False else "it was never gated"
+        if not force:
+            raise ValueError(f"{target.agent_id} {target.name} has not passed the gate: {why}. Deploy it anyway "
+                             "only on purpose: force=True with a reason (API: \"force\": true, \"reason\": ...)")
+        if not (reason or '').strip(): raise ValueError("a forced deploy needs a reason (it is kept in the history)")
+    for path in (target.gguf_paths or {}).values(): check_gguf(path)   # every path that deploys checks the GGUF
+
+def _set_deployed(self:Registry, agent:str, version:int, action:str, reason:str|None, force:bool=False,
+                  actor:str|None=None) -> PolicyVersion:
     import sqlalchemy as sa
     t = self.versions
     target = self.get(agent, version)
-    if target.status == 'failed':
-        raise ValueError(f"{agent} v{target.version} is marked failed ({target.status_reason}): it cannot be deployed")
+    _check_deploy(self, target, force, reason)
+    if force and self.deploy_allowed(target) is None: action = 'force'
+    actor = actor or _os_user()
     for attempt in range(50):
         try:
             with self.engine.begin() as c:
@@ -290,19 +353,31 @@ def _set_deployed(self:Registry, agent:str, version:int, action:str, reason:str|
                         previous=prev[0] if prev else None,
                         action=action,
                         reason=reason,
+                        actor=actor[:128],
                         at=now,
                     )
                 )
             return self.get(agent, target.version)
+        except sa.exc.IntegrityError: time.sleep(0.01 * (attempt + 1))   # a concurrent deploy won: retry after it
         except sa.exc.OperationalError as e:
             if 'locked' not in str(e): raise
             time.sleep(0.01 * (attempt + 1))
     raise RuntimeError("database too busy to deploy")
 
+def _os_user() -> str:
+    import getpass
+    try: return f'os:{getpass.getuser()}'
+    except Exception: return 'os:unknown'
+
 # %% ../nbs/01a_registry.ipynb #8dc736e6
-def promote(self:Registry, agent:str, version, reason:str|None=None) -> PolicyVersion:
-    "Deploy `version` (the deployed one, if any, is retired) — one transaction."
-    return _set_deployed(self, agent, _version(version), 'promote', reason)
+def promote(self:Registry, agent:str, version,
+            reason:str|None=None,   # why (kept in the history)
+            force:bool=False,       # deploy a version that has not passed the gate (needs a reason)
+            actor:str|None=None,    # who (default: the OS user)
+           ) -> PolicyVersion:
+    ("Deploy `version` (the deployed one, if any, is retired) — one transaction. Only the base model, a version that "
+     "passed the gate or one that served before, unless `force` with a `reason`; its GGUF is checked first.")
+    return _set_deployed(self, agent, _version(version), 'promote', reason, force, actor)
 Registry.promote = promote
 
 def history(self:Registry, agent:str) -> list[dict]:
@@ -328,10 +403,11 @@ def previous(self:Registry, agent:str) -> int:
     return prev
 Registry.previous = previous
 
-def rollback(self:Registry, agent:str, version=None, reason:str|None=None) -> PolicyVersion:
-    "Deploy `version`, or (None) the version that was deployed before the current one."
+def rollback(self:Registry, agent:str, version=None, reason:str|None=None, force:bool=False,
+             actor:str|None=None) -> PolicyVersion:
+    "Deploy `version`, or (None) the version that was deployed before the current one (same checks as `promote`)."
     return _set_deployed(
-        self, agent, _version(self.previous(agent) if version is None else version), 'rollback', reason
+        self, agent, _version(self.previous(agent) if version is None else version), 'rollback', reason, force, actor
     )
 Registry.rollback = rollback
 
@@ -397,6 +473,7 @@ class PoliciesConfig(StageConfig):
     db: str|None = None      # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
     json: bool = False       # print JSON
     reason: str|None = None  # promote / rollback: why (kept in the version's history)
+    force: bool = False      # promote / rollback: deploy a version that has not passed the gate (needs --reason)
     COMMANDS = {'list': (0, 0), 'show': (1, 1), 'compare': (2, 2), 'promote': (1, 1), 'rollback': (0, 1)}
 
 def _policies_print(cmd:str, out):
@@ -428,8 +505,9 @@ def policies_cli(argv:list|None=None):
     out = {'list': lambda: [v.to_dict() for v in reg.list(a.agent)],
            'show': lambda: reg.get(a.agent, vs[0]).to_dict(),
            'compare': lambda: reg.compare(a.agent, *vs),
-           'promote': lambda: reg.promote(a.agent, vs[0], cfg.reason).to_dict(),
-           'rollback': lambda: reg.rollback(a.agent, vs[0] if vs else None, cfg.reason).to_dict()}[a.command]()
+           'promote': lambda: reg.promote(a.agent, vs[0], cfg.reason, cfg.force).to_dict(),
+           'rollback': lambda: reg.rollback(a.agent, vs[0] if vs else None, cfg.reason,
+                                                    cfg.force).to_dict()}[a.command]()
     if cfg.json: print(json.dumps(out, indent=1, default=str))
     else: _policies_print(a.command, out)
     return out
