@@ -10,13 +10,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from .core import create_tables, check_agent, models_dir, new_run, StageConfig
 from .feedback import Feedback, FeedbackStore
-from .registry import Registry, _version
+from .registry import Registry, _version, _abs, check_gguf   # check_gguf: every deploy path checks the GGUF
 
 # %% auto #0
 __all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'buffer_size', 'buffer', 'add_feedback', 'last_trained_at',
-           'should_retrain', 'get_status', 'GateDecision', 'gate_decision', 'check_gguf', 'ensure_baseline', 'deploy',
-           'rollback', 'heldout_prompts', 'trigger_retrain', 'word_count', 'HiddenPreference', 'PolicyServer',
-           'start_ab', 'stop_ab', 'pick', 'chat', 'plot_online']
+           'should_retrain', 'get_status', 'GateDecision', 'gate_decision', 'ensure_baseline', 'deploy', 'rollback',
+           'heldout_prompts', 'trigger_retrain', 'word_count', 'HiddenPreference', 'PolicyServer', 'start_ab',
+           'stop_ab', 'pick', 'chat', 'plot_online']
 
 # %% ../nbs/09_online.ipynb #5e02f059
 def _check_online_config(c):
@@ -305,25 +305,6 @@ def gate_decision(report, config:OnlineConfig) -> GateDecision:
     )
 
 # %% ../nbs/09_online.ipynb #1391008b
-def _abs(p) -> Path|None:
-    "A registry path (relative to the project home) as an absolute path."
-    from rlnb.core import rlnb_home
-    if p is None: return None
-    p = Path(p)
-    return p if p.is_absolute() else rlnb_home()/p
-
-def check_gguf(path) -> Path:
-    ("Refuse a missing, empty, truncated or non-GGUF file with a clear error (a deploy must never load a half-written "
-     "export).")
-    p = _abs(path)
-    if p is None or not p.exists():
-        raise FileNotFoundError(f"GGUF {path} does not exist: export the version first (auto_export or rlnb_export)")
-    if p.stat().st_size < 1024:
-        raise ValueError(f"GGUF {p} is {p.stat().st_size} bytes: truncated or empty, refusing to deploy it")
-    with open(p, 'rb') as f: magic = f.read(4)
-    if magic != b'GGUF': raise ValueError(f"{p} is not a GGUF file (magic {magic!r}): refusing to deploy it")
-    return p
-
 def _export(self:OnlineLearner, merged:Path, run:Path) -> dict:
     ("GGUF of `merged` into `run/gguf`, written to `run/gguf.partial` first and renamed (a crash never leaves a half "
      "export behind).")
@@ -353,15 +334,16 @@ def ensure_baseline(self:OnlineLearner):
     )
     return self.deploy(v.version, reason='baseline: the base model, deployed before any retrain')
 
-def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promote'):
-    ("Deploy `version` (its GGUF checked first when exports are on), then tell the server (`on_deploy`). `action`: "
+def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promote',
+           force:bool=False,       # deploy a version that has not passed the gate (needs a reason)
+           actor:str|None=None):   # who (kept in the registry's history)
+    ("Deploy `version` (the registry checks the gate and the GGUF), then tell the server (`on_deploy`). `action`: "
      "'promote' or 'rollback' (the registry's log).")
     v = self.registry.get(self.agent, version)
-    if self.config.auto_export or v.gguf_paths:
-        if not v.gguf_paths: raise ValueError(f"{self.agent} {v.name} has no GGUF to serve: export it first")
-        for q, path in v.gguf_paths.items(): check_gguf(path)
+    if self.config.auto_export and not v.gguf_paths:
+        raise ValueError(f"{self.agent} {v.name} has no GGUF to serve: export it first")
     v = (self.registry.rollback if action == 'rollback' else self.registry.promote)(
-        self.agent, v.version, reason=reason
+        self.agent, v.version, reason=reason, force=force, actor=actor
     )
     if self.on_deploy: self.on_deploy(v)
     if v.gguf_paths and shutil.which(
@@ -372,11 +354,12 @@ def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promot
         if mf.exists(): print(register_ollama(mf, self.agent))
     return v
 
-def rollback(self:OnlineLearner, version=None, reason:str|None=None):
+def rollback(self:OnlineLearner, version=None, reason:str|None=None, force:bool=False, actor:str|None=None):
     "Deploy an earlier version again (default: the one deployed before the current one)."
     cur = self.registry.deployed(self.agent)
     if version is None: version = self.registry.previous(self.agent)
-    return self.deploy(version, reason=reason or f'rollback from {cur.name if cur else None}', action='rollback')
+    return self.deploy(version, reason=reason or f'rollback from {cur.name if cur else None}', action='rollback',
+                       force=force, actor=actor)
 
 # %% ../nbs/09_online.ipynb #01558901
 for f in (_export, ensure_baseline, deploy, rollback): setattr(OnlineLearner, f.__name__, f)
@@ -506,7 +489,9 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
 # %% ../nbs/09_online.ipynb #8505423e
 def trigger_retrain(self:OnlineLearner,
                     records:list|None=None,    # train on these instead of the buffer (the buffer is then left as it is)
-                    progress=None) -> dict:    # progress(fraction, message)
+                    progress=None,             # progress(fraction, message)
+                    baseline:bool=True,        # an agent with no deployed version gets its base model deployed first
+                   ) -> dict:
     ("One retrain: buffer → candidate → judged against the deployed policy → registered (and deployed if the gate "
      "passes and auto_deploy).")
     from rlnb.formatting import NotEnoughData
@@ -516,6 +501,9 @@ def trigger_retrain(self:OnlineLearner,
             " trained on"
         )
     progress = progress or (lambda f, m: print(f'[online {self.agent}] {m}'))
+    if not baseline and self.registry.deployed(self.agent) is None:
+        raise ValueError(f"{self.agent!r} has no deployed version to improve on: deploy its baseline first "
+                         "(OnlineLearner.ensure_baseline(), or the API's retrain with \"baseline\": true)")
     dep = self.ensure_baseline()
     from_buffer = records is None
     snap = (
@@ -571,10 +559,12 @@ class _Live:
 
 class PolicyServer:
     "OpenAI-style chat answers for each agent from its deployed GGUF; hot swap on deploy; optional A/B split."
-    def __init__(self, registry:Registry, n_ctx:int=1024, n_threads:int|None=None, ttl:float=1.0):
+    def __init__(self, registry:Registry, n_ctx:int=1024, n_threads:int|None=None, ttl:float=1.0,
+                 max_loaded:int|None=None):  # models kept loaded (least recently used evicted); default env RLNB_MAX_LOADED or 2
         self.registry, self.n_ctx, self.n_threads, self.ttl = registry, n_ctx, n_threads or os.cpu_count() or 1, ttl
+        self.max_loaded = max(1, max_loaded or int(os.environ.get('RLNB_MAX_LOADED', 2)))
         self._live, self._ab, self._checked, self._swap, self._reload = {}, {}, {}, threading.Lock(), threading.Lock()
-        self.swaps = []                          # (agent, old, new, seconds to load)
+        self.swaps, self.load_errors = [], {}    # (agent, old, new, seconds to load); agent -> the last failed load
 
     def _load(self, v) -> _Live:
         from llama_cpp import Llama
@@ -596,11 +586,34 @@ class PolicyServer:
             if dep is None: raise LookupError(f"agent {a!r} has no deployed policy version")
             cur = self._live.get(a)
             if cur is None or cur.version != dep.name:
-                t = time.perf_counter(); new = self._load(dep)            # load first (slow), outside the lock
-                with self._swap: self._live[a] = new                       # then swap the reference (instant)
+                t = time.perf_counter()
+                try: new = self._load(dep)                                 # load first (slow), outside the lock
+                except Exception as e:                                     # keep serving the last good model
+                    self.load_errors[a] = {'version': dep.name, 'error': f'{type(e).__name__}: {e}'[:500],
+                                           'at': _now(), 'serving': cur.version if cur else None}
+                    self._checked[a] = time.monotonic()
+                    if cur is None: raise
+                    continue
+                with self._swap:
+                    self._live[a] = new                                    # then swap the reference (instant)
+                    self.load_errors.pop(a, None)
                 self.swaps.append((a, cur.version if cur else None, new.version, round(time.perf_counter() - t, 3)))
+            else: self.load_errors.pop(a, None)                            # the deployed version serves
             self._checked[a] = time.monotonic()
+        self._evict(agent)
         return {a: l.version for a, l in self._live.items()}
+
+    def _evict(self, keep:str|None):
+        "Unload the least recently used agents' models beyond `max_loaded` (never `keep`, nor one answering now)."
+        with self._swap:
+            for a in sorted(self._live, key=lambda a: self._checked.get(a, 0)):
+                if len(self._live) <= self.max_loaded: break
+                if a != keep and not self._live[a].lock.locked(): del self._live[a]
+
+    def status(self, agent:str) -> dict:
+        "What this server answers `agent` with now, and its last failed load (None when the deployed version loaded)."
+        live = self._live.get(agent)
+        return {'serving': live.version if live else None, 'load_error': self.load_errors.get(agent)}
     __call__ = lambda self, v: self.refresh(v.agent_id)    # usable as OnlineLearner(on_deploy=server)
 
 # %% ../nbs/09_online.ipynb #ccaabd49
