@@ -4,32 +4,37 @@
 
 # %% ../nbs/10_api.ipynb #8be140e4
 from __future__ import annotations
-import hmac, json, os, re, subprocess, sys
+import hashlib, hmac, json, os, re, signal, subprocess, sys
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Literal
-from fastapi import Body, FastAPI, HTTPException, Query, Request, Response
+from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from . import __version__
-from .core import create_tables, check_agent, models_dir, new_run, rlnb_home
+from .core import create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home
 from .feedback import Feedback, FeedbackError, FeedbackStore
 
 # %% auto #0
-__all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'ALGORITHMS', 'JOB_STATES', 'RL_SECONDS_PER_STEP', 'SEED_FEEDBACK', 'app',
-           'Jobs', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'dry_run', 'train_policy_job', 'run_job',
-           'online_enabled', 'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage',
-           'ChatRequest', 'run_online_job', 'spawn_job', 'spawn_online_job', 'OnlineScheduler', 'feedback_routes',
-           'training_routes', 'online_routes', 'policy_routes', 'chat_routes', 'create_app', 'ServeConfig',
+__all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'SCOPES',
+           'RL_SECONDS_PER_STEP', 'SEED_FEEDBACK', 'LOOPBACK_HOSTS', 'app', 'Jobs', 'InsufficientFeedback',
+           'TrainRequest', 'feedback_summary', 'dry_run', 'train_policy_job', 'run_job', 'online_enabled',
+           'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest',
+           'run_online_job', 'Busy', 'max_jobs', 'active_jobs', 'spawn_job', 'spawn_online_job', 'cancel_job',
+           'OnlineScheduler', 'Principal', 'api_tokens', 'need', 'feedback_routes', 'training_routes', 'RetrainRequest',
+           'online_routes', 'policy_routes', 'chat_routes', 'create_app', 'ServeConfig', 'serve_checks',
            'serve_api_cli', 'api_speed_table']
 
 # %% ../nbs/10_api.ipynb #742ce079
 MIN_FEEDBACK = 10          # the legacy system's minimum before training
-MAX_BODY = 10_000_000      # bytes per request body
+MAX_BODY = 10_000_000      # bytes per request body, counted as they arrive (chunked bodies included)
 MAX_BATCH = 10_000         # records per batch request
+MAX_STEPS = 2_000          # optimisation steps one request may ask for (a 2-core CPU runs ~1-20 s a step)
+MAX_FUTURE_S = 300         # a record's created_at may be at most this far ahead of the server's clock
 ALGORITHMS = ('dpo', 'kto', 'ppo', 'grpo', 'rloo')
-JOB_STATES = ('queued', 'running', 'succeeded', 'failed')
+JOB_STATES = ('queued', 'running', 'succeeded', 'failed', 'cancelled')
+SCOPES = ('read', 'write', 'admin')   # read: lists and status; write: feedback and chat; admin: everything else
 
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='seconds')
 
@@ -132,7 +137,7 @@ class TrainRequest(BaseModel):
      "knobs).")
     model_config = ConfigDict(extra='forbid')
     dryRun: bool = False
-    maxSteps: int = Field(100, ge=1, le=100_000, description='optimisation steps')
+    maxSteps: int = Field(100, ge=1, le=MAX_STEPS, description='optimisation steps')
     learningRate: float = Field(5e-5, gt=0, le=1)
     algorithm: Literal['dpo', 'kto', 'ppo', 'grpo', 'rloo'] = 'dpo'
     baseModel: Literal['smollm2', 'tiny'] = Field('smollm2', description="'tiny' is a small random model for tests")
@@ -229,7 +234,7 @@ def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=
     progress = progress or (lambda p, m: None)
     fs = feedback_summary(store, agent); _need_feedback(fs['count'])
     run = new_run(agent)
-    progress(0.02, f'run folder {run}')
+    progress(0.02, f'run folder {_rel(run)}')
     ds = build_datasets(fs['records'], req.minMargin, eval_frac=0.2, formats=('pairs', 'kto'), min_pairs=1)
     if req.algorithm in ('dpo', 'kto'):
         path, m, reward, rm_path = _train_preference(req, ds, run, _progress_callback(progress, req.maxSteps))
@@ -250,18 +255,40 @@ def _progress_callback(progress, total:int):
             progress(min(0.99, 0.05 + 0.9 * state.global_step / max(total, 1)), f'step {state.global_step}/{total}')
     return P()
 
-def run_job(jid:str, db:str):
-    "Worker-process entry point: run training job `jid` stored in database `db`, recording status, progress and result."
+def _job_db(db:str|None) -> str:
+    "The database of a worker: given, or env RLNB_JOB_DB (set by `spawn_job`: a password never goes on a command line)."
+    db = db or os.environ.get('RLNB_JOB_DB')
+    if not db: raise SystemExit("no database: the worker reads it from env RLNB_JOB_DB")
+    return db
+
+def _watch_parent(jobs, jid:str, every:float=1.0):
+    ("In a worker: end the job (and the worker's process group, its children included) when the server that started "
+     "it is gone.")
+    import threading, time
+    parent = os.getppid()
+    def watch():
+        while True:
+            time.sleep(every)
+            if os.getppid() != parent:
+                try: jobs.update(jid, status='failed', error='the server that started this job stopped',
+                                 finished_at=_now())
+                finally: os.killpg(os.getpgrp(), signal.SIGKILL)
+    threading.Thread(target=watch, daemon=True, name='rlnb-watch-parent').start()
+
+def run_job(jid:str, db:str|None=None):
+    ("Worker-process entry point: run job `jid` (training, or a dry run's probe) stored in database `db` (default env "
+     "RLNB_JOB_DB), recording status, progress and result.")
+    db = _job_db(db)
     store = FeedbackStore(db); jobs = Jobs(store); j = jobs.get(jid)
-    if j is None: raise SystemExit(f"no job {jid} in {db}")
+    if j is None: raise SystemExit(f"no job {jid} in {redact_url(store.url)}")
     jobs.update(jid, status='running', started_at=_now(), pid=os.getpid())
+    if j['params'].get('watch_parent', True): _watch_parent(jobs, jid)
+    params = {k: v for k, v in j['params'].items() if k not in ('kind', 'watch_parent')}
     try:
-        res = train_policy_job(
-            store,
-            j['agent_id'],
-            TrainRequest(**j['params']),
-            lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg),
-        )
+        if j['params'].get('kind') == 'dry_run': res = dry_run(store, j['agent_id'], TrainRequest(**params))
+        else:
+            res = train_policy_job(store, j['agent_id'], TrainRequest(**params),
+                                   lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg))
         jobs.update(jid, status='succeeded', progress=1.0, result=res, finished_at=_now(), message='done')
     except BaseException as e:
         import traceback; traceback.print_exc()
@@ -298,12 +325,14 @@ def _judge(path:str):
 class DeployRequest(BaseModel):
     model_config = ConfigDict(extra='forbid')
     version: str = Field(..., examples=['v3'])
-    reason: str|None = None
+    reason: str|None = Field(None, max_length=2000)
+    force: bool = Field(False, description='deploy a version that has not passed the gate (needs a reason)')
 
 class RollbackRequest(BaseModel):
     model_config = ConfigDict(extra='forbid')
     version: str|None = Field(None, description='default: the version deployed before the current one')
-    reason: str|None = None
+    reason: str|None = Field(None, max_length=2000)
+    force: bool = Field(False, description='deploy a version that has not passed the gate (needs a reason)')
 
 # %% ../nbs/10_api.ipynb #65960afc
 class ChatMessage(BaseModel):
@@ -319,15 +348,17 @@ class ChatRequest(BaseModel):
     user: str|None = Field(None, max_length=256, description='end-user id: the A/B unit')
     seed: int|None = None
 
-def run_online_job(jid:str, db:str):
+def run_online_job(jid:str, db:str|None=None):
     ("Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and "
      "result.")
     from rlnb.online import OnlineLearner
-    store = FeedbackStore(db); jobs = Jobs(store); j = jobs.get(jid)
+    store = FeedbackStore(_job_db(db)); jobs = Jobs(store); j = jobs.get(jid)
     jobs.update(jid, status='running', started_at=_now(), pid=os.getpid())
+    if j['params'].get('watch_parent', True): _watch_parent(jobs, jid)
     try:
         L = OnlineLearner(j['agent_id'], store, config=online_config(), judge=online_judge())
-        res = L.trigger_retrain(progress=lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg[:500]))
+        res = L.trigger_retrain(progress=lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg[:500]),
+                                baseline=bool(j['params'].get('baseline')))
         jobs.update(
             jid,
             status='succeeded',
@@ -342,37 +373,68 @@ def run_online_job(jid:str, db:str):
         raise SystemExit(1)
 
 # %% ../nbs/10_api.ipynb #7ed86e9b
+class Busy(RuntimeError):
+    "No job slot free: the agent has an active job, or the server runs its maximum; `retry_after` in seconds."
+    def __init__(self, msg:str, retry_after:int=30): super().__init__(msg); self.retry_after = retry_after
+
+def max_jobs() -> int:
+    "Jobs (training, retrains, dry-run probes) that may run at once on this database: env RLNB_MAX_JOBS, default 1."
+    return max(1, int(os.environ.get('RLNB_MAX_JOBS', 1)))
+
+def active_jobs(st, agent:str|None=None) -> list[dict]:
+    "Queued or running jobs (of `agent`), with those whose worker is gone marked failed first."
+    return [j for j in (st.jobs.reap(j['id']) for j in st.jobs.list(agent)) if j['status'] in ('queued', 'running')]
+
 def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
-    ("Queue a job and start its worker process (`rlnb.api.<entry>(job_id, db)`, its own session, output to the job's "
-     "log).")
-    job = st.jobs.create(agent, params)
+    ("Queue a job and start its worker process (`python -I`, its own session, output to the job's log); one active "
+     "job per agent and `max_jobs()` in all, else `Busy`. The database URL goes in the worker's environment.")
+    with st.spawn_lock:
+        if (mine := active_jobs(st, agent)):
+            raise Busy(f"agent {agent!r} has a job {mine[0]['status']} ({mine[0]['id']}): wait for it, or cancel it "
+                       f"with DELETE /api/jobs/{mine[0]['id']}")
+        if len(act := active_jobs(st)) >= max_jobs():
+            raise Busy(f"{len(act)} jobs are active, the maximum on this server (RLNB_MAX_JOBS={max_jobs()}): retry "
+                       "later")
+        job = st.jobs.create(agent, params)
     log = Path(models_dir())/agent/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
-    url = st.store.engine.url.render_as_string(hide_password=False)
-    with open(log, 'ab') as f:
-        p = subprocess.Popen(
-            [
-                sys.executable,
-                '-c',
-                f'import sys; from rlnb.api import {entry}; {entry}(sys.argv[1], sys.argv[2])',
-                job['id'],
-                url,
-            ],
-            stdout=f,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            cwd=rlnb_home(),
-        )
+    env = {**os.environ, 'RLNB_JOB_DB': st.store.engine.url.render_as_string(hide_password=False),
+           'RLNB_HOME': str(rlnb_home())}
+    code = f'import sys; from rlnb.api import {entry}; {entry}(sys.argv[1])'
+    try:
+        with open(log, 'ab') as f:
+            p = subprocess.Popen([sys.executable, '-I', '-c', code, job['id']], stdout=f, stderr=subprocess.STDOUT,
+                                 start_new_session=True, cwd=rlnb_home(), env=env)
+    except OSError as e:                                   # never leave a job 'queued' that no worker will run
+        st.jobs.update(job['id'], status='failed', error=f'the worker could not start: {e}', finished_at=_now())
+        raise
+    st.spawned.add(p.pid)
     st.jobs.update(job['id'], pid=p.pid, log_path=str(log))
     return st.jobs.get(job['id'])
 
-def spawn_online_job(st, agent:str) -> dict:
+def spawn_online_job(st, agent:str, baseline:bool=False) -> dict:
     "Queue an online retrain of `agent` in a worker process (the server never trains in a request)."
-    return spawn_job(st, agent, {'kind': 'online'}, 'run_online_job')
+    return spawn_job(st, agent, {'kind': 'online', 'baseline': baseline}, 'run_online_job')
+
+def cancel_job(st, jid:str, reason:str='cancelled') -> dict:
+    "End a queued or running job: its worker and the worker's children are killed (TERM, then KILL after 5 s)."
+    import time
+    j = st.jobs.reap(jid)
+    if j is None or j['status'] not in ('queued', 'running'): return j
+    st.jobs.update(jid, status='cancelled', error=reason, finished_at=_now())
+    if j['pid']:
+        for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+            try: os.killpg(j['pid'], sig)
+            except (ProcessLookupError, PermissionError): break
+            t0 = time.monotonic()
+            while _alive(j['pid']) and time.monotonic() - t0 < wait: time.sleep(0.05)
+            if not _alive(j['pid']): break
+    st.jobs.update(jid, status='cancelled', error=reason)   # whatever the worker wrote while it was ending
+    return st.jobs.get(jid)
 
 # %% ../nbs/10_api.ipynb #24555929
 class OnlineScheduler:
     ("With ENABLE_ONLINE_LEARNING: every RLNB_ONLINE_CHECK_S seconds (default 300), start a retrain job for each agent "
-     "that should retrain and has none running.")
+     "with a deployed version that should retrain and has no job active (never a baseline: that is an admin's call).")
     def __init__(self, st, every:float|None=None):
         self.st, self.every = st, every or float(os.environ.get('RLNB_ONLINE_CHECK_S', 300))
         self._stop, self.started = threading.Event(), []
@@ -382,10 +444,10 @@ class OnlineScheduler:
         _ = st.store
         agents = [a for a in os.environ.get('RLNB_ONLINE_AGENTS', '').split(',') if a] or st.registry.agents()
         for a in agents:
-            if any(j['status'] in ('queued', 'running') for j in (st.jobs.reap(j['id']) for j in st.jobs.list(a))):
-                continue
+            if active_jobs(st, a) or st.registry.deployed(a) is None: continue
             if online_judge() is not None and st.learner(a).should_retrain():
-                spawn_online_job(st, a); out.append(a)
+                try: spawn_online_job(st, a); out.append(a)
+                except Busy: break                               # no free slot: the next pass tries again
         self.started += out
         return out
     def _loop(self):
@@ -424,31 +486,130 @@ def _version_out(v, full:bool=False) -> dict:
     return d
 
 # %% ../nbs/10_api.ipynb #c3efef9e
+from dataclasses import dataclass as _dc
+
+@_dc(frozen=True)
+class Principal:
+    "Who sent a request: the token's name, its scopes and the agents it may touch (None: all)."
+    name: str
+    scopes: frozenset
+    agents: frozenset|None = None
+    def can(self, scope:str, agent:str|None=None) -> bool:
+        "Whether this caller may do `scope` (admin may do everything) on `agent`."
+        return ('admin' in self.scopes or scope in self.scopes) and (
+            self.agents is None or agent is None or agent in self.agents)
+
+def _digest(token:str) -> bytes: return hashlib.sha256(token.encode()).digest()
+
+def api_tokens(token:str|None=None, tokens:dict|str|None=None) -> list[tuple[bytes, Principal]]:
+    ("The tokens a server accepts, as (sha256 digest, Principal): `token` (default env RLNB_API_TOKEN) has every scope "
+     "on every agent; `tokens` (default env RLNB_API_TOKENS: JSON, or the path of a JSON file) names more, each "
+     "`{name: {token | sha256, scopes: [read|write|admin], agents: [...] (optional)}}`.")
+    token = os.environ.get('RLNB_API_TOKEN') if token is None else token
+    tokens = os.environ.get('RLNB_API_TOKENS') if tokens is None else tokens
+    out = [(_digest(token), Principal('RLNB_API_TOKEN', frozenset(SCOPES)))] if token else []
+    if isinstance(tokens, str) and tokens.strip():
+        tokens = json.loads(tokens if tokens.lstrip().startswith('{') else Path(tokens).expanduser().read_text())
+    for name, d in (tokens or {}).items():
+        scopes = set(d.get('scopes') or [])
+        if not scopes or scopes - set(SCOPES):
+            raise ValueError(f"token {name!r}: scopes must be a non-empty subset of {SCOPES}, got {sorted(scopes)}")
+        if ('token' in d) == ('sha256' in d): raise ValueError(f"token {name!r}: give exactly one of token or sha256")
+        dig = _digest(d['token']) if 'token' in d else bytes.fromhex(d['sha256'])
+        if 'token' in d and len(d['token']) < 16: raise ValueError(f"token {name!r} is shorter than 16 characters")
+        agents = d.get('agents')
+        out.append((dig, Principal(name, frozenset(scopes), frozenset(map(check_agent, agents)) if agents else None)))
+    return out
+
+_OPEN = ('/docs', '/docs/oauth2-redirect', '/redoc', '/openapi.json')   # the schema and its pages: no data in them
+LOOPBACK_HOSTS = ('localhost', '127.0.0.1', '::1', '[::1]')
+
+def _deny(status:int, detail:str, headers:dict|None=None):
+    return JSONResponse({'detail': detail}, status_code=status, headers=headers)
+
 class _Guard:
-    ("Body-size limit and bearer token as plain ASGI middleware (Starlette's `@app.middleware('http')` wraps every "
-     "request in extra tasks).")
-    def __init__(self, app, token:str|None=None): self.app, self.token = app, token
+    ("Host check, bearer token and streamed body limit as plain ASGI middleware (Starlette's `@app.middleware('http')` "
+     "wraps every request in extra tasks). Authenticates; the routes authorise (scopes, agents).")
+    def __init__(self, app, token:str|None=None, tokens=None, insecure:bool|None=None, allowed_hosts=None):
+        self.app, self.token, self.tokens, self.insecure = app, token, tokens, insecure
+        self.hosts = allowed_hosts
+        self._cache = (None, None)
+    def principals(self):
+        key = (self.token, self.tokens, os.environ.get('RLNB_API_TOKEN'), os.environ.get('RLNB_API_TOKENS'))
+        if self._cache[0] != key: self._cache = (key, api_tokens(self.token, self.tokens))
+        return self._cache[1]
+    def allowed_hosts(self) -> set:
+        if self.hosts is not None: return set(self.hosts)
+        extra = [h.strip() for h in os.environ.get('RLNB_ALLOWED_HOSTS', '').split(',') if h.strip()]
+        return set(LOOPBACK_HOSTS) | set(extra)
+    def who(self, h:dict) -> Principal|None|str:
+        auth = h.get(b'authorization', b'')
+        if auth.startswith(b'Bearer ') and len(auth) < 4096:
+            d = hashlib.sha256(auth[7:]).digest()
+            hit = [p for dig, p in self.principals() if hmac.compare_digest(d, dig)]   # constant time per entry
+            if hit: return hit[0]
+            return 'invalid'
+        insecure = self.insecure if self.insecure is not None else os.environ.get('RLNB_API_INSECURE') == '1'
+        if insecure: return Principal('insecure', frozenset(SCOPES))
+        return None if self.principals() else 'unconfigured'
     async def __call__(self, scope, receive, send):
         if scope['type'] != 'http': return await self.app(scope, receive, send)
         h = dict(scope['headers'])
+        raw = h.get(b'host', b'').decode('latin-1')
+        host = raw.split(']')[0] + ']' if raw.startswith('[') else raw.split(':')[0]
+        hosts = self.allowed_hosts()
+        if '*' not in hosts and host not in hosts:     # DNS rebinding: a page's own host name pointing here
+            return await _deny(400, f'Host {host!r} is not allowed (RLNB_ALLOWED_HOSTS / --allowed-hosts)')(
+                scope, receive, send)
         n = h.get(b'content-length')
         if n is not None and (not n.isdigit() or int(n) > MAX_BODY):
-            return await JSONResponse({'detail': f'request body over {MAX_BODY:,} bytes'}, status_code=413)(
-                scope, receive, send
-            )
-        tok = self.token if self.token is not None else os.environ.get('RLNB_API_TOKEN')
-        if tok and scope['method'] not in ('GET', 'HEAD', 'OPTIONS'):
-            if not hmac.compare_digest(h.get(b'authorization', b''), f'Bearer {tok}'.encode()):
-                return await JSONResponse(
-                    {'detail': 'a valid bearer token is required (Authorization: Bearer <RLNB_API_TOKEN>)'},
-                    status_code=401,
-                )(scope, receive, send)
+            return await _deny(413, f'request body over {MAX_BODY:,} bytes')(scope, receive, send)
+        if scope['path'] not in _OPEN:
+            p = self.who(h)
+            if p == 'unconfigured':
+                return await _deny(401, 'this server has no API token: set RLNB_API_TOKEN (and send Authorization: '
+                                        'Bearer <token>), or start it with --insecure on loopback')(scope, receive, send)
+            if not isinstance(p, Principal):
+                return await _deny(401, 'a valid bearer token is required (Authorization: Bearer <token>)',
+                                   {'WWW-Authenticate': 'Bearer'})(scope, receive, send)
+            scope['rlnb_principal'] = p
+        if scope['method'] in ('POST', 'PUT', 'PATCH', 'DELETE'):
+            body, more, size = [], True, 0                 # counted as it arrives: a chunked body has no length
+            while more:
+                m = await receive()
+                if m['type'] != 'http.request': return
+                size += len(m.get('body', b''))
+                if size > MAX_BODY: return await _deny(413, f'request body over {MAX_BODY:,} bytes')(scope, receive, send)
+                body.append(m.get('body', b'')); more = m.get('more_body', False)
+            whole, sent = b''.join(body), [False]
+            async def replay():
+                if sent[0]: return await receive()
+                sent[0] = True
+                return {'type': 'http.request', 'body': whole, 'more_body': False}
+            return await self.app(scope, replay, send)
         await self.app(scope, receive, send)
+
+def need(scope_name:str, agent_from:str|None='agent_id'):
+    ("A route dependency: the caller's token must hold `scope_name` (admin holds all) for the agent in path parameter "
+     "`agent_from`; else 403.")
+    def check(request: Request) -> Principal:
+        p = request.scope.get('rlnb_principal') or Principal('in-process', frozenset(SCOPES))
+        agent = request.path_params.get(agent_from) if agent_from else None
+        if not p.can(scope_name, agent):
+            raise HTTPException(403, detail=f"token {p.name!r} may not do {scope_name!r}"
+                                            + (f" on agent {agent!r}" if agent else ''))
+        return p
+    return Depends(check)
+
+def _allowed(p:Principal, scope_name:str, agent:str|None):
+    if not p.can(scope_name, agent):
+        raise HTTPException(403, detail=f"token {p.name!r} may not do {scope_name!r}" + (f" on agent {agent!r}" if agent else ''))
 
 # %% ../nbs/10_api.ipynb #84b76f2a
 class _State:
     "The store, registry and jobs of one app, opened on first use."
-    def __init__(self, db): self.db, self._store = db, None
+    def __init__(self, db):
+        self.db, self._store, self.spawn_lock, self.spawned = db, None, threading.Lock(), set()
     @property
     def store(self) -> FeedbackStore:
         if self._store is None:
@@ -475,35 +636,85 @@ class _State:
          "within a second).")
         srv = getattr(self, '_server', None)
         if srv is not None and v.agent_id in srv._live: srv.refresh(v.agent_id)
+    def stop_jobs(self):
+        "The server is stopping: its workers end with it (their jobs are marked cancelled)."
+        if self._store is None: return
+        for j in self.jobs.list():
+            if j['status'] in ('queued', 'running') and j['pid'] in self.spawned:
+                cancel_job(self, j['id'], 'the server that started this job stopped')
 
 # %% ../nbs/10_api.ipynb #c0b388fb
 from fastapi import APIRouter
 
+def _check_time(rec:Feedback):
+    "A record dated in the future (beyond clock skew) would sort newest forever: refused."
+    limit = datetime.now(timezone.utc) + timedelta(seconds=MAX_FUTURE_S)
+    if datetime.fromisoformat(rec.created_at) > limit:
+        raise FeedbackError(f"created_at {rec.created_at} is in the future (server time {_now()}; at most "
+                            f"{MAX_FUTURE_S} s of clock skew): send the time the feedback was given, or none")
+
+def _check_ab(st, rec:Feedback):
+    ("An A/B outcome (run_id 'ab:<experiment>') counts only from a unit (rater) with a recorded exposure to that "
+     "variant (model_version) of this agent's experiment.")
+    if not (rec.run_id or '').startswith('ab:'): return
+    import sqlalchemy as sa
+    from rlnb.evaluation import _ab_tables
+    exps, expo = _ab_tables(st.store)
+    with st.store.engine.connect() as c:
+        e = c.execute(sa.select(exps.c.agent).where(exps.c.experiment == rec.run_id[3:])).scalar()
+        v = c.execute(sa.select(expo.c.variant).where(expo.c.experiment == rec.run_id[3:],
+                                                      expo.c.unit_id == (rec.rater or ''))).scalar()
+    if e != rec.agent: raise FeedbackError(f"run_id {rec.run_id!r}: agent {rec.agent!r} has no such A/B experiment")
+    if v is None or v != rec.model_version:
+        raise FeedbackError(f"run_id {rec.run_id!r}: unit (rater) {rec.rater!r} was not exposed to model_version "
+                            f"{rec.model_version!r} in this experiment" + (f" (it saw {v!r})" if v else ''))
+
+def _record(st, agent:str, d) -> Feedback:
+    "A valid, storable record of `agent` from body `d` (FeedbackError says why not)."
+    if not isinstance(d, dict): raise FeedbackError(f'a record must be a JSON object, got {type(d).__name__}')
+    if d.get('agent', agent) != agent:
+        raise FeedbackError(f"agent {d.get('agent')!r} in the body differs from {agent!r} in the path")
+    rec = Feedback.from_dict({**d, 'agent': agent})
+    _check_time(rec); _check_ab(st, rec)
+    return rec
+
 def _batch(st, agent:str, body:list) -> dict:
-    "Store the valid records of `body`; report the rejected ones by index and reason."
+    ("Store the valid records of `body`; report the rejected ones by index and reason, and those whose id is stored "
+     "with other content as conflicts (never dropped silently).")
     if len(body) > MAX_BATCH: _reject(ValueError(f'{len(body):,} records in one batch; the limit is {MAX_BATCH:,}'))
     good, rejected = [], []
     for i, d in enumerate(body):
-        try:
-            if not isinstance(d, dict): raise FeedbackError(f'a record must be a JSON object, got {type(d).__name__}')
-            good.append(Feedback.from_dict({**d, 'agent': agent}))
+        try: good.append((i, _record(st, agent, d)))
         except (FeedbackError, TypeError, ValueError) as e: rejected.append({'index': i, 'reason': str(e)})
-    added = st.store.add_many(good) if good else 0
-    return {'received': len(body), 'added': added, 'duplicates': len(good) - added, 'rejected': rejected,
-            'ids': [r.id for r in good]}
+    seen, uniq = {}, []
+    for i, r in good:                                   # the same id twice in one batch with other content
+        if r.id in seen and seen[r.id].content_hash() != r.content_hash():
+            rejected.append({'index': i, 'reason': f'conflict: id {r.id!r} appears earlier in this batch with other content'})
+        elif r.id not in seen: seen[r.id] = r; uniq.append((i, r))
+    clash = set(st.store.conflicts([r for _, r in uniq]))
+    for i, r in uniq:
+        if r.id in clash:
+            rejected.append({'index': i, 'reason': f'conflict: id {r.id!r} is stored for {agent!r} with other content'})
+    keep = [r for _, r in uniq if r.id not in clash]
+    added = st.store.add_many(keep) if keep else 0
+    n_conflicts = sum(x['reason'].startswith('conflict') for x in rejected)
+    return {'received': len(body), 'added': added, 'duplicates': len(keep) - added, 'conflicts': n_conflicts,
+            'rejected': sorted(rejected, key=lambda x: x['index']), 'ids': [r.id for _, r in good]}
 
 def feedback_routes(st) -> APIRouter:
-    "`POST /api/policies/feedback/{agent_id}` (one record) and `.../batch` (many)."
-    r = APIRouter(tags=['feedback'])
-    @r.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record')
+    "`POST /api/policies/feedback/{agent_id}` (one record) and `.../batch` (many): scope `write`."
+    r = APIRouter(tags=['feedback'], dependencies=[need('write')])
+    @r.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record',
+            responses={409: {'description': 'the id is stored for this agent with other content'}})
     async def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):  # async: one short commit
         agent = _agent(agent_id)
-        if body.get('agent', agent) != agent:
-            _reject(ValueError(f"agent {body.get('agent')!r} in the body differs from {agent!r} in the path"),
-                    ('body', 'agent'))
-        try: rec = Feedback.from_dict({**body, 'agent': agent})
-        except (FeedbackError, TypeError, ValueError) as e: _reject(e)
+        try: rec = _record(st, agent, body)
+        except (FeedbackError, TypeError, ValueError) as e:
+            _reject(e, ('body', 'agent') if 'in the body differs' in str(e) else ('body',))
         added = st.store.add(rec)
+        if not added and st.store.conflicts([rec]):
+            raise HTTPException(409, detail=f"feedback id {rec.id!r} is stored for agent {agent!r} with other "
+                                            "content: send a new id (or none: the content's hash is the id)")
         return {'id': rec.id, 'created': added, 'agent_id': agent, 'kind': rec.kind}
     @r.post('/api/policies/feedback/{agent_id}/batch', status_code=201,
             summary='Store many feedback records; invalid ones are rejected one by one')
@@ -512,28 +723,69 @@ def feedback_routes(st) -> APIRouter:
     return r
 
 # %% ../nbs/10_api.ipynb #89094248
+def _busy(e:Busy):
+    raise HTTPException(429, detail=str(e), headers={'Retry-After': str(e.retry_after)})
+
+def _job_out(j:dict, p:Principal) -> dict:
+    ("A job as the API shows it: no pid, no absolute path; the parameters and the log's last lines for admins only "
+     "(a log can hold users' text).")
+    keys = ('id', 'agent_id', 'status', 'progress', 'message', 'result', 'created_at', 'started_at', 'finished_at')
+    out = {k: j[k] for k in keys}
+    err = j.get('error')
+    if p.can('admin', j['agent_id']):
+        out['params'], out['error'] = j['params'], err
+        out['log_tail'] = _tail(j['log_path']) if j.get('log_path') else None
+    else: out['error'] = err.split('Log tail:')[0].strip() if err else None
+    return out
+
+def _wait_job(st, jid:str, timeout:float=600) -> dict:
+    import time
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        j = st.jobs.reap(jid)
+        if j['status'] not in ('queued', 'running'): return j
+        time.sleep(0.2)
+    cancel_job(st, jid, f'the dry run took over {timeout:.0f} s')
+    raise HTTPException(504, detail=f'the dry run took over {timeout:.0f} s and was cancelled')
+
 def training_routes(st, allow_training:bool=True) -> APIRouter:
-    "`POST /api/policies/train_policy/{agent_id}` (dry run or job) and `GET /api/jobs/{job_id}`."
+    ("`POST /api/policies/train_policy/{agent_id}` (dry run or job; admin), `GET /api/jobs/{job_id}` (read) and "
+     "`DELETE /api/jobs/{job_id}` (admin: cancel).")
     r = APIRouter(tags=['training'])
-    @r.post('/api/policies/train_policy/{agent_id}',
-            summary='Dry-run or start a training job (runs in a separate worker process)')
+    @r.post('/api/policies/train_policy/{agent_id}', dependencies=[need('admin')],
+            summary='Dry-run or start a training job (both run in a separate worker process)',
+            responses={429: {'description': 'a job of this agent is active, or the server runs its maximum'}})
     def train_policy(agent_id:str, req:TrainRequest, response:Response):
         agent = _agent(agent_id)
         if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
         try:
-            if req.dryRun: return dry_run(st.store, agent, req)
             _need_feedback(feedback_summary(st.store, agent)['count'])
+            if req.dryRun and req.algorithm != 'dpo': return dry_run(st.store, agent, req)   # arithmetic only
+            job = spawn_job(st, agent, {**req.model_dump(), **({'kind': 'dry_run'} if req.dryRun else {})})
         except ValueError as e: raise HTTPException(400, detail=str(e))   # InsufficientFeedback included
-        job = spawn_job(st, agent, req.model_dump())
+        except Busy as e: _busy(e)
+        if req.dryRun:                                 # DPO's probe trains two steps: in a worker, never in the server
+            j = _wait_job(st, job['id'])
+            if j['status'] != 'succeeded': raise HTTPException(400, detail=(j['error'] or 'the dry run failed')[:2000])
+            return j['result']
         response.status_code = 202
         return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
-    @r.get('/api/jobs/{job_id}', summary='A training job: status, progress, result or error')
-    def get_job(job_id:str):
+    def _job(job_id:str) -> dict:
         if not re.fullmatch(r'[0-9a-f]{32}', job_id): raise HTTPException(404, detail=f'no job {job_id!r}')
         _ = st.store
         j = st.jobs.reap(job_id)
         if j is None: raise HTTPException(404, detail=f'no job {job_id!r}')
-        return {k: v for k, v in j.items() if k != 'pid'}
+        return j
+    @r.get('/api/jobs/{job_id}', summary='A job: status, progress, result or error')
+    def get_job(job_id:str, p:Principal=need('read', None)):
+        j = _job(job_id); _allowed(p, 'read', j['agent_id'])
+        return _job_out(j, p)
+    @r.delete('/api/jobs/{job_id}', summary='Cancel a queued or running job (its worker and children end)')
+    def delete_job(job_id:str, p:Principal=need('admin', None)):
+        j = _job(job_id); _allowed(p, 'admin', j['agent_id'])
+        if j['status'] not in ('queued', 'running'):
+            raise HTTPException(409, detail=f"job {job_id} is {j['status']}: nothing to cancel")
+        return _job_out(cancel_job(st, job_id, f'cancelled by {p.name}'), p)
     return r
 
 # %% ../nbs/10_api.ipynb #7e03cf54
@@ -542,44 +794,59 @@ def _deploy_call(f):
     except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
     except (ValueError, FileNotFoundError) as e: raise HTTPException(409, detail=str(e))
 
+class RetrainRequest(BaseModel):
+    model_config = ConfigDict(extra='forbid')
+    baseline: bool = Field(False, description="an agent with no deployed version: export and deploy its base model "
+                                              "first (otherwise such an agent is refused)")
+
 def online_routes(st, allow_training:bool=True) -> APIRouter:
-    "`GET .../{agent_id}/status`, `POST .../retrain`, `.../deploy`, `.../rollback`."
+    ("`GET .../{agent_id}/status` (read), `POST .../retrain`, `.../deploy`, `.../rollback` (admin; deploys need a "
+     "passed gate or `force` with a reason, logged with the token's name).")
     r = APIRouter(tags=['online learning'])
-    @r.get('/api/policies/{agent_id}/status',
-           summary="Online learning: buffer, should_retrain and why, deployed version, last run")
+    @r.get('/api/policies/{agent_id}/status', dependencies=[need('read')],
+           summary="Online learning: buffer, should_retrain and why, deployed version, last run, what is served")
     def online_status(agent_id:str):
         agent = _agent(agent_id)
         s = st.learner(agent).get_status()
         keys = ('id', 'status', 'progress', 'message', 'created_at')
         s['jobs'] = [{k: j[k] for k in keys} for j in st.jobs.list(agent)[:5]]
         s['online_learning_enabled'] = online_enabled()
+        srv = getattr(st, '_server', None)
+        s['serving'] = srv.status(agent) if srv is not None else {'serving': None, 'load_error': None}
         return s
-    @r.post('/api/policies/{agent_id}/retrain', status_code=202,
+    @r.post('/api/policies/{agent_id}/retrain', status_code=202, dependencies=[need('admin')],
             summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
-    def online_retrain(agent_id:str):
-        agent = _agent(agent_id)
+    def online_retrain(agent_id:str, body:RetrainRequest|None=None):
+        agent = _agent(agent_id); body = body or RetrainRequest()
         if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
         if online_judge() is None:
             raise HTTPException(409, detail='no gate judge configured: set RLNB_ONLINE_JUDGE to a reward-model folder')
+        if not body.baseline and st.registry.deployed(agent) is None:
+            raise HTTPException(409, detail=f"agent {agent!r} has no deployed version to improve on: send "
+                                            "{\"baseline\": true} to export and deploy its base model first")
         n = st.learner(agent).buffer_size()
         if n < 1: raise HTTPException(400, detail=f'Insufficient feedback: {n} new samples since the last retrain')
-        job = spawn_online_job(st, agent)
+        try: job = spawn_online_job(st, agent, body.baseline)
+        except Busy as e: _busy(e)
         return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
     @r.post('/api/policies/{agent_id}/deploy',
-            summary='Deploy a version (its GGUF is checked first); the server swaps to it')
-    def deploy_version(agent_id:str, body:DeployRequest):
+            summary='Deploy a version that passed the gate (or force it, with a reason); its GGUF is checked first')
+    def deploy_version(agent_id:str, body:DeployRequest, p:Principal=need('admin')):
         L = st.learner(_agent(agent_id))
-        return _deploy_call(lambda: L.deploy(body.version, reason=body.reason or 'deployed through the API'))
+        return _deploy_call(lambda: L.deploy(body.version, reason=body.reason or 'deployed through the API',
+                                             force=body.force, actor=f'token:{p.name}'))
     @r.post('/api/policies/{agent_id}/rollback', summary='Deploy an earlier version again (default: the previous one)')
-    def rollback_version(agent_id:str, body:RollbackRequest):
+    def rollback_version(agent_id:str, body:RollbackRequest, p:Principal=need('admin')):
         L = st.learner(_agent(agent_id))
-        return _deploy_call(lambda: L.rollback(body.version, reason=body.reason))
+        return _deploy_call(lambda: L.rollback(body.version, reason=body.reason, force=body.force,
+                                               actor=f'token:{p.name}'))
     return r
 
 # %% ../nbs/10_api.ipynb #74f678fc
 def policy_routes(st) -> APIRouter:
-    "`GET /api/policies/{agent_id}`, `.../compare?a=&b=`, `.../{version}` (last: it takes any name)."
-    r = APIRouter(tags=['versions'])
+    ("`GET /api/policies/{agent_id}`, `.../compare?a=&b=`, `.../{version}` (last: it takes any name); read, and "
+     "admin for `full=true` (the report holds users' prompts and the model's answers).")
+    r = APIRouter(tags=['versions'], dependencies=[need('read')])
     @r.get('/api/policies/{agent_id}', summary="An agent's policy versions, newest first, with metrics")
     def list_policies(agent_id:str):
         agent = _agent(agent_id); _ = st.store
@@ -592,21 +859,22 @@ def policy_routes(st) -> APIRouter:
         try: return {'agentId': agent, 'a': a, 'b': b, 'rows': st.registry.compare(agent, a, b)}
         except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
         except ValueError as e: _reject(e, ('query',))
-    @r.get('/api/policies/{agent_id}/{version}', summary='One version, with its evaluation report')
-    def get_policy(agent_id:str, version:str, full:bool=False):
+    @r.get('/api/policies/{agent_id}/{version}', summary='One version; `full=true` (admin) adds its evaluation report')
+    def get_policy(agent_id:str, version:str, request:Request, full:bool=False):
         agent = _agent(agent_id); _ = st.store
+        if full: _allowed(request.scope.get('rlnb_principal') or Principal('in-process', frozenset(SCOPES)), 'admin', agent)
         try: return _version_out(st.registry.get(agent, version), full)
         except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
         except ValueError as e: _reject(e, ('path', 'version'))
     return r
 
 def chat_routes(st) -> APIRouter:
-    "`POST /v1/chat/completions`: `model` is the agent id."
+    "`POST /v1/chat/completions`: `model` is the agent id; scope `write` on that agent."
     r = APIRouter(tags=['chat'])
     @r.post('/v1/chat/completions', summary="OpenAI-compatible chat: `model` is the agent id; answered by its "
             "deployed version (or its A/B side for `user`)")
-    def chat_completions(body:ChatRequest, response:Response):
-        agent = _agent(body.model)
+    def chat_completions(body:ChatRequest, response:Response, p:Principal=need('write', None)):
+        agent = _agent(body.model); _allowed(p, 'write', agent)
         try:
             out = st.server.chat(agent, [m.model_dump() for m in body.messages], user=body.user,
                                  max_tokens=body.max_tokens, temperature=body.temperature, seed=body.seed)
@@ -619,21 +887,27 @@ def chat_routes(st) -> APIRouter:
 # %% ../nbs/10_api.ipynb #48aff2df
 def create_app(
     db: str | None = None,  # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
-    token: str | None = None,  # bearer token for write endpoints (default: env RLNB_API_TOKEN; None: open)
+    token: str | None = None,  # an admin bearer token (default: env RLNB_API_TOKEN)
+    tokens: dict | str | None = None,  # more tokens with scopes and agents (default: env RLNB_API_TOKENS); see api_tokens
+    insecure: bool | None = None,  # True: no token needed (loopback tests only; default: env RLNB_API_INSECURE=1)
+    allowed_hosts: list | None = None,  # Host headers answered (default: loopback names + env RLNB_ALLOWED_HOSTS)
     allow_training: bool = True,  # False: train_policy answers 503 (a read/feedback-only server, e.g. under a fuzzer)
 ) -> FastAPI:
-    "The rlnb HTTP service: feedback in, training jobs out, policy versions listed."
+    ("The rlnb HTTP service: feedback in, training jobs out, policy versions listed. Locked by default: without a "
+     "token (or `insecure`) every request but the schema gets a 401.")
     st = _State(db)
     @contextlib.asynccontextmanager
     async def lifespan(app):
         sched = OnlineScheduler(st).start() if online_enabled() and allow_training else None
         yield
         if sched: sched.stop()
+        st.stop_jobs()
     app = FastAPI(title='rlnb', version=__version__, lifespan=lifespan,
                   description='Feedback in, training jobs out, every policy version listed. '
-                              'Legacy-compatible endpoints under /api/policies.')
+                              'Legacy-compatible endpoints under /api/policies. Every request needs '
+                              '`Authorization: Bearer <token>`; scopes: read, write, admin.')
     app.state.rlnb = st
-    app.add_middleware(_Guard, token=token)
+    app.add_middleware(_Guard, token=token, tokens=tokens, insecure=insecure, allowed_hosts=allowed_hosts)
     for r in (feedback_routes(st), training_routes(st, allow_training), online_routes(st, allow_training),
               policy_routes(st), chat_routes(st)):   # policy_routes after online_routes: its {version} takes any name
         app.include_router(r)
@@ -645,13 +919,34 @@ from .core import StageConfig
 
 @dataclass
 class ServeConfig(StageConfig):
-    "Options of `rlnb_serve_api` (the bearer token is read from env RLNB_API_TOKEN, never from the command line)."
-    host: str = '127.0.0.1'   # interface to bind; loopback unless told otherwise
+    ("Options of `rlnb_serve_api` (tokens are read from env RLNB_API_TOKEN / RLNB_API_TOKENS, never from the command "
+     "line).")
+    host: str = '127.0.0.1'   # interface to bind; loopback unless told otherwise (any other needs a token)
     port: int = 8000          # TCP port
     db: str|None = None       # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
     log_level: str = 'warning'  # uvicorn's log level
     access_log: bool = False  # one log line per request (costs throughput)
     workers: int = 1          # uvicorn worker processes (several share the machine's cores; all open the same store)
+    insecure: bool = False    # no token needed: loopback only, for a throwaway server on this machine
+    allowed_hosts: str|None = None  # comma-separated Host names answered besides loopback (your domain behind a proxy)
+
+_INSECURE = ("WARNING: rlnb_serve_api --insecure: NO AUTHENTICATION. Anyone who can reach "
+             "{host}:{port} (any local user or process, any web page through your browser) can read your users' "
+             "feedback, train, deploy and roll back. Use it for throwaway local tests only.")
+
+def serve_checks(cfg:ServeConfig) -> str|None:
+    "Why the server must not start as configured (None: it may); a warning goes to stderr for --insecure."
+    loop = cfg.host in ('127.0.0.1', 'localhost', '::1') or cfg.host.startswith('127.')
+    try: has = bool(api_tokens())
+    except (ValueError, OSError) as e: return f"rlnb_serve_api: RLNB_API_TOKENS is invalid: {e}"
+    if cfg.insecure and not loop:
+        return f"rlnb_serve_api: --insecure is allowed on loopback only, not --host {cfg.host}: set RLNB_API_TOKEN"
+    if not has and not cfg.insecure:
+        return ("rlnb_serve_api: no API token, so the server would refuse every request. Set one first:\n"
+                "  export RLNB_API_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\n"
+                "and send it as 'Authorization: Bearer $RLNB_API_TOKEN'. Scoped tokens: RLNB_API_TOKENS (see the README's "
+                "Security section). A throwaway server on this machine only: --insecure")
+    return None
 
 def serve_api_cli(argv:list|None=None):
     "Console script `rlnb_serve_api`: the HTTP service under uvicorn, generated from `ServeConfig` by `stage_cli`."
@@ -659,6 +954,10 @@ def serve_api_cli(argv:list|None=None):
     from rlnb.core import stage_cli
     _, parse = stage_cli(ServeConfig, 'rlnb_serve_api', 'rlnb HTTP API (OpenAPI docs at /docs).', run_flags=False)
     cfg, _ = parse(argv)
+    if (why := serve_checks(cfg)): raise SystemExit(why)
+    if cfg.insecure: print(_INSECURE.format(host=cfg.host, port=cfg.port), file=sys.stderr, flush=True)
+    if cfg.allowed_hosts: os.environ['RLNB_ALLOWED_HOSTS'] = cfg.allowed_hosts
+    if cfg.insecure: os.environ['RLNB_API_INSECURE'] = '1'        # the workers' app reads it too
     kw = dict(host=cfg.host, port=cfg.port, log_level=cfg.log_level, access_log=cfg.access_log)
     if cfg.workers < 2: return uvicorn.run(create_app(cfg.db), **kw)
     if cfg.db: os.environ['DATABASE_URL'] = cfg.db   # each worker imports rlnb.api:app, which opens DATABASE_URL
