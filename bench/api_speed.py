@@ -11,13 +11,17 @@ run, the median and the range. Two client styles are measured side by side in ea
 pools do). `--workers 2` serves with two uvicorn worker processes.
 Goals (issue: registry and HTTP API): >= 500 requests/s single-record, >= 10,000 records/s through the batch endpoint.
 Writes bench/results/api_speed_<backend>.json."""
-import argparse, http.client, json, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.request
+import secrets, argparse, http.client, json, os, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.request
 from pathlib import Path
+
+# the server is locked without a token: the benchmark starts it with one of its own and sends it
+TOKEN = secrets.token_urlsafe(24)
+HEADERS = {'Content-Type': 'application/json', 'Authorization': f'Bearer {TOKEN}'}
 
 def post_new(port, path, body):
     "One request on a new connection."
     req = urllib.request.Request(f'http://127.0.0.1:{port}{path}', json.dumps(body).encode(),
-                                 {'Content-Type': 'application/json'})
+                                 HEADERS)
     with urllib.request.urlopen(req, timeout=60) as r: return r.status, json.loads(r.read())
 
 class KeepAlive:
@@ -26,7 +30,7 @@ class KeepAlive:
     def post(self, path, body):
         for attempt in (0, 1):
             try:
-                self.c.request('POST', path, json.dumps(body), {'Content-Type': 'application/json'})
+                self.c.request('POST', path, json.dumps(body), HEADERS)
                 r = self.c.getresponse(); return r.status, json.loads(r.read())
             except (http.client.HTTPException, ConnectionError):
                 if attempt: raise
@@ -103,7 +107,8 @@ def main():
         for r in range(a.repeats): [st.delete(agent=f'{k}{r}') for k in ('benchn', 'benchk', 'benchb')]
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]
     argv = ['--port', str(port), '--db', db, '--workers', str(a.workers)]
-    srv = subprocess.Popen([sys.executable, '-c', f'from rlnb.api import serve_api_cli; serve_api_cli({argv!r})'])
+    srv = subprocess.Popen([sys.executable, '-c', f'from rlnb.api import serve_api_cli; serve_api_cli({argv!r})'],
+                           env={**os.environ, 'RLNB_API_TOKEN': TOKEN})
     runs = []
     try:
         for _ in range(300):

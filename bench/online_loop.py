@@ -9,7 +9,7 @@ candidate against the deployed policy on held-out prompts and deploys only when 
                                                       # 2 training steps, a gate that always passes; the JSON and the
                                                       # figure go to a temp folder
 Writes bench/results/online_loop.json and nbs/images/online_loop.png (embedded in nbs/09_online.ipynb). ~50 min on 2 cores."""
-import argparse, json, os, random, socket, statistics, sys, tempfile, threading, time, urllib.request
+import secrets, argparse, json, os, random, socket, statistics, sys, tempfile, threading, time, urllib.request
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,8 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT/'bench'/'results'/'online_loop.json'
 FIGURE = ROOT/'nbs'/'images'/'online_loop.png'
 
+TOKEN = secrets.token_urlsafe(24)   # the service is locked without one: this run's own
+
 def post(url, body):
-    req = urllib.request.Request(url, json.dumps(body).encode(), {'Content-Type': 'application/json'})
+    req = urllib.request.Request(url, json.dumps(body).encode(), {'Content-Type': 'application/json',
+                                                                   'Authorization': f'Bearer {TOKEN}'})
     with urllib.request.urlopen(req, timeout=300) as r: return json.loads(r.read())
 
 def main():
@@ -49,7 +52,7 @@ def main():
     from rlnb.online import OnlineConfig, OnlineLearner, HiddenPreference, word_count
     from rlnb.feedback import Feedback
     db = str(home/'feedback.db')
-    app = create_app(db)
+    app = create_app(db, token=TOKEN)
     st = app.state.rlnb
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]
     srv = uvicorn.Server(uvicorn.Config(app, host='127.0.0.1', port=port, log_level='warning'))

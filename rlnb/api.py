@@ -819,11 +819,11 @@ def online_routes(st, allow_training:bool=True) -> APIRouter:
     def online_retrain(agent_id:str, body:RetrainRequest|None=None):
         agent = _agent(agent_id); body = body or RetrainRequest()
         if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
-        if online_judge() is None:
-            raise HTTPException(409, detail='no gate judge configured: set RLNB_ONLINE_JUDGE to a reward-model folder')
         if not body.baseline and st.registry.deployed(agent) is None:
             raise HTTPException(409, detail=f"agent {agent!r} has no deployed version to improve on: send "
                                             "{\"baseline\": true} to export and deploy its base model first")
+        if online_judge() is None:
+            raise HTTPException(409, detail='no gate judge configured: set RLNB_ONLINE_JUDGE to a reward-model folder')
         n = st.learner(agent).buffer_size()
         if n < 1: raise HTTPException(400, detail=f'Insufficient feedback: {n} new samples since the last retrain')
         try: job = spawn_online_job(st, agent, body.baseline)
@@ -833,7 +833,7 @@ def online_routes(st, allow_training:bool=True) -> APIRouter:
             summary='Deploy a version that passed the gate (or force it, with a reason); its GGUF is checked first')
     def deploy_version(agent_id:str, body:DeployRequest, p:Principal=need('admin')):
         L = st.learner(_agent(agent_id))
-        return _deploy_call(lambda: L.deploy(body.version, reason=body.reason or 'deployed through the API',
+        return _deploy_call(lambda: L.deploy(body.version, reason=body.reason or (None if body.force else 'deployed through the API'),
                                              force=body.force, actor=f'token:{p.name}'))
     @r.post('/api/policies/{agent_id}/rollback', summary='Deploy an earlier version again (default: the previous one)')
     def rollback_version(agent_id:str, body:RollbackRequest, p:Principal=need('admin')):

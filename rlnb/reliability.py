@@ -9,7 +9,8 @@ from pathlib import Path
 from .core import rlnb_home, repo_dir
 
 # %% auto #0
-__all__ = ['FIGURES', 'corpus', 'check_rejects', 'run_py', 'start_py', 'kill_during', 'sqlite_check', 'save_figures', 'kill_loop']
+__all__ = ['FIGURES', 'corpus', 'check_rejects', 'snapshot', 'run_py', 'start_py', 'kill_during', 'sqlite_check', 'save_figures',
+           'kill_loop']
 
 # %% ../nbs/11_reliability.ipynb #53b05938
 def corpus(name:str='feedback_lines') -> tuple[Path, list[dict]]:
@@ -27,6 +28,18 @@ def check_rejects(rejected:list, expect:list[dict]) -> list[str]:
         elif e['expect'] == 'reject' and e['reason_names'] not in got[n]:
             bad.append(f"line {n} ({e['case']}): the reason does not name {e['reason_names']!r}: {got[n]}")
     return bad
+
+# %% ../nbs/11_reliability.ipynb #2f63d56b
+def snapshot(store) -> dict:
+    ("Everything a request could change in a store's database, as comparable values: each table's rows (sorted), so "
+     "`snapshot(st) == before` proves a refused request stored or changed nothing.")
+    import sqlalchemy as sa
+    out = {}
+    with store.engine.connect() as c:
+        for t in sa.inspect(c).get_table_names():
+            rows = c.execute(sa.text(f'SELECT * FROM {t}')).all()
+            out[t] = sorted(json.dumps(list(r), default=str) for r in rows)
+    return out
 
 # %% ../nbs/11_reliability.ipynb #ef119b54
 def run_py(code:str, *args, timeout:float=600, env:dict|None=None) -> subprocess.CompletedProcess:
