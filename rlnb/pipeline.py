@@ -145,6 +145,12 @@ def _git_commit() -> str|None:
         )
     except Exception: return None
 
+def _redact(x):
+    "`x` (a recipe, metrics) with every URL's password hidden: what a run folder may keep."
+    if isinstance(x, dict): return {k: _redact(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)): return [_redact(v) for v in x]
+    return redact_url(x) if isinstance(x, str) and '://' in x else x
+
 def _environment() -> dict:
     import torch, transformers, trl, peft
     return dict(python=platform.python_version(), torch=torch.__version__, transformers=transformers.__version__,
@@ -165,7 +171,7 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
     else:
         path, metrics = new_run(recipe['agent'], root), {}
         atomic_write(
-            path / 'config.json', json.dumps(dict(recipe=recipe, environment=_environment()), indent=2, default=str)
+            path / 'config.json', json.dumps(dict(recipe=_redact(recipe), environment=_environment()), indent=2, default=str)
         )
     run = Run(path, recipe['agent'], recipe, metrics)
     seed_everything(recipe.get('seed', 0))
@@ -212,7 +218,7 @@ def import_feedback(run:Run, source:str='chitchat', store:str|None=None, min_wor
     rep = import_chitchat(st, min_words, run.agent) if source == 'chitchat' else st.import_jsonl(source, run.agent)
     print(f"    {rep!r}".replace('\n', '\n    '))
     stats = st.stats().get(run.agent, {})
-    print(f"    store {st.url}: {stats.get('total', 0)} records for {run.agent!r}, {stats.get('prompts', 0)} prompts")
+    print(f"    store {redact_url(st.url)}: {stats.get('total', 0)} records for {run.agent!r}, {stats.get('prompts', 0)} prompts")
     return dict(
         read=rep.read,
         added=rep.added,
