@@ -676,6 +676,9 @@ def _record(st, agent:str, d) -> Feedback:
         raise FeedbackError(f"agent {d.get('agent')!r} in the body differs from {agent!r} in the path")
     rec = Feedback.from_dict({**d, 'agent': agent})
     _check_time(rec); _check_ab(st, rec)
+    if (rec.run_id or '').startswith('ab:'):          # the server stamps the arrival: the order A/B tests replay
+        from rlnb.evaluation import arrival_ns
+        rec.metadata = {**rec.metadata, 'arrival_ns': arrival_ns()}
     return rec
 
 def _batch(st, agent:str, body:list) -> dict:

@@ -9,17 +9,18 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
 from statistics import NormalDist
+from datetime import datetime, timezone
 from .core import create_tables, asset_dir, check_agent, StageConfig
 from .feedback import Feedback
 from .widgets import binom_two_sided
 
 # %% auto #0
-__all__ = ['wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'bootstrap_ci', 'outcomes', 'win_rate', 'length_controlled',
-           'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'load_policy_pair',
-           'Answers', 'generate_answers', 'EvalReport', 'evaluate_policy', 'plot_report', 'ci_errorbar',
-           'plot_frontier', 'compare_items', 'human_outcomes', 'assign_variant', 'two_proportion_test', 'welch_test',
-           'sample_size', 'msprt_pvalue', 'ABTest', 'ab_report', 'heldout_prompts', 'read_prompt_file', 'EvalConfig',
-           'evaluate_cli']
+__all__ = ['MIN_AB_UNITS', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'bootstrap_ci', 'outcomes', 'win_rate',
+           'length_controlled', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
+           'load_policy_pair', 'Answers', 'generate_answers', 'EvalReport', 'evaluate_policy', 'plot_report',
+           'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes', 'assign_variant', 'two_proportion_test',
+           'welch_test', 'sample_size', 'msprt_pvalue', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab',
+           'heldout_prompts', 'read_prompt_file', 'EvalConfig', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -812,10 +813,19 @@ def expose(self:ABTest, unit_id:str) -> str:
     return v
 
 # %% ../nbs/08_evaluation.ipynb #91424107
+_LAST_ARRIVAL = [0]
+
+def arrival_ns() -> int:
+    ("A strictly increasing arrival stamp (ns since the epoch) for this process: outcomes that arrive within the same "
+     "second, or microsecond, keep their order.")
+    import time
+    _LAST_ARRIVAL[0] = max(time.time_ns(), _LAST_ARRIVAL[0] + 1)
+    return _LAST_ARRIVAL[0]
+
 @patch
 def record(self:ABTest, unit_id:str, prompt:str, response:str, **outcome) -> 'Feedback':
     ("Store the unit's outcome (`label=`, `rating=` or `score=`) as a feedback record tagged with the experiment "
-     "and variant.")
+     "and variant, stamped with its arrival (`metadata['arrival_ns']`: the order the sequential test replays).")
     kind = next(
         (k for k, f in [('thumbs', 'label'), ('rating', 'rating'), ('score', 'score')] if f in outcome), None
     )
@@ -829,15 +839,24 @@ def record(self:ABTest, unit_id:str, prompt:str, response:str, **outcome) -> 'Fe
         model_version=v,
         run_id=f'ab:{self.experiment}',
         rater=str(unit_id),
-        metadata={'experiment': self.experiment, 'unit_id': str(unit_id)},
+        metadata={'experiment': self.experiment, 'unit_id': str(unit_id), 'arrival_ns': arrival_ns()},
         **outcome,
     )
     self.store.add(fb)
     return fb
 
 # %% ../nbs/08_evaluation.ipynb #a1147b44
+MIN_AB_UNITS = 30   # units per arm before the sequential test looks (plug-in variances are unstable below)
+
+def _arrival(r) -> int:
+    "When an outcome arrived, in ns: its arrival stamp, else its created_at (records from elsewhere)."
+    a = (r.metadata or {}).get('arrival_ns')
+    if isinstance(a, int) and not isinstance(a, bool): return a
+    return int(datetime.fromisoformat(r.created_at).timestamp() * 1e9)
+
 def _ab_outcomes(store, t, agent:str, experiment:str) -> tuple:
-    "Per unit (variant, rater): its outcomes (0-1) and when the first arrived; exposures per variant; thumbs only?"
+    ("Per unit (variant, rater): its outcomes (0-1) and when the first arrived (ns, in arrival order); exposures per "
+     "variant; thumbs only?")
     import sqlalchemy as sa
     from rlnb.formatting import utility
     with store.engine.connect() as c:
@@ -847,9 +866,9 @@ def _ab_outcomes(store, t, agent:str, experiment:str) -> tuple:
         raise ValueError(f"experiment {experiment!r} has {len(expo)} exposures but no outcomes yet: record thumbs, "
                          "ratings or scores first")
     per_unit, first = defaultdict(list), {}   # the unit of randomisation is the unit: average its outcomes
-    for r in sorted(recs, key=lambda r: r.created_at):
+    for r in sorted(recs, key=lambda r: (_arrival(r), r.id)):
         per_unit[(r.model_version, r.rater)].append(utility(r))
-        first.setdefault((r.model_version, r.rater), r.created_at)
+        first.setdefault((r.model_version, r.rater), _arrival(r))
     return per_unit, first, Counter(e['variant'] for e in expo), all(r.kind == 'thumbs' for r in recs)
 
 def _ab_arm(x, exposed:int, alpha:float, binary:bool) -> dict:
@@ -861,16 +880,30 @@ def _ab_arm(x, exposed:int, alpha:float, binary:bool) -> dict:
         row['ci'] = [round(float(lo), 4), round(float(hi), 4)]
     return row
 
-def _ab_sequential(per_unit, first, ctrl:str, v:str, tau:float) -> float:
-    "The always-valid p-value, replayed over the units in the order their first outcome arrived."
+def _floored_var(x) -> float:
+    ("The variance of an arm's mean with a floor: two pseudo-outcomes, 0 and 1, join the arm (Laplace), so an arm "
+     "whose outcomes are all equal never has variance 0.")
+    import numpy as np
+    return float(np.var(np.concatenate([x, [0.0, 1.0]]), ddof=1) / len(x))
+
+def _ab_sequential(per_unit, first, ctrl:str, v:str, tau:float, min_units:int=MIN_AB_UNITS) -> float:
+    ("The always-valid p-value, replayed over the units in the order their first outcome arrived, looking only once "
+     "both arms have `min_units` units, with floored variances.")
     import numpy as np
     seq_d, seq_v, xa, xb = [], [], [], []
-    for k in sorted([k for k in per_unit if k[0] in (ctrl, v)], key=lambda k: first[k]):
+    for k in sorted([k for k in per_unit if k[0] in (ctrl, v)], key=lambda k: (first[k], k)):
         (xa if k[0] == ctrl else xb).append(np.mean(per_unit[k]))
-        if len(xa) >= 2 and len(xb) >= 2:
-            seq_d.append(np.mean(xb) - np.mean(xa))
-            seq_v.append(np.var(xa, ddof=1) / len(xa) + np.var(xb, ddof=1) / len(xb))
+        if len(xa) >= min_units and len(xb) >= min_units:
+            a, b = np.array(xa), np.array(xb)
+            seq_d.append(b.mean() - a.mean())
+            seq_v.append(_floored_var(a) + _floored_var(b))
     return float(msprt_pvalue(seq_d, seq_v, tau)[-1]) if seq_d else 1.0
+
+def _first_units(per_unit, first, v:str, n:int):
+    "The outcomes of the first `n` units of arm `v` to arrive (what the fixed-horizon test may use)."
+    import numpy as np
+    ks = sorted([k for k in per_unit if k[0] == v], key=lambda k: (first[k], k))[:n]
+    return np.array([np.mean(per_unit[k]) for k in ks])
 
 # %% ../nbs/08_evaluation.ipynb #07d1da45
 def _ab_decision(v, ctrl, r, p_seq, n:int, horizon, alpha) -> str:
@@ -879,6 +912,12 @@ def _ab_decision(v, ctrl, r, p_seq, n:int, horizon, alpha) -> str:
         return side if r['p_value'] < alpha else 'no significant difference at the horizon'
     if p_seq < alpha: return f"{side} (always-valid p < {alpha}: safe to stop)"
     return f"wait: {n} of {horizon} units per arm" if horizon else 'wait: the sequential test has not decided'
+
+def _horizon_note(n:int, horizon) -> str|None:
+    if horizon is None or n < horizon: return None
+    return (f"horizon reached ({n} units per arm, planned {horizon}): the fixed test uses the first {horizon} units of "
+            "each arm, so later looks cannot change it; units beyond the horizon count only in the always-valid "
+            "p-value")
 
 # %% ../nbs/08_evaluation.ipynb #80f6d22e
 def ab_report(
@@ -889,9 +928,11 @@ def ab_report(
     power: float = 0.8,
     mde: float | None = None,  # effect to size the test for (default: the experiment's, else 0.05 on the 0-1 scale)
     tau: float | None = None,  # mixing scale of the sequential test (default: mde)
+    min_units: int = MIN_AB_UNITS,  # units per arm before the sequential test looks
 ) -> dict:
     ("Per variant: exposed units, units with an outcome, mean outcome (0-1 scale) with CI; each variant against the "
-     "control: difference, CI, p-value, the always-valid p-value, units needed, and a decision.")
+     "control: difference, CI, p-value, the always-valid p-value, units needed, and a decision. At the horizon the "
+     "fixed test uses each arm's first `horizon` units, so watching after it changes nothing.")
     import numpy as np
     t = ABTest(store, agent, experiment)
     mde, horizon, ctrl = mde or t.config.get('mde') or 0.05, t.config.get('horizon'), t.variants[0]
@@ -904,19 +945,71 @@ def ab_report(
            'vs_control': {}}
     for v in t.variants[1:]:
         a, b = arms[ctrl], arms[v]
-        if min(len(a), len(b)) < 2:
+        n = min(len(a), len(b))
+        if n < 2:
             out['vs_control'][v] = {'decision': f'wait: {len(a)} and {len(b)} units with outcomes'}
             continue
+        if horizon is not None and n >= horizon:                    # the fixed test sees the planned sample only
+            a, b = _first_units(per_unit, first, ctrl, horizon), _first_units(per_unit, first, v, horizon)
         r = two_proportion_test(a.sum(), len(a), b.sum(), len(b), 1 - alpha) if binary else welch_test(a, b, 1 - alpha)
         sd = None if binary else float(np.concatenate([a, b]).std(ddof=1))
-        p_seq = _ab_sequential(per_unit, first, ctrl, v, tau or mde)
+        p_seq = _ab_sequential(per_unit, first, ctrl, v, tau or mde, min_units)
         out['vs_control'][v] = {'diff': round(float(r['diff']), 4), 'ci': [round(float(c), 4) for c in r['ci']],
                                 'p_value': round(float(r['p_value']), 5), 'p_always_valid': round(p_seq, 5),
                                 'units_needed_per_arm': sample_size(float(a.mean()) if binary else 0.5, mde, alpha,
                                                                     power, sd),
-                                'mde': mde, 'decision': _ab_decision(v, ctrl, r, p_seq, min(len(a), len(b)), horizon,
-                                                                     alpha)}
+                                'mde': mde, 'decision': _ab_decision(v, ctrl, r, p_seq, n, horizon, alpha),
+                                'horizon_note': _horizon_note(n, horizon)}
     return out
+
+# %% ../nbs/08_evaluation.ipynb #eb80de68
+def simulate_ab(store,                     # a FeedbackStore: the experiments are written into it, as users' would be
+                experiments: int = 200,    # how many A/B tests
+                effect: float = 0.0,       # true difference treat - control on the 0-1 scale (0: A/A)
+                base: float = 0.3,         # the control's true mean (thumbs-up rate, or mean utility of ratings)
+                horizon: int = 60,         # units per arm planned for the fixed test
+                mde: float = 0.1,          # what the horizon was sized for (the sequential test's mixing scale)
+                watch_every: int = 5,      # ab_report is read after every this many arriving units
+                kinds: tuple = ('thumbs', 'ratings'),          # outcome kinds, in turn
+                splits: tuple = ((0.5, 0.5), (0.7, 0.3)),      # traffic splits control/treat, in turn
+                seed: int = 0,
+                prefix: str = 'sim') -> dict:
+    ("Run `experiments` A/B tests the way a product does: units arrive one after another (bursts within one second, "
+     "every 4th unit rating twice), each outcome through `ABTest.record`, `ab_report` read after every "
+     "`watch_every` units like a dashboard; outcome kinds and traffic splits in turn. Returns the share of tests "
+     "that declared a winner while watching, at the horizon, and either way.")
+    import random as _random
+    from datetime import timedelta
+    rng = _random.Random(seed)
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    watched = at_horizon = any_winner = 0
+    looks, stops = [], []
+    for e in range(experiments):
+        thumbs = kinds[e % len(kinds)] == 'thumbs'
+        weights = list(splits[(e // len(kinds)) % len(splits)])
+        ab = ABTest(store, 'simulated', f'{prefix}-{seed}-{e}', ['control', 'treat'], weights, horizon, mde)
+        clock, n, units, won_early, final, k = t0, {'control': 0, 'treat': 0}, 0, False, None, 0
+        while min(n.values()) < horizon:
+            clock += timedelta(seconds=0 if rng.random() < 0.5 else rng.expovariate(1.0))   # bursts: same second
+            u = f'u{e}-{units}'; units += 1
+            v = ab.variant(u); n[v] += 1
+            p = base + (effect if v == 'treat' else 0.0)
+            for _ in range(2 if units % 4 == 0 else 1):
+                at = clock.isoformat(timespec='seconds')
+                if thumbs: ab.record(u, 'q', 'a', label=rng.random() < p, created_at=at)
+                else: ab.record(u, 'q', 'a', rating=1 + sum(rng.random() < p for _ in range(4)), created_at=at)
+            if units % watch_every == 0 and min(n.values()) >= 2:
+                d = ab_report(store, 'simulated', ab.experiment)['vs_control']['treat']['decision']
+                k += 1
+                if 'safe to stop' in d and not won_early: won_early = True; stops.append(units)
+        final = ab_report(store, 'simulated', ab.experiment)['vs_control']['treat']['decision']
+        fixed = final.startswith('treat ')
+        watched += won_early; at_horizon += fixed; any_winner += won_early or fixed; looks.append(k)
+    r = lambda x: round(x / experiments, 4)
+    return {'experiments': experiments, 'kinds': list(kinds), 'splits': [list(x) for x in splits], 'effect': effect, 'base': base, 'horizon': horizon, 'mde': mde,
+            'watch_every': watch_every, 'seed': seed, 'mean_looks': round(sum(looks) / len(looks), 1),
+            'winner_while_watching': r(watched), 'winner_at_horizon': r(at_horizon),
+            'winner_either': r(any_winner), 'median_units_at_early_stop': sorted(stops)[len(stops) // 2] if stops else None}
 
 # %% ../nbs/08_evaluation.ipynb #4c53591b
 _NOT_SMALL_TALK = (
