@@ -63,7 +63,13 @@ class Jobs:
             sa.Column('started_at', sa.String(32)),
             sa.Column('finished_at', sa.String(32)),
         )
+        # one queued/running job per agent, enforced by the database: it holds across server processes
+        sa.Index('uq_one_active_job', self.t.c.agent_id, unique=True,
+                 sqlite_where=self.t.c.status.in_(['queued', 'running']),
+                 postgresql_where=self.t.c.status.in_(['queued', 'running']))
         create_tables(md, store.engine)
+        try: next(i for i in self.t.indexes if i.name == 'uq_one_active_job').create(store.engine, checkfirst=True)
+        except sa.exc.IntegrityError: pass   # an older database with two active jobs of one agent: reaped later
 
 # %% ../nbs/10_api.ipynb #cf4a964b
 @patch
@@ -86,6 +92,13 @@ def get(self:Jobs, jid:str) -> dict|None:
     return dict(r) if r else None
 
 @patch
+def start(self:Jobs, jid:str) -> bool:
+    "Mark a queued job running in this process; False if it is no longer queued (cancelled while its worker started)."
+    with self.store.engine.begin() as c:
+        return c.execute(self.t.update().where(self.t.c.id == jid, self.t.c.status == 'queued')
+                         .values(status='running', started_at=_now(), pid=os.getpid())).rowcount == 1
+
+@patch
 def update(self:Jobs, jid:str, **fields):
     with self.store.engine.begin() as c: c.execute(self.t.update().where(self.t.c.id == jid).values(**fields))
 
@@ -99,16 +112,17 @@ def list(self:Jobs, agent:str|None=None) -> list[dict]:
 # %% ../nbs/10_api.ipynb #e15d43b2
 @patch
 def reap(self:Jobs, jid:str) -> dict|None:
-    "The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the error)."
+    ("The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the error); "
+     "a job left 'queued' without a worker for a minute (the server stopped while starting it) too.")
     j = self.get(jid)
     if j and j['status'] in ('running', 'queued') and j['pid'] and not _alive(j['pid']):
         tail = _tail(j['log_path'])
-        self.update(
-            jid,
-            status='failed',
-            error=f"the worker process (pid {j['pid']}) died before finishing. Log tail:\n{tail}",
-            finished_at=_now(),
-        )
+        self.update(jid, status='failed', error=f"the worker process died before finishing. Log tail:\n{tail}",
+                    finished_at=_now())
+        j = self.get(jid)
+    elif j and j['status'] == 'queued' and not j['pid'] and \
+            datetime.now(timezone.utc) - datetime.fromisoformat(j['created_at']) > timedelta(seconds=60):
+        self.update(jid, status='failed', error='no worker started for this job', finished_at=_now())
         j = self.get(jid)
     return j
 
@@ -281,7 +295,7 @@ def run_job(jid:str, db:str|None=None):
     db = _job_db(db)
     store = FeedbackStore(db); jobs = Jobs(store); j = jobs.get(jid)
     if j is None: raise SystemExit(f"no job {jid} in {redact_url(store.url)}")
-    jobs.update(jid, status='running', started_at=_now(), pid=os.getpid())
+    if not jobs.start(jid): raise SystemExit(f"job {jid} is {jobs.get(jid)['status']}: not started")
     if j['params'].get('watch_parent', True): _watch_parent(jobs, jid)
     params = {k: v for k, v in j['params'].items() if k not in ('kind', 'watch_parent')}
     try:
@@ -353,7 +367,7 @@ def run_online_job(jid:str, db:str|None=None):
      "result.")
     from rlnb.online import OnlineLearner
     store = FeedbackStore(_job_db(db)); jobs = Jobs(store); j = jobs.get(jid)
-    jobs.update(jid, status='running', started_at=_now(), pid=os.getpid())
+    if not jobs.start(jid): raise SystemExit(f"job {jid} is {jobs.get(jid)['status']}: not started")
     if j['params'].get('watch_parent', True): _watch_parent(jobs, jid)
     try:
         L = OnlineLearner(j['agent_id'], store, config=online_config(), judge=online_judge())
@@ -395,9 +409,17 @@ def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
         if len(act := active_jobs(st)) >= max_jobs():
             raise Busy(f"{len(act)} jobs are active, the maximum on this server (RLNB_MAX_JOBS={max_jobs()}): retry "
                        "later")
-        job = st.jobs.create(agent, params)
+        import sqlalchemy as sa
+        try: job = st.jobs.create(agent, params)
+        except sa.exc.IntegrityError:                  # another server process started one for this agent just now
+            raise Busy(f"agent {agent!r} has a job active: wait for it, or cancel it") from None
+        act = sorted(active_jobs(st), key=lambda j: (j['created_at'], j['id']))   # every process sees this order
+        if job['id'] not in [j['id'] for j in act[:max_jobs()]]:
+            with st.store.engine.begin() as c: c.execute(st.jobs.t.delete().where(st.jobs.t.c.id == job['id']))
+            raise Busy(f"the server runs its maximum of {max_jobs()} jobs (RLNB_MAX_JOBS): retry later")
     log = Path(models_dir())/agent/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, 'RLNB_JOB_DB': st.store.engine.url.render_as_string(hide_password=False),
+    env = {**{k: v for k, v in os.environ.items() if k not in ('RLNB_API_TOKEN', 'RLNB_API_TOKENS')},
+           'RLNB_JOB_DB': st.store.engine.url.render_as_string(hide_password=False),
            'RLNB_HOME': str(rlnb_home())}
     code = f'import sys; from rlnb.api import {entry}; {entry}(sys.argv[1])'
     try:
@@ -432,6 +454,11 @@ def cancel_job(st, jid:str, reason:str='cancelled') -> dict:
     return st.jobs.get(jid)
 
 # %% ../nbs/10_api.ipynb #24555929
+def _AGENT_OK(a:str) -> bool:
+    try: return bool(check_agent(a))
+    except ValueError: print(f'[rlnb online] RLNB_ONLINE_AGENTS: skipping {a!r} (not an agent id)', file=sys.stderr)
+    return False
+
 class OnlineScheduler:
     ("With ENABLE_ONLINE_LEARNING: every RLNB_ONLINE_CHECK_S seconds (default 300), start a retrain job for each agent "
      "with a deployed version that should retrain and has no job active (never a baseline: that is an admin's call).")
@@ -442,12 +469,13 @@ class OnlineScheduler:
         "One pass: the agents whose retrain was started."
         st, out = self.st, []
         _ = st.store
-        agents = [a for a in os.environ.get('RLNB_ONLINE_AGENTS', '').split(',') if a] or st.registry.agents()
+        named = [a.strip() for a in os.environ.get('RLNB_ONLINE_AGENTS', '').split(',') if a.strip()]
+        agents = [a for a in named if _AGENT_OK(a)] or st.registry.agents()
         for a in agents:
             if active_jobs(st, a) or st.registry.deployed(a) is None: continue
             if online_judge() is not None and st.learner(a).should_retrain():
                 try: spawn_online_job(st, a); out.append(a)
-                except Busy: break                               # no free slot: the next pass tries again
+                except Busy: continue                            # no free slot for it: the next pass tries again
         self.started += out
         return out
     def _loop(self):
@@ -510,7 +538,9 @@ def api_tokens(token:str|None=None, tokens:dict|str|None=None) -> list[tuple[byt
     out = [(_digest(token), Principal('RLNB_API_TOKEN', frozenset(SCOPES)))] if token else []
     if isinstance(tokens, str) and tokens.strip():
         tokens = json.loads(tokens if tokens.lstrip().startswith('{') else Path(tokens).expanduser().read_text())
+    if not isinstance(tokens or {}, dict): raise ValueError("RLNB_API_TOKENS must be a JSON object of named tokens")
     for name, d in (tokens or {}).items():
+        if not isinstance(d, dict): raise ValueError(f"token {name!r}: must be an object with token/sha256 and scopes")
         scopes = set(d.get('scopes') or [])
         if not scopes or scopes - set(SCOPES):
             raise ValueError(f"token {name!r}: scopes must be a non-empty subset of {SCOPES}, got {sorted(scopes)}")
@@ -518,6 +548,9 @@ def api_tokens(token:str|None=None, tokens:dict|str|None=None) -> list[tuple[byt
         dig = _digest(d['token']) if 'token' in d else bytes.fromhex(d['sha256'])
         if 'token' in d and len(d['token']) < 16: raise ValueError(f"token {name!r} is shorter than 16 characters")
         agents = d.get('agents')
+        if agents is not None and (not isinstance(agents, list) or not agents or
+                                   not all(isinstance(a, str) for a in agents)):
+            raise ValueError(f"token {name!r}: agents must be a non-empty list of agent ids (leave it out for all)")
         out.append((dig, Principal(name, frozenset(scopes), frozenset(map(check_agent, agents)) if agents else None)))
     return out
 
@@ -536,13 +569,16 @@ class _Guard:
         self._cache = (None, None)
     def principals(self):
         key = (self.token, self.tokens, os.environ.get('RLNB_API_TOKEN'), os.environ.get('RLNB_API_TOKENS'))
-        if self._cache[0] != key: self._cache = (key, api_tokens(self.token, self.tokens))
+        if self._cache[0] != key:
+            try: self._cache = (key, api_tokens(self.token, self.tokens))
+            except (ValueError, OSError, TypeError) as e: self._cache = (key, e)
         return self._cache[1]
     def allowed_hosts(self) -> set:
         if self.hosts is not None: return set(self.hosts)
         extra = [h.strip() for h in os.environ.get('RLNB_ALLOWED_HOSTS', '').split(',') if h.strip()]
         return set(LOOPBACK_HOSTS) | set(extra)
-    def who(self, h:dict) -> Principal|None|str:
+    def who(self, h:dict, client) -> Principal|None|str:
+        if isinstance(self.principals(), Exception): return 'misconfigured'
         auth = h.get(b'authorization', b'')
         if auth.startswith(b'Bearer ') and len(auth) < 4096:
             d = hashlib.sha256(auth[7:]).digest()
@@ -550,7 +586,8 @@ class _Guard:
             if hit: return hit[0]
             return 'invalid'
         insecure = self.insecure if self.insecure is not None else os.environ.get('RLNB_API_INSECURE') == '1'
-        if insecure: return Principal('insecure', frozenset(SCOPES))
+        if insecure and (client or ('',))[0] in ('127.0.0.1', '::1', 'testclient'):   # loopback callers only
+            return Principal('insecure', frozenset(SCOPES))
         return None if self.principals() else 'unconfigured'
     async def __call__(self, scope, receive, send):
         if scope['type'] != 'http': return await self.app(scope, receive, send)
@@ -564,8 +601,13 @@ class _Guard:
         n = h.get(b'content-length')
         if n is not None and (not n.isdigit() or int(n) > MAX_BODY):
             return await _deny(413, f'request body over {MAX_BODY:,} bytes')(scope, receive, send)
+        if scope['path'] in _OPEN and scope['method'] not in ('GET', 'HEAD'):   # no body is read for these
+            return await _deny(405, 'Method Not Allowed')(scope, receive, send)
         if scope['path'] not in _OPEN:
-            p = self.who(h)
+            p = self.who(h, scope.get('client'))
+            if p == 'misconfigured':
+                return await _deny(503, f'the server\'s token configuration is invalid: {self.principals()}')(
+                    scope, receive, send)
             if p == 'unconfigured':
                 return await _deny(401, 'this server has no API token: set RLNB_API_TOKEN (and send Authorization: '
                                         'Bearer <token>), or start it with --insecure on loopback')(scope, receive, send)
@@ -593,7 +635,8 @@ def need(scope_name:str, agent_from:str|None='agent_id'):
     ("A route dependency: the caller's token must hold `scope_name` (admin holds all) for the agent in path parameter "
      "`agent_from`; else 403.")
     def check(request: Request) -> Principal:
-        p = request.scope.get('rlnb_principal') or Principal('in-process', frozenset(SCOPES))
+        p = request.scope.get('rlnb_principal')
+        if p is None: raise HTTPException(401, detail='no authenticated caller')   # fail closed
         agent = request.path_params.get(agent_from) if agent_from else None
         if not p.can(scope_name, agent):
             raise HTTPException(403, detail=f"token {p.name!r} may not do {scope_name!r}"
@@ -610,20 +653,28 @@ class _State:
     "The store, registry and jobs of one app, opened on first use."
     def __init__(self, db):
         self.db, self._store, self.spawn_lock, self.spawned = db, None, threading.Lock(), set()
+        self._open_lock, self._server = threading.Lock(), None
     @property
     def store(self) -> FeedbackStore:
+        "Opened once, by one thread; the others wait (a failed open is retried by the next request)."
         if self._store is None:
-            from rlnb.registry import Registry
-            self._store = FeedbackStore(self.db); self.registry = Registry(self._store); self.jobs = Jobs(self._store)
-            for j in self.jobs.list():  # a restart: jobs whose worker is gone are failed, not left 'running'
-                if j['status'] in ('queued', 'running'): self.jobs.reap(j['id'])
+            with self._open_lock:
+                if self._store is None:
+                    from rlnb.registry import Registry
+                    store = FeedbackStore(self.db); registry = Registry(store); jobs = Jobs(store)
+                    for j in jobs.list():  # a restart: jobs whose worker is gone are failed, not left 'running'
+                        if j['status'] in ('queued', 'running'): jobs.reap(j['id'])
+                    self.registry, self.jobs, self._store = registry, jobs, store        # the store last
         return self._store
     @property
     def server(self):
         "The PolicyServer answering /v1/chat/completions (loads GGUFs on first use)."
-        if getattr(self, '_server', None) is None:
-            from rlnb.online import PolicyServer
-            _ = self.store; self._server = PolicyServer(self.registry)
+        if self._server is None:
+            _ = self.store
+            with self._open_lock:
+                if self._server is None:
+                    from rlnb.online import PolicyServer
+                    self._server = PolicyServer(self.registry)
         return self._server
     def learner(self, agent:str):
         from rlnb.online import OnlineLearner
@@ -814,7 +865,7 @@ def online_routes(st, allow_training:bool=True) -> APIRouter:
         keys = ('id', 'status', 'progress', 'message', 'created_at')
         s['jobs'] = [{k: j[k] for k in keys} for j in st.jobs.list(agent)[:5]]
         s['online_learning_enabled'] = online_enabled()
-        srv = getattr(st, '_server', None)
+        srv = st._server
         s['serving'] = srv.status(agent) if srv is not None else {'serving': None, 'load_error': None}
         return s
     @r.post('/api/policies/{agent_id}/retrain', status_code=202, dependencies=[need('admin')],
@@ -865,7 +916,7 @@ def policy_routes(st) -> APIRouter:
     @r.get('/api/policies/{agent_id}/{version}', summary='One version; `full=true` (admin) adds its evaluation report')
     def get_policy(agent_id:str, version:str, request:Request, full:bool=False):
         agent = _agent(agent_id); _ = st.store
-        if full: _allowed(request.scope.get('rlnb_principal') or Principal('in-process', frozenset(SCOPES)), 'admin', agent)
+        if full: _allowed(request.scope['rlnb_principal'], 'admin', agent)
         try: return _version_out(st.registry.get(agent, version), full)
         except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
         except ValueError as e: _reject(e, ('path', 'version'))
@@ -942,6 +993,11 @@ def serve_checks(cfg:ServeConfig) -> str|None:
     loop = cfg.host in ('127.0.0.1', 'localhost', '::1') or cfg.host.startswith('127.')
     try: has = bool(api_tokens())
     except (ValueError, OSError) as e: return f"rlnb_serve_api: RLNB_API_TOKENS is invalid: {e}"
+    if cfg.db and '://' in cfg.db and redact_url(cfg.db) != cfg.db:
+        return ("rlnb_serve_api: --db holds a password, which every user of this machine can read in its command "
+                "line: put the URL in env DATABASE_URL instead")
+    if cfg.insecure and '*' in (cfg.allowed_hosts or '').split(','):
+        return "rlnb_serve_api: --insecure with --allowed-hosts '*' would let any web page drive the server: name hosts"
     if cfg.insecure and not loop:
         return f"rlnb_serve_api: --insecure is allowed on loopback only, not --host {cfg.host}: set RLNB_API_TOKEN"
     if not has and not cfg.insecure:

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from .core import create_tables, check_agent, models_dir, new_run, StageConfig
 from .feedback import Feedback, FeedbackStore
-from .registry import Registry, _version, _abs, check_gguf   # check_gguf: every deploy path checks the GGUF
+from .registry import Registry, _version, _abs, _rel, check_gguf   # check_gguf: every deploy path checks the GGUF
 
 # %% auto #0
 __all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'buffer_size', 'buffer', 'add_feedback', 'last_trained_at',
@@ -239,8 +239,9 @@ def get_status(self:OnlineLearner) -> dict:
     ok, reason = self.should_retrain(why=True)
     last = self.last_trained_at()
     dep = self.registry.deployed(self.agent)
-    running = self._runs('running')
-    runs = self._runs()
+    public = lambda r: {k: v for k, v in r.items() if k != 'pid'} if r else None   # no pids in a status
+    running = [public(r) for r in self._runs('running')]
+    runs = [public(r) for r in self._runs()]
     return {
         'agent': self.agent,
         'buffer_size': self.buffer_size(),
@@ -358,7 +359,8 @@ def rollback(self:OnlineLearner, version=None, reason:str|None=None, force:bool=
     "Deploy an earlier version again (default: the one deployed before the current one)."
     cur = self.registry.deployed(self.agent)
     if version is None: version = self.registry.previous(self.agent)
-    return self.deploy(version, reason=reason or f'rollback from {cur.name if cur else None}', action='rollback',
+    default = None if force else f'rollback from {cur.name if cur else None}'   # a forced one needs its own reason
+    return self.deploy(version, reason=reason or default, action='rollback',
                        force=force, actor=actor)
 
 # %% ../nbs/09_online.ipynb #01558901
@@ -476,14 +478,14 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
         eval_report=asdict(report), status_reason=decision.reason,
         metrics={**{k: x for k, x in tr.metrics.items() if not isinstance(x, (list, dict))}, **times,
                  'gate_passed': decision.passed, 'gate_lower': decision.ci[0], 'win_rate': decision.win_rate},
-        config={'online': asdict(c), 'train': asdict(cfg)},
+        config={'online': asdict(c), 'train': {**asdict(cfg), 'model': _rel(cfg.model)}},
         data_counts={'buffer': len(snap), 'train_records': len(train_recs), 'replay': len(replay),
                      'heldout_records': len(snap) - len(train_recs), f'{c.algorithm}_rows': len(rows),
                      'heldout_prompts': len(prompts)})
     deployed = decision.passed and c.auto_deploy
     if deployed: v = self.deploy(v.version, reason=decision.reason)
     return {'version': v.version, 'name': v.name, 'parent': dep.name, 'deployed': deployed,
-            'decision': asdict(decision), 'run': str(run), 'seconds': round(time.perf_counter() - t0, 1),
+            'decision': asdict(decision), 'run': _rel(run), 'seconds': round(time.perf_counter() - t0, 1),
             'train_s': times['train_s'], 'eval_s': times['eval_s'], 'rows': len(rows)}
 
 # %% ../nbs/09_online.ipynb #8505423e
@@ -585,11 +587,15 @@ class PolicyServer:
             dep = self.registry.deployed(a)
             if dep is None: raise LookupError(f"agent {a!r} has no deployed policy version")
             cur = self._live.get(a)
-            if cur is None or cur.version != dep.name:
+            failed = self.load_errors.get(a, {}).get('version') == dep.name
+            if cur is not None and cur.version != dep.name and failed: pass   # no reload loop: wait for a new deploy
+            elif cur is None or cur.version != dep.name:
                 t = time.perf_counter()
                 try: new = self._load(dep)                                 # load first (slow), outside the lock
                 except Exception as e:                                     # keep serving the last good model
-                    self.load_errors[a] = {'version': dep.name, 'error': f'{type(e).__name__}: {e}'[:500],
+                    from rlnb.core import rlnb_home                      # paths in the message: relative to the home
+                    msg = f'{type(e).__name__}: {e}'.replace(str(rlnb_home()) + os.sep, '')
+                    self.load_errors[a] = {'version': dep.name, 'error': msg[:500],
                                            'at': _now(), 'serving': cur.version if cur else None}
                     self._checked[a] = time.monotonic()
                     if cur is None: raise
@@ -639,7 +645,10 @@ def pick(self:PolicyServer, agent:str, user:str|None=None) -> tuple:
     elif time.monotonic() - self._checked.get(agent, 0) > self.ttl:
         self.refresh(agent, wait=False)  # a reload under way: serve the current one
     with self._swap:
-        live, ab = self._live[agent], self._ab.get(agent)
+        live, ab = self._live.get(agent), self._ab.get(agent)
+    if live is None:                                  # evicted by another request's load in between
+        self.refresh(agent)
+        with self._swap: live = self._live[agent]
     if ab and user is not None:
         return (ab['live'] if ab['test'].expose(user) == ab['live'].version else live), ab['experiment']
     return live, None

@@ -295,9 +295,9 @@ def check_gguf(path) -> Path:
     if p is None or not p.exists():
         raise FileNotFoundError(f"GGUF {path} does not exist: export the version first (auto_export or rlnb_export)")
     if p.stat().st_size < 1024:
-        raise ValueError(f"GGUF {p} is {p.stat().st_size} bytes: truncated or empty, refusing to deploy it")
+        raise ValueError(f"GGUF {_rel(p)} is {p.stat().st_size} bytes: truncated or empty, refusing to deploy it")
     with open(p, 'rb') as f: magic = f.read(4)
-    if magic != b'GGUF': raise ValueError(f"{p} is not a GGUF file (magic {magic!r}): refusing to deploy it")
+    if magic != b'GGUF': raise ValueError(f"{_rel(p)} is not a GGUF file (magic {magic!r}): refusing to deploy it")
     return p
 
 def deploy_allowed(self:Registry, v:PolicyVersion) -> str|None:
@@ -358,7 +358,9 @@ def _set_deployed(self:Registry, agent:str, version:int, action:str, reason:str|
                     )
                 )
             return self.get(agent, target.version)
-        except sa.exc.IntegrityError: time.sleep(0.01 * (attempt + 1))   # a concurrent deploy won: retry after it
+        except sa.exc.IntegrityError as e:                         # a concurrent deploy won: retry after it
+            if 'uq_one_deployed' not in str(e) and 'policy_versions.agent_id' not in str(e): raise
+            time.sleep(0.01 * (attempt + 1))
         except sa.exc.OperationalError as e:
             if 'locked' not in str(e): raise
             time.sleep(0.01 * (attempt + 1))
