@@ -818,6 +818,7 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
             job = spawn_job(st, agent, {**req.model_dump(), **({'kind': 'dry_run'} if req.dryRun else {})})
         except ValueError as e: raise HTTPException(400, detail=str(e))   # InsufficientFeedback included
         except Busy as e: _busy(e)
+        except OSError as e: raise HTTPException(503, detail=f'could not start a worker process: {e}')
         if req.dryRun:                                 # DPO's probe trains two steps: in a worker, never in the server
             j = _wait_job(st, job['id'])
             if j['status'] != 'succeeded': raise HTTPException(400, detail=(j['error'] or 'the dry run failed')[:2000])
@@ -882,6 +883,7 @@ def online_routes(st, allow_training:bool=True) -> APIRouter:
         if n < 1: raise HTTPException(400, detail=f'Insufficient feedback: {n} new samples since the last retrain')
         try: job = spawn_online_job(st, agent, body.baseline)
         except Busy as e: _busy(e)
+        except OSError as e: raise HTTPException(503, detail=f'could not start a worker process: {e}')
         return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
     @r.post('/api/policies/{agent_id}/deploy',
             summary='Deploy a version that passed the gate (or force it, with a reason); its GGUF is checked first')
