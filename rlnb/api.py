@@ -631,22 +631,20 @@ class _Guard:
             return await self.app(scope, replay, send)
         await self.app(scope, receive, send)
 
+def _allowed(p:Principal, scope_name:str, agent:str|None):
+    "403 unless the caller may do `scope_name` on `agent`."
+    if not p.can(scope_name, agent):
+        raise HTTPException(403, detail=f"token {p.name!r} may not do {scope_name!r}" + (f" on agent {agent!r}" if agent else ''))
+
 def need(scope_name:str, agent_from:str|None='agent_id'):
     ("A route dependency: the caller's token must hold `scope_name` (admin holds all) for the agent in path parameter "
      "`agent_from`; else 403.")
     def check(request: Request) -> Principal:
         p = request.scope.get('rlnb_principal')
         if p is None: raise HTTPException(401, detail='no authenticated caller')   # fail closed
-        agent = request.path_params.get(agent_from) if agent_from else None
-        if not p.can(scope_name, agent):
-            raise HTTPException(403, detail=f"token {p.name!r} may not do {scope_name!r}"
-                                            + (f" on agent {agent!r}" if agent else ''))
+        _allowed(p, scope_name, request.path_params.get(agent_from) if agent_from else None)
         return p
     return Depends(check)
-
-def _allowed(p:Principal, scope_name:str, agent:str|None):
-    if not p.can(scope_name, agent):
-        raise HTTPException(403, detail=f"token {p.name!r} may not do {scope_name!r}" + (f" on agent {agent!r}" if agent else ''))
 
 # %% ../nbs/10_api.ipynb #84b76f2a
 class _State:
