@@ -15,12 +15,13 @@ from .feedback import Feedback
 from .widgets import binom_two_sided
 
 # %% auto #0
-__all__ = ['MIN_AB_UNITS', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'bootstrap_ci', 'outcomes', 'win_rate',
-           'length_controlled', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
-           'load_policy_pair', 'Answers', 'generate_answers', 'EvalReport', 'evaluate_policy', 'plot_report',
-           'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes', 'assign_variant', 'two_proportion_test',
-           'welch_test', 'sample_size', 'msprt_pvalue', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab',
-           'heldout_prompts', 'read_prompt_file', 'EvalConfig', 'evaluate_cli']
+__all__ = ['MIN_AB_UNITS', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci', 'outcomes',
+           'win_rate', 'length_controlled', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name',
+           'run_judge', 'load_policy_pair', 'decode', 'Answers', 'generate_answers', 'EvalReport', 'evaluate_policy',
+           'plot_report', 'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes', 'assign_variant',
+           'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue', 'ABTest', 'arrival_ns', 'ab_report',
+           'simulate_ab', 'heldout_prompts', 'eval_prompt_set', 'judge_validity', 'read_prompt_file', 'EvalConfig',
+           'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -39,19 +40,10 @@ def wilson_interval(k:float,          # successes (ties may count half, so fract
     return max(0.0, c - h), min(1.0, c + h)
 
 def t_quantile(q:float, df:int) -> float:
-    "Quantile `q` (in ½…1) of Student's t with `df` degrees of freedom: bisection on its CDF (Simpson's rule)."
+    "Quantile `q` (in ½…1) of Student's t with `df` degrees of freedom (`scipy.stats.t.ppf`)."
+    from scipy.stats import t
     if not 0.5 <= q < 1 or df < 1: raise ValueError(f"need 0.5 <= q < 1 and df >= 1, got q={q}, df={df}")
-    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
-    pdf = lambda x: c * (1 + x * x / df) ** (-(df + 1) / 2)
-    def cdf(t, n=2000):
-        h = t / n
-        return 0.5 + h / 3 * (pdf(0) + pdf(t) + sum((4 if i % 2 else 2) * pdf(i * h) for i in range(1, n)))
-    lo, hi = 0.0, 1.0
-    while cdf(hi) < q: hi *= 2
-    for _ in range(50):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if cdf(mid) < q else (lo, mid)
-    return (lo + hi) / 2
+    return float(t.ppf(q, df))
 
 def mean_ci(x, conf:float=0.95) -> tuple[float, float, float]:
     "Mean of a small sample and its Student-t interval: `(mean, lo, hi)`."
@@ -62,8 +54,20 @@ def mean_ci(x, conf:float=0.95) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 def sign_test(wins:int, losses:int) -> float:
-    "Two-sided exact sign test: binomial p-value of `wins` out of `wins + losses` against ½ (ties dropped before)."
-    return binom_two_sided(wins, wins + losses)
+    ("Two-sided exact sign test: binomial p-value of `wins` out of `wins + losses` against ½ (ties dropped before; "
+     "`scipy.stats.binomtest`).")
+    from scipy.stats import binomtest
+    return 1.0 if wins + losses == 0 else float(binomtest(int(wins), int(wins + losses), 0.5).pvalue)
+
+def prompts_needed(p:float,               # the true win rate to detect
+                   conf:float=0.95,       # two-sided level of the interval whose lower bound must clear ½
+                   power:float=0.8,
+                  ) -> int:
+    ("Prompts needed so that a true win rate `p` gives a lower confidence bound above ½ with probability `power`: "
+     "n = ((z₁₋α/2·½ + z_power·√(p(1−p))) / (p − ½))².")
+    if not 0.5 < p < 1: raise ValueError(f"the true win rate must lie in (0.5, 1), got {p}")
+    za, zb = _z(conf), NormalDist().inv_cdf(power)
+    return math.ceil(((za * 0.5 + zb * math.sqrt(p * (1 - p))) / (p - 0.5)) ** 2)
 
 def bootstrap_ci(x, stat=None,            # statistic of a resample (default: the mean)
                  n_boot:int=2000, conf:float=0.95, seed:int=0,
@@ -93,15 +97,22 @@ def outcomes(p_better, tie:float=0.0, identical=None):
     if identical is not None: o = np.where(np.asarray(identical, dtype=bool), 0.5, o)
     return o
 
-def win_rate(o, conf:float=0.95) -> dict:
-    ("Win rate of per-prompt outcomes `o` (1, ½, 0) with its Wilson interval (ties count half) and the sign-test "
-     "p-value.")
+def win_rate(o, conf:float=0.95,
+             clusters=None,      # cluster id per outcome (e.g. the conversation topic): the interval resamples clusters
+             seed:int=0) -> dict:
+    ("Win rate of per-prompt outcomes `o` (1, ½, 0) with its Wilson interval (ties count half), or a cluster bootstrap "
+     "interval when outcomes come in clusters, and the sign-test p-value.")
     import numpy as np
     o = np.asarray(o, dtype=float)
     if len(o) == 0: raise ValueError("no outcomes to compute a win rate from")
+    if clusters is not None and len(clusters) != len(o):
+        raise ValueError(f"{len(clusters)} cluster ids for {len(o)} outcomes")
     w, t, l = int((o == 1).sum()), int((o == 0.5).sum()), int((o == 0).sum())
-    lo, hi = wilson_interval(w + t / 2, len(o), conf)
-    return {'rate': round(float(o.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)], 'n': len(o),
+    k = len(set(clusters)) if clusters is not None else len(o)
+    lo, hi = wilson_interval(w + t / 2, len(o), conf) if k == len(o) or k < 2 else bootstrap_ci(o, conf=conf, seed=seed,
+                                                                                                groups=clusters)
+    return {'rate': round(float(o.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)], 'n': len(o), 'clusters': k,
+            'ci_method': 'wilson' if k == len(o) or k < 2 else 'cluster bootstrap',
             'wins': w, 'ties': t, 'losses': l, 'sign_p': round(sign_test(w, l), 5)}
 
 # %% ../nbs/08_evaluation.ipynb #25124864
@@ -277,6 +288,61 @@ def _check_same_arch(a, b):
             " base the policy was trained from"
         )
 
+# %% ../nbs/08_evaluation.ipynb #c126f953
+def _next_token(logits, do_sample:bool, temperature:float, top_p:float):
+    "Greedy, or a sample from softmax(logits / T) restricted to the top-p nucleus."
+    import torch
+    if not do_sample: return logits.argmax(-1)
+    probs = (logits / temperature).softmax(-1)
+    if top_p < 1:
+        p, i = probs.sort(-1, descending=True)
+        drop = (p.cumsum(-1) - p) > top_p                              # keep the smallest prefix reaching top_p
+        probs = torch.zeros_like(probs).scatter(-1, i, p.masked_fill(drop, 0))
+    return torch.multinomial(probs, 1)[:, 0]
+
+def decode(model, tok,
+           prompts: list[str],
+           max_new_tokens: int = 128,
+           do_sample: bool = False,
+           temperature: float = 0.7,
+           top_p: float = 1.0,
+           system: str | None = None,      # a system message for every prompt (else the chat template's default)
+           max_prompt_length: int = 1024,
+          ) -> dict:
+    ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the time "
+     "follows the answers' own lengths, not the longest one's. Same keys as `rlnb.ppo.sample`.")
+    import torch
+    from rlnb.core import render_chat
+    dev = next(model.parameters()).device
+    tok.padding_side, tok.truncation_side = 'left', 'left'
+    enc = tok([render_chat(tok, p, system=system) for p in prompts], return_tensors='pt', padding=True,
+              truncation=True, max_length=max_prompt_length, add_special_tokens=False).to(dev)
+    B, P = enc['input_ids'].shape
+    out = torch.full((B, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
+    live, attn = torch.arange(B, device=dev), enc['attention_mask']
+    x, pos, cache, T = enc['input_ids'], (attn.cumsum(-1) - 1).clamp(min=0), None, 0
+    with torch.no_grad():
+        for t in range(max_new_tokens):
+            o = model(input_ids=x, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=True,
+                      logits_to_keep=1)
+            cache, nxt = o.past_key_values, _next_token(o.logits[:, -1].float(), do_sample, temperature, top_p)
+            out[live, t], T = nxt, t + 1
+            keep = (nxt != tok.eos_token_id).nonzero()[:, 0]
+            if len(keep) == 0: break
+            if len(keep) < len(live):                                  # drop the finished answers from the batch
+                cache.batch_select_indices(keep); live, attn, nxt, pos = live[keep], attn[keep], nxt[keep], pos[keep]
+            attn = torch.cat([attn, attn.new_ones(len(live), 1)], 1)
+            x, pos = nxt[:, None], pos[:, -1:] + 1
+    resp = out[:, :max(T, 1)]
+    is_eos = resp == tok.eos_token_id
+    mask = (~((is_eos.long().cumsum(-1) - is_eos.long()) > 0)).float()    # up to and with the first EOS
+    completion_ids = [r[:int(m.sum())].tolist() for r, m in zip(resp, mask)]
+    return dict(
+        ids=torch.cat([enc['input_ids'], resp], 1), attn=torch.cat([enc['attention_mask'], mask.long()], 1),
+        mask=mask, n_prompt=P, has_eos=is_eos.any(-1), completion_ids=completion_ids,
+        responses=tok.batch_decode([c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids],
+                                   skip_special_tokens=True))
+
 # %% ../nbs/08_evaluation.ipynb #924535d9
 @dataclass
 class Answers:
@@ -300,18 +366,16 @@ def generate_answers(
     batch_size: int = 16,
     kl_base: bool = False,  # also estimate KL(model ‖ base) per response: base = `model` with its adapters disabled
     base=None,  # ... or a separate base model (same tokenizer)
+    system: str | None = None,  # a system message for every prompt (the deployment's; else the template's default)
 ) -> Answers:
-    ("Answer every prompt once (`rlnb.ppo.sample`: chat template, batched, seeded per batch); optionally the "
-     "per-response KL to the base (k1 summed over tokens).")
+    ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
+     "batch); optionally the per-response KL to the base (k1 summed over tokens).")
     import torch
-    from rlnb.ppo import PPOConfig, sample, forward_logprobs, kl_estimate
-    cfg = PPOConfig(
-        max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, top_k=0, max_prompt_length=1024
-    )
+    from rlnb.ppo import forward_logprobs, kl_estimate
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
     for i in range(0, len(prompts), batch_size):
         torch.manual_seed(seed + i)
-        s = sample(model, tok, prompts[i:i + batch_size], cfg, do_sample)
+        s = decode(model, tok, prompts[i:i + batch_size], max_new_tokens, do_sample, temperature, top_p, system)
         eos = s['has_eos'].tolist()
         out.texts += [t.strip() for t in s['responses']]
         out.has_eos += eos
@@ -335,14 +399,14 @@ def _stats(x, conf:float=0.95, seed:int=0) -> dict:
     return {'mean': round(float(x.mean()), 4), 'std': round(float(x.std(ddof=1)), 4) if len(x) > 1 else 0.0,
             'ci': [round(v, 4) for v in bootstrap_ci(x, conf=conf, seed=seed)] if len(x) > 1 else None}
 
-def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie) -> dict:
+def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, clusters=None) -> dict:
     ("One judge's verdict on policy vs base answers: scores, paired difference, win rate, length-controlled win rate, "
      "per-prompt rows.")
     import numpy as np
     j = run_judge(judge, prompts, pol, bas)
     o = outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)])
     res = {
-        'win_rate': win_rate(o, conf),
+        'win_rate': win_rate(o, conf, clusters, seed),
         'lc_win_rate': length_controlled(o, np.subtract(pol_len, bas_len), conf, seed=seed),
         'p_policy_better': [round(float(v), 4) for v in j['p']],
         'outcomes': o.tolist(),
@@ -357,14 +421,18 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie) -> dic
         }
     return res
 
-def _answers(model, base, tok, prompts, mode, kl, **kw):
-    "Policy answers (with KL in sampled mode) and base answers, same seeds."
+def _answers(model, base, tok, prompts, mode, kl, cache=None, **kw):
+    ("Policy answers (with KL in sampled mode) and base answers, same seeds; the base's are taken from `cache` when "
+     "another policy of the same base already asked for them.")
     pol = generate_answers(
         model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None, **kw
     )
+    key = json.dumps([mode, prompts, kw], sort_keys=True)
+    if cache is not None and key in cache: return pol, cache[key]
     if base is not None: bas = generate_answers(base, tok, prompts, do_sample=mode == 'sampled', **kw)
     else:
         with model.disable_adapter(): bas = generate_answers(model, tok, prompts, do_sample=mode == 'sampled', **kw)
+    if cache is not None: cache[key] = bas
     return pol, bas
 
 # %% ../nbs/08_evaluation.ipynb #a1e51d05
@@ -408,6 +476,8 @@ class EvalReport:
             ),
             **({'kl': m['kl']['mean'], 'kl_ci': m['kl']['ci']} if m.get('kl') else {}),
             'failure_rate': {'policy': m['failures']['policy']['any_rate'], 'base': m['failures']['base']['any_rate']},
+            'truncated': {k: m['failures'][k]['rates']['truncated'] for k in ('policy', 'base')},
+            'prompts': len(m['prompts']),
         }
 
 
@@ -460,13 +530,14 @@ def _check_eval_inputs(prompts, judges, modes) -> tuple:
         raise ValueError(f"modes must be 'greedy' and/or 'sampled', got {bad}")
     return prompts, judges
 
-def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, **kw) -> tuple:
+def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, clusters=None, cache=None,
+               **kw) -> tuple:
     "One decoding mode: both models' answers, their lengths, diversity, failures, KL, and each judge's verdicts."
     import time, numpy as np
     t = time.perf_counter()
-    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=mode == 'sampled', **kw)
+    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=mode == 'sampled', cache=cache, **kw)
     gen_s, seed, both = time.perf_counter() - t, kw['seed'], (('policy', pol), ('base', bas))
-    m = {'prompts': prompts, 'answers': {'policy': pol.texts, 'base': bas.texts},
+    m = {'prompts': prompts, **({'clusters': list(clusters)} if clusters is not None else {}), 'answers': {'policy': pol.texts, 'base': bas.texts},
          'tokens': {'policy': pol.n_tokens, 'base': bas.n_tokens},
          'length': {k: _stats(a.n_tokens, conf, seed) for k, a in both},
          'distinct': {k: {f'distinct_{n}': distinct_n(a.texts, n) for n in (1, 2)} for k, a in both},
@@ -478,7 +549,8 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, *
                    'p90': round(float(np.quantile(kl, 0.9)), 4), 'values': [round(float(v), 4) for v in kl]}
     t = time.perf_counter()
     for jn, judge in judges.items():
-        m['judges'][jn] = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie)
+        m['judges'][jn] = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie,
+                                   clusters)
     return m, {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
                'prompts_per_s': round(len(prompts) / gen_s, 3)}
 
@@ -491,8 +563,12 @@ def evaluate_policy(
     tok=None,                # tokenizer, when `policy` is a loaded model
     pairs=None,              # held-out preference pairs (prompt/chosen/rejected): implicit-reward accuracy with CI
     modes: tuple = ('greedy', 'sampled'),
-    max_new_tokens: int = 48,
+    max_new_tokens: int = 128,
     temperature: float = 0.7,
+    top_p: float = 1.0,
+    system: str | None = None,  # the system message the deployment will use (else the chat template's default)
+    clusters: list | None = None,  # cluster id per prompt (e.g. its conversation topic): intervals resample clusters
+    cache: dict | None = None,  # share the base's answers between policies of the same base (pass the same dict)
     seed: int = 0,
     batch_size: int = 16,
     validate=None,           # validate(answer) -> bool (or raises): a format check counted as a failure
@@ -505,6 +581,10 @@ def evaluate_policy(
      "win rate, scores, KL, failures — each with a confidence interval.")
     import time
     from datetime import datetime, timezone
+    if clusters is not None and len(clusters) != len(prompts):
+        raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
+    keep = [i for i, p in enumerate(prompts or []) if isinstance(p, str) and p.strip()]
+    clusters = [clusters[i] for i in keep] if clusters is not None else None
     prompts, judges = _check_eval_inputs(prompts, judges, modes)
     t0 = time.perf_counter()
     pol_name = str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__
@@ -512,13 +592,15 @@ def evaluate_policy(
     tok = tok or tk
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
     meta = dict(policy=pol_name, base=names['base'], prompts=len(prompts), judges=list(judges), seed=seed,
-                max_new_tokens=max_new_tokens, temperature=temperature, conf=conf,
+                max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, system=system, conf=conf,
+                clusters=len(set(clusters)) if clusters is not None else None,
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
     report = EvalReport(meta, {})
-    kw = dict(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed, batch_size=batch_size)
+    kw = dict(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=seed, batch_size=batch_size,
+              system=system)
     for mode in modes:
         report.modes[mode], meta['timings'][mode] = _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie,
-                                                               validate, **kw)
+                                                               validate, clusters, cache, **kw)
     if pairs is not None and len(pairs):
         if base_m is not None:
             raise ValueError("held-out pair accuracy needs an adapter policy (reference = adapters disabled)")
@@ -1048,6 +1130,85 @@ def heldout_prompts(
         out += qs[:n - len(out)]
     return out[:n]
 
+# %% ../nbs/08_evaluation.ipynb #037cfff1
+def eval_prompt_set(
+    run=None,                  # a run folder: its held-out split names the held-out topics
+    n: int | None = None,      # in-distribution prompts; None: `prompts_needed(target)`
+    target: float = 0.58,      # the true win rate the set must be able to see (lower bound > ½ with 80 % power)
+    ood: int = 64,             # chatterbot-corpus openers, reported as their own out-of-distribution row
+    seed: int = 0,
+    min_words: int = 3,
+    max_words: int = 40,
+) -> dict:
+    ("In-distribution prompts: the held-out chitchat topics, then one later turn from each of as many held-out "
+     "conversations as needed (no training stage saw them), clustered by topic; and chatterbot openers as an "
+     "out-of-distribution set. `{'in_distribution': {'prompts', 'clusters'}, 'out_of_distribution': {...}, 'n_rule'}`.")
+    import random
+    from rlnb.core import load_chitchat
+    n = n or prompts_needed(target)
+    topics = heldout_prompts(run, n=10**9, extra=None) if run is not None else []
+    held = set(topics)
+    rng, by_topic = random.Random(seed), {}
+    for cid, c in sorted(load_chitchat().items()):
+        topic = (c.get('prompt') or '').strip()
+        if topic not in held: continue
+        turns = ['\n'.join(m['text'].strip() for m in t if (m.get('text') or '').strip()) for t in c.get('messages') or []]
+        turns = [t for t in turns[1:] if min_words <= len(t.split()) <= max_words]   # not the opening reply (trained on)
+        if turns: by_topic.setdefault(topic, []).append(rng.choice(turns))
+    for v in by_topic.values(): rng.shuffle(v)
+    prompts, clusters, seen = list(topics), list(topics), set(topics)
+    queues = [by_topic.get(t, []) for t in topics]
+    while len(prompts) < n and any(queues):                         # round robin over topics: every topic represented
+        for t, q in zip(topics, queues):
+            while q and len(prompts) < n:
+                p = q.pop()
+                if p not in seen: prompts.append(p); clusters.append(t); seen.add(p); break
+    pool, repeats = list(zip(prompts, clusters)), 1
+    while pool and len(prompts) < n:                                # few prompts: several sampled answers for each
+        repeats += 1
+        for p, c in pool[:n - len(prompts)]: prompts.append(p); clusters.append(c)
+    oodp = [p for p in heldout_prompts(None, n=ood, seed=seed) if p not in seen] if ood else []
+    return {'in_distribution': {'prompts': prompts[:n], 'clusters': clusters[:n]},
+            'out_of_distribution': {'prompts': oodp, 'clusters': None},
+            'n_rule': {'target_win_rate': target, 'prompts_needed': prompts_needed(target), 'n': len(prompts[:n]),
+                       'distinct': len(set(prompts[:n])), 'topics': len(set(clusters[:n])), 'repeats': repeats}}
+
+def judge_validity(judge,             # the judge whose verdicts are reported (e.g. the independent RewardJudge)
+                   report,            # an EvalReport in which `judge` and `reference` both judged the same answers
+                   judge_name: str,
+                   reference: str,    # the judge to agree with: the reward model the policy was trained on
+                   pairs=None,        # held-out human preference pairs (prompt/chosen/rejected)
+                   mode: str | None = None,
+                   max_pairs: int = 2000,
+                   conf: float = 0.95,
+                   seed: int = 0) -> dict:
+    ("How far a judge's verdict can be trusted: its accuracy on held-out human pairs, and how often it agrees with the "
+     "training reward model on the policy's own answers (low agreement where the reward model sees a win: "
+     "over-optimisation), each with an interval that resamples prompts.")
+    import numpy as np
+    from rlnb.formatting import prompt_text
+    mode = mode or ('sampled' if 'sampled' in report.modes else next(iter(report.modes)))
+    m = report.modes[mode]
+    a, b = np.asarray(m['judges'][judge_name]['outcomes']), np.asarray(m['judges'][reference]['outcomes'])
+    decided = (a != 0.5) & (b != 0.5)                                 # both judges took a side
+    out = {'mode': mode, 'reference': reference}
+    if decided.sum() >= 2:
+        agree = (a[decided] == b[decided]).astype(float)
+        g = np.asarray(m.get('clusters') or range(len(a)))[decided]
+        lo, hi = bootstrap_ci(agree, conf=conf, seed=seed, groups=g if len(set(g)) < len(g) else None)
+        out['agreement_with_reference'] = {'rate': round(float(agree.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)],
+                                           'n': int(decided.sum())}
+    if pairs is not None and len(pairs):
+        idx = np.random.default_rng(seed).permutation(len(pairs))[:max_pairs]
+        rows = [pairs[int(i)] for i in idx]
+        ps = [prompt_text(r['prompt']) for r in rows]
+        p = run_judge(judge, ps, [prompt_text(r['chosen']) for r in rows], [prompt_text(r['rejected']) for r in rows])['p']
+        correct = np.where(p > 0.5, 1.0, np.where(p < 0.5, 0.0, 0.5))
+        lo, hi = bootstrap_ci(correct, conf=conf, seed=seed, groups=ps)
+        out['heldout_accuracy'] = {'rate': round(float(correct.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)],
+                                   'n': len(rows), 'prompts': len(set(ps))}
+    return out
+
 # %% ../nbs/08_evaluation.ipynb #d34a82db
 def read_prompt_file(path) -> list[str]:
     "Prompts from a JSONL file (`prompt` or `query` per line) or a text file (one per line)."
@@ -1068,14 +1229,16 @@ class EvalConfig(StageConfig):
     "How `rlnb_evaluate` judges a policy against its base (the keyword arguments of `evaluate_policy`)."
     n_prompts: int = 64             # held-out prompts (when `--prompts held-out`)
     modes: str|list = 'greedy,sampled'   # answer modes, comma-separated: greedy, sampled
-    max_new_tokens: int = 48
+    max_new_tokens: int = 128       # the demo's measured budget: >= 90 % of SmolLM2's chat answers end within it
     temperature: float = 0.7        # sampled mode
+    top_p: float = 0.9              # sampled mode: nucleus
+    system: str|None = None         # the deployment's system message (else the chat template's default)
     batch_size: int = 16            # prompts answered at once
     tie: float = 0.0                # |P(better) - 1/2| <= tie counts as a tie
     conf: float = 0.95              # confidence level of every interval
     beta: float = 0.1               # implicit-reward scale, for pairs
     seed: int = 0
-EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='greedy', max_new_tokens=32)}
+EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
 
 # %% ../nbs/08_evaluation.ipynb #fb819582
 _EVAL_FLAGS = [
@@ -1116,7 +1279,8 @@ def evaluate_cli(argv:list|None=None):
     prompts, judges = _eval_inputs(a, cfg)
     modes = tuple(cfg.modes.split(',') if isinstance(cfg.modes, str) else cfg.modes)
     rep = evaluate_policy(str(a.checkpoint), prompts, judges, base=a.base, modes=modes,
-                          max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, seed=cfg.seed,
+                          max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
+                          system=cfg.system, seed=cfg.seed,
                           batch_size=cfg.batch_size, tie=cfg.tie, conf=cfg.conf, beta=cfg.beta, output=a.output)
     print(rep.table()); print(f"report: {a.output}")
     return rep

@@ -119,8 +119,10 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
     check_agent(recipe['agent'])
     if not isinstance(recipe.get('seed', 0), int):
         raise ValueError(f"{src}: seed must be an integer, got {recipe['seed']!r}")
-    if unknown := set(recipe) - {'agent', 'seed', 'stages'}:
-        raise ValueError(f"{src}: unknown top-level keys {sorted(unknown)}; a recipe has agent, seed, stages")
+    if unknown := set(recipe) - {'agent', 'seed', 'system', 'stages'}:
+        raise ValueError(f"{src}: unknown top-level keys {sorted(unknown)}; a recipe has agent, seed, system, stages")
+    if not isinstance(recipe.get('system') or '', str):
+        raise ValueError(f"{src}: system must be a string (the deployment's system message), got {recipe['system']!r}")
     stages = recipe.get('stages')
     if not stages or not isinstance(stages, list): raise ValueError("Recipe has no 'stages' list.")
     for i, s in enumerate(stages):
@@ -443,31 +445,84 @@ def _register_eval(run:Run, name:str, rep, J:dict):
     return v
 
 # %% ../nbs/99_pipeline.ipynb #52bb6319
+def _validity_line(v:dict) -> str:
+    "One line: a judge's held-out human-pair accuracy and its agreement with the training reward model, with CIs."
+    parts = []
+    if a := v.get('heldout_accuracy'):
+        parts.append(f"accuracy on {a['n']:,} held-out human pairs {a['rate']:.3f} [{a['ci'][0]:.3f}, {a['ci'][1]:.3f}]")
+    if a := v.get('agreement_with_reference'):
+        parts.append(f"agrees with '{v['reference']}' on {a['n']} of the policy's answers {a['rate']:.3f} "
+                     f"[{a['ci'][0]:.3f}, {a['ci'][1]:.3f}]")
+    return '; '.join(parts)
+
 @stage('evaluate')
-def evaluate_stage(run:Run, policies:list=('dpo', 'ppo'), judges:list=('judge', 'reward'), n_prompts:int=64,
-                   modes:list=('greedy', 'sampled'), max_new_tokens:int=48, temperature:float=0.7,
-                   batch_size:int=16) -> dict:
-    ("Judge each trained policy of the run against its base on held-out prompts (win rate, LC win rate, KL, failures, "
-     "with CIs).")
-    from rlnb.evaluation import evaluate_policy, heldout_prompts, plot_report, plot_frontier
+def evaluate_stage(
+    run: Run,
+    policies: list = ('dpo', 'ppo'),
+    judges: list = ('judge', 'reward'),
+    n_prompts: int | None = None,      # in-distribution prompts; None: sized so a true `target_win_rate` shows (80 % power)
+    target_win_rate: float = 0.58,
+    ood_prompts: int = 64,             # chatterbot openers, their own out-of-distribution row (0: none)
+    modes: list = ('sampled',),
+    max_new_tokens: int = 128,
+    temperature: float = 0.7,
+    top_p: float = 0.9,
+    system: str | None = None,         # default: the recipe's `system` (the deployment's system message)
+    batch_size: int = 64,
+    judge_pairs: int = 2000,           # held-out human pairs on which each judge's accuracy is measured
+    reference: str = 'reward',         # the training reward model the judges' agreement is measured against
+) -> dict:
+    ("Judge each trained policy of the run against its base on held-out prompts of the training distribution (sized "
+     "by the power rule) and on out-of-distribution openers: win rate, LC win rate, KL, truncation, and each judge's "
+     "validity, with CIs.")
+    from rlnb.evaluation import evaluate_policy, eval_prompt_set, judge_validity, plot_report, plot_frontier
     import matplotlib.pyplot as plt
-    prompts, J = heldout_prompts(run.path, n_prompts, seed=run.recipe.get('seed', 0)), _run_judges(run, judges)
+    seed, system = run.recipe.get('seed', 0), system if system is not None else run.recipe.get('system')
+    sets, J = eval_prompt_set(run.path, n_prompts, target_win_rate, ood_prompts, seed), _run_judges(run, judges)
+    ind, ood = sets['in_distribution'], sets['out_of_distribution']
     paths = {'dpo': run.path/'dpo'/'adapter', 'ppo': run.path/'ppo'/'policy'}
-    out, reports = {'prompts': len(prompts)}, {}
+    out, reports, cache, acc = {'prompts': len(ind['prompts']), 'ood_prompts': len(ood['prompts']),
+                                'n_rule': sets['n_rule'], 'system': system}, {}, {}, {}
+    pairs = _datasets(run)['pairs']['eval']
+    kw = dict(modes=tuple(modes), max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, system=system,
+              seed=seed, batch_size=batch_size, cache=cache)
+    lines = [f"# Evaluation of run {run.path.name}", '',
+             f"{len(ind['prompts'])} in-distribution prompts ({sets['n_rule']['distinct']} distinct, "
+             f"{sets['n_rule']['topics']} held-out topics; the power rule asks for {sets['n_rule']['prompts_needed']} "
+             f"to see a true win rate of {target_win_rate}), {len(ood['prompts'])} out-of-distribution openers; "
+             f"{max_new_tokens} new tokens, temperature {temperature}, top-p {top_p}, system message {system!r}.", '']
     for name in policies:
         if name not in paths: raise ValueError(f"policies are 'dpo' and/or 'ppo', got {name!r}")
         if not (paths[name]/'adapter_config.json').exists():
             print(f"    {name}: no adapter in {paths[name]}, skipped"); continue
-        rep = evaluate_policy(paths[name], prompts, J, modes=tuple(modes), max_new_tokens=max_new_tokens,
-                              temperature=temperature, seed=run.recipe.get('seed', 0), batch_size=batch_size,
-                              output=run.path/'eval'/f'{name}.json')
+        rep = evaluate_policy(paths[name], ind['prompts'], J, clusters=ind['clusters'],
+                              output=run.path/'eval'/f'{name}.json', **kw)
+        rep_ood = evaluate_policy(paths[name], ood['prompts'], J, output=run.path/'eval'/f'{name}_ood.json',
+                                  **kw) if ood['prompts'] else None
         plot_report(rep, run.path/'plots'/f'eval_{name}.png'); reports[name] = rep; plt.close('all')
-        print(f"    {name} vs base on {len(prompts)} held-out prompts ({rep.meta['seconds']:.0f} s):")
+        val = {}
+        for j in J:
+            if j not in acc: acc[j] = judge_validity(J[j], rep, j, j, pairs, max_pairs=judge_pairs, seed=seed)
+            val[j] = {'heldout_accuracy': acc[j].get('heldout_accuracy')}
+            if j != reference and reference in J:
+                val[j].update({k: v for k, v in judge_validity(J[j], rep, j, reference, seed=seed).items()
+                               if k != 'heldout_accuracy'})
+        secs = rep.meta['seconds'] + (rep_ood.meta['seconds'] if rep_ood else 0)
+        print(f"    {name} vs base on {len(ind['prompts'])} in-distribution prompts ({secs:.0f} s with the "
+              f"out-of-distribution row):")
         print('    ' + rep.table().replace('\n', '\n    '))
-        out[name] = {'headline': {j: rep.headline(j) for j in J}, 'timings': rep.meta['timings'],
-                     'seconds': rep.meta['seconds']}
+        for j in J: print(f"      judge '{j}': {_validity_line(val[j])}")
+        if rep_ood: print('    out of distribution (chatterbot openers):\n    ' + rep_ood.table().replace('\n', '\n    '))
+        lines += [f"## {name} vs base", '', '### In distribution (held-out chitchat topics and conversations)', '',
+                  rep.table(), '', *[f"- judge `{j}`: {_validity_line(val[j])}" for j in J], '']
+        if rep_ood: lines += ['### Out of distribution (chatterbot-corpus openers)', '', rep_ood.table(), '']
+        out[name] = {'headline': {j: rep.headline(j) for j in J}, 'judge_validity': val,
+                     'timings': rep.meta['timings'], 'seconds': secs,
+                     **({'ood_headline': {j: rep_ood.headline(j) for j in J}} if rep_ood else {})}
         if (v := _register_eval(run, name, rep, J)) is not None: out[name]['registry_version'] = v
     if reports: plot_frontier(reports, run.path/'plots'/'eval_frontier.png')
+    (run.path/'eval').mkdir(parents=True, exist_ok=True)
+    atomic_write(run.path/'eval'/'report.md', '\n'.join(lines) + '\n')
     return out
 
 # %% ../nbs/99_pipeline.ipynb #36de6521
@@ -485,6 +540,7 @@ def export_stage(
 ) -> dict:
     "GGUF export of the run's `source` adapter, with parity per quantisation and one answer from the exported model."
     adapter = {'dpo': run.path/'dpo'/'adapter', 'ppo': run.path/'ppo'/'policy'}.get(source)
+    system = system if system is not None else run.recipe.get('system')   # the system message it was evaluated with
     if adapter is None: raise ValueError(f"source must be 'dpo' or 'ppo', got {source!r}")
     if not (adapter/'adapter_config.json').exists():
         raise FileNotFoundError(f"{adapter} holds no adapter: run the '{source}' stage before this one.")
