@@ -289,9 +289,13 @@ def _check_same_arch(a, b):
         )
 
 # %% ../nbs/08_evaluation.ipynb #c126f953
-def _next_token(logits, do_sample:bool, temperature:float, top_p:float):
-    "Greedy, or a sample from softmax(logits / T) restricted to the top-p nucleus."
+def _next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=None, penalty:float=1.0):
+    ("Greedy, or a sample from softmax(logits / T) restricted to the top-p nucleus; tokens in `seen` (B, V) get the "
+     "repetition penalty first (positive logits divided by it, negative ones multiplied, as llama.cpp and transformers "
+     "do).")
     import torch
+    if seen is not None and penalty != 1.0:
+        logits = torch.where(seen, torch.where(logits > 0, logits / penalty, logits * penalty), logits)
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)
     if top_p < 1:
@@ -308,6 +312,7 @@ def decode(model, tok,
            top_p: float = 1.0,
            system: str | None = None,      # a system message for every prompt (else the chat template's default)
            max_prompt_length: int = 1024,
+           repetition_penalty: float = 1.0,   # > 1 discourages tokens the answer already holds (never EOS)
           ) -> dict:
     ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the time "
      "follows the answers' own lengths, not the longest one's. Same keys as `rlnb.ppo.sample`.")
@@ -321,16 +326,22 @@ def decode(model, tok,
     out = torch.full((B, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
     live, attn = torch.arange(B, device=dev), enc['attention_mask']
     x, pos, cache, T = enc['input_ids'], (attn.cumsum(-1) - 1).clamp(min=0), None, 0
+    seen = None
+    if repetition_penalty != 1.0:                # the tokens each answer holds so far (EOS ends it, so never in)
+        seen = torch.zeros(B, model.config.vocab_size, dtype=torch.bool, device=dev)
     with torch.no_grad():
         for t in range(max_new_tokens):
             o = model(input_ids=x, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=True,
                       logits_to_keep=1)
-            cache, nxt = o.past_key_values, _next_token(o.logits[:, -1].float(), do_sample, temperature, top_p)
+            cache, nxt = o.past_key_values, _next_token(o.logits[:, -1].float(), do_sample, temperature, top_p, seen,
+                                                        repetition_penalty)
             out[live, t], T = nxt, t + 1
             keep = (nxt != tok.eos_token_id).nonzero()[:, 0]
             if len(keep) == 0: break
             if len(keep) < len(live):                                  # drop the finished answers from the batch
                 cache.batch_select_indices(keep); live, attn, nxt, pos = live[keep], attn[keep], nxt[keep], pos[keep]
+                seen = seen[keep] if seen is not None else None
+            if seen is not None: seen[torch.arange(len(live), device=dev), nxt] = True
             attn = torch.cat([attn, attn.new_ones(len(live), 1)], 1)
             x, pos = nxt[:, None], pos[:, -1:] + 1
     resp = out[:, :max(T, 1)]
@@ -367,6 +378,7 @@ def generate_answers(
     kl_base: bool = False,  # also estimate KL(model ‖ base) per response: base = `model` with its adapters disabled
     base=None,  # ... or a separate base model (same tokenizer)
     system: str | None = None,  # a system message for every prompt (the deployment's; else the template's default)
+    repetition_penalty: float = 1.0,  # > 1 discourages tokens the answer already holds (Ollama's default: 1.1)
 ) -> Answers:
     ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
      "batch); optionally the per-response KL to the base (k1 summed over tokens).")
@@ -375,7 +387,8 @@ def generate_answers(
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
     for i in range(0, len(prompts), batch_size):
         torch.manual_seed(seed + i)
-        s = decode(model, tok, prompts[i:i + batch_size], max_new_tokens, do_sample, temperature, top_p, system)
+        s = decode(model, tok, prompts[i:i + batch_size], max_new_tokens, do_sample, temperature, top_p, system,
+                   repetition_penalty=repetition_penalty)
         eos = s['has_eos'].tolist()
         out.texts += [t.strip() for t in s['responses']]
         out.has_eos += eos
@@ -567,6 +580,7 @@ def evaluate_policy(
     temperature: float = 0.7,
     top_p: float = 1.0,
     system: str | None = None,  # the system message the deployment will use (else the chat template's default)
+    repetition_penalty: float = 1.0,  # as the deployment samples (Ollama's default: 1.1)
     clusters: list | None = None,  # cluster id per prompt (e.g. its conversation topic): intervals resample clusters
     cache: dict | None = None,  # share the base's answers between policies of the same base (pass the same dict)
     seed: int = 0,
@@ -593,11 +607,12 @@ def evaluate_policy(
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
     meta = dict(policy=pol_name, base=names['base'], prompts=len(prompts), judges=list(judges), seed=seed,
                 max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, system=system, conf=conf,
+                repetition_penalty=repetition_penalty,
                 clusters=len(set(clusters)) if clusters is not None else None,
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
     report = EvalReport(meta, {})
     kw = dict(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=seed, batch_size=batch_size,
-              system=system)
+              system=system, repetition_penalty=repetition_penalty)
     for mode in modes:
         report.modes[mode], meta['timings'][mode] = _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie,
                                                                validate, clusters, cache, **kw)
@@ -1232,6 +1247,7 @@ class EvalConfig(StageConfig):
     max_new_tokens: int = 128       # the demo's measured budget: >= 90 % of SmolLM2's chat answers end within it
     temperature: float = 0.7        # sampled mode
     top_p: float = 0.9              # sampled mode: nucleus
+    repetition_penalty: float = 1.1 # Ollama's default: the answers a deployed model gives
     system: str|None = None         # the deployment's system message (else the chat template's default)
     batch_size: int = 16            # prompts answered at once
     tie: float = 0.0                # |P(better) - 1/2| <= tie counts as a tie
@@ -1280,7 +1296,7 @@ def evaluate_cli(argv:list|None=None):
     modes = tuple(cfg.modes.split(',') if isinstance(cfg.modes, str) else cfg.modes)
     rep = evaluate_policy(str(a.checkpoint), prompts, judges, base=a.base, modes=modes,
                           max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
-                          system=cfg.system, seed=cfg.seed,
+                          system=cfg.system, repetition_penalty=cfg.repetition_penalty, seed=cfg.seed,
                           batch_size=cfg.batch_size, tie=cfg.tie, conf=cfg.conf, beta=cfg.beta, output=a.output)
     print(rep.table()); print(f"report: {a.output}")
     return rep

@@ -10,14 +10,14 @@ from pathlib import Path
 from .core import cache_dir, cpu_info, atomic_dir, atomic_write, StageConfig
 
 # %% auto #0
-__all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'llama_version', 'converter_dir', 'prepare_converter',
-           'supported_architectures', 'check_llama_cpu', 'native_instructions', 'llama_build_info', 'NativeCrash',
-           'isolated', 'is_adapter', 'load_checkpoint', 'export_lora', 'export_merged', 'check_disk', 'convert_to_gguf',
-           'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits', 'gguf_greedy', 'hf_greedy',
-           'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template', 'ollama_template',
-           'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'model_card',
-           'convert_lora_to_gguf', 'ExportResult', 'export_model', 'ExportConfig', 'export_cli', 'decode_benchmark',
-           'serve_speed_table']
+__all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'llama_version', 'converter_dir',
+           'prepare_converter', 'supported_architectures', 'check_llama_cpu', 'native_instructions', 'llama_build_info',
+           'NativeCrash', 'isolated', 'is_adapter', 'load_checkpoint', 'export_lora', 'export_merged', 'check_disk',
+           'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits', 'gguf_greedy',
+           'hf_greedy', 'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template',
+           'ollama_template', 'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat',
+           'model_card', 'convert_lora_to_gguf', 'ExportResult', 'export_model', 'ExportConfig', 'export_cli',
+           'decode_benchmark', 'serve_speed_table']
 
 # %% ../nbs/07_export.ipynb #65a5648c
 def llama_version() -> str:
@@ -474,6 +474,8 @@ def stop_tokens(tok) -> list[str]:
     if '<|im_start|>' in tpl: cands += ['<|im_start|>', '<|im_end|>']
     return list(dict.fromkeys(t for t in cands if t))
 
+SAMPLING = {'temperature': 0.7, 'top_p': 0.9, 'repeat_penalty': 1.1}   # how rlnb's evaluate stage samples: deploy what was judged
+
 def write_modelfile(gguf_path, tok, out=None, system:str|None=None, params:dict|None=None,
                     adapter=None) -> Path:   # a GGUF LoRA adapter file: Ollama's ADAPTER line
     "Write an Ollama `Modelfile` next to `gguf_path` (FROM, ADAPTER, TEMPLATE, stop PARAMETERs, optional SYSTEM)."
@@ -483,7 +485,7 @@ def write_modelfile(gguf_path, tok, out=None, system:str|None=None, params:dict|
     lines = [f'FROM {ref(gguf_path)}'] + ([f'ADAPTER {ref(adapter)}'] if adapter else []) + ['',
              f'TEMPLATE """{ollama_template(tok)}"""', '']
     lines += [f'PARAMETER stop "{s}"' for s in stop_tokens(tok)]
-    lines += [f'PARAMETER {k} {v}' for k, v in (params or {'temperature': 0.7}).items()]
+    lines += [f'PARAMETER {k} {v}' for k, v in (params or SAMPLING).items()]
     if system: lines += ['', f'SYSTEM """{system}"""']
     atomic_write(out, '\n'.join(lines) + '\n')
     return out

@@ -331,7 +331,7 @@ def reward_stage(run:Run, preset:str='cpu', out:str='reward', prompt_half:int|No
 def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None=1, seed:int=1, **overrides) -> dict:
     ("Train the independent evaluation judge: a second reward model, on the other half of the training prompts, with "
      "another seed.")
-    return _train_rm(run, preset, out, prompt_half, 'judge_model', seed=seed, **overrides)
+    return _train_rm(run, preset, out, prompt_half, 'judge_model' if out == 'judge' else out, seed=seed, **overrides)
 
 # %% ../nbs/99_pipeline.ipynb #4835d382
 def _register(run:Run, kind:str, path:Path, metrics:dict, config:dict, data_counts:dict, **fields) -> int:
@@ -426,7 +426,7 @@ def _run_judges(run:Run, judges) -> dict:
     from rlnb.reward import RewardModel
     J = {}
     for j in judges:
-        key = {'judge': 'judge_model', 'reward': 'reward_model'}.get(j, j)
+        key = {'judge': 'judge_model', 'reward': 'reward_model'}.get(j, j)   # as `_train_rm` caches them
         if key not in run.cache:
             p = run.path/j/'reward_model'
             if not p.exists(): raise FileNotFoundError(f"{p} is missing: run the '{j}' stage before 'evaluate'")
@@ -467,6 +467,7 @@ def evaluate_stage(
     max_new_tokens: int = 128,
     temperature: float = 0.7,
     top_p: float = 0.9,
+    repetition_penalty: float = 1.1,   # Ollama's default: judge the answers a deployed model gives
     system: str | None = None,         # default: the recipe's `system` (the deployment's system message)
     batch_size: int = 64,
     judge_pairs: int = 2000,           # held-out human pairs on which each judge's accuracy is measured
@@ -485,12 +486,14 @@ def evaluate_stage(
                                 'n_rule': sets['n_rule'], 'system': system}, {}, {}, {}
     pairs = _datasets(run)['pairs']['eval']
     kw = dict(modes=tuple(modes), max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, system=system,
+              repetition_penalty=repetition_penalty,
               seed=seed, batch_size=batch_size, cache=cache)
     lines = [f"# Evaluation of run {run.path.name}", '',
              f"{len(ind['prompts'])} in-distribution prompts ({sets['n_rule']['distinct']} distinct, "
              f"{sets['n_rule']['topics']} held-out topics; the power rule asks for {sets['n_rule']['prompts_needed']} "
              f"to see a true win rate of {target_win_rate}), {len(ood['prompts'])} out-of-distribution openers; "
-             f"{max_new_tokens} new tokens, temperature {temperature}, top-p {top_p}, system message {system!r}.", '']
+             f"{max_new_tokens} new tokens, temperature {temperature}, top-p {top_p}, repetition penalty {repetition_penalty}, "
+             f"system message {system!r}.", '']
     for name in policies:
         if name not in paths: raise ValueError(f"policies are 'dpo' and/or 'ppo', got {name!r}")
         if not (paths[name]/'adapter_config.json').exists():

@@ -1,0 +1,33 @@
+"""Save what a run's `evaluate` stage measured as bench/results/eval_demo.json, the file nbs/08_evaluation renders.
+
+    .venv/bin/python tools/save_eval.py models/chitchat/v3      # after `make demo`
+
+It copies, from the run's metrics.json: the evaluate stage's headline figures per policy and judge (in-distribution
+and out-of-distribution rows), each judge's validity, the prompt-set sizing, the stage timings, and the DPO/PPO
+figures the reading needs (KL, steps), with the CPU (of the machine it runs on: run it where the demo ran) and the date of metrics.json. Nothing is typed by hand."""
+import json, sys
+from pathlib import Path
+
+def main(run):
+    run = Path(run)
+    m = json.loads((run/'metrics.json').read_text())
+    ev = m.get('evaluate')
+    if not ev: raise SystemExit(f"{run} has no evaluate stage in metrics.json")
+    cfg = json.loads((run/'config.json').read_text()) if (run/'config.json').exists() else {}
+    eval_opts = next((s for s in cfg.get('recipe', {}).get('stages', []) if s.get('stage') == 'evaluate'), {})
+    from datetime import datetime, timezone
+    from rlnb.core import cpu_line                  # run on the machine that ran the demo, right after it
+    when = datetime.fromtimestamp((run/'metrics.json').stat().st_mtime, timezone.utc).isoformat(timespec='seconds')
+    out = {'run': f"{run.parent.name}/{run.name}", 'cpu': cpu_line(), 'date': when,
+           'commit': cfg.get('environment', {}).get('git_commit'), 'system': cfg.get('recipe', {}).get('system'),
+           'evaluate': ev, 'options': eval_opts,
+           'stage_seconds': {k: v.get('seconds') for k, v in m.items() if isinstance(v, dict) and 'seconds' in v},
+           'judges': {j: {k: m.get(j, {}).get(k) for k in ('accuracy', 'eval_examples', 'model', 'seed', 'prompt_half')}
+                      for j in ('judge', 'reward')},
+           'dpo': {k: m.get('dpo', {}).get(k) for k in ('steps', 'train_examples')},
+           'ppo': {k: m.get('ppo', {}).get(k) for k in ('steps',)}}
+    p = Path(__file__).resolve().parent.parent/'bench'/'results'/'eval_demo.json'
+    p.write_text(json.dumps(out, indent=1, default=str))
+    print(f"wrote {p}")
+
+if __name__ == '__main__': main(sys.argv[1])
