@@ -17,11 +17,11 @@ from .widgets import binom_two_sided
 # %% auto #0
 __all__ = ['MIN_AB_UNITS', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci', 'outcomes',
            'win_rate', 'length_controlled', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name',
-           'run_judge', 'load_policy_pair', 'decode', 'Answers', 'generate_answers', 'EvalReport', 'evaluate_policy',
-           'plot_report', 'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes', 'assign_variant',
-           'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue', 'ABTest', 'arrival_ns', 'ab_report',
-           'simulate_ab', 'heldout_prompts', 'eval_prompt_set', 'judge_validity', 'read_prompt_file', 'EvalConfig',
-           'evaluate_cli']
+           'run_judge', 'load_policy_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport',
+           'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes',
+           'assign_variant', 'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue', 'ABTest', 'arrival_ns',
+           'ab_report', 'simulate_ab', 'heldout_prompts', 'eval_prompt_set', 'judge_validity', 'read_prompt_file',
+           'EvalConfig', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -364,6 +364,33 @@ class Answers:
     has_eos: list
     kl: list|None = None      # nats per response, KL(policy ‖ base) estimated on the policy's own samples
 
+# %% ../nbs/08_evaluation.ipynb #21284c68
+def _answer_logprobs(model, ids, attn, n_prompt:int, temperature:float):
+    "Log-softmax (B, T, V) of the next-token distributions at each answer position, at `temperature`."
+    pos = (attn.long().cumsum(-1) - 1).clamp(min=0)
+    out = model(input_ids=ids, attention_mask=attn, position_ids=pos, logits_to_keep=ids.shape[1] - n_prompt + 1)
+    return (out.logits[:, :-1].float() / temperature).log_softmax(-1)
+
+def path_kl(model, ids, attn, n_prompt:int, mask,
+            temperature: float = 1.0,
+            base=None,          # the base model; None: `model` with its adapters disabled
+            rows: int = 4,      # answers per forward pass (the full-vocabulary tensors are rows x T x V floats)
+           ) -> list[float]:
+    ("KL(policy_T ‖ base_T) per answer: the exact KL between the two models' next-token distributions at temperature "
+     "T, summed over the answer's positions. Exact at each position, so it is ≥ 0 and does not depend on how the "
+     "answers were sampled (top-p and repetition penalty included).")
+    import torch
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(ids), rows):
+            sl = slice(i, i + rows)
+            lp = _answer_logprobs(model, ids[sl], attn[sl], n_prompt, temperature)
+            if base is not None: lq = _answer_logprobs(base, ids[sl], attn[sl], n_prompt, temperature)
+            else:
+                with model.disable_adapter(): lq = _answer_logprobs(model, ids[sl], attn[sl], n_prompt, temperature)
+            out += ((lp.exp() * (lp - lq)).sum(-1).clamp(min=0) * mask[sl]).sum(-1).tolist()
+    return out
+
 # %% ../nbs/08_evaluation.ipynb #2fd488df
 def generate_answers(
     model,
@@ -381,9 +408,8 @@ def generate_answers(
     repetition_penalty: float = 1.0,  # > 1 discourages tokens the answer already holds (Ollama's default: 1.1)
 ) -> Answers:
     ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
-     "batch); optionally the per-response KL to the base (k1 summed over tokens).")
+     "batch); optionally the per-response KL to the base (`path_kl`).")
     import torch
-    from rlnb.ppo import forward_logprobs, kl_estimate
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
     for i in range(0, len(prompts), batch_size):
         torch.manual_seed(seed + i)
@@ -394,15 +420,8 @@ def generate_answers(
         out.has_eos += eos
         out.n_tokens += [len(c) - int(e) for c, e in zip(s['completion_ids'], eos)]
         if out.kl is not None:
-            T = temperature if do_sample else 1.0
-            with torch.no_grad():
-                logp, _, _ = forward_logprobs(model, s['ids'], s['attn'], s['n_prompt'], temperature=T)
-                if base is not None:
-                    ref, _, _ = forward_logprobs(base, s['ids'], s['attn'], s['n_prompt'], temperature=T)
-                else:
-                    with model.disable_adapter():
-                        ref, _, _ = forward_logprobs(model, s['ids'], s['attn'], s['n_prompt'], temperature=T)
-            out.kl += (kl_estimate(logp, ref, 'k1') * s['mask']).sum(-1).tolist()
+            out.kl += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'],
+                              temperature if do_sample else 1.0, base=base)
     return out
 
 # %% ../nbs/08_evaluation.ipynb #992bed2f
@@ -434,13 +453,13 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
         }
     return res
 
-def _answers(model, base, tok, prompts, mode, kl, cache=None, **kw):
+def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, **kw):
     ("Policy answers (with KL in sampled mode) and base answers, same seeds; the base's are taken from `cache` when "
      "another policy of the same base already asked for them.")
     pol = generate_answers(
         model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None, **kw
     )
-    key = json.dumps([mode, prompts, kw], sort_keys=True)
+    key = json.dumps([str(base_name), mode, prompts, kw], sort_keys=True)   # which base answered, and how
     if cache is not None and key in cache: return pol, cache[key]
     if base is not None: bas = generate_answers(base, tok, prompts, do_sample=mode == 'sampled', **kw)
     else:
@@ -544,13 +563,14 @@ def _check_eval_inputs(prompts, judges, modes) -> tuple:
     return prompts, judges
 
 def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, clusters=None, cache=None,
-               **kw) -> tuple:
+               base_name=None, **kw) -> tuple:
     "One decoding mode: both models' answers, their lengths, diversity, failures, KL, and each judge's verdicts."
     import time, numpy as np
     t = time.perf_counter()
-    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=mode == 'sampled', cache=cache, **kw)
+    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=mode == 'sampled', cache=cache, base_name=base_name, **kw)
     gen_s, seed, both = time.perf_counter() - t, kw['seed'], (('policy', pol), ('base', bas))
-    m = {'prompts': prompts, **({'clusters': list(clusters)} if clusters is not None else {}), 'answers': {'policy': pol.texts, 'base': bas.texts},
+    m = {'prompts': prompts, **({'clusters': [c.item() if hasattr(c, 'item') else c for c in clusters]}
+                                if clusters is not None else {}), 'answers': {'policy': pol.texts, 'base': bas.texts},
          'tokens': {'policy': pol.n_tokens, 'base': bas.n_tokens},
          'length': {k: _stats(a.n_tokens, conf, seed) for k, a in both},
          'distinct': {k: {f'distinct_{n}': distinct_n(a.texts, n) for n in (1, 2)} for k, a in both},
@@ -615,7 +635,7 @@ def evaluate_policy(
               system=system, repetition_penalty=repetition_penalty)
     for mode in modes:
         report.modes[mode], meta['timings'][mode] = _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie,
-                                                               validate, clusters, cache, **kw)
+                                                               validate, clusters, cache, names['base'], **kw)
     if pairs is not None and len(pairs):
         if base_m is not None:
             raise ValueError("held-out pair accuracy needs an adapter policy (reference = adapters disabled)")
@@ -1156,11 +1176,14 @@ def eval_prompt_set(
     max_words: int = 40,
 ) -> dict:
     ("In-distribution prompts: the held-out chitchat topics, then one later turn from each of as many held-out "
-     "conversations as needed (no training stage saw them), clustered by topic; and chatterbot openers as an "
-     "out-of-distribution set. `{'in_distribution': {'prompts', 'clusters'}, 'out_of_distribution': {...}, 'n_rule'}`.")
+     "conversations as needed (no training stage saw them), round robin over the topics; chatterbot openers as an "
+     "out-of-distribution set. Each prompt's cluster is its conversation (a prompt asked several times: the prompt), "
+     "so intervals hold for the held-out topics drawn; `topics` names each prompt's topic. "
+     "`{'in_distribution': {'prompts', 'clusters', 'topics'}, 'out_of_distribution': {...}, 'n_rule'}`.")
     import random
     from rlnb.core import load_chitchat
-    n = n or prompts_needed(target)
+    n = prompts_needed(target) if n is None else n
+    if n < 1: raise ValueError(f"n must be a positive number of prompts (or None: the power rule), got {n}")
     topics = heldout_prompts(run, n=10**9, extra=None) if run is not None else []
     held = set(topics)
     rng, by_topic = random.Random(seed), {}
@@ -1168,25 +1191,26 @@ def eval_prompt_set(
         topic = (c.get('prompt') or '').strip()
         if topic not in held: continue
         turns = ['\n'.join(m['text'].strip() for m in t if (m.get('text') or '').strip()) for t in c.get('messages') or []]
-        turns = [t for t in turns[1:] if min_words <= len(t.split()) <= max_words]   # not the opening reply (trained on)
-        if turns: by_topic.setdefault(topic, []).append(rng.choice(turns))
+        turns = [t for t in turns[1:] if min_words <= len(t.split()) <= max_words]   # later turns, asked on their own
+        if turns: by_topic.setdefault(topic, []).append((rng.choice(turns), f'conversation {cid}'))
     for v in by_topic.values(): rng.shuffle(v)
-    prompts, clusters, seen = list(topics), list(topics), set(topics)
+    prompts, clusters, tops, seen = list(topics), list(topics), list(topics), set(topics)
     queues = [by_topic.get(t, []) for t in topics]
     while len(prompts) < n and any(queues):                         # round robin over topics: every topic represented
         for t, q in zip(topics, queues):
             while q and len(prompts) < n:
-                p = q.pop()
-                if p not in seen: prompts.append(p); clusters.append(t); seen.add(p); break
-    pool, repeats = list(zip(prompts, clusters)), 1
+                p, conv = q.pop()
+                if p not in seen: prompts.append(p); clusters.append(conv); tops.append(t); seen.add(p); break
+    pool, repeats = list(zip(prompts, clusters, tops)), 1
     while pool and len(prompts) < n:                                # few prompts: several sampled answers for each
         repeats += 1
-        for p, c in pool[:n - len(prompts)]: prompts.append(p); clusters.append(c)
+        for p, c, t in pool[:n - len(prompts)]: prompts.append(p); clusters.append(c); tops.append(t)
     oodp = [p for p in heldout_prompts(None, n=ood, seed=seed) if p not in seen] if ood else []
-    return {'in_distribution': {'prompts': prompts[:n], 'clusters': clusters[:n]},
+    return {'in_distribution': {'prompts': prompts[:n], 'clusters': clusters[:n], 'topics': tops[:n]},
             'out_of_distribution': {'prompts': oodp, 'clusters': None},
             'n_rule': {'target_win_rate': target, 'prompts_needed': prompts_needed(target), 'n': len(prompts[:n]),
-                       'distinct': len(set(prompts[:n])), 'topics': len(set(clusters[:n])), 'repeats': repeats}}
+                       'distinct': len(set(prompts[:n])), 'topics': len(set(tops[:n])),
+                       'clusters': len(set(clusters[:n])), 'repeats': repeats}}
 
 def judge_validity(judge,             # the judge whose verdicts are reported (e.g. the independent RewardJudge)
                    report,            # an EvalReport in which `judge` and `reference` both judged the same answers

@@ -489,8 +489,9 @@ def evaluate_stage(
               repetition_penalty=repetition_penalty,
               seed=seed, batch_size=batch_size, cache=cache)
     lines = [f"# Evaluation of run {run.path.name}", '',
-             f"{len(ind['prompts'])} in-distribution prompts ({sets['n_rule']['distinct']} distinct, "
-             f"{sets['n_rule']['topics']} held-out topics; the power rule asks for {sets['n_rule']['prompts_needed']} "
+             f"{len(ind['prompts'])} in-distribution prompts ({sets['n_rule']['distinct']} distinct, from "
+             f"{sets['n_rule']['clusters']} conversations of {sets['n_rule']['topics']} held-out topics; intervals hold for "
+             f"these topics; the power rule asks for {sets['n_rule']['prompts_needed']} "
              f"to see a true win rate of {target_win_rate}), {len(ood['prompts'])} out-of-distribution openers; "
              f"{max_new_tokens} new tokens, temperature {temperature}, top-p {top_p}, repetition penalty {repetition_penalty}, "
              f"system message {system!r}.", '']
