@@ -374,21 +374,24 @@ def _answer_logprobs(model, ids, attn, n_prompt:int, temperature:float):
 def path_kl(model, ids, attn, n_prompt:int, mask,
             temperature: float = 1.0,
             base=None,          # the base model; None: `model` with its adapters disabled
-            rows: int = 4,      # answers per forward pass (the full-vocabulary tensors are rows x T x V floats)
+            rows: int = 8,      # answers per forward pass (the full-vocabulary tensors are rows x T x V floats)
            ) -> list[float]:
     ("KL(policy_T ‖ base_T) per answer: the exact KL between the two models' next-token distributions at temperature "
      "T, summed over the answer's positions. Exact at each position, so it is ≥ 0 and does not depend on how the "
      "answers were sampled (top-p and repetition penalty included).")
     import torch
-    out = []
+    lengths = mask.sum(-1).long()
+    order, out = lengths.argsort().tolist(), [0.0] * len(ids)
     with torch.no_grad():
-        for i in range(0, len(ids), rows):
-            sl = slice(i, i + rows)
-            lp = _answer_logprobs(model, ids[sl], attn[sl], n_prompt, temperature)
-            if base is not None: lq = _answer_logprobs(base, ids[sl], attn[sl], n_prompt, temperature)
+        for i in range(0, len(order), rows):      # answers of similar length together, cut to the longest of them
+            idx = order[i:i + rows]
+            L = max(int(lengths[idx].max()), 1)
+            x, a, mk = ids[idx, :n_prompt + L], attn[idx, :n_prompt + L], mask[idx, :L]
+            lp = _answer_logprobs(model, x, a, n_prompt, temperature)
+            if base is not None: lq = _answer_logprobs(base, x, a, n_prompt, temperature)
             else:
-                with model.disable_adapter(): lq = _answer_logprobs(model, ids[sl], attn[sl], n_prompt, temperature)
-            out += ((lp.exp() * (lp - lq)).sum(-1).clamp(min=0) * mask[sl]).sum(-1).tolist()
+                with model.disable_adapter(): lq = _answer_logprobs(model, x, a, n_prompt, temperature)
+            for j, v in zip(idx, ((lp.exp() * (lp - lq)).sum(-1).clamp(min=0) * mk).sum(-1).tolist()): out[j] = v
     return out
 
 # %% ../nbs/08_evaluation.ipynb #2fd488df
