@@ -511,8 +511,8 @@ class EvalReport:
             ),
             **({'kl': m['kl']['mean'], 'kl_ci': m['kl']['ci']} if m.get('kl') else {}),
             'failure_rate': {'policy': m['failures']['policy']['any_rate'], 'base': m['failures']['base']['any_rate']},
-            'truncated': {k: m['failures'][k]['rates']['truncated'] for k in ('policy', 'base')},
-            'prompts': len(m['prompts']),
+            'truncated': {k: m['failures'][k].get('rates', {}).get('truncated') for k in ('policy', 'base')},   # older reports: None
+            'prompts': len(m.get('prompts', [])) or None,
         }
 
 
