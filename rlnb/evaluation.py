@@ -12,7 +12,6 @@ from statistics import NormalDist
 from datetime import datetime, timezone
 from .core import create_tables, asset_dir, check_agent, StageConfig
 from .feedback import Feedback
-from .widgets import binom_two_sided
 
 # %% auto #0
 __all__ = ['MIN_AB_UNITS', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci', 'outcomes',
@@ -1141,7 +1140,7 @@ _NOT_SMALL_TALK = (
 
 def heldout_prompts(
     run=None,  # a run folder: its held-out split's prompts come first
-    n: int = 64,  # how many prompts in all
+    n: int | None = 64,  # how many prompts in all (None: every held-out prompt of the run)
     extra: str = 'chatterbot',  # where more come from: chatterbot-corpus conversation openers (never trained on)
     seed: int = 0,
 ) -> list[str]:
@@ -1156,7 +1155,7 @@ def heldout_prompts(
             raise FileNotFoundError(f"{d} is missing: the run has no held-out split (run its 'format' stage)")
         from datasets import load_from_disk
         out = list(dict.fromkeys(prompt_text(p) for p in load_from_disk(str(d))['prompt']))
-    if extra == 'chatterbot' and len(out) < n:
+    if extra == 'chatterbot' and n is not None and len(out) < n:
         import yaml
         qs = []
         for f in sorted((asset_dir('chatterbot')/'data'/'english').glob('*.yml')):
@@ -1166,7 +1165,7 @@ def heldout_prompts(
                 if 3 <= len(q.split()) <= 25 and not q.isupper(): qs.append(q)
         qs = sorted(set(qs) - set(out)); random.Random(seed).shuffle(qs)
         out += qs[:n - len(out)]
-    return out[:n]
+    return out if n is None else out[:n]
 
 # %% ../nbs/08_evaluation.ipynb #037cfff1
 def eval_prompt_set(
@@ -1187,7 +1186,7 @@ def eval_prompt_set(
     from rlnb.core import load_chitchat
     n = prompts_needed(target) if n is None else n
     if n < 1: raise ValueError(f"n must be a positive number of prompts (or None: the power rule), got {n}")
-    topics = heldout_prompts(run, n=10**9, extra=None) if run is not None else []
+    topics = heldout_prompts(run, n=None, extra=None) if run is not None else []
     held = set(topics)
     rng, by_topic = random.Random(seed), {}
     for cid, c in sorted(load_chitchat().items()):
