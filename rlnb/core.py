@@ -8,15 +8,15 @@ import os, re, json, time, random, resource, importlib.util
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home', 'repo_dir',
-           'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run', 'redact_url',
+__all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_message', 'get_device', 'seed_everything', 'rlnb_home',
+           'repo_dir', 'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run', 'redact_url',
            'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup', 'auto_bf16', 'isa_caps', 'isa_caps_note',
            'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy',
            'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
            'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
            'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
            'report_targets', 'Tracker', 'create_tables', 'atomic_write', 'atomic_dir', 'prepare_assets',
-           'prepare_assets_cli']
+           'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -596,12 +596,21 @@ def _config_flags(group, config_cls):
             group.add_argument(flag, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc)
         else:
             group.add_argument(flag, type=_flag_type(ann), default=argparse.SUPPRESS,
-                               metavar='|'.join(p.strip() for p in str(ann).split('|') if p.strip() != 'None').upper(),
+                               metavar='TRUE|FALSE|AUTO' if 'bool' in str(ann) else '|'.join(p.strip() for p in str(ann).split('|') if p.strip() != 'None').upper(),
                                help=doc)
+
+def _bool_flag(s:str):
+    import argparse
+    v = s.lower()
+    if v in ('true', 'yes', 'on', '1'): return True
+    if v in ('false', 'no', 'off', '0'): return False
+    if v in ('auto', 'none', 'null'): return None
+    raise argparse.ArgumentTypeError(f"expected true, false or auto, got {s!r}")
 
 def _flag_type(ann:str):
     parts = [p.strip() for p in str(ann).split('|')]
     if 'list' in parts: return lambda s: s.split(',') if ',' in s else s
+    if 'bool' in parts: return _bool_flag               # bool|None: true / false, or auto (none) to let rlnb measure
     for p, t in (('int', int), ('float', float)):
         if p in parts: return lambda s, t=t: None if s.lower() in ('none', 'null') else t(s)
     return lambda s: None if 'None' in parts and s.lower() in ('none', 'null') else s
@@ -742,7 +751,43 @@ def prepare_assets() -> dict:
     print(f"assets ready ({t.secs:.1f} s): " + ', '.join(f'{k}={v}' for k, v in found.items()))
     return found
 
-def prepare_assets_cli():
-    "Console script `rlnb_assets`."
+def prepare_assets_cli(argv:list|None=None):
+    "Console script `rlnb_assets`: check every asset package and convert the policy once (`--help` only explains)."
+    import argparse
+    argparse.ArgumentParser(prog='rlnb_assets', description=(
+        "Check that every asset package (SmolLM2, MiniLM, chitchat, ...) is installed, and convert SmolLM2 from its "
+        "GGUF into models/.cache once. `make` runs it; nothing is downloaded.")).parse_args(argv)
     try: prepare_assets()
     except MissingAssetError as e: raise SystemExit(str(e))
+
+# %% ../nbs/00_core.ipynb #21ae2583
+LAYERS = ['core', 'stats', 'feedback', 'export', 'packing', 'formatting', 'widgets', 'registry', 'reward', 'dpo', 'ppo',
+          'evaluation', 'online', 'reliability', 'api', 'pipeline']   # each module imports only from those before it
+
+def import_edges(src:dict) -> set:
+    "`(module, rlnb module it imports)` for every import in `src` (`{module: source}`), those inside functions included."
+    import ast
+    out = set()
+    for m, text in src.items():
+        for n in ast.walk(ast.parse(text)):
+            names = []
+            if isinstance(n, ast.ImportFrom) and n.module:
+                if n.level == 1: names = [n.module]
+                elif n.level == 0 and n.module.startswith('rlnb.'): names = [n.module[5:]]
+                elif n.level == 0 and n.module == 'rlnb': names = [a.name for a in n.names]
+            elif isinstance(n, ast.ImportFrom) and n.level == 1: names = [a.name for a in n.names]   # from . import x
+            elif isinstance(n, ast.Import): names = [a.name[5:] for a in n.names if a.name.startswith('rlnb.')]
+            out |= {(m, t.split('.')[0]) for t in names if t.split('.')[0] != m}
+    return out
+
+def upward_imports(src:dict, layers:list=LAYERS) -> list[str]:
+    ("The imports in `src` that point up the stage order (`a -> b` with `b` later in `layers`), and modules `layers` "
+     "does not place: what must be empty for the layering to hold.")
+    rank = {m: i for i, m in enumerate(layers)}
+    unplaced = [f"{m}: not in the layer order" for m in sorted(src) if m not in rank]
+    return unplaced + sorted(f"{a} -> {b}" for a, b in import_edges(src) if a in rank and b in rank and rank[b] > rank[a])
+
+def package_sources() -> dict:
+    "`{module: source}` of the installed rlnb package (generated files `__init__` and `_modidx` left out)."
+    pkg = Path(importlib.util.find_spec('rlnb').origin).resolve().parent
+    return {p.stem: p.read_text() for p in sorted(pkg.glob('*.py')) if p.stem not in ('__init__', '_modidx')}

@@ -167,6 +167,7 @@ class PreferenceConfig(StageConfig):
 # %% ../nbs/05_dpo.ipynb #c1ac70c7
 PRESETS = {
     'cpu': PreferenceConfig(),
+    'tiny': PreferenceConfig(model='tiny', batch_size=2),   # tests: the tiny policy
     # the fastest CPU recipe where the CPU has fast bf16 (AMX): frozen weights in bf16, autocast, no checkpointing;
     # elsewhere it resolves to fp32 without checkpointing (see effective_config)
     'cpu_bf16': PreferenceConfig(bf16=None, base_dtype='bfloat16', gradient_checkpointing=False),

@@ -12,143 +12,15 @@ from statistics import NormalDist
 from datetime import datetime, timezone
 from .core import create_tables, asset_dir, check_agent, StageConfig
 from .feedback import Feedback
+from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
+                        length_controlled, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
 
 # %% auto #0
-__all__ = ['MIN_AB_UNITS', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci', 'outcomes',
-           'win_rate', 'length_controlled', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name',
-           'run_judge', 'load_policy_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport',
-           'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes',
-           'assign_variant', 'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue', 'ABTest', 'arrival_ns',
-           'ab_report', 'simulate_ab', 'heldout_prompts', 'eval_prompt_set', 'judge_validity', 'read_prompt_file',
-           'EvalConfig', 'evaluate_cli']
-
-# %% ../nbs/08_evaluation.ipynb #82a6c921
-def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
-
-def wilson_interval(k:float,          # successes (ties may count half, so fractional k is fine)
-                    n:int,            # trials
-                    conf:float=0.95,
-                   ) -> tuple[float, float]:
-    "Wilson score interval for a proportion k/n; well behaved near 0 and 1 and for small n."
-    if n <= 0: raise ValueError(f"a proportion needs n > 0 trials, got n={n}")
-    if not 0 <= k <= n: raise ValueError(f"k must lie in [0, n={n}], got {k}")
-    z, p = _z(conf), k / n
-    den = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / den
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return max(0.0, c - h), min(1.0, c + h)
-
-def t_quantile(q:float, df:int) -> float:
-    "Quantile `q` (in ½…1) of Student's t with `df` degrees of freedom (`scipy.stats.t.ppf`)."
-    from scipy.stats import t
-    if not 0.5 <= q < 1 or df < 1: raise ValueError(f"need 0.5 <= q < 1 and df >= 1, got q={q}, df={df}")
-    return float(t.ppf(q, df))
-
-def mean_ci(x, conf:float=0.95) -> tuple[float, float, float]:
-    "Mean of a small sample and its Student-t interval: `(mean, lo, hi)`."
-    x = [float(v) for v in x]
-    if len(x) < 2: raise ValueError(f"an interval needs at least 2 values, got {len(x)}")
-    m = sum(x) / len(x)
-    h = t_quantile(0.5 + conf / 2, len(x) - 1) * math.sqrt(sum((v - m) ** 2 for v in x) / (len(x) - 1) / len(x))
-    return m, m - h, m + h
-
-def sign_test(wins:int, losses:int) -> float:
-    ("Two-sided exact sign test: binomial p-value of `wins` out of `wins + losses` against ½ (ties dropped before; "
-     "`scipy.stats.binomtest`).")
-    from scipy.stats import binomtest
-    return 1.0 if wins + losses == 0 else float(binomtest(int(wins), int(wins + losses), 0.5).pvalue)
-
-def prompts_needed(p:float,               # the true win rate to detect
-                   conf:float=0.95,       # two-sided level of the interval whose lower bound must clear ½
-                   power:float=0.8,
-                  ) -> int:
-    ("Prompts needed so that a true win rate `p` gives a lower confidence bound above ½ with probability `power`: "
-     "n = ((z₁₋α/2·½ + z_power·√(p(1−p))) / (p − ½))².")
-    if not 0.5 < p < 1: raise ValueError(f"the true win rate must lie in (0.5, 1), got {p}")
-    za, zb = _z(conf), NormalDist().inv_cdf(power)
-    return math.ceil(((za * 0.5 + zb * math.sqrt(p * (1 - p))) / (p - 0.5)) ** 2)
-
-def bootstrap_ci(x, stat=None,            # statistic of a resample (default: the mean)
-                 n_boot:int=2000, conf:float=0.95, seed:int=0,
-                 groups=None,             # cluster id per element: resample clusters (e.g. prompts), not elements
-                ) -> tuple[float, float]:
-    "Percentile bootstrap interval of `stat(x)`; with `groups`, whole clusters are resampled."
-    import numpy as np
-    x = np.asarray(x, dtype=float)
-    if len(x) < 2: raise ValueError(f"a bootstrap interval needs at least 2 values, got {len(x)}")
-    stat = stat or np.mean
-    rng = np.random.default_rng(seed)
-    if groups is None: idx = [rng.integers(0, len(x), len(x)) for _ in range(n_boot)]
-    else:
-        g = np.asarray(groups); ug = np.unique(g); members = [np.flatnonzero(g == u) for u in ug]
-        idx = [np.concatenate([members[j] for j in rng.integers(0, len(ug), len(ug))]) for _ in range(n_boot)]
-    vals = np.array([stat(x[i]) for i in idx])
-    a = (1 - conf) / 2
-    return float(np.quantile(vals, a)), float(np.quantile(vals, 1 - a))
-
-# %% ../nbs/08_evaluation.ipynb #d407cedf
-def outcomes(p_better, tie:float=0.0, identical=None):
-    ("Per-prompt outcome of a comparison from the judge's P(policy better): 1 win, 0 loss, ½ tie (|p − ½| ≤ `tie`, or "
-     "identical answers).")
-    import numpy as np
-    p = np.asarray(p_better, dtype=float)
-    o = np.where(p > 0.5 + tie, 1.0, np.where(p < 0.5 - tie, 0.0, 0.5))
-    if identical is not None: o = np.where(np.asarray(identical, dtype=bool), 0.5, o)
-    return o
-
-def win_rate(o, conf:float=0.95,
-             clusters=None,      # cluster id per outcome (e.g. the conversation topic): the interval resamples clusters
-             seed:int=0) -> dict:
-    ("Win rate of per-prompt outcomes `o` (1, ½, 0) with its Wilson interval (ties count half), or a cluster bootstrap "
-     "interval when outcomes come in clusters, and the sign-test p-value.")
-    import numpy as np
-    o = np.asarray(o, dtype=float)
-    if len(o) == 0: raise ValueError("no outcomes to compute a win rate from")
-    if clusters is not None and len(clusters) != len(o):
-        raise ValueError(f"{len(clusters)} cluster ids for {len(o)} outcomes")
-    w, t, l = int((o == 1).sum()), int((o == 0.5).sum()), int((o == 0).sum())
-    k = len(set(clusters)) if clusters is not None else len(o)
-    lo, hi = wilson_interval(w + t / 2, len(o), conf) if k == len(o) or k < 2 else bootstrap_ci(o, conf=conf, seed=seed,
-                                                                                                groups=clusters)
-    return {'rate': round(float(o.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)], 'n': len(o), 'clusters': k,
-            'ci_method': 'wilson' if k == len(o) or k < 2 else 'cluster bootstrap',
-            'wins': w, 'ties': t, 'losses': l, 'sign_p': round(sign_test(w, l), 5)}
-
-# %% ../nbs/08_evaluation.ipynb #25124864
-def _logistic_fit(x, y, l2:float=1e-2, iters:int=50):
-    ("Intercept and slope of a logistic regression of soft labels `y` ∈ [0, 1] on `x` (Newton's method, a small ridge "
-     "on the slope).")
-    import numpy as np
-    X = np.stack([np.ones_like(x), x], 1)
-    w = np.zeros(2)
-    R = np.diag([0.0, l2])
-    for _ in range(iters):
-        p = 1 / (1 + np.exp(-X @ w))
-        g = X.T @ (p - y) + R @ w
-        H = X.T @ (X * (p * (1 - p))[:, None]) + R + 1e-9 * np.eye(2)
-        step = np.linalg.solve(H, g)
-        w -= step
-        if np.abs(step).max() < 1e-8: break
-    return w
-
-def length_controlled(o, len_diff, conf:float=0.95, n_boot:int=1000, seed:int=0, bins:int=3) -> dict:
-    ("Win rate with the length difference regressed out (AlpacaEval-LC style) and within bins of similar length "
-     "difference.")
-    import numpy as np
-    o, d = np.asarray(o, dtype=float), np.asarray(len_diff, dtype=float)
-    sd = d.std()
-    x = d / sd if sd > 0 else np.zeros_like(d)
-    lc = lambda i: float(1 / (1 + np.exp(-_logistic_fit(x[i], o[i])[0])))
-    w = _logistic_fit(x, o)
-    idx = np.arange(len(o))
-    lo, hi = bootstrap_ci(idx, lambda i: lc(i.astype(int)), n_boot, conf, seed) if len(o) > 2 else (float('nan'),) * 2
-    edges = np.unique(np.quantile(d, np.linspace(0, 1, bins + 1)))
-    which = np.clip(np.searchsorted(edges, d, side='right') - 1, 0, max(len(edges) - 2, 0))
-    rows = [{'len_diff': [round(float(edges[b]), 1), round(float(edges[min(b + 1, len(edges) - 1)]), 1)],
-             'n': int((which == b).sum()), 'win_rate': round(float(o[which == b].mean()), 4)}
-            for b in range(max(len(edges) - 1, 1)) if (which == b).any()]
-    return {'rate': round(lc(idx), 4), 'ci': [round(lo, 4), round(hi, 4)],
-            'slope_per_sd': round(float(w[1]), 4), 'len_diff_sd': round(float(sd), 2), 'bins': rows}
+__all__ = ['MIN_AB_UNITS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
+           'load_policy_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport', 'evaluate_policy',
+           'plot_report', 'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes', 'assign_variant', 'ABTest',
+           'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts', 'eval_prompt_set', 'judge_validity',
+           'read_prompt_file', 'EvalConfig', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #0b510242
 def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
@@ -490,30 +362,8 @@ class EvalReport:
 
     def headline(self, judge:str|None=None, mode:str|None=None) -> dict:
         ("The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, sampled "
-         "mode if present).")
-        mode = mode or ('sampled' if 'sampled' in self.modes else next(iter(self.modes)))
-        m = self.modes[mode]
-        judge = judge or next(iter(m['judges']))
-        j = m['judges'][judge]
-        return {
-            'mode': mode,
-            'judge': judge,
-            'win_rate': j['win_rate']['rate'],
-            'win_rate_ci': j['win_rate']['ci'],
-            'lc_win_rate': j['lc_win_rate']['rate'],
-            'lc_win_rate_ci': j['lc_win_rate']['ci'],
-            'sign_p': j['win_rate']['sign_p'],
-            **(
-                {'score_diff': j['score']['diff']['mean'], 'score_diff_ci': j['score']['diff']['ci']}
-                if 'score' in j
-                else {}
-            ),
-            **({'kl': m['kl']['mean'], 'kl_ci': m['kl']['ci']} if m.get('kl') else {}),
-            'failure_rate': {'policy': m['failures']['policy']['any_rate'], 'base': m['failures']['base']['any_rate']},
-            'truncated': {k: m['failures'][k].get('rates', {}).get('truncated') for k in ('policy', 'base')},   # older reports: None
-            'prompts': len(m.get('prompts', [])) or None,
-        }
-
+         "mode if present): `rlnb.stats.report_headline` of this report.")
+        return report_headline({'modes': self.modes}, judge, mode)
 
 # %% ../nbs/08_evaluation.ipynb #2015695f
 from fastcore.basics import patch
@@ -787,62 +637,6 @@ def assign_variant(unit_id:str,                 # the randomisation unit: a user
         cum += w / tot
         if u < cum: return v
     return variants[-1]
-
-# %% ../nbs/08_evaluation.ipynb #e9c28331
-def two_proportion_test(k1, n1, k2, n2, conf:float=0.95) -> dict:
-    ("Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed sample size). "
-     "Works on arrays.")
-    import numpy as np
-    k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in (k1, n1, k2, n2))
-    p1, p2 = k1 / n1, k2 / n2
-    pp = (k1 + k2) / (n1 + n2)
-    se0 = np.sqrt(pp * (1 - pp) * (1 / n1 + 1 / n2))
-    z = np.where(se0 > 0, (p2 - p1) / np.where(se0 > 0, se0, 1), 0.0)
-    se = np.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2)
-    p = 2 * (1 - np.vectorize(NormalDist().cdf)(np.abs(z)))
-    return {'diff': p2 - p1, 'ci': (p2 - p1 - _z(conf) * se, p2 - p1 + _z(conf) * se), 'z': z, 'p_value': p}
-
-def welch_test(x1, x2, conf:float=0.95) -> dict:
-    "Difference of means mean(x2) − mean(x1): Welch's statistic with a normal reference (fine for ≥ 30 units per arm)."
-    import numpy as np
-    x1, x2 = np.asarray(x1, dtype=float), np.asarray(x2, dtype=float)
-    if min(len(x1), len(x2)) < 2: raise ValueError(f"need at least 2 units per arm, got {len(x1)} and {len(x2)}")
-    d = x2.mean() - x1.mean()
-    se = math.sqrt(x1.var(ddof=1) / len(x1) + x2.var(ddof=1) / len(x2))
-    if se == 0:   # no spread in either arm: the difference is exact
-        return {
-            'diff': float(d),
-            'ci': (float(d), float(d)),
-            'z': math.copysign(math.inf, d) if d else 0.0,
-            'p_value': 0.0 if d else 1.0,
-        }
-    z = d / se
-    return {
-        'diff': float(d),
-        'ci': (d - _z(conf) * se, d + _z(conf) * se),
-        'z': z,
-        'p_value': 2 * (1 - NormalDist().cdf(abs(z))),
-    }
-
-# %% ../nbs/08_evaluation.ipynb #521cd58a
-def sample_size(p1:float, mde:float, alpha:float=0.05, power:float=0.8, sd:float|None=None) -> int:
-    ("Units per arm to detect a change of `mde` from a baseline proportion `p1` (or a mean with standard deviation "
-     "`sd`) with a two-sided test.")
-    if mde == 0: raise ValueError("the minimum detectable effect must be non-zero")
-    zz = (_z(1 - alpha) + NormalDist().inv_cdf(power)) ** 2
-    var = 2 * sd ** 2 if sd is not None else p1 * (1 - p1) + (p1 + mde) * (1 - p1 - mde)
-    return math.ceil(zz * var / mde ** 2)
-
-def msprt_pvalue(diffs, variances, tau:float=0.05):
-    ("Always-valid p-values after each look at a running difference of means (mixture SPRT; Johari, Pekelis & Walsh "
-     "2017).")
-    # diffs[t], variances[t]: the estimate and its variance after look t; mixing prior N(0, tau^2) on the true
-    # difference
-    import numpy as np
-    d, s2 = np.asarray(diffs, dtype=float), np.asarray(variances, dtype=float)
-    s2 = np.maximum(s2, 1e-12)
-    log_lr = 0.5 * np.log(s2 / (s2 + tau ** 2)) + tau ** 2 * d ** 2 / (2 * s2 * (s2 + tau ** 2))
-    return np.minimum.accumulate(np.minimum(1.0, np.exp(-log_lr)), axis=-1)
 
 # %% ../nbs/08_evaluation.ipynb #bc38c84a
 def _ab_tables(store):

@@ -178,7 +178,7 @@ _FIELDS = {f.name for f in fields(Feedback)}
 
 # %% ../nbs/01_feedback.ipynb #78923ece
 def _from_seed(d:dict) -> dict:
-    "Map the legacy record shapes onto Feedback fields."
+    "Map the replaced services' record shapes onto Feedback fields."
     for k, v in d.items():
         if k in _ALIASES and _ALIASES[k] in d and d[_ALIASES[k]] != v:
             raise FeedbackError(f"both {_ALIASES[k]!r} and its alias {k!r} are given, with different values: keep one")

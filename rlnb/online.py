@@ -47,7 +47,7 @@ def _check_online_config(c):
 # %% ../nbs/09_online.ipynb #93def4f5
 @dataclass
 class OnlineConfig(StageConfig):
-    "How an agent keeps learning from live feedback (the first five fields and defaults are the legacy system's)."
+    "How an agent keeps learning from live feedback (the first five fields and defaults are the replaced service's)."
     min_samples_to_retrain: int = 100     # new feedback records that trigger a retrain
     max_buffer_size: int = 10_000         # a retrain uses at most the newest this many new records
     retrain_interval_hours: float = 24    # ... and retrains anyway after this long (with >= min_samples_on_schedule)
@@ -178,7 +178,7 @@ for f in (buffer_size, buffer, _mark_used, _overflow_ids): setattr(OnlineLearner
 
 # %% ../nbs/09_online.ipynb #9119fc83
 def add_feedback(self:OnlineLearner, entry:dict|Feedback) -> str:
-    ("Store one feedback record (the legacy system's `{entry_id, rating: 'up'|'down', tags, notes}`, or any rlnb "
+    ("Store one feedback record (the replaced service's `{entry_id, rating: 'up'|'down', tags, notes}`, or any rlnb "
      "feedback shape); returns its id.")
     if isinstance(entry, dict) and 'entry_id' in entry:
         e = dict(entry); eid = e.pop('entry_id')
@@ -233,7 +233,7 @@ for f in (add_feedback, _runs, last_trained_at, should_retrain): setattr(OnlineL
 
 # %% ../nbs/09_online.ipynb #54ad7467
 def get_status(self:OnlineLearner) -> dict:
-    ("The legacy system's status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks next: why, "
+    ("The replaced service's status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks next: why, "
      "when, what serves, what runs.")
     c = self.config
     ok, reason = self.should_retrain(why=True)
@@ -349,7 +349,7 @@ def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promot
     if self.on_deploy: self.on_deploy(v)
     if v.gguf_paths and shutil.which(
         'ollama'
-    ):  # the legacy system's target: Ollama serves the agent's name from the new GGUF
+    ):  # the replaced service's target: Ollama serves the agent's name from the new GGUF
         from rlnb.export import register_ollama
         mf = _abs(next(iter(v.gguf_paths.values()))).parent/'Modelfile'
         if mf.exists(): print(register_ollama(mf, self.agent))

@@ -718,8 +718,8 @@ class RLResult(StageResult):
 
 # %% ../nbs/06_ppo.ipynb #f0f9c4b4
 def train_rl(
-    model,
-    tok,
+    model,  # a loaded causal LM, or None: `cfg.model` is loaded
+    tok,  # its tokenizer (None: loaded with `cfg.model`)
     prompts: list[str],  # user messages to sample responses for
     reward_fn,  # reward_fn(prompts, responses[, completion_ids]) -> floats; see `reward_model_fn`
     cfg: (
@@ -728,10 +728,16 @@ def train_rl(
     output_dir=None,  # checkpoints and the final `policy/`; resumes from the last complete checkpoint there
     **overrides,  # PPOConfig fields on top of `cfg`
 ) -> RLResult:
-    "Train `model` (LoRA) to maximise `reward_fn` with PPO, GRPO or RLOO; the single entry point for RL from a reward."
+    ("Train `model` (LoRA; None: `cfg.model`) to maximise `reward_fn` with PPO, GRPO or RLOO (default preset `cpu`); "
+     "the single entry point for RL from a reward.")
     import time
-    cfg = PPOConfig.make(cfg or 'default', **overrides)
+    cfg = PPOConfig.make(cfg or 'cpu', **overrides)
     if not prompts: raise ValueError("no prompts to train on")
+    if model is None:                                   # the config names the policy: 'smollm2', 'tiny' or a folder
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from rlnb.core import model_path
+        p = model_path(cfg.model)
+        model, tok = AutoModelForCausalLM.from_pretrained(p), tok or AutoTokenizer.from_pretrained(p)
     out = Path(output_dir) if output_dir else None
     t0 = time.perf_counter()
     if cfg.algorithm == 'ppo':
@@ -831,7 +837,7 @@ def train_ppo_cli(argv:list|None=None):
 # %% ../nbs/06_ppo.ipynb #ab245486
 def _ci_cell(xs:list, d:int) -> str:
     "`mean (lo, hi)` with a Student-t interval; one value has none (a smoke run of a step or two)."
-    from rlnb.evaluation import mean_ci
+    from rlnb.stats import mean_ci
     if len(xs) < 2: return f"{xs[0]:.{d}f} (one step: no interval)" if xs else 'no steps'
     m, lo, hi = mean_ci(xs)
     return f"{m:.{d}f} ({lo:.{d}f}, {hi:.{d}f})"

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from .core import create_tables, check_agent, rlnb_home
 from .feedback import FeedbackStore
+from .stats import report_headline
 
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'register', 'get', 'list_versions', 'agents',
@@ -439,8 +440,7 @@ def _flat(d:dict, prefix:str='') -> dict:
 def _headline(report:dict|None) -> dict:
     "Headline figures of a stored evaluation report (the first judge, sampled mode when present)."
     if not report: return {}
-    from rlnb.evaluation import EvalReport
-    try: return {k: v for k, v in EvalReport(**report).headline().items() if not isinstance(v, (list, dict))}
+    try: return {k: v for k, v in report_headline(report).items() if not isinstance(v, (list, dict))}
     except Exception: return {}
 
 def compare(self:Registry, agent:str, a, b) -> list[dict]:

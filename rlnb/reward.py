@@ -84,6 +84,11 @@ PRESETS = {
     'tiny': RewardConfig(
         model='tiny-encoder', lora=False, learning_rate=2e-3, max_length=32, batch_size=16, epochs=4
     ),  # tests
+    # the names every stage shares: 'cpu' above, and for GPUs
+    'small_gpu': RewardConfig(model='smollm2', learning_rate=2e-4, batch_size=8, bf16=True, gradient_checkpointing=True),
+    'default': RewardConfig(lora=False, learning_rate=3e-5, bf16=None),   # MiniLM, every weight (as 'full'), bf16 where faster
+    'high_quality': RewardConfig(model='smollm2', lora_r=64, lora_alpha=128, learning_rate=1e-4, epochs=2.0, batch_size=16,
+                                 max_length=256, bf16=None),
 }
 RewardConfig.PRESETS = PRESETS
 
@@ -422,7 +427,7 @@ def reward_speed_table(path=None) -> str:
     ("Markdown: pairs/s, peak RSS and held-out accuracy (95 % Wilson interval) of each variant of "
      "`bench/reward_speed.py`.")
     from rlnb.core import bench_results
-    from rlnb.evaluation import wilson_interval
+    from rlnb.stats import wilson_interval
     path = Path(path or bench_results()/'reward_speed_minilm.json')
     if not path.exists(): return f'no saved result at {path}: run bench/reward_speed.py'
     r = json.loads(path.read_text())

@@ -9,9 +9,10 @@ from collections import Counter
 from .core import check_agent
 from .feedback import Feedback, FeedbackStore
 from .formatting import prompt_text
+from .stats import binom_two_sided
 
 # %% auto #0
-__all__ = ['normalize_item', 'PolicyItems', 'RatingWidget', 'binom_two_sided', 'CompareWidget']
+__all__ = ['normalize_item', 'PolicyItems', 'RatingWidget', 'CompareWidget']
 
 # %% ../nbs/03_widgets.ipynb #4f1e37d5
 def _text(x) -> str: return x if isinstance(x, str) else x[-1]['content']
@@ -276,21 +277,6 @@ def _summary_html(self:RatingWidget) -> str:
         else: c['corrections'] += 1
     parts = ' · '.join(f'{k} {v}' for k, v in sorted(c.items())) or 'nothing yet'
     return f'<small>{parts}<br>{self._speed()}</small>'
-
-# %% ../nbs/03_widgets.ipynb #b27a5f1d
-def binom_two_sided(k:int, n:int, p:float=0.5) -> float:
-    ("Exact two-sided binomial test p-value for k successes in n trials (exact integers at p = ½, the pmf in log space "
-     "otherwise; any n).")
-    if n == 0: return 1.0
-    if p in (0, 1): return float(k == round(p * n))
-    if p == 0.5:                                    # exact integers: C(n, i) / 2^n
-        c = [math.comb(n, i) for i in range(n + 1)]
-        return min(1.0, sum(x for x in c if x <= c[k]) / 2 ** n)
-    lp = [
-        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p) + (n - i) * math.log1p(-p)
-        for i in range(n + 1)
-    ]
-    return min(1.0, sum(math.exp(x) for x in lp if x <= lp[k] + 1e-9))
 
 # %% ../nbs/03_widgets.ipynb #5ccf603c
 from fastcore.basics import patch

@@ -15,7 +15,7 @@ SIGSEGV)`, `... (timed out after 900 s)`), and the other notebooks still run; th
     python tools/run_tests.py --save                  # also write each notebook back WITH the outputs of the cells it ran
                                                       # (`make outputs`), so the web view shows tables and figures
 """
-import argparse, os, shutil, signal, subprocess, sys, tempfile, time
+import argparse, json, os, re, shutil, signal, subprocess, sys, tempfile, time
 from pathlib import Path
 
 WATCHED = ('models', 'data')   # a test may not leave anything new or changed here (models/.cache excepted)
@@ -39,6 +39,30 @@ def _directives(src:str) -> set:
         out |= set(line[2:].split())
     return out
 
+_TRL_LOG = re.compile(r"^\{'(loss|eval_loss|train_runtime|train_loss|grad_norm|learning_rate|epoch|rewards/|eval_)[^\n]*\}$", re.M)
+_TMP = re.compile(r"/tmp/[A-Za-z0-9_.\-]+")
+
+def clean_text(s:str, repo:Path|None=None, home:str|None=None) -> str:
+    ("What a saved output may show: no path of the machine it ran on (the project folder, the test's RLNB_HOME, "
+     "temporary folders, the user's home) and no raw trainer log dicts.")
+    if home: s = s.replace(str(home), '$RLNB_HOME')
+    if repo: s = s.replace(str(repo) + '/', '').replace(str(repo), '.')
+    s = _TMP.sub('$TMP', s).replace(str(Path.home()) + '/', '~/')
+    s = _TRL_LOG.sub('', s)
+    return re.sub(r"\n{3,}", "\n\n", s)
+
+def clean_outputs(cells, repo:Path|None=None, home:str|None=None) -> None:
+    "`clean_text` over every saved output of `cells` (stream text and text/plain, markdown and HTML data)."
+    for c in cells:
+        for o in c.get('outputs', []) if c.get('cell_type') == 'code' else []:
+            if 'text' in o:
+                t = clean_text(''.join(o['text']) if isinstance(o['text'], list) else o['text'], repo, home)
+                o['text'] = t.splitlines(True) if isinstance(o['text'], list) else t
+            for k in ('text/plain', 'text/markdown', 'text/html'):
+                if k in o.get('data', {}):
+                    v = o['data'][k]; t = clean_text(''.join(v) if isinstance(v, list) else v, repo, home)
+                    o['data'][k] = t.splitlines(True) if isinstance(v, list) else t
+
 def save_outputs(path:Path, skip:set, basepath) -> int:
     "Run the notebook's cells as `test_nb` does (flagged cells and the export cell skipped) and write it back with their outputs."
     import traceback
@@ -57,6 +81,10 @@ def save_outputs(path:Path, skip:set, basepath) -> int:
         c.execution_count = None
         # slow/postgres/browser cells keep no stale output; progress bars (stderr) are not kept
         c.outputs = [] if skipped(c) else [o for o in c.get('outputs', []) if not (o.get('output_type') == 'stream' and o.get('name') == 'stderr')]
+    clean_outputs(nb.cells, path.resolve().parent.parent, os.environ.get('RLNB_HOME'))
+    c_empty = lambda o: o.get('output_type') == 'stream' and not ''.join(o.get('text', '')).strip()
+    for c in nb.cells:
+        if c.cell_type == 'code': c.outputs = [o for o in c.outputs if not c_empty(o)]
     write_nb(nb, path)
     return 0
 
@@ -123,9 +151,17 @@ def main():
     ap.add_argument('--path', default=None, help='a notebook, folder or glob (default: every notebook in nbs/)')
     ap.add_argument('--timeout', type=float, default=None, help='seconds per notebook (default 900; 3600 with the slow flag)')
     ap.add_argument('--save', action='store_true', help="write each notebook back with the outputs of the cells it ran")
+    ap.add_argument('--clean-saved', action='store_true', help="only clean the saved outputs of every notebook (paths, trainer logs)")
     ap.add_argument('--one', help=argparse.SUPPRESS)     # child mode
     args = ap.parse_args()
     if args.one: sys.exit(run_one(args.one, args.flags, args.save))
+    if args.clean_saved:
+        root = Path(__file__).resolve().parent.parent
+        for f in sorted((root/'nbs').glob('*.ipynb')):
+            nb = json.loads(f.read_text()); before = json.dumps(nb)
+            clean_outputs(nb['cells'], root)
+            if json.dumps(nb) != before: f.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n'); print('cleaned', f.name)
+        sys.exit(0)
     from nbdev.config import get_config
     from nbdev.doclinks import nbglob
     cfg = get_config()
