@@ -18,13 +18,13 @@ from .feedback import Feedback, FeedbackError, FeedbackStore
 
 # %% auto #0
 __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'SCOPES',
-           'RL_SECONDS_PER_STEP', 'SEED_FEEDBACK', 'LOOPBACK_HOSTS', 'app', 'Jobs', 'InsufficientFeedback',
-           'TrainRequest', 'feedback_summary', 'dry_run', 'train_policy_job', 'run_job', 'online_enabled',
-           'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest',
-           'run_online_job', 'Busy', 'max_jobs', 'active_jobs', 'spawn_job', 'spawn_online_job', 'cancel_job',
-           'OnlineScheduler', 'Principal', 'api_tokens', 'need', 'feedback_routes', 'training_routes', 'RetrainRequest',
-           'online_routes', 'policy_routes', 'chat_routes', 'create_app', 'ServeConfig', 'serve_checks',
-           'serve_api_cli', 'api_speed_table']
+           'SEED_FEEDBACK', 'LOOPBACK_HOSTS', 'app', 'Jobs', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary',
+           'rl_seconds_per_step', 'dry_run', 'train_policy_job', 'run_job', 'online_enabled', 'online_config',
+           'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'Busy',
+           'max_jobs', 'active_jobs', 'spawn_job', 'spawn_online_job', 'cancel_job', 'OnlineScheduler', 'Principal',
+           'api_tokens', 'need', 'feedback_routes', 'training_routes', 'RetrainRequest', 'online_routes',
+           'policy_routes', 'chat_routes', 'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli',
+           'api_speed_table']
 
 # %% ../nbs/10_api.ipynb #742ce079
 MIN_FEEDBACK = 10          # the replaced service's minimum before training
@@ -173,7 +173,19 @@ def _need_feedback(n:int):
         raise InsufficientFeedback(f"Insufficient feedback: {n} samples (minimum {MIN_FEEDBACK} required)")
 
 # %% ../nbs/10_api.ipynb #00710373
-RL_SECONDS_PER_STEP = {'kto': 1.0, 'ppo': 18.3, 'grpo': 6.0, 'rloo': 6.0}   # measured on SmolLM2, 2 CPU cores
+def rl_seconds_per_step(algorithm:str) -> tuple:
+    ("`(seconds per step on SmolLM2, where that comes from)` for the dry run of a run without a probe, read from the "
+     "saved benchmarks: PPO's `cpu` preset from `bench/results/ppo_speed.json`, KTO from the `cpu` row of "
+     "`dpo_speed.json` (a step of the same size); `(None, why)` where nothing was measured (GRPO, RLOO).")
+    import json
+    from rlnb.core import bench_results
+    f = {'ppo': 'ppo_speed.json', 'kto': 'dpo_speed.json'}.get(algorithm)
+    if f is None or not (bench_results()/f).exists():
+        return None, f"no saved measurement of {algorithm} steps (bench/ppo_speed.py, bench/dpo_speed.py measure PPO, DPO)"
+    d = json.loads((bench_results()/f).read_text())
+    if algorithm == 'ppo': s = next(v['step'] for k, v in d['summary'].items() if 'cpu preset' in k)
+    else: s = next(r['s_per_step'] for r in d['rows'] if r['variant'] == 'cpu')
+    return s, f"seconds per step of the cpu preset on SmolLM2 in bench/results/{f} ({d['cpu'].removeprefix('CPU: ')})"
 
 def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
     ("The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO/KTO: a short measured "
@@ -189,11 +201,12 @@ def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
         steps = min(req.maxSteps, est['steps'])
         minutes, basis = (est['s_per_step'] * steps + est['prepare_s']) / 60, 'measured probe'
     else:
-        s_step = RL_SECONDS_PER_STEP[req.algorithm] * (0.05 if req.baseModel == 'tiny' else 1)
-        steps, minutes = req.maxSteps, req.maxSteps * s_step / 60
-        basis = 'seconds per step measured on SmolLM2 (2 CPU cores)'
+        s_step, basis = rl_seconds_per_step(req.algorithm)
+        steps = req.maxSteps
+        minutes = None if s_step is None or req.baseModel == 'tiny' else req.maxSteps * s_step / 60
+        if s_step is not None and req.baseModel == 'tiny': basis = 'no measurement of the tiny model: SmolLM2 only'
     return {'status': 'dry_run', 'feedbackCount': fs['count'], 'estimatedSteps': int(steps),
-            'estimatedTimeMinutes': round(minutes, 2), 'scoreMean': fs['mean'], 'scoreStd': fs['std'],
+            'estimatedTimeMinutes': None if minutes is None else round(minutes, 2), 'scoreMean': fs['mean'], 'scoreStd': fs['std'],
             'estimateBasis': basis,
             'modelConfig': {'base_model': req.baseModel, 'use_lora': True, 'learning_rate': req.learningRate,
                             'algorithm': req.algorithm, 'lora_r': cfg.lora_r, 'batch_size': req.batchSize,

@@ -145,7 +145,7 @@ class PreferenceConfig(StageConfig):
     attn_implementation: str|None = None  # attention kernel; None: 'eager' under bf16 on a CPU, else the model's own
     load_in_4bit: bool = False      # 4-bit base through bitsandbytes (CUDA only; skipped with a message on CPU)
     gradient_checkpointing: bool = (
-        True  # recompute activations in the backward: packed, 1.4x the time for 0.6 GB less (TRL's default too)
+        True  # recompute activations in the backward: slower, less memory (bench/dpo_speed.py; TRL's default too)
     )
     group_by_length: bool = False   # batch pairs of similar length together (less padding)
     packed: bool = (

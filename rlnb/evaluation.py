@@ -1081,13 +1081,13 @@ _EVAL_FLAGS = [
     (['--checkpoint'], dict(required=True,
                             help='adapter folder (its base is read from it) or a model folder (then --base)')),
     (['--compare-base'], dict(action='store_true',
-                              help='compare with the base model (the default and only comparison)')),
+                              help="the replaced service's flag: the base model is what every report compares with")),
     (['--base'], dict(help="the base model folder or 'smollm2', when the checkpoint is a full model")),
     (['--prompts'], dict(default='held-out',
                          help="'held-out' (the run's held-out split + chatterbot questions) or a .jsonl/.txt file")),
     (['--judge'], dict(action='append',
                        help="a saved reward model folder (repeatable; default: the run's judge/ and reward/ models)")),
-    (['--output'], dict(required=True, help='results.json')),
+    (['--output'], dict(help='the report JSON (default: eval.json in --output-dir or --run)')),
 ]
 
 def _eval_inputs(a, cfg) -> tuple:
@@ -1109,14 +1109,17 @@ def evaluate_cli(argv:list|None=None):
     ("Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
      "`EvalConfig` field is a flag.")
     from rlnb.core import stage_cli
-    _, parse = stage_cli(EvalConfig, 'rlnb_evaluate', 'Judge a trained policy against its base on held-out prompts '
+    ap, parse = stage_cli(EvalConfig, 'rlnb_evaluate', 'Judge a trained policy against its base on held-out prompts '
                          '(win rate, KL, failures, with CIs).', extra=_EVAL_FLAGS)
     cfg, a = parse(argv)
+    where = a.output_dir or a.run
+    output = a.output or (str(Path(where)/'eval.json') if where else None)
+    if output is None: ap.error('say where the report goes: --output FILE, or --output-dir / --run FOLDER')
     prompts, judges = _eval_inputs(a, cfg)
     modes = tuple(cfg.modes.split(',') if isinstance(cfg.modes, str) else cfg.modes)
     rep = evaluate_policy(str(a.checkpoint), prompts, judges, base=a.base, modes=modes,
                           max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
                           system=cfg.system, repetition_penalty=cfg.repetition_penalty, seed=cfg.seed,
-                          batch_size=cfg.batch_size, tie=cfg.tie, conf=cfg.conf, beta=cfg.beta, output=a.output)
-    print(rep.table()); print(f"report: {a.output}")
+                          batch_size=cfg.batch_size, tie=cfg.tie, conf=cfg.conf, beta=cfg.beta, output=output)
+    print(rep.table()); print(f"report: {output}")
     return rep

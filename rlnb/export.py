@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, os, pickle, re, shutil, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import cache_dir, cpu_info, atomic_dir, atomic_write, StageConfig
+from .core import cache_dir, cpu_info, atomic_dir, atomic_write, StageConfig, StageResult
 
 # %% auto #0
 __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'llama_version', 'converter_dir',
@@ -16,7 +16,7 @@ __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'll
            'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits', 'gguf_greedy',
            'hf_greedy', 'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template',
            'ollama_template', 'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat',
-           'model_card', 'convert_lora_to_gguf', 'ExportResult', 'export_model', 'ExportConfig', 'export_cli',
+           'model_card', 'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model', 'export_cli',
            'decode_benchmark', 'serve_speed_table']
 
 # %% ../nbs/07_export.ipynb #65a5648c
@@ -635,24 +635,23 @@ def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
 
 # %% ../nbs/07_export.ipynb #bc7e84ee
 @dataclass
-class ExportResult:
-    "What `export_model` wrote and measured."
-    format: str
-    paths: dict                                   # name -> Path
+class ExportResult(StageResult):
+    ("What `export_model` wrote and measured: a `StageResult` whose `model_path` is the first file written and whose "
+     "`metrics` are the sizes, times and parity reports.")
+    format: str = 'gguf'
+    paths: dict = field(default_factory=dict)     # name -> Path
     parity: dict = field(default_factory=dict)    # quant -> parity report
     stats: dict = field(default_factory=dict)     # quant -> size_mb, seconds
     message: str = ''                             # the Ollama registration outcome
-    output_dir: Path|None = None                  # the export's folder (as every stage's result has)
 
-    @property
-    def metrics(self) -> dict: return {'stats': self.stats, 'parity': self.parity}
+    def __post_init__(self): self.metrics = {'stats': self.stats, 'parity': self.parity}   # the same dicts, kept current
 
 # %% ../nbs/07_export.ipynb #6587052a
 def _export_gguf(ck:Path, out:Path, name:str, quants:list, base, base_name:str, facts:dict, parity:bool,
                  parity_prompts, system, overwrite:bool, register:bool) -> ExportResult:
     "Merge (an adapter), convert to f16 GGUF, quantise, check parity, write the Modelfile and card; all or nothing."
     _fresh(out, overwrite)
-    res, t = ExportResult('gguf', {}, output_dir=out), time.perf_counter()
+    res, t = ExportResult(format='gguf', output_dir=out), time.perf_counter()
     order = ['f16'] + [q for q in quants if q != 'f16']
     with atomic_dir(out) as tmp:  # written aside, then renamed: never half an export; the old one kept until then
         merged = export_merged(ck, tmp/'merged', base) if is_adapter(ck) else ck
@@ -679,25 +678,38 @@ def _export_gguf(ck:Path, out:Path, name:str, quants:list, base, base_name:str, 
                    "register=True / --register)")
     return res
 
+# %% ../nbs/07_export.ipynb #706ddef4
+@dataclass
+class ExportConfig(StageConfig):
+    "How a checkpoint is exported: the config of `export_model` and `rlnb_export`."
+    format: str = 'gguf'                  # 'gguf', 'gguf-lora' (base GGUF + adapter GGUF), 'merged' or 'lora'
+    quantization: str|list = 'q4_k_m'     # gguf: one or more of f16, q8_0, q5_k_m, q4_k_m, q3_k_m (comma-separated)
+    model_name: str|None = None           # file stem and Ollama name; default from the checkpoint path
+    base: str|None = None                 # the adapter's base ('smollm2' or a folder) when its config names none
+    parity: bool = True                   # parity check of every GGUF against the HF model (f16 must pass)
+    parity_prompts: list|None = None      # prompts of the parity check (default: PARITY_PROMPTS)
+    system: str|None = None               # SYSTEM prompt of the Modelfile
+    register: bool = False                # `ollama create` when Ollama is installed
+    overwrite: bool = False               # replace an earlier export (only once the new one is whole)
+ExportConfig.PRESETS = {'cpu': ExportConfig(), 'ollama': ExportConfig(quantization=['q4_k_m'], register=True),
+                        'all': ExportConfig(quantization=list(QUANTS))}
+
 # %% ../nbs/07_export.ipynb #c8088cd6
 def export_model(
     checkpoint,  # adapter folder, HF folder, or 'smollm2' / 'tiny'
-    format: str = 'gguf',  # 'gguf', 'gguf-lora' (base GGUF + adapter GGUF), 'merged' or 'lora'
-    quantization: str | list = 'q4_k_m',  # gguf: one or more of f16, q8_0, q5_k_m, q4_k_m, q3_k_m (f16 is always made)
+    config: ExportConfig | str | None = None,  # an ExportConfig, a preset name ('cpu', 'ollama', 'all') or a YAML file
     output_dir=None,  # default: <checkpoint>/../gguf (or exports/)
-    model_name: str | None = None,  # file stem and Ollama name; default from the checkpoint path
-    base=None,  # the adapter's base when its config does not name a local folder
-    parity: bool = True,  # run the parity check on every GGUF (f16 must pass)
-    parity_prompts: list[str] | None = None,
-    system: str | None = None,  # SYSTEM line of the Modelfile
-    register: bool = False,  # `ollama create` when ollama is installed
-    overwrite: bool = False,
+    **overrides,  # ExportConfig fields on top of `config`: format, quantization, model_name, base, parity, system, ...
 ) -> ExportResult:
     "Export a trained policy as a LoRA adapter, a merged model or GGUF files (with parity check and Modelfile)."
     from rlnb.core import model_path, hub_name
+    overrides = {k: str(v) if isinstance(v, Path) else v for k, v in overrides.items()}
+    cfg = ExportConfig.make(config or 'cpu', **overrides)
+    format, quantization, model_name, base = cfg.format, cfg.quantization, cfg.model_name, cfg.base
+    parity, parity_prompts, system, register, overwrite = cfg.parity, cfg.parity_prompts, cfg.system, cfg.register, cfg.overwrite
     if format not in ('gguf', 'gguf-lora', 'merged', 'lora'):
         raise ValueError(f"format must be 'gguf', 'gguf-lora', 'merged' or 'lora', got {format!r}")
-    quants = [quantization] if isinstance(quantization, str) else list(quantization)
+    quants = quantization.split(',') if isinstance(quantization, str) else list(quantization)
     if bad := [q for q in quants if q not in QUANTS]:
         raise ValueError(f"unknown quantization {bad}: choose from {', '.join(QUANTS)}")
     ck = Path(checkpoint) if Path(checkpoint).exists() else model_path(str(checkpoint))
@@ -709,14 +721,17 @@ def export_model(
     base_name = hub_name(_base_of(ck, base)) if is_adapter(ck) else hub_name(ck)
     if format == 'lora':
         p = export_lora(ck, out, overwrite); model_card(p, base_name, 'adapter', name, facts)
-        return ExportResult('lora', {'lora': p}, output_dir=p)
+        return ExportResult(format='lora', paths={'lora': p}, output_dir=p, model_path=p)
     if format == 'merged':
         p = export_merged(ck, out, base, overwrite); model_card(p, base_name, 'merged', name, facts)
-        return ExportResult('merged', {'merged': p}, output_dir=p)
+        return ExportResult(format='merged', paths={'merged': p}, output_dir=p, model_path=p)
     if format == 'gguf-lora':
-        return _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite)
-    return _export_gguf(ck, out, name, quants, base, base_name, facts, parity, parity_prompts, system, overwrite,
-                        register)
+        res = _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite)
+    else:
+        res = _export_gguf(ck, out, name, quants, base, base_name, facts, parity, parity_prompts, system, overwrite,
+                           register)
+    res.model_path = next(iter(res.paths.values()), None)
+    return res
 
 # %% ../nbs/07_export.ipynb #d98c9b4a
 def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite) -> ExportResult:
@@ -725,7 +740,7 @@ def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prom
     if not is_adapter(ck):
         raise ValueError(f"format='gguf-lora' needs a LoRA adapter; {ck} is a full model: use format='gguf'")
     _fresh(out, overwrite)
-    res = ExportResult('gguf-lora', {}, output_dir=out)
+    res = ExportResult(format='gguf-lora', output_dir=out)
     bp = _base_of(ck, base)
     names = dict(base=f"{base_name.split('/')[-1].lower()}-f16.gguf", lora=f'{name}-lora-f16.gguf')
     with atomic_dir(out) as tmp:                          # written aside, renamed when whole
@@ -752,21 +767,6 @@ def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prom
     )
     return res
 
-# %% ../nbs/07_export.ipynb #706ddef4
-@dataclass
-class ExportConfig(StageConfig):
-    "How `rlnb_export` exports a checkpoint (the keyword arguments of `export_model`)."
-    format: str = 'gguf'                  # 'gguf', 'gguf-lora' (base GGUF + adapter GGUF), 'merged' or 'lora'
-    quantization: str|list = 'q4_k_m'     # gguf: one or more of f16, q8_0, q5_k_m, q4_k_m, q3_k_m (comma-separated)
-    model_name: str|None = None           # file stem and Ollama name; default from the checkpoint path
-    base: str|None = None                 # the adapter's base ('smollm2' or a folder) when its config names none
-    parity: bool = True                   # parity check of every GGUF against the HF model (f16 must pass)
-    system: str|None = None               # SYSTEM prompt of the Modelfile
-    register: bool = False                # `ollama create` when Ollama is installed
-    overwrite: bool = False               # replace an earlier export (only once the new one is whole)
-ExportConfig.PRESETS = {'cpu': ExportConfig(), 'ollama': ExportConfig(quantization=['q4_k_m'], register=True),
-                        'all': ExportConfig(quantization=list(QUANTS))}
-
 # %% ../nbs/07_export.ipynb #946f6766
 def export_cli(argv:list|None=None):
     "Console script `rlnb_export`: every `ExportConfig` field is a flag."
@@ -786,10 +786,8 @@ def export_cli(argv:list|None=None):
     cfg, a = parse(argv)
     if a.prepare_converter: print(prepare_converter()); return
     if not a.checkpoint: ap.error('--checkpoint is required')
-    q = cfg.quantization.split(',') if isinstance(cfg.quantization, str) else cfg.quantization
     out = a.output_dir or (Path(a.run)/('gguf' if cfg.format.startswith('gguf') else cfg.format) if a.run else None)
-    res = export_model(a.checkpoint, cfg.format, q, out, cfg.model_name, cfg.base, cfg.parity, system=cfg.system,
-                       register=cfg.register, overwrite=cfg.overwrite)
+    res = export_model(a.checkpoint, cfg, out)
     for k, p in res.paths.items(): print(f"{k:>10}: {p}")
     for q, r in res.parity.items():
         print(

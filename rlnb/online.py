@@ -312,9 +312,7 @@ def _export(self:OnlineLearner, merged:Path, run:Path) -> dict:
     from rlnb.export import export_model
     c, tmp, out = self.config, run/'gguf.partial', run/'gguf'
     if tmp.exists(): shutil.rmtree(tmp)
-    res = export_model(
-        merged, 'gguf', c.quantization, output_dir=tmp, model_name=f'{self.agent}-{run.name}', parity=True
-    )
+    res = export_model(merged, 'cpu', tmp, quantization=c.quantization, model_name=f'{self.agent}-{run.name}', parity=True)
     if c.quantization != 'f16':
         (tmp / f'{self.agent}-{run.name}-f16.gguf').unlink(missing_ok=True)  # the served file is enough
     tmp.replace(out)

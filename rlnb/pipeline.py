@@ -20,7 +20,7 @@ from rlnb.reward import (
 )
 from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
-from .export import export_model, isolated
+from .export import export_model, isolated, ExportConfig
 
 # %% auto #0
 __all__ = ['STAGES', 'stage', 'Run', 'stage_options', 'load_recipe', 'run_pipeline', 'base_answers', 'import_feedback',
@@ -530,36 +530,21 @@ def evaluate_stage(
     return out
 
 # %% ../nbs/99_pipeline.ipynb #36de6521
-@stage('export')
-def export_stage(
-    run: Run,
-    source: str = 'dpo',
-    quantization: list = ('q8_0',),
-    question: str = 'What is the capital of France?',
-    parity: bool = True,
-    parity_prompts: list | None = None,
-    system: str | None = None,
-    register: bool = False,
-    overwrite: bool = False,
-) -> dict:
-    "GGUF export of the run's `source` adapter, with parity per quantisation and one answer from the exported model."
+@stage('export', config=ExportConfig)
+def export_stage(run:Run, source:str='dpo', question:str='What is the capital of France?', preset:str='cpu',
+                 **overrides) -> dict:
+    ("GGUF export of the run's `source` adapter (`preset` + overrides of ExportConfig fields), with parity per "
+     "quantisation and one answer from the exported model.")
     adapter = {'dpo': run.path/'dpo'/'adapter', 'ppo': run.path/'ppo'/'policy'}.get(source)
-    system = system if system is not None else run.recipe.get('system')   # the system message it was evaluated with
     if adapter is None: raise ValueError(f"source must be 'dpo' or 'ppo', got {source!r}")
     if not (adapter/'adapter_config.json').exists():
         raise FileNotFoundError(f"{adapter} holds no adapter: run the '{source}' stage before this one.")
-    res = export_model(
-        adapter,
-        'gguf',
-        list(quantization),
-        run.path / 'gguf',
-        model_name=f'{run.agent}-{run.path.name}',
-        parity=parity,
-        parity_prompts=parity_prompts,
-        system=system,
-        register=register,
-        overwrite=overwrite,
-    )
+    overrides.setdefault('system', run.recipe.get('system'))   # the system message it was evaluated with
+    overrides.setdefault('model_name', f'{run.agent}-{run.path.name}')
+    cfg = ExportConfig.make(preset, **overrides)
+    if cfg.format != 'gguf': raise ValueError(f"the export stage writes GGUF files, got format {cfg.format!r}")
+    res = export_model(adapter, cfg, run.path / 'gguf')
+    quantization = [cfg.quantization] if isinstance(cfg.quantization, str) else list(cfg.quantization)
     for q, r in res.parity.items():
         print(
             f"    {q:>7}: {res.stats[q]['size_mb']:6.1f} MB in {res.stats[q]['seconds']:.1f} s; parity top-1"

@@ -114,7 +114,7 @@ PPOConfig.PRESETS = {
         learning_rate=1e-4,
         missing_eos_penalty=None,
         steps=50,
-    ),  # SmolLM2-135M on 2 cores: ~20 s a step
+    ),  # its seconds per step on SmolLM2: bench/results/ppo_speed.json
     'small_gpu': PPOConfig(batch_size=32, num_minibatches=4, max_new_tokens=64, learning_rate=2e-5, steps=200,
                            bf16=None),
     'default': PPOConfig(bf16=None),  # the literature's defaults (Huang et al. 2024)
