@@ -182,14 +182,17 @@ def rl_seconds_per_step(algorithm:str) -> tuple:
     f = {'ppo': 'ppo_speed.json', 'kto': 'dpo_speed.json'}.get(algorithm)
     if f is None or not (bench_results()/f).exists():
         return None, f"no saved measurement of {algorithm} steps (bench/ppo_speed.py, bench/dpo_speed.py measure PPO, DPO)"
-    d = json.loads((bench_results()/f).read_text())
-    if algorithm == 'ppo': s = next(v['step'] for k, v in d['summary'].items() if 'cpu preset' in k)
-    else: s = next(r['s_per_step'] for r in d['rows'] if r['variant'] == 'cpu')
-    return s, f"seconds per step of the cpu preset on SmolLM2 in bench/results/{f} ({d['cpu'].removeprefix('CPU: ')})"
+    try:
+        d = json.loads((bench_results()/f).read_text())
+        if algorithm == 'ppo': s = next(v['step'] for k, v in d['summary'].items() if 'cpu preset' in k)
+        else: s = next(r['s_per_step'] for r in d['rows'] if r['variant'] == 'cpu')
+        return s, f"seconds per step of the cpu preset on SmolLM2 in bench/results/{f} ({d['cpu'].removeprefix('CPU: ')})"
+    except (ValueError, KeyError, StopIteration, TypeError, AttributeError) as e:
+        return None, f"no saved measurement of {algorithm} steps: bench/results/{f} has no cpu preset row ({type(e).__name__})"
 
 def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
-    ("The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO/KTO: a short measured "
-     "probe), score statistics, the model config.")
+    ("The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO: a short measured "
+     "probe; KTO and PPO: the saved benchmarks), score statistics, the model config.")
     from rlnb.formatting import build_datasets
     from rlnb.dpo import estimate
     fs = feedback_summary(store, agent); _need_feedback(fs['count'])

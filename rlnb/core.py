@@ -609,7 +609,7 @@ def _bool_flag(s:str):
 
 def _flag_type(ann:str):
     parts = [p.strip() for p in str(ann).split('|')]
-    if 'list' in parts: return lambda s: s.split(',') if ',' in s else s
+    if 'list' in parts: return lambda s: s.split(',')         # comma-separated; one item is a list of one
     if 'bool' in parts: return _bool_flag               # bool|None: true / false, or auto (none) to let rlnb measure
     for p, t in (('int', int), ('float', float)):
         if p in parts: return lambda s, t=t: None if s.lower() in ('none', 'null') else t(s)

@@ -636,15 +636,16 @@ def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
 # %% ../nbs/07_export.ipynb #bc7e84ee
 @dataclass
 class ExportResult(StageResult):
-    ("What `export_model` wrote and measured: a `StageResult` whose `model_path` is the first file written and whose "
-     "`metrics` are the sizes, times and parity reports.")
+    ("What `export_model` wrote and measured: a `StageResult` whose `model_path` is the file to serve and whose "
+     "`metrics` are the sizes, times and parity reports (gguf: the first quantisation asked for; gguf-lora: its Modelfile).")
     format: str = 'gguf'
     paths: dict = field(default_factory=dict)     # name -> Path
     parity: dict = field(default_factory=dict)    # quant -> parity report
     stats: dict = field(default_factory=dict)     # quant -> size_mb, seconds
     message: str = ''                             # the Ollama registration outcome
 
-    def __post_init__(self): self.metrics = {'stats': self.stats, 'parity': self.parity}   # the same dicts, kept current
+    # `metrics` holds the same dicts as `stats` and `parity`: change those in place, never rebind them
+    def __post_init__(self): self.metrics = {'stats': self.stats, 'parity': self.parity}
 
 # %% ../nbs/07_export.ipynb #6587052a
 def _export_gguf(ck:Path, out:Path, name:str, quants:list, base, base_name:str, facts:dict, parity:bool,
@@ -730,7 +731,7 @@ def export_model(
     else:
         res = _export_gguf(ck, out, name, quants, base, base_name, facts, parity, parity_prompts, system, overwrite,
                            register)
-    res.model_path = next(iter(res.paths.values()), None)
+    res.model_path = res.paths.get('modelfile') if format == 'gguf-lora' else res.paths.get(quants[0])   # what one serves
     return res
 
 # %% ../nbs/07_export.ipynb #d98c9b4a

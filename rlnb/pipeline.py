@@ -544,7 +544,7 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     cfg = ExportConfig.make(preset, **overrides)
     if cfg.format != 'gguf': raise ValueError(f"the export stage writes GGUF files, got format {cfg.format!r}")
     res = export_model(adapter, cfg, run.path / 'gguf')
-    quantization = [cfg.quantization] if isinstance(cfg.quantization, str) else list(cfg.quantization)
+    quantization = cfg.quantization.split(',') if isinstance(cfg.quantization, str) else list(cfg.quantization)
     for q, r in res.parity.items():
         print(
             f"    {q:>7}: {res.stats[q]['size_mb']:6.1f} MB in {res.stats[q]['seconds']:.1f} s; parity top-1"

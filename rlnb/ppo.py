@@ -719,7 +719,7 @@ class RLResult(StageResult):
 # %% ../nbs/06_ppo.ipynb #f0f9c4b4
 def train_rl(
     model,  # a loaded causal LM, or None: `cfg.model` is loaded
-    tok,  # its tokenizer (None: loaded with `cfg.model`)
+    tok,  # its tokenizer (loaded with `cfg.model` when `model` is None)
     prompts: list[str],  # user messages to sample responses for
     reward_fn,  # reward_fn(prompts, responses[, completion_ids]) -> floats; see `reward_model_fn`
     cfg: (

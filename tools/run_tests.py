@@ -40,16 +40,17 @@ def _directives(src:str) -> set:
     return out
 
 _TRL_LOG = re.compile(r"^\{'(loss|eval_loss|train_runtime|train_loss|grad_norm|learning_rate|epoch|rewards/|eval_)[^\n]*\}$", re.M)
-_TMP = re.compile(r"/tmp/[A-Za-z0-9_.\-]+")
+_TMP = re.compile(r"(?<![\w/])/tmp/[A-Za-z0-9_.\-]+")
 
 def clean_text(s:str, repo:Path|None=None, home:str|None=None) -> str:
     ("What a saved output may show: no path of the machine it ran on (the project folder, the test's RLNB_HOME, "
      "temporary folders, the user's home) and no raw trainer log dicts.")
-    if home: s = s.replace(str(home), '$RLNB_HOME')
-    if repo: s = s.replace(str(repo) + '/', '').replace(str(repo), '.')
-    s = _TMP.sub('$TMP', s).replace(str(Path.home()) + '/', '~/')
-    s = _TRL_LOG.sub('', s)
-    return re.sub(r"\n{3,}", "\n\n", s)
+    path = lambda p: re.compile(r'(?<![\w/])' + re.escape(str(p)) + r'(?=/|[^\w/.-]|$)')   # whole path components only
+    if home: s = path(home).sub('$RLNB_HOME', s)
+    if repo: s = path(repo).sub('.', s)
+    s = _TMP.sub('$TMP', s)
+    if Path.home() != Path('/'): s = path(Path.home()).sub('~', s)
+    return _TRL_LOG.sub('', s)
 
 def clean_outputs(cells, repo:Path|None=None, home:str|None=None) -> None:
     "`clean_text` over every saved output of `cells` (stream text and text/plain, markdown and HTML data)."
