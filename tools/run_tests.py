@@ -40,12 +40,12 @@ def _directives(src:str) -> set:
     return out
 
 _TRL_LOG = re.compile(r"^\{'(loss|eval_loss|train_runtime|train_loss|grad_norm|learning_rate|epoch|rewards/|eval_)[^\n]*\}$", re.M)
-_TMP = re.compile(r"(?<![\w/])/tmp/[A-Za-z0-9_.\-]+")
+_TMP = re.compile(r"(?<![\w.-])/tmp/[A-Za-z0-9_.\-]+")   # /tmp/x, also in sqlite:////tmp/x; not /var/tmp/x
 
 def clean_text(s:str, repo:Path|None=None, home:str|None=None) -> str:
     ("What a saved output may show: no path of the machine it ran on (the project folder, the test's RLNB_HOME, "
      "temporary folders, the user's home) and no raw trainer log dicts.")
-    path = lambda p: re.compile(r'(?<![\w/])' + re.escape(str(p)) + r'(?=/|[^\w/.-]|$)')   # whole path components only
+    path = lambda p: re.compile(r'(?<![\w.-])' + re.escape(str(p)) + r'(?=/|[^\w/.-]|$)')   # whole components
     if home: s = path(home).sub('$RLNB_HOME', s)
     if repo: s = path(repo).sub('.', s)
     s = _TMP.sub('$TMP', s)
