@@ -236,9 +236,7 @@ def _train_rl_job(req:TrainRequest, ds:dict, run:Path, progress) -> tuple:
     "PPO / GRPO / RLOO: a reward model on the pairs first, then the policy against it (the replaced service's two-stage design)."
     from rlnb.reward import PRESETS as RP, train_reward_model
     from rlnb.ppo import PPOConfig, train_rl, reward_model_fn
-    from rlnb.core import model_path
     from rlnb.formatting import prompt_text
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     rres = train_reward_model(
         ds['pairs']['train'],
         ds['pairs']['eval'],
@@ -250,9 +248,7 @@ def _train_rl_job(req:TrainRequest, ds:dict, run:Path, progress) -> tuple:
     pcfg = PPOConfig.make('default', steps=req.maxSteps, learning_rate=req.learningRate, batch_size=req.batchSize,
                           num_minibatches=min(2, req.batchSize), save_steps=10**9, algorithm=req.algorithm,
                           model=req.baseModel)
-    bp = model_path(req.baseModel)
-    out = train_rl(AutoModelForCausalLM.from_pretrained(bp), AutoTokenizer.from_pretrained(bp), prompts,
-                   reward_model_fn(rres.model), pcfg, run/'ppo')
+    out = train_rl(None, None, prompts, reward_model_fn(rres.model), pcfg, run/'ppo')   # loads pcfg.model
     return run/'ppo'/'policy', out.metrics, out.metrics.get('reward_last'), run/'reward_model'/'reward_model'
 
 # %% ../nbs/10_api.ipynb #35ab4f1c

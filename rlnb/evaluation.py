@@ -8,7 +8,6 @@ import hashlib, json, math, re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
-from statistics import NormalDist
 from datetime import datetime, timezone
 from .core import create_tables, asset_dir, check_agent, StageConfig
 from .feedback import Feedback

@@ -388,14 +388,10 @@ def _reward_model(run:Run, out:str='reward'):
 def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None, **overrides) -> dict:
     "RL from the run's reward model on the run's training prompts; reports reward and KL per step and the timings."
     from rlnb.formatting import prompt_text
-    from rlnb.core import model_path
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     cfg = PPOConfig.make(preset, **overrides)
     algorithm = cfg.algorithm
     prompts = list(dict.fromkeys(prompt_text(p) for p in _datasets(run)['pairs']['train']['prompt']))[:max_prompts]
-    path = model_path(cfg.model)
-    model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
-    res = train_rl(model, tok, prompts, reward_model_fn(_reward_model(run)), cfg, run.path/'ppo')
+    res = train_rl(None, None, prompts, reward_model_fn(_reward_model(run)), cfg, run.path/'ppo')
     plot_ppo(res.history, path=run.path/'ppo'/'plots'/f'{algorithm}.png')
     h = res.history
     mean = lambda k: round(sum(x.get(k, 0) for x in h) / len(h), 3)

@@ -811,16 +811,14 @@ _PPO_FLAGS = [
 def train_ppo_cli(argv:list|None=None):
     "Console script `rlnb_train_ppo`: every `PPOConfig` field is a flag (`--algorithm grpo` for TRL's GRPO)."
     import json
-    from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.core import stage_cli, stage_dir, model_path, atomic_write
     _, parse = stage_cli(PPOConfig, 'rlnb_train_ppo', 'RL from a reward model: PPO (ours), GRPO or RLOO (TRL), with '
                          'LoRA.', extra=_PPO_FLAGS)
     cfg, a = parse(argv)
-    prompts, path = read_prompts(a.data), model_path(cfg.model)
-    model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    prompts = read_prompts(a.data); model_path(cfg.model)     # an unknown model fails before the run folder is made
     out = stage_dir(a, a.agent, cfg.algorithm)
     print(f"{len(prompts)} prompts, {cfg.algorithm} for {cfg.steps} steps of {cfg.batch_size} -> {out}")
-    res = train_rl(model, tok, prompts, reward_model_fn(a.reward_model), cfg, out)
+    res = train_rl(None, None, prompts, reward_model_fn(a.reward_model), cfg, out)   # loads cfg.model
     atomic_write(out/'metrics.json', json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history),
                                                 indent=1))
     plot_ppo(res.history, path=out/'plots'/f'{cfg.algorithm}.png')

@@ -4,7 +4,7 @@
 
 # %% ../nbs/03_widgets.ipynb #66357d32
 from __future__ import annotations
-import html, hashlib, math, random, time
+import html, hashlib, random, time
 from collections import Counter
 from .core import check_agent
 from .feedback import Feedback, FeedbackStore
