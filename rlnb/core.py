@@ -15,8 +15,8 @@ __all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_message', 'get_
            'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
            'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
            'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
-           'report_targets', 'Tracker', 'create_tables', 'atomic_write', 'atomic_dir', 'prepare_assets',
-           'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
+           'report_targets', 'Tracker', 'end_group_at_exit', 'create_tables', 'atomic_write', 'atomic_dir',
+           'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -709,6 +709,18 @@ class Tracker:
 
     def finish(self):
         for t in self.trackers: t.finish()
+
+# %% ../nbs/00_core.ipynb #de7327c2
+def end_group_at_exit() -> bool:
+    "Destroy torch.distributed's process group when Python exits, before the interpreter shuts down; True if one is set up."
+    import atexit, torch.distributed as dist
+    if not (dist.is_available() and dist.is_initialized()): return False
+    global _group_closer
+    if '_group_closer' not in globals():
+        def _group_closer():
+            if dist.is_initialized(): dist.destroy_process_group()
+        atexit.register(_group_closer)
+    return True
 
 # %% ../nbs/00_core.ipynb #61eb71cd
 def create_tables(metadata, engine, tries:int=6):

@@ -18,6 +18,7 @@ from rlnb.core import (
     StageConfig,
     StageResult,
     model_path,
+    end_group_at_exit,
     lora_config,
     last_checkpoint,
     train_metrics,
@@ -364,6 +365,7 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     res = PreferenceResult(model, tok, m, trainer.state.log_history, out, out/'adapter', trainer)
     if trainer.accelerator.is_main_process: _save_preference(res, method, cfg)   # one writer under several processes
     trainer.accelerator.wait_for_everyone()   # so no process returns before the adapter is complete
+    end_group_at_exit()   # torchrun: the process group goes before Python shuts down
     return res
 
 # %% ../nbs/05_dpo.ipynb #23172e40

@@ -15,6 +15,7 @@ from rlnb.core import (
     last_checkpoint,
     train_metrics,
     Tracker,
+    end_group_at_exit,
 )
 
 # %% auto #0
@@ -759,6 +760,7 @@ def train_rl(
         tok.save_pretrained(out/'policy')
         name_base(out/'policy')      # the policy folder loads on its own, on any machine
     acc.wait_for_everyone()
+    end_group_at_exit()   # torchrun: the process group goes before Python shuts down
     secs = time.perf_counter() - t0
     rewards = [h['objective/reward'] for h in history]
     k = max(1, min(5, len(rewards) // 4))
