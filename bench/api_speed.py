@@ -143,7 +143,7 @@ def main():
     out.write_text(json.dumps(res, indent=1))
     print(json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
     if a.smoke:
-        from rlnb.api import api_speed_table
+        from rlnb.bench import api_speed_table
         print(api_speed_table(str(out)))
         assert lost == 0 and res['errors'] == 0, (lost, res['errors'])
 

@@ -102,7 +102,7 @@ def main():
         print(f"{r['variant']:18s} {r['s_per_step']:7.2f} {r['pairs_per_s']:8.2f} {r['tokens_per_s'] or 0:9.0f} {r['total_s']:8.1f} {r['peak_rss_mb']:8d} {sp:8.2f}x {e2e:9.2f}x {dl:11.4f}")
     if smoke:
         if len(rows) < len(args): sys.exit(f'{len(args) - len(rows)} variant(s) failed')
-        from rlnb.packing import dpo_speed_table
+        from rlnb.bench import dpo_speed_table
         print(dpo_speed_table(results/'dpo_speed.json'))
 
 if __name__ == '__main__': main()

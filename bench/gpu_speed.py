@@ -144,7 +144,7 @@ def main():
     out = (home/'results' if smoke else Path(os.environ.get('OUT', bench_results())))/'gpu_speed.json'
     out.write_text(json.dumps(res, indent=1)); print('wrote', out)
     if smoke:
-        from rlnb.ppo import gpu_speed_table
+        from rlnb.bench import gpu_speed_table
         print(gpu_speed_table(out))
 
 if __name__ == '__main__': main()

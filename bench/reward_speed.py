@@ -85,7 +85,7 @@ def main():
         json.dumps(dict(cpu=cpu_line(), backbone=backbone, rows=rows), indent=1))
     if smoke:
         if len(rows) < len(args): sys.exit(f'{len(args) - len(rows)} variant(s) failed')
-        from rlnb.reward import reward_speed_table
+        from rlnb.bench import reward_speed_table
         print(reward_speed_table(results/f'reward_speed_{backbone}.json'))
 
 if __name__ == '__main__': main()

@@ -104,7 +104,7 @@ def main():
     print(json.dumps({k: v for k, v in res.items() if k != 'rows'}), flush=True)
     if smoke:
         if len(rows) < 2 * len(STAGES): sys.exit(f'{2 * len(STAGES) - len(rows)} run(s) failed')
-        from rlnb.ppo import scale_out_table
+        from rlnb.bench import scale_out_table
         print(scale_out_table([results/'scale_out.json']))
 
 if __name__ == '__main__': main()

@@ -23,8 +23,7 @@ __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S',
            'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'Busy',
            'max_jobs', 'active_jobs', 'spawn_job', 'spawn_online_job', 'cancel_job', 'OnlineScheduler', 'Principal',
            'api_tokens', 'need', 'feedback_routes', 'training_routes', 'RetrainRequest', 'online_routes',
-           'policy_routes', 'chat_routes', 'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli',
-           'api_speed_table']
+           'policy_routes', 'chat_routes', 'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli']
 
 # %% ../nbs/10_api.ipynb #742ce079
 MIN_FEEDBACK = 10          # the replaced service's minimum before training
@@ -217,9 +216,9 @@ def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
 
 # %% ../nbs/10_api.ipynb #c80041fa
 def _cpu_config(req:TrainRequest):
-    from rlnb.dpo import PRESETS
-    return replace(PRESETS['cpu'], model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize,
-                   beta=req.beta, save_steps=10**9)
+    from rlnb.dpo import PreferenceConfig
+    return PreferenceConfig.make('cpu', model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize,
+                                 beta=req.beta, save_steps=10**9)   # the preset, with the request's fields checked
 
 def _train_preference(req:TrainRequest, ds:dict, run:Path, cb) -> tuple:
     "DPO or KTO on the agent's pairs / examples: (policy path, metrics, reward mean, reward model path)."
@@ -229,23 +228,23 @@ def _train_preference(req:TrainRequest, ds:dict, run:Path, cb) -> tuple:
         res = train_dpo(ds['pairs']['train'], ds['pairs']['eval'], cfg, run/'dpo', max_steps=req.maxSteps,
                         callbacks=[cb])
         return res.model_path, res.metrics, res.metrics.get('after_reward_margin'), None
-    res = train_kto(ds['kto']['train'], None, cfg, run/'kto', max_steps=req.maxSteps, callbacks=[cb])
+    res = train_kto(ds['kto']['train'], ds['kto']['eval'], cfg, run/'kto', max_steps=req.maxSteps, callbacks=[cb])
     return res.model_path, res.metrics, None, None
 
 def _train_rl_job(req:TrainRequest, ds:dict, run:Path, progress) -> tuple:
     "PPO / GRPO / RLOO: a reward model on the pairs first, then the policy against it (the replaced service's two-stage design)."
-    from rlnb.reward import PRESETS as RP, train_reward_model
+    from rlnb.reward import train_reward_model
     from rlnb.ppo import PPOConfig, train_rl, reward_model_fn
     from rlnb.formatting import prompt_text
     rres = train_reward_model(
         ds['pairs']['train'],
         ds['pairs']['eval'],
-        RP['tiny' if req.baseModel == 'tiny' else 'cpu'],
+        'tiny' if req.baseModel == 'tiny' else 'cpu',
         output_dir=run / 'reward_model',
     )
     progress(0.3, f"reward model: held-out accuracy {rres.metrics.get('accuracy')}")
     prompts = list(dict.fromkeys(prompt_text(p) for p in ds['pairs']['train']['prompt']))
-    pcfg = PPOConfig.make('default', steps=req.maxSteps, learning_rate=req.learningRate, batch_size=req.batchSize,
+    pcfg = PPOConfig.make('cpu', steps=req.maxSteps, learning_rate=req.learningRate, batch_size=req.batchSize,
                           num_minibatches=min(2, req.batchSize), save_steps=10**9, algorithm=req.algorithm,
                           model=req.baseModel)
     out = train_rl(None, None, prompts, reward_model_fn(rres.model), pcfg, run/'ppo')   # loads pcfg.model
@@ -1040,26 +1039,3 @@ def serve_api_cli(argv:list|None=None):
 
 # %% ../nbs/10_api.ipynb #367e72a8
 app = create_app()
-
-# %% ../nbs/10_api.ipynb #a2994de0
-def api_speed_table(pattern:str|None=None) -> str:
-    "Markdown: one row per saved `bench/api_speed.py` result (backend, workers): medians, with the range over the runs."
-    import glob
-    rng = lambda d: f"{d['median']:,.0f} ({d['min']:,.0f}–{d['max']:,.0f})"
-    rows = [
-        (
-            '| backend | durability | workers | single POST, new connection (req/s) | single POST, keep-alive (req/s) '
-            '| keep-alive p50 / p99 ms | batch (records/s) | runs | records lost |'
-        ),
-        '|---|---|---|---|---|---|---|---|---|',
-    ]
-    from rlnb.core import bench_results
-    for f in sorted(glob.glob(pattern or str(bench_results()/'api_speed_*.json'))):
-        r = json.load(open(f))
-        if 'keep_alive_requests_per_s' not in r: continue
-        rows.append(f"| {r['backend']} | {r.get('durability', '')} | {r['workers']} | "
-                    f"{rng(r['new_connection_requests_per_s'])} | {rng(r['keep_alive_requests_per_s'])} | "
-                    f"{r['keep_alive_p50_ms']['median']} / {r['keep_alive_p99_ms']['median']} | "
-                    f"{rng(r['batch_records_per_s'])} | {r['repeats']} | {r['runs_with_wrong_counts']} |")
-    if len(rows) == 2: return 'no saved results: run bench/api_speed.py'
-    return '\n'.join(rows) + f"\n\n{r['cpu']}"

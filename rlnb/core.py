@@ -15,8 +15,8 @@ __all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_message', 'get_
            'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
            'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
            'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
-           'report_targets', 'Tracker', 'end_group_at_exit', 'create_tables', 'atomic_write', 'atomic_dir',
-           'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
+           'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'create_tables', 'atomic_write',
+           'atomic_dir', 'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -122,7 +122,7 @@ def redact_url(url) -> str:
 
 # %% ../nbs/00_core.ipynb #9ff11832
 def peak_rss_mb() -> float:
-    "Peak resident memory of this process so far, in MB."
+    "Peak resident memory of this process so far, in MiB (2^20 bytes: every size rlnb reports is in MiB)."
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 class Timer:
@@ -589,7 +589,7 @@ def _config_flags(group, config_cls):
     import argparse, dataclasses
     opts = config_cls.options()
     for f in dataclasses.fields(config_cls):
-        ann, doc = opts[f.name][0], opts[f.name][2] or ' '
+        ann, doc = opts[f.name][0], (opts[f.name][2] or ' ').replace('%', '%%')   # argparse formats help with %
         flag = '--' + f.name.replace('_', '-')
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING: doc += ' (required)'
         if str(ann) == 'bool':
@@ -722,6 +722,16 @@ def end_group_at_exit() -> bool:
         atexit.register(_group_closer)
     return True
 
+# %% ../nbs/00_core.ipynb #4727a29c
+def crash_excerpt(stderr:str, after:int=40) -> str:
+    ("What a crashed child printed that says why: from the first native-crash or traceback line on (the C++ message "
+     "and, with PYTHONFAULTHANDLER, the Python stack of every thread), else the last 3,000 characters.")
+    import re
+    lines = stderr.splitlines()
+    i = next((k for k, l in enumerate(lines) if re.search(r'terminate called|Fatal Python error|Traceback|what\(\)', l)),
+             None)
+    return stderr[-3000:] if i is None else '\n'.join(lines[max(0, i - 3):i + after])
+
 # %% ../nbs/00_core.ipynb #61eb71cd
 def create_tables(metadata, engine, tries:int=6):
     "`metadata.create_all(engine)`, safe when several processes create the same new tables at the same moment."
@@ -774,7 +784,7 @@ def prepare_assets_cli(argv:list|None=None):
 
 # %% ../nbs/00_core.ipynb #21ae2583
 LAYERS = ['core', 'stats', 'feedback', 'export', 'packing', 'formatting', 'widgets', 'registry', 'reward', 'dpo', 'ppo',
-          'evaluation', 'online', 'reliability', 'api', 'pipeline']   # each module imports only from those before it
+          'evaluation', 'online', 'reliability', 'api', 'pipeline', 'bench']   # each module imports only from those before it
 
 def import_edges(src:dict) -> set:
     "`(module, rlnb module it imports)` for every import in `src` (`{module: source}`), those inside functions included."

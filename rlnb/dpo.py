@@ -31,8 +31,8 @@ from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, u
 
 # %% auto #0
 __all__ = ['PRESETS', 'CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'pair_logprobs', 'preference_accuracy',
-           'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'to_trl_config', 'PreferenceResult',
-           'train_dpo', 'train_kto', 'plot_history', 'estimate', 'train_dpo_cli']
+           'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'to_trl_config',
+           'PreferenceResult', 'train_dpo', 'train_kto', 'plot_history', 'estimate', 'train_dpo_cli']
 
 # %% ../nbs/05_dpo.ipynb #e81d0c05
 def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoothing:float=0.0):
@@ -122,6 +122,23 @@ def preference_accuracy(model, tok, pairs, beta:float=0.1, max_length=None) -> d
         reward_margin=round((rc - rr).mean().item(), 4),
         pairs=len(rc),
     )
+
+# %% ../nbs/05_dpo.ipynb #b5168e31
+def label_accuracy(model, tok, examples, beta:float=0.1, max_length=None) -> dict:
+    ("KTO's held-out check on unpaired examples (`prompt`, `completion`, `label`): how often the implicit reward has "
+     "the label's sign (ties half), and the mean reward of desirable minus undesirable completions.")
+    import torch
+    p, c = [prompt_text(x) for x in examples['prompt']], [prompt_text(x) for x in examples['completion']]
+    lab = torch.tensor([bool(x) for x in examples['label']])
+    if not len(p): raise ValueError("no held-out examples to check")
+    pol = sequence_logprobs(model, tok, p, c, max_length)
+    if hasattr(model, 'disable_adapter'):
+        with model.disable_adapter(): ref = sequence_logprobs(model, tok, p, c, max_length)
+    else: ref = pol.clone()
+    r = beta * (pol - ref)
+    right = torch.where(r == 0, 0.5, ((r > 0) == lab).float())
+    gap = (r[lab].mean() - r[~lab].mean()).item() if lab.any() and (~lab).any() else float('nan')
+    return dict(label_accuracy=round(right.mean().item(), 4), reward_gap=round(gap, 4), examples=len(p))
 
 # %% ../nbs/05_dpo.ipynb #892ff144
 @dataclass
@@ -351,8 +368,9 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
         trainer = Trainer(model=model, args=to_trl_config(cfg, out, method, max_steps=max_steps), train_dataset=train,
                           processing_class=tok, peft_config=peft, callbacks=callbacks)
     model = trainer.model
-    accuracy = lambda: preference_accuracy(model, tok, eval, cfg.beta, cfg.max_length)
-    before = accuracy() if method == 'dpo' and eval is not None else {}
+    check = preference_accuracy if method == 'dpo' else label_accuracy   # KTO: the implicit reward's sign vs label
+    accuracy = lambda: check(model, tok, eval, cfg.beta, cfg.max_length)
+    before = accuracy() if eval is not None and len(eval) else {}
     ck = last_checkpoint(out, CHECKPOINT_FILES) if resume else None
     ck = str(ck) if ck else None
     if ck: print(f"[rlnb] resuming from {ck}")
@@ -384,8 +402,8 @@ def train_kto(
     resume: bool = True,
     callbacks: list | None = None,
 ) -> PreferenceResult:
-    "KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`)."
-    return _train('kto', examples, None, config, output_dir, max_steps, resume, callbacks)
+    "KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`); `label_accuracy` before and after on `eval`."
+    return _train('kto', examples, eval, config, output_dir, max_steps, resume, callbacks)
 
 # %% ../nbs/05_dpo.ipynb #33762432
 def plot_history(history:list, path=None):

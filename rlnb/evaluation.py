@@ -9,17 +9,17 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
 from datetime import datetime, timezone
-from .core import create_tables, asset_dir, check_agent, StageConfig
+from .core import create_tables, asset_dir, check_agent, StageConfig, StageResult
 from .feedback import Feedback
 from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
                         length_controlled, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
 
 # %% auto #0
 __all__ = ['MIN_AB_UNITS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
-           'load_policy_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport', 'evaluate_policy',
-           'plot_report', 'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes', 'assign_variant', 'ABTest',
-           'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts', 'eval_prompt_set', 'judge_validity',
-           'read_prompt_file', 'EvalConfig', 'evaluate_cli']
+           'load_policy_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport', 'EvalConfig',
+           'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes',
+           'assign_variant', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts', 'eval_prompt_set',
+           'judge_validity', 'read_prompt_file', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #0b510242
 def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
@@ -342,22 +342,39 @@ def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, **
 
 # %% ../nbs/08_evaluation.ipynb #a1e51d05
 @dataclass
-class EvalReport:
+class EvalReport(StageResult):
     ("What `evaluate_policy` found: settings, per-mode answers and judge verdicts, KL, failures, preference accuracy. "
-     "`save`/`load` as JSON.")
-    meta: dict
-    modes: dict                                  # 'greedy' / 'sampled' -> results
+     "A `StageResult`: `metrics` holds each judge's headline, `output_dir` the folder of the saved report, "
+     "`model_path` the policy judged. `save`/`load` as JSON.")
+    meta: dict = field(default_factory=dict)     # settings, timings, counts
+    modes: dict = field(default_factory=dict)    # 'greedy' / 'sampled' -> results
     preference_accuracy: dict|None = None
+
+    def __post_init__(self):
+        if self.modes and not self.metrics: self.metrics = self.summary()
+
+    def summary(self) -> dict:
+        "`metrics`: prompts, seconds, and `headline(judge)` of every judge."
+        judges = next(iter(self.modes.values()), {}).get('judges', {})
+        return {'prompts': self.meta.get('prompts'), 'seconds': self.meta.get('seconds'),
+                'headline': {j: self.headline(j) for j in judges}}
+
+    def to_json(self) -> dict:
+        "The report as saved (and stored in the registry): meta, modes, preference accuracy."
+        return {'meta': self.meta, 'modes': self.modes, 'preference_accuracy': self.preference_accuracy}
 
     def save(self, path) -> Path:
         "Write the report as JSON (to a temporary name, then renamed: never half-written)."
         path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + '.partial')
-        tmp.write_text(json.dumps(asdict(self), indent=1, default=str)); tmp.replace(path)
+        tmp.write_text(json.dumps(self.to_json(), indent=1, default=str)); tmp.replace(path)
         return path
 
     @classmethod
-    def load(cls, path) -> 'EvalReport': return cls(**json.loads(Path(path).read_text()))
+    def load(cls, path) -> 'EvalReport':
+        d = json.loads(Path(path).read_text())
+        return cls(meta=d['meta'], modes=d['modes'], preference_accuracy=d.get('preference_accuracy'),
+                   output_dir=Path(path).parent)
 
     def headline(self, judge:str|None=None, mode:str|None=None) -> dict:
         ("The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, sampled "
@@ -438,34 +455,50 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
     return m, {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
                'prompts_per_s': round(len(prompts) / gen_s, 3)}
 
+# %% ../nbs/08_evaluation.ipynb #8addc83a
+@dataclass
+class EvalConfig(StageConfig):
+    "How `rlnb_evaluate` judges a policy against its base (the keyword arguments of `evaluate_policy`)."
+    n_prompts: int = 64             # held-out prompts (when `--prompts held-out`)
+    modes: str|list = 'greedy,sampled'   # answer modes, comma-separated: greedy, sampled
+    max_new_tokens: int = 128       # the answer budget: eval/report.md of a demo run shows how many answers end within it
+    temperature: float = 0.7        # sampled mode
+    top_p: float = 0.9              # sampled mode: nucleus
+    repetition_penalty: float = 1.1 # Ollama's default: the answers a deployed model gives
+    system: str|None = None         # the deployment's system message (else the chat template's default)
+    batch_size: int = 16            # prompts answered at once
+    tie: float = 0.0                # |P(better) - 1/2| <= tie counts as a tie
+    conf: float = 0.95              # confidence level of every interval
+    beta: float = 0.1               # implicit-reward scale, for pairs
+    seed: int = 0
+EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
+
 # %% ../nbs/08_evaluation.ipynb #7a907e23
 def evaluate_policy(
     policy,                  # adapter folder, merged/HF folder, 'smollm2'/'tiny', or a loaded model
     prompts: list[str],      # held-out prompts no training stage saw
     judges: dict | list,     # {name: judge}: a RewardJudge (anything with .score) or judge(prompt, a, b) -> P(a better)
+    config: EvalConfig | str = 'cpu',  # an EvalConfig or a preset name; `**overrides` set its fields
+    output_dir=None,         # the report goes to output_dir/eval.json (unless `output` names the file)
     base=None,               # the model it started from; None: the adapter's base (adapters disabled)
     tok=None,                # tokenizer, when `policy` is a loaded model
     pairs=None,              # held-out preference pairs (prompt/chosen/rejected): implicit-reward accuracy with CI
-    modes: tuple = ('greedy', 'sampled'),
-    max_new_tokens: int = 128,
-    temperature: float = 0.7,
-    top_p: float = 1.0,
-    system: str | None = None,  # the system message the deployment will use (else the chat template's default)
-    repetition_penalty: float = 1.0,  # as the deployment samples (Ollama's default: 1.1)
     clusters: list | None = None,  # cluster id per prompt (e.g. its conversation topic): intervals resample clusters
     cache: dict | None = None,  # share the base's answers between policies of the same base (pass the same dict)
-    seed: int = 0,
-    batch_size: int = 16,
     validate=None,           # validate(answer) -> bool (or raises): a format check counted as a failure
-    tie: float = 0.0,        # |P(better) − ½| ≤ tie counts as a tie (identical answers always do)
-    conf: float = 0.95,
-    beta: float = 0.1,
-    output=None,             # write the report JSON here
+    output=None,             # write the report JSON to this file
+    **overrides,             # EvalConfig fields: modes, max_new_tokens, temperature, top_p, system, seed, ...
 ) -> EvalReport:
     ("Answer held-out prompts with the policy and its base, and judge them side by side: win rate, length-controlled "
      "win rate, scores, KL, failures — each with a confidence interval.")
     import time
     from datetime import datetime, timezone
+    if isinstance(overrides.get('modes'), tuple): overrides['modes'] = list(overrides['modes'])
+    cfg = EvalConfig.make(config, **overrides)
+    modes = tuple(m.strip() for m in cfg.modes.split(',')) if isinstance(cfg.modes, str) else tuple(cfg.modes)
+    max_new_tokens, temperature, top_p, system = cfg.max_new_tokens, cfg.temperature, cfg.top_p, cfg.system
+    repetition_penalty, seed, batch_size, tie, conf = cfg.repetition_penalty, cfg.seed, cfg.batch_size, cfg.tie, cfg.conf
+    output = Path(output) if output else (Path(output_dir)/'eval.json' if output_dir else None)
     if clusters is not None and len(clusters) != len(prompts):
         raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
     keep = [i for i, p in enumerate(prompts or []) if isinstance(p, str) and p.strip()]
@@ -481,7 +514,7 @@ def evaluate_policy(
                 repetition_penalty=repetition_penalty,
                 clusters=len(set(clusters)) if clusters is not None else None,
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
-    report = EvalReport(meta, {})
+    report = EvalReport(meta=meta)
     kw = dict(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=seed, batch_size=batch_size,
               system=system, repetition_penalty=repetition_penalty)
     for mode in modes:
@@ -491,11 +524,12 @@ def evaluate_policy(
         if base_m is not None:
             raise ValueError("held-out pair accuracy needs an adapter policy (reference = adapters disabled)")
         from rlnb.dpo import preference_accuracy
-        pa = preference_accuracy(model, tok, pairs, beta)
+        pa = preference_accuracy(model, tok, pairs, cfg.beta)
         k = round(pa['preference_accuracy'] * pa['pairs'] * 2) / 2
         report.preference_accuracy = {**pa, 'ci': [round(v, 4) for v in wilson_interval(k, pa['pairs'], conf)]}
     meta['seconds'] = round(time.perf_counter() - t0, 2)
-    if output: report.save(output)
+    report.metrics, report.model_path = report.summary(), Path(policy) if isinstance(policy, (str, Path)) else None
+    if output: report.save(output); report.output_dir = output.parent
     return report
 
 # %% ../nbs/08_evaluation.ipynb #a3a515af
@@ -1057,30 +1091,12 @@ def read_prompt_file(path) -> list[str]:
             raise ValueError(f"{p}:{i}: need a JSON object with 'prompt' ({e})") from None
     return out
 
-# %% ../nbs/08_evaluation.ipynb #8addc83a
-@dataclass
-class EvalConfig(StageConfig):
-    "How `rlnb_evaluate` judges a policy against its base (the keyword arguments of `evaluate_policy`)."
-    n_prompts: int = 64             # held-out prompts (when `--prompts held-out`)
-    modes: str|list = 'greedy,sampled'   # answer modes, comma-separated: greedy, sampled
-    max_new_tokens: int = 128       # the demo's measured budget: >= 90 % of SmolLM2's chat answers end within it
-    temperature: float = 0.7        # sampled mode
-    top_p: float = 0.9              # sampled mode: nucleus
-    repetition_penalty: float = 1.1 # Ollama's default: the answers a deployed model gives
-    system: str|None = None         # the deployment's system message (else the chat template's default)
-    batch_size: int = 16            # prompts answered at once
-    tie: float = 0.0                # |P(better) - 1/2| <= tie counts as a tie
-    conf: float = 0.95              # confidence level of every interval
-    beta: float = 0.1               # implicit-reward scale, for pairs
-    seed: int = 0
-EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
-
 # %% ../nbs/08_evaluation.ipynb #fb819582
+import argparse
 _EVAL_FLAGS = [
     (['--checkpoint'], dict(required=True,
                             help='adapter folder (its base is read from it) or a model folder (then --base)')),
-    (['--compare-base'], dict(action='store_true',
-                              help="the replaced service's flag: the base model is what every report compares with")),
+    (['--compare-base'], dict(action='store_true', help=argparse.SUPPRESS)),   # the replaced service's flag: a note
     (['--base'], dict(help="the base model folder or 'smollm2', when the checkpoint is a full model")),
     (['--prompts'], dict(default='held-out',
                          help="'held-out' (the run's held-out split + chatterbot questions) or a .jsonl/.txt file")),
@@ -1107,6 +1123,7 @@ def _eval_inputs(a, cfg) -> tuple:
 def evaluate_cli(argv:list|None=None):
     ("Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
      "`EvalConfig` field is a flag.")
+    import sys
     from rlnb.core import stage_cli
     ap, parse = stage_cli(EvalConfig, 'rlnb_evaluate', 'Judge a trained policy against its base on held-out prompts '
                          '(win rate, KL, failures, with CIs).', extra=_EVAL_FLAGS)
@@ -1115,10 +1132,8 @@ def evaluate_cli(argv:list|None=None):
     output = a.output or (str(Path(where)/'eval.json') if where else None)
     if output is None: ap.error('say where the report goes: --output FILE, or --output-dir / --run FOLDER')
     prompts, judges = _eval_inputs(a, cfg)
-    modes = tuple(cfg.modes.split(',') if isinstance(cfg.modes, str) else cfg.modes)
-    rep = evaluate_policy(str(a.checkpoint), prompts, judges, base=a.base, modes=modes,
-                          max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p,
-                          system=cfg.system, repetition_penalty=cfg.repetition_penalty, seed=cfg.seed,
-                          batch_size=cfg.batch_size, tie=cfg.tie, conf=cfg.conf, beta=cfg.beta, output=output)
+    if a.compare_base: print("--compare-base: every report compares the checkpoint with its base; the flag is not needed",
+                             file=sys.stderr)
+    rep = evaluate_policy(str(a.checkpoint), prompts, judges, cfg, base=a.base, output=output)
     print(rep.table()); print(f"report: {output}")
     return rep

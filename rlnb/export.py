@@ -17,7 +17,7 @@ __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'll
            'hf_greedy', 'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template',
            'ollama_template', 'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat',
            'model_card', 'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model', 'export_cli',
-           'decode_benchmark', 'serve_speed_table']
+           'decode_benchmark']
 
 # %% ../nbs/07_export.ipynb #65a5648c
 def llama_version() -> str:
@@ -69,7 +69,7 @@ def prepare_converter(sdist:str|Path|None=None) -> Path:
     tmp = None
     if sdist is None:
         tmp = tempfile.mkdtemp()
-        print(f"downloading the llama-cpp-python=={ver} source distribution (77 MB) for its converter")
+        print(f"downloading the llama-cpp-python=={ver} source distribution for its converter")
         subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '--no-binary', ':all:',
                         f'llama-cpp-python=={ver}', '-d', tmp], check=True)
         sdist = Path(tmp)/name
@@ -256,7 +256,7 @@ def check_disk(path, need_bytes:int):
     while not p.exists(): p = p.parent
     free = shutil.disk_usage(p).free
     if free < need_bytes * 1.1:
-        raise OSError(f"not enough disk at {p}: need about {need_bytes / 1e6:,.0f} MB, {free / 1e6:,.0f} MB free")
+        raise OSError(f"not enough disk at {p}: need about {need_bytes / 2**20:,.0f} MiB, {free / 2**20:,.0f} MiB free")
 
 def _n_params(hf_dir:Path) -> int:
     "Number of weights in a safetensors model folder (read from the headers)."
@@ -582,7 +582,7 @@ def _card_training(cfg:dict, m:dict) -> list[str]:
 
 def _card_parity(parity:dict, files:dict|None) -> list[str]:
     head = ['## Parity with the Hugging Face model', '',
-            '| file | MB | top-1 agreement | max abs logit diff | greedy identical |', '|---|---|---|---|---|']
+            '| file | MiB | top-1 agreement | max abs logit diff | greedy identical |', '|---|---|---|---|---|']
     return head + [f"| {q} | {(files or {}).get(q, {}).get('size_mb', '')} | {r['top1_agreement']} | "
                    f"{r['max_abs_logit_diff']} | {r['greedy_identical']} |" for q, r in parity.items()] + ['']
 
@@ -663,7 +663,7 @@ def _export_gguf(ck:Path, out:Path, name:str, quants:list, base, base_name:str, 
         for q in order:
             t, p = time.perf_counter(), tmp/f'{name}-{q}.gguf'
             convert_to_gguf(merged, p, 'f16') if q == 'f16' else quantize_gguf(tmp/f'{name}-f16.gguf', p, q)
-            res.stats[q] = {'size_mb': round(p.stat().st_size / 1e6, 1), 'seconds': round(time.perf_counter() - t, 2)}
+            res.stats[q] = {'size_mb': round(p.stat().st_size / 2**20, 1), 'seconds': round(time.perf_counter() - t, 2)}
             if parity:
                 res.parity[q] = parity_check(model, tok, p, parity_prompts)
                 atomic_write(tmp/'parity.json', json.dumps(res.parity, indent=1))
@@ -747,12 +747,12 @@ def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prom
     with atomic_dir(out) as tmp:                          # written aside, renamed when whole
         t = time.perf_counter(); convert_to_gguf(bp, tmp/names['base'], 'f16')
         res.stats['base'] = {
-            'size_mb': round((tmp / names['base']).stat().st_size / 1e6, 1),
+            'size_mb': round((tmp / names['base']).stat().st_size / 2**20, 1),
             'seconds': round(time.perf_counter() - t, 2),
         }
         t = time.perf_counter(); convert_lora_to_gguf(ck, tmp/names['lora'], base)
         res.stats['lora'] = {
-            'size_mb': round((tmp / names['lora']).stat().st_size / 1e6, 2),
+            'size_mb': round((tmp / names['lora']).stat().st_size / 2**20, 2),
             'seconds': round(time.perf_counter() - t, 2),
         }
         model, tok = load_checkpoint(ck, base)             # merged in memory: what base + adapter must reproduce
@@ -792,7 +792,7 @@ def export_cli(argv:list|None=None):
     for k, p in res.paths.items(): print(f"{k:>10}: {p}")
     for q, r in res.parity.items():
         print(
-            f"{q:>10}: {res.stats[q]['size_mb']} MB, top-1 {r['top1_agreement']:.3f}, max|Δ| {r['max_abs_logit_diff']},"
+            f"{q:>10}: {res.stats[q]['size_mb']} MiB, top-1 {r['top1_agreement']:.3f}, max|Δ| {r['max_abs_logit_diff']},"
             f" greedy identical {r['greedy_identical']:.2f}"
         )
     if res.message: print(res.message)
@@ -800,14 +800,14 @@ def export_cli(argv:list|None=None):
 
 # %% ../nbs/07_export.ipynb #3d253e5e
 def decode_benchmark(model, tok, ggufs:dict, prompts:list[str], n_tokens:int=32) -> list[dict]:
-    "Rows of format, size (MB), decode tokens/s and share of greedy continuations identical to HF's."
+    "Rows of format, size (MiB), decode tokens/s and share of greedy continuations identical to HF's."
     import torch
     eos = {tok.eos_token_id}
     ids = [prompt_ids(tok, p) for p in prompts]
     hf_generate = lambda i: hf_greedy(model, i, n_tokens, eos)
     hf_generate(ids[0])                                                              # warm-up
     t = time.perf_counter(); hf = [hf_generate(i) for i in ids]; dt = time.perf_counter() - t
-    rows = [{'format': 'HF fp32', 'size_mb': round(sum(p.numel() for p in model.parameters()) * 4 / 1e6, 1),
+    rows = [{'format': 'HF fp32', 'size_mb': round(sum(p.numel() for p in model.parameters()) * 4 / 2**20, 1),
              'tokens_per_s': round(sum(map(len, hf)) / dt, 1), 'identical_to_hf': 1.0}]
     for q, path in ggufs.items():
         llm = load_gguf(path)
@@ -816,29 +816,10 @@ def decode_benchmark(model, tok, ggufs:dict, prompts:list[str], n_tokens:int=32)
         rows.append(
             {
                 'format': q,
-                'size_mb': round(Path(path).stat().st_size / 1e6, 1),
+                'size_mb': round(Path(path).stat().st_size / 2**20, 1),
                 'tokens_per_s': round(sum(map(len, gg)) / dt, 1),
                 'identical_to_hf': round(sum(a == b for a, b in zip(hf, gg)) / len(ids), 4),
             }
         )
         del llm
     return rows
-
-# %% ../nbs/07_export.ipynb #38ee8588
-def serve_speed_table(path=None) -> str:
-    "Markdown: prefill time and decode tokens/s per engine and batch size, from `bench/serve_speed.py`'s results."
-    from rlnb.core import bench_results
-    path = Path(path or bench_results()/'serve_speed.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/serve_speed.py'
-    r = json.loads(path.read_text())
-    by = {}
-    for x in r['rows']: by.setdefault(x['engine'], {})[x['batch']] = x
-    out = ['| engine | file MB | prefill s (batch 1) | decode tok/s, batch 1 | vs HF fp32 | prefill s (batch '
-           f"{r['batch']}) | decode tok/s, batch {r['batch']} | vs HF fp32 |", '|---|---|---|---|---|---|---|---|']
-    for e, b in by.items():
-        one, many = b[1], b[r['batch']]
-        out.append(f"| {e} | {one['size_mb'] or '—'} | {one['prefill_s']:.3f} | {one['decode_tok_s']:,.1f} "
-                   f"| {one['vs_hf_fp32']:.2f}× | {many['prefill_s']:.3f} | {many['decode_tok_s']:,.1f} "
-                   f"| {many['vs_hf_fp32']:.2f}× |")
-    return '\n'.join(out) + (f"\n\n{r['prompt_tokens']}-token prompt, {r['new_tokens']} new tokens, median of "
-                             f"{r['repeats']}. {r['cpu']}")

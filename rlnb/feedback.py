@@ -209,8 +209,10 @@ def _from_seed(d:dict) -> dict:
     return d
 
 # %% ../nbs/01_feedback.ipynb #397c588b
-@classmethod
-def _feedback_from_dict(cls, d:dict, agent:str|None=None) -> Feedback:
+from fastcore.basics import patch
+
+@patch(cls_method=True)
+def from_dict(cls:Feedback, d:dict, agent:str|None=None) -> Feedback:
     "Build a record from any supported shape; `agent` fills in a missing agent."
     if not isinstance(d, dict): raise FeedbackError(f"a record must be a JSON object, got {type(d).__name__}")
     d = _from_seed(d)
@@ -224,7 +226,6 @@ def _feedback_from_dict(cls, d:dict, agent:str|None=None) -> Feedback:
     if d.get('tags') is None: d['tags'] = []
     if missing := [k for k in ('prompt', 'response') if k not in d]: raise FeedbackError(f"{missing[0]} is required")
     return cls(**d)
-Feedback.from_dict = _feedback_from_dict
 
 # %% ../nbs/01_feedback.ipynb #7184cc45
 DEFAULT_WEIGHTS = dict(immediate=0.5, delayed=0.3, strategic=0.2)

@@ -8,15 +8,14 @@ import hashlib, json, os, random, shutil, statistics, threading, time
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from fastcore.basics import patch
 from .core import create_tables, check_agent, models_dir, new_run, StageConfig
 from .feedback import Feedback, FeedbackStore
 from .registry import Registry, _version, _abs, _rel, check_gguf   # check_gguf: every deploy path checks the GGUF
 
 # %% auto #0
-__all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'buffer_size', 'buffer', 'add_feedback', 'last_trained_at',
-           'should_retrain', 'get_status', 'GateDecision', 'gate_decision', 'ensure_baseline', 'deploy', 'rollback',
-           'heldout_prompts', 'trigger_retrain', 'word_count', 'HiddenPreference', 'PolicyServer', 'start_ab',
-           'stop_ab', 'pick', 'chat', 'plot_online']
+__all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'GateDecision', 'gate_decision', 'word_count', 'HiddenPreference',
+           'PolicyServer', 'plot_online']
 
 # %% ../nbs/09_online.ipynb #5e02f059
 def _check_online_config(c):
@@ -148,18 +147,21 @@ def _unused(self:OnlineLearner):
     return (sa.select(t).outerjoin(u, sa.and_(u.c.feedback_id == t.c.id, u.c.agent_id == self.agent))
             .where(t.c.agent == self.agent, u.c.feedback_id.is_(None)).order_by(t.c.created_at.desc(), t.c.id))
 
+@patch
 def buffer_size(self:OnlineLearner) -> int:
     "New feedback records (not used by a retrain yet), capped at `max_buffer_size`."
     import sqlalchemy as sa
     q = _unused(self).with_only_columns(sa.func.count()).order_by(None)
     with self.store.engine.connect() as c: return min(c.execute(q).scalar_one(), self.config.max_buffer_size)
 
+@patch
 def buffer(self:OnlineLearner) -> list[Feedback]:
     "The records the next retrain trains on: new feedback, newest `max_buffer_size`."
     with self.store.engine.connect() as c:
         rows = c.execute(_unused(self).limit(self.config.max_buffer_size)).mappings().all()
     return [Feedback(**dict(r)) for r in rows]
 
+@patch
 def _mark_used(self:OnlineLearner, ids:list[str], version:int|None):
     from rlnb.evaluation import _upsert_ignore
     now = _now()
@@ -167,6 +169,7 @@ def _mark_used(self:OnlineLearner, ids:list[str], version:int|None):
         self.store, self.used, [dict(agent_id=self.agent, feedback_id=i, version=version, at=now) for i in ids]
     )
 
+@patch
 def _overflow_ids(self:OnlineLearner) -> list[str]:
     ("New records older than the newest `max_buffer_size`: dropped from the buffer at the next retrain (marked used, "
      "version None).")
@@ -174,9 +177,8 @@ def _overflow_ids(self:OnlineLearner) -> list[str]:
     q = _unused(self).with_only_columns(self.store.table.c.id).offset(self.config.max_buffer_size)
     with self.store.engine.connect() as c: return list(c.execute(q).scalars())
 
-for f in (buffer_size, buffer, _mark_used, _overflow_ids): setattr(OnlineLearner, f.__name__, f)
-
 # %% ../nbs/09_online.ipynb #9119fc83
+@patch
 def add_feedback(self:OnlineLearner, entry:dict|Feedback) -> str:
     ("Store one feedback record (the replaced service's `{entry_id, rating: 'up'|'down', tags, notes}`, or any rlnb "
      "feedback shape); returns its id.")
@@ -194,18 +196,21 @@ def add_feedback(self:OnlineLearner, entry:dict|Feedback) -> str:
     self.store.add(rec)
     return rec.id
 
+@patch
 def _runs(self:OnlineLearner, status:str|None=None) -> list[dict]:
     import sqlalchemy as sa
     q = sa.select(self.runs).where(self.runs.c.agent_id == self.agent).order_by(self.runs.c.id.desc())
     if status: q = q.where(self.runs.c.status == status)
     with self.store.engine.connect() as c: return [dict(r) for r in c.execute(q).mappings()]
 
+@patch
 def last_trained_at(self:OnlineLearner) -> float|None:
     "When the last successful retrain started (seconds since the epoch), or None."
     r = self._runs('succeeded')
     return datetime.fromisoformat(r[0]['started_at']).timestamp() if r else None
 
 # %% ../nbs/09_online.ipynb #e78033f2
+@patch
 def should_retrain(self:OnlineLearner, why:bool=False):
     ("True when the buffer holds `min_samples_to_retrain` records, or the interval has passed with "
      "`min_samples_on_schedule`. `why=True`: `(bool, reason)`.")
@@ -229,9 +234,8 @@ def should_retrain(self:OnlineLearner, why:bool=False):
         )
     return ans if why else ans[0]
 
-for f in (add_feedback, _runs, last_trained_at, should_retrain): setattr(OnlineLearner, f.__name__, f)
-
 # %% ../nbs/09_online.ipynb #54ad7467
+@patch
 def get_status(self:OnlineLearner) -> dict:
     ("The replaced service's status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks next: why, "
      "when, what serves, what runs.")
@@ -264,7 +268,6 @@ def get_status(self:OnlineLearner) -> dict:
         'algorithm': c.algorithm,
         'gate': c.gate,
     }
-OnlineLearner.get_status = get_status
 
 # %% ../nbs/09_online.ipynb #23bc17ed
 @dataclass
@@ -306,6 +309,7 @@ def gate_decision(report, config:OnlineConfig) -> GateDecision:
     )
 
 # %% ../nbs/09_online.ipynb #1391008b
+@patch
 def _export(self:OnlineLearner, merged:Path, run:Path) -> dict:
     ("GGUF of `merged` into `run/gguf`, written to `run/gguf.partial` first and renamed (a crash never leaves a half "
      "export behind).")
@@ -319,6 +323,7 @@ def _export(self:OnlineLearner, merged:Path, run:Path) -> dict:
     return {c.quantization: out/res.paths[c.quantization].name}
 
 # %% ../nbs/09_online.ipynb #2641af46
+@patch
 def ensure_baseline(self:OnlineLearner):
     ("The deployed version; an agent with none gets its base model registered (kind 'base') and deployed as the "
      "baseline.")
@@ -333,6 +338,7 @@ def ensure_baseline(self:OnlineLearner):
     )
     return self.deploy(v.version, reason='baseline: the base model, deployed before any retrain')
 
+@patch
 def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promote',
            force:bool=False,       # deploy a version that has not passed the gate (needs a reason)
            actor:str|None=None):   # who (kept in the registry's history)
@@ -353,6 +359,7 @@ def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promot
         if mf.exists(): print(register_ollama(mf, self.agent))
     return v
 
+@patch
 def rollback(self:OnlineLearner, version=None, reason:str|None=None, force:bool=False, actor:str|None=None):
     "Deploy an earlier version again (default: the one deployed before the current one)."
     cur = self.registry.deployed(self.agent)
@@ -362,9 +369,10 @@ def rollback(self:OnlineLearner, version=None, reason:str|None=None, force:bool=
                        force=force, actor=actor)
 
 # %% ../nbs/09_online.ipynb #01558901
-for f in (_export, ensure_baseline, deploy, rollback): setattr(OnlineLearner, f.__name__, f)
+#| export
 
 # %% ../nbs/09_online.ipynb #0d2c655d
+@patch
 def heldout_prompts(self:OnlineLearner) -> list[str]:
     ("The gate's prompts: distinct prompts of this agent's feedback in the held-out hash share (at most "
      "`eval_prompts`, seeded sample).")
@@ -375,6 +383,7 @@ def heldout_prompts(self:OnlineLearner) -> list[str]:
     ps = [p for p in ps if in_heldout(p, c.heldout_share, c.seed)]
     return sorted(random.Random(c.seed).sample(ps, min(len(ps), c.eval_prompts)))
 
+@patch
 def _replay(self:OnlineLearner, k:int, exclude:set) -> list[Feedback]:
     "`k` already-used training records (not held out), a seeded sample, so a retrain does not forget."
     import sqlalchemy as sa
@@ -391,6 +400,7 @@ def _replay(self:OnlineLearner, k:int, exclude:set) -> list[Feedback]:
     ]
     return random.Random(self.config.seed + len(pool)).sample(pool, min(k, len(pool)))
 
+@patch
 def _start_run(self:OnlineLearner, n:int) -> int:
     with self.store.engine.begin() as c:
         return c.execute(
@@ -399,13 +409,13 @@ def _start_run(self:OnlineLearner, n:int) -> int:
             )
         ).inserted_primary_key[0]
 
+@patch
 def _finish_run(self:OnlineLearner, rid:int, status:str, **kw):
     with self.store.engine.begin() as c:
         c.execute(self.runs.update().where(self.runs.c.id == rid).values(status=status, finished_at=_now(), **kw))
 
-for f in (heldout_prompts, _replay, _start_run, _finish_run): setattr(OnlineLearner, f.__name__, f)
-
 # %% ../nbs/09_online.ipynb #e25c3407
+@patch
 def _candidate_rows(self:OnlineLearner, snap:list[Feedback]) -> tuple:
     "(training records, replayed records, DPO pairs or KTO rows) of a buffer snapshot; held-out prompts stay out."
     from rlnb.formatting import to_kto, to_preference_pairs
@@ -416,20 +426,22 @@ def _candidate_rows(self:OnlineLearner, snap:list[Feedback]) -> tuple:
             else to_kto(train_recs + replay, min_examples=1))
     return train_recs, replay, rows
 
+@patch
 def _fit_candidate(self:OnlineLearner, dep, rows:list, run:Path) -> tuple:
     "Train from the deployed policy `dep` on `rows`, merge into `run/policy`: (training result, train config, path)."
-    from rlnb.dpo import PRESETS, train_dpo, train_kto
+    from rlnb.dpo import PreferenceConfig, train_dpo, train_kto
     from rlnb.export import export_merged
     from rlnb.formatting import to_dataset
     c = self.config
     over = {k: getattr(c, k) for k in ('learning_rate', 'epochs', 'beta') if getattr(c, k) is not None}
-    cfg = replace(PRESETS[c.preset], model=str(_abs(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
+    cfg = PreferenceConfig.make(c.preset, model=str(_abs(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
     tr = (train_dpo if c.algorithm == 'dpo' else train_kto)(to_dataset(rows), None, cfg, run/c.algorithm,
                                                             max_steps=c.max_steps, resume=False)
     tmp = run/'policy.partial'
     export_merged(tr.model_path, tmp, overwrite=True); tmp.replace(run/'policy')
     return tr, cfg, run/'policy'
 
+@patch
 def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], run:Path) -> tuple:
     "The candidate's answers judged against the deployed policy's: (EvalReport, GateDecision), both saved in `run`."
     from rlnb.evaluation import evaluate_policy, judge_name
@@ -442,9 +454,8 @@ def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], ru
     atomic_write(run/'gate.json', json.dumps(asdict(decision), indent=1))
     return report, decision
 
-for f in (_candidate_rows, _fit_candidate, _judge_candidate): setattr(OnlineLearner, f.__name__, f)
-
 # %% ../nbs/09_online.ipynb #aff2ee54
+@patch
 def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> dict:
     ("Train from the deployed policy on `snap` (+ replay), merge, judge against the deployed policy, gate, export, "
      "register.")
@@ -473,7 +484,7 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
         self.agent, merged, c.algorithm, parent_version=dep.version, gguf_paths=gguf, feedback_count=len(snap),
         reward_mean=round(statistics.fmean(u), 4) if u else None,
         reward_std=round(statistics.pstdev(u), 4) if len(u) > 1 else None,
-        eval_report=asdict(report), status_reason=decision.reason,
+        eval_report=report.to_json(), status_reason=decision.reason,
         metrics={**{k: x for k, x in tr.metrics.items() if not isinstance(x, (list, dict))}, **times,
                  'gate_passed': decision.passed, 'gate_lower': decision.ci[0], 'win_rate': decision.win_rate},
         config={'online': asdict(c), 'train': {**asdict(cfg), 'model': _rel(cfg.model)}},
@@ -487,6 +498,7 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
             'train_s': times['train_s'], 'eval_s': times['eval_s'], 'rows': len(rows)}
 
 # %% ../nbs/09_online.ipynb #8505423e
+@patch
 def trigger_retrain(self:OnlineLearner,
                     records:list|None=None,    # train on these instead of the buffer (the buffer is then left as it is)
                     progress=None,             # progress(fraction, message)
@@ -527,8 +539,6 @@ def trigger_retrain(self:OnlineLearner,
     if from_buffer: self._mark_used([r.id for r in snap] + overflow, res['version'])
     self._finish_run(rid, 'succeeded', version=res['version'], decision=res['decision'], seconds=res['seconds'])
     return res
-
-for f in (_train_candidate, trigger_retrain): setattr(OnlineLearner, f.__name__, f)
 
 # %% ../nbs/09_online.ipynb #2136d217
 import re as _re
@@ -621,6 +631,7 @@ class PolicyServer:
     __call__ = lambda self, v: self.refresh(v.agent_id)    # usable as OnlineLearner(on_deploy=server)
 
 # %% ../nbs/09_online.ipynb #ccaabd49
+@patch
 def start_ab(self:PolicyServer, agent:str, candidate, share:float=0.5, experiment:str|None=None) -> str:
     ("Send `share` of users (consistently per user) to `candidate`; exposures are recorded as an `ABTest` (variants = "
      "version names). Returns its name.")
@@ -635,8 +646,10 @@ def start_ab(self:PolicyServer, agent:str, candidate, share:float=0.5, experimen
     self._ab[agent] = {'experiment': exp, 'test': test, 'live': self._load(v)}
     return exp
 
+@patch
 def stop_ab(self:PolicyServer, agent:str): self._ab.pop(agent, None)
 
+@patch
 def pick(self:PolicyServer, agent:str, user:str|None=None) -> tuple:
     "`(live model, A/B experiment or None)` that answers `user` of `agent` now."
     if agent not in self._live: self.refresh(agent)
@@ -652,6 +665,7 @@ def pick(self:PolicyServer, agent:str, user:str|None=None) -> tuple:
     return live, None
 
 # %% ../nbs/09_online.ipynb #b68b5016
+@patch
 def chat(
     self: PolicyServer,
     agent: str,
@@ -676,8 +690,6 @@ def chat(
     if exp:
         out['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}  # send the user's rating with this run_id, rater=user
     return out
-
-for f in (start_ab, stop_ab, pick, chat): setattr(PolicyServer, f.__name__, f)
 
 # %% ../nbs/09_online.ipynb #48d74a3f
 def _traffic_panel(ax, res:dict):

@@ -10,7 +10,7 @@ import types
 
 # %% auto #0
 __all__ = ['PackedBatch', 'pack_batch', 'packed_logprobs', 'PackedOutput', 'packed_forward', 'use_packed_forward',
-           'packed_trainer', 'dpo_speed_table']
+           'packed_trainer']
 
 # %% ../nbs/05a_packing.ipynb #dd576e38
 @dataclass
@@ -156,38 +156,3 @@ def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024):
             use_packed_forward(self.model, paired, max_tokens); return super()._precompute_ref_logps(*a, **k)
     Packed.__name__ = Packed.__qualname__ = f'Packed{Trainer.__name__}'
     return Packed
-
-# %% ../nbs/05a_packing.ipynb #21bcf172
-def dpo_speed_table(path=None) -> str:
-    "Markdown: each variant of `bench/dpo_speed.py` against TRL's defaults, per step and for the whole run."
-    import json
-    from rlnb.core import bench_results
-    path = Path(path or bench_results()/'dpo_speed.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/dpo_speed.py'
-    r = json.loads(path.read_text()); rows = r['rows']
-    base = next(x for x in rows if x['variant'] == 'trl_defaults')
-    out = [
-        (
-            '| variant | bf16 | attention | s/step | pairs/s | total s | peak RSS GB | per step | whole run | max \\|Δ'
-            ' loss\\| |'
-        ),
-        '|---|---|---|---|---|---|---|---|---|---|',
-    ]
-    dl = {x['variant']: max(abs(a - b) for a, b in zip(x['losses'], base['losses'])) for x in rows}
-    for x in rows:
-        out.append(
-            f"| {x['variant']} | {'on' if x['bf16'] else 'off'} | {x['attn']} | {x['s_per_step']:.2f} |"
-            f" {x['pairs_per_s']:.2f} | {x['total_s']:.1f} | {x['peak_rss_mb'] / 1000:.2f} |"
-            f" {base['s_per_step'] / x['s_per_step']:.2f}× | {base['total_s'] / x['total_s']:.2f}× |"
-            f" {dl[x['variant']]:.4f} |"
-        )
-    # within TRL's memory, the same loss trajectory (bf16 rounding moves it by ~0.03)
-    ok = [x for x in rows if x['peak_rss_mb'] <= base['peak_rss_mb'] and dl[x['variant']] < 0.05]
-    best = max(ok, key=lambda x: base['total_s'] / x['total_s'])
-    goal = (f"Goal, ≥ 3× TRL's whole run at no more memory and the same losses: best is `{best['variant']}`, "
-            f"{base['total_s'] / best['total_s']:.2f}× ({base['s_per_step'] / best['s_per_step']:.2f}× per step) at "
-            f"{best['peak_rss_mb'] / 1000:.2f} GB against {base['peak_rss_mb'] / 1000:.2f}: "
-            + ('met.' if base['total_s'] / best['total_s'] >= 3 else 'not met.'))
-    from rlnb.core import isa_caps_note
-    return '\n'.join(out) + (f"\n\n{goal}\n\n{r['steps']} steps of {r['batch']} pairs. {r['cpu']}"
-                              f"{isa_caps_note(r.get('isa_caps'))}")

@@ -21,6 +21,7 @@ from rlnb.reward import (
 from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
 from .export import export_model, isolated, ExportConfig
+from .evaluation import EvalConfig
 
 # %% auto #0
 __all__ = ['STAGES', 'stage', 'Run', 'stage_options', 'load_recipe', 'run_pipeline', 'base_answers', 'import_feedback',
@@ -186,7 +187,7 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
         with Timer() as t: m = STAGES[name](run, **{k: v for k, v in opts.items() if k != 'key'}) or {}
         run.metrics[key] = {**m, 'seconds': round(t.secs, 2), 'peak_rss_mb': round(peak_rss_mb())}
         run.save_metrics()
-        print(f"    {key} done in {t.secs:.1f} s, peak RSS {peak_rss_mb():.0f} MB", flush=True)
+        print(f"    {key} done in {t.secs:.1f} s, peak RSS {peak_rss_mb():.0f} MiB", flush=True)
     return run
 
 # %% ../nbs/99_pipeline.ipynb #71eb84c2
@@ -309,7 +310,7 @@ def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str,
         print(f"      {name:38s} {a:.3f}")
     print(
         f"    trained on {m['train_examples']:,} rows in {m['train_seconds']:.0f} s ({m['examples_per_s']:.1f} rows/s),"
-        f" peak RSS {m['peak_rss_mb']} MB"
+        f" peak RSS {m['peak_rss_mb']} MiB"
     )
     run.cache[cache_key] = res.model
     return {
@@ -355,7 +356,7 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, *
     print(
         f"    DPO on {m['train_examples']:,} pairs: tokenising + reference pass {m['prepare_seconds']:.0f} s,"
         f" {m['steps']} steps in {m['train_seconds']:.0f} s ({m['examples_per_s']:.2f} pairs/s), peak RSS"
-        f" {m['peak_rss_mb']} MB"
+        f" {m['peak_rss_mb']} MiB"
     )
     print(
         f"    held-out preference accuracy ({len(ev)} pairs): before {m['before_preference_accuracy']:.3f} -> after"
@@ -407,7 +408,7 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None, **overrides)
         print(
             f"    per step: generate {m['mean_generate_s']} s ({m['gen_tokens_per_s']} tokens/s), score"
             f" {m['mean_score_s']} s, prepare {m['mean_prepare_s']} s, update {m['mean_update_s']} s; peak RSS"
-            f" {m['peak_rss_mb']:.0f} MB"
+            f" {m['peak_rss_mb']:.0f} MiB"
         )
     from dataclasses import asdict
     m['registry_version'] = _register(run, algorithm, run.path/'ppo'/'policy', m, asdict(cfg),
@@ -433,10 +434,9 @@ def _run_judges(run:Run, judges) -> dict:
 def _register_eval(run:Run, name:str, rep, J:dict):
     "Attach the evaluation report (and the judge's mean score) to the policy's registry version, if it has one."
     from rlnb.registry import Registry
-    from dataclasses import asdict
     if (v := run.metrics.get(name, {}).get('registry_version')) is None: return None
     s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
-    Registry(_store(run)).update(run.agent, v, eval_report=asdict(rep), reward_mean=s.get('mean'),
+    Registry(_store(run)).update(run.agent, v, eval_report=rep.to_json(), reward_mean=s.get('mean'),
                                  reward_std=s.get('std'))
     return v
 
@@ -451,7 +451,7 @@ def _validity_line(v:dict) -> str:
                      f"[{a['ci'][0]:.3f}, {a['ci'][1]:.3f}]")
     return '; '.join(parts)
 
-@stage('evaluate')
+@stage('evaluate', config=EvalConfig)
 def evaluate_stage(
     run: Run,
     policies: list = ('dpo', 'ppo'),
@@ -459,31 +459,29 @@ def evaluate_stage(
     n_prompts: int | None = None,      # in-distribution prompts; None: sized so a true `target_win_rate` shows (80 % power)
     target_win_rate: float = 0.58,
     ood_prompts: int = 64,             # chatterbot openers, their own out-of-distribution row (0: none)
-    modes: list = ('sampled',),
-    max_new_tokens: int = 128,
-    temperature: float = 0.7,
-    top_p: float = 0.9,
-    repetition_penalty: float = 1.1,   # Ollama's default: judge the answers a deployed model gives
-    system: str | None = None,         # default: the recipe's `system` (the deployment's system message)
-    batch_size: int = 64,
     judge_pairs: int = 2000,           # held-out human pairs on which each judge's accuracy is measured
     reference: str = 'reward',         # the training reward model the judges' agreement is measured against
+    preset: str = 'cpu',               # the EvalConfig preset; `**overrides` set its fields
+    **overrides,                       # EvalConfig fields (modes, max_new_tokens, top_p, repetition_penalty, ...)
 ) -> dict:
     ("Judge each trained policy of the run against its base on held-out prompts of the training distribution (sized "
      "by the power rule) and on out-of-distribution openers: win rate, LC win rate, KL, truncation, and each judge's "
-     "validity, with CIs.")
+     "validity, with CIs. Unless the recipe says otherwise: sampled answers only (as the deployment answers), 64 "
+     "prompts at a time, the recipe's `system` message and seed.")
     from rlnb.evaluation import evaluate_policy, eval_prompt_set, judge_validity, plot_report, plot_frontier
     import matplotlib.pyplot as plt
-    seed, system = run.recipe.get('seed', 0), system if system is not None else run.recipe.get('system')
+    for k, v in dict(modes=['sampled'], batch_size=64, system=run.recipe.get('system'),
+                     seed=run.recipe.get('seed', 0)).items(): overrides.setdefault(k, v)
+    cfg = EvalConfig.make(preset, **overrides)
+    seed, system, max_new_tokens, temperature = cfg.seed, cfg.system, cfg.max_new_tokens, cfg.temperature
+    top_p, repetition_penalty = cfg.top_p, cfg.repetition_penalty
     sets, J = eval_prompt_set(run.path, n_prompts, target_win_rate, ood_prompts, seed), _run_judges(run, judges)
     ind, ood = sets['in_distribution'], sets['out_of_distribution']
     paths = {'dpo': run.path/'dpo'/'adapter', 'ppo': run.path/'ppo'/'policy'}
     out, reports, cache, acc = {'prompts': len(ind['prompts']), 'ood_prompts': len(ood['prompts']),
                                 'n_rule': sets['n_rule'], 'system': system}, {}, {}, {}
     pairs = _datasets(run)['pairs']['eval']
-    kw = dict(modes=tuple(modes), max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, system=system,
-              repetition_penalty=repetition_penalty,
-              seed=seed, batch_size=batch_size, cache=cache)
+    kw = dict(config=cfg, cache=cache)
     lines = [f"# Evaluation of run {run.path.name}", '',
              f"{len(ind['prompts'])} in-distribution prompts ({sets['n_rule']['distinct']} distinct, from "
              f"{sets['n_rule']['clusters']} conversations of {sets['n_rule']['topics']} held-out topics; intervals hold for "
@@ -543,7 +541,7 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     quantization = cfg.quantization.split(',') if isinstance(cfg.quantization, str) else list(cfg.quantization)
     for q, r in res.parity.items():
         print(
-            f"    {q:>7}: {res.stats[q]['size_mb']:6.1f} MB in {res.stats[q]['seconds']:.1f} s; parity top-1"
+            f"    {q:>7}: {res.stats[q]['size_mb']:6.1f} MiB in {res.stats[q]['seconds']:.1f} s; parity top-1"
             f" {r['top1_agreement']:.3f}, max |Δlogit| {r['max_abs_logit_diff']}, greedy identical"
             f" {r['greedy_identical']:.2f}"
         )

@@ -23,8 +23,7 @@ __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token
            'masked_mean', 'masked_whiten', 'policy_loss', 'value_loss', 'AdaptiveKLController', 'FixedKLController',
            'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores',
            'bf16_on', 'amp', 'merged_sampler', 'attn_kernel', 'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer',
-           'plot_ppo', 'trl_reward', 'RLResult', 'train_rl', 'read_prompts', 'train_ppo_cli', 'ppo_speed_table',
-           'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table']
+           'plot_ppo', 'trl_reward', 'RLResult', 'train_rl', 'read_prompts', 'train_ppo_cli']
 
 # %% ../nbs/06_ppo.ipynb #2c1f16cd
 def _check_ppo_config(c):
@@ -723,16 +722,14 @@ def train_rl(
     tok,  # its tokenizer (loaded with `cfg.model` when `model` is None)
     prompts: list[str],  # user messages to sample responses for
     reward_fn,  # reward_fn(prompts, responses[, completion_ids]) -> floats; see `reward_model_fn`
-    cfg: (
-        PPOConfig | str | None
-    ) = None,  # a PPOConfig, a preset name or a YAML file; `cfg.algorithm` picks ppo, grpo or rloo
+    config: PPOConfig | str | None = None,  # a PPOConfig, a preset name or a YAML file; `algorithm` picks ppo, grpo or rloo
     output_dir=None,  # checkpoints and the final `policy/`; resumes from the last complete checkpoint there
-    **overrides,  # PPOConfig fields on top of `cfg`
+    **overrides,  # PPOConfig fields on top of `config`
 ) -> RLResult:
     ("Train `model` (LoRA; None: `cfg.model`) to maximise `reward_fn` with PPO, GRPO or RLOO (default preset `cpu`); "
      "the single entry point for RL from a reward.")
     import time
-    cfg = PPOConfig.make(cfg or 'cpu', **overrides)
+    cfg = PPOConfig.make(config or 'cpu', **overrides)
     if not prompts: raise ValueError("no prompts to train on")
     if model is None:                                   # the config names the policy: 'smollm2', 'tiny' or a folder
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -833,101 +830,3 @@ def train_ppo_cli(argv:list|None=None):
                                        metrics=numbers, data_counts={'prompts': len(prompts)})
         print(f"registered as {a.agent} {v.name} (candidate)")
     return res
-
-# %% ../nbs/06_ppo.ipynb #ab245486
-def _ci_cell(xs:list, d:int) -> str:
-    "`mean (lo, hi)` with a Student-t interval; one value has none (a smoke run of a step or two)."
-    from rlnb.stats import mean_ci
-    if len(xs) < 2: return f"{xs[0]:.{d}f} (one step: no interval)" if xs else 'no steps'
-    m, lo, hi = mean_ci(xs)
-    return f"{m:.{d}f} ({lo:.{d}f}, {hi:.{d}f})"
-
-def ppo_speed_table(path=None) -> str:
-    "Markdown: seconds per step by phase, peak RSS and the learning figures of each side of `bench/ppo_speed.py`."
-    import json
-    from rlnb.core import bench_results
-    path = Path(path or bench_results()/'ppo_speed.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/ppo_speed.py'
-    r = json.loads(path.read_text()); s = r['summary']
-    rows = ['| run | generate s | score s | prepare s | update s | **s / step** | TRL ÷ this | peak RSS MB '
-            '| mean reward (95 % CI) | mean KL, nats (95 % CI) |', '|---|---|---|---|---|---|---|---|---|---|']
-    for k, m in s.items():
-        ratio = f"{s['trl']['step'] / m['step']:.2f}×"
-        steps = r['runs'][k]['steps'][1:]  # one batch's k1 KL estimate swings ±0.3: the mean and its interval say more
-        rows.append(
-            f"| {k} | {m['generate']} | {m['score']} | {m['prepare']} | {m['update']} | **{m['step']}** | {ratio} "
-            f"| {r['runs'][k]['peak_rss_mb']:,} | {_ci_cell([x['reward'] for x in steps], 4)} "
-            f"| {_ci_cell([x['kl'] for x in steps], 3)} |"
-        )
-    rss = lambda k: r['runs'][k]['peak_rss_mb']
-    best = min((k for k in s if k != 'trl' and rss(k) <= rss('trl')), key=lambda k: s[k]['step'])
-    x = s['trl']['step'] / s[best]['step']
-    goal = (f"Goal, ≥ 2× TRL 0.29 per step at no more memory: `{best}` is {x:.2f}× at {rss(best):,} MB against "
-            f"{rss('trl'):,}: " + ('met.' if x >= 2 else 'not met.'))
-    from rlnb.core import isa_caps_note
-    return '\n'.join(rows) + (f"\n\n{goal}\n\n{r['steps']} steps each, the first left out of the per-step means "
-                              f"(warm-up); intervals are Student-t over the steps. {r['cpu']}"
-                              f"{isa_caps_note(r.get('isa_caps'))}")
-
-# %% ../nbs/06_ppo.ipynb #b8bacd9d
-def plot_ppo_speed(path=None):
-    "Per-step reward and KL of each run, and its seconds per step split by phase."
-    import json, matplotlib.pyplot as plt
-    from rlnb.core import bench_results
-    r = json.loads(Path(path or bench_results()/'ppo_speed.json').read_text())
-    fig, ax = plt.subplots(1, 3, figsize=(15, 3.6))
-    for k, run in r['runs'].items():
-        ax[0].plot([x['reward'] for x in run['steps']], marker='o', label=k)
-        ax[1].plot([x['kl'] for x in run['steps']], marker='o', label=k)
-    ax[0].set(title='mean reward per step', xlabel='step')
-    ax[1].set(title='KL(π‖π_ref) per step (nats)', xlabel='step')
-    bottom = [0.0] * len(r['summary'])
-    for ph in ('generate', 'score', 'prepare', 'update'):
-        v = [m[ph] for m in r['summary'].values()]
-        ax[2].bar(list(r['summary']), v, bottom=bottom, label=ph); bottom = [a + b for a, b in zip(bottom, v)]
-    ax[2].set(title='seconds per step', ylabel='s')
-    for a in ax: a.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-# %% ../nbs/06_ppo.ipynb #71b7d3f6
-def scale_out_table(paths=None) -> str:
-    "Markdown: seconds per step of DPO and PPO by number of processes, from `bench/scale_out.py`'s results."
-    import json
-    from rlnb.core import bench_results
-    paths = [Path(p) for p in paths] if paths else sorted(bench_results().glob('scale_out*.json'))
-    if not paths: return f'no saved result in {bench_results()}: run bench/scale_out.py'
-    out = ['| stage | device | processes | threads each | s / step | vs 1 process |', '|---|---|---|---|---|---|']
-    notes = []
-    for p in paths:
-        r = json.loads(p.read_text())
-        for x in r['rows']:
-            stage = {'dpo': 'DPO, padded', 'dpo_packed': 'DPO, packed'}.get(x['stage'], x['stage'].upper())
-            out.append(f"| {stage} | {r['device']} | {x['processes']} | {x['threads']} "
-                       f"| {x['s_per_step']:.2f} | {x['speedup']:.2f}× |")
-        notes.append(f"{r['device']}: {r['cpu']}" + (f"; {r['gpu']}" if r.get('gpu') else ''))
-    return '\n'.join(out) + '\n\n' + '\n\n'.join(notes)
-
-# %% ../nbs/06_ppo.ipynb #1b4957e7
-def gpu_speed_table(path=None) -> str:
-    "Markdown: DPO, PPO and generation on a GPU, from `bench/gpu_speed.py`'s results."
-    import json
-    from rlnb.core import bench_results
-    path = Path(path or bench_results()/'gpu_speed.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/gpu_speed.py on a machine with a CUDA GPU'
-    r = json.loads(path.read_text())
-    d = r['dpo']; base = d[0]
-    out = ['| DPO variant | s / step | pairs / s | whole run s | peak GPU MB | per step | whole run |',
-           '|---|---|---|---|---|---|---|']
-    out += [f"| {x['variant']} | {x['s_per_step']:.3f} | {x['pairs_per_s']:.1f} | {x['total_s']:.1f} "
-            f"| {x['peak_gpu_mb']:,} | {base['s_per_step'] / x['s_per_step']:.2f}× "
-            f"| {base['total_s'] / x['total_s']:.2f}× |" for x in d]
-    p = r['ppo']
-    out += ['', '| PPO (rlnb) | responses × tokens | generate s | prepare s | update s | s / step | peak GPU MB |',
-            '|---|---|---|---|---|---|---|',
-            f"| `small_gpu` shape, bf16 {'on' if p['bf16'] else 'off'} | {p['batch']} × {p['max_new_tokens']} "
-            f"| {p['generate']:.2f} | {p['prepare']:.2f} | {p['update']:.2f} | {p['s_per_step']:.2f} "
-            f"| {p['peak_gpu_mb']:,} |"]
-    out += ['', '| HF `generate`, bf16 | prefill s | decode tokens / s |', '|---|---|---|']
-    out += [f"| batch {g['batch']} | {g['prefill_s']:.3f} | {g['decode_tok_s']:,.1f} |" for g in r['generate']]
-    return '\n'.join(out) + f"\n\n{r['gpu']}, torch {r['torch']}; {r['weights']}. {r['cpu']}"

@@ -11,11 +11,10 @@ from pathlib import Path
 from .core import create_tables, check_agent, rlnb_home
 from .feedback import FeedbackStore
 from .stats import report_headline
+from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'register', 'get', 'list_versions', 'agents',
-           'update', 'deployed', 'check_gguf', 'deploy_allowed', 'promote', 'history', 'previous', 'rollback', 'fail',
-           'compare', 'PoliciesConfig', 'policies_cli']
+__all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'check_gguf', 'PoliciesConfig', 'policies_cli']
 
 # %% ../nbs/01a_registry.ipynb #0f1cbbb3
 SCHEMA_VERSION = 1
@@ -162,6 +161,7 @@ def _upgrade(reg):
 def _row(r) -> PolicyVersion: return PolicyVersion(**dict(r))
 
 # %% ../nbs/01a_registry.ipynb #82a388c8
+@patch
 def register(self:Registry, agent:str, model_path, kind:str,
              parent_version:int|str|None=None,   # the version it was trained from (lineage)
              status:str='candidate', **fields) -> PolicyVersion:
@@ -208,8 +208,7 @@ def register(self:Registry, agent:str, model_path, kind:str,
     raise RuntimeError(f"could not register a version of {agent!r} after 50 attempts (database too busy)")
 
 # %% ../nbs/01a_registry.ipynb #f559eacf
-Registry.register = register
-
+@patch
 def get(self:Registry, agent:str, version, missing_ok:bool=False) -> PolicyVersion|None:
     "Version `version` (15, '15' or 'v15') of `agent`'s policy."
     import sqlalchemy as sa
@@ -229,23 +228,23 @@ def get(self:Registry, agent:str, version, missing_ok:bool=False) -> PolicyVersi
         )
     if r is None and not missing_ok: raise KeyError(f"{agent!r} has no policy version v{v}")
     return _row(r) if r is not None else None
-Registry.get = get
 
-def list_versions(self:Registry, agent:str, status:str|None=None) -> list[PolicyVersion]:
+@patch
+def list(self:Registry, agent:str, status:str|None=None) -> list[PolicyVersion]:
     "All versions of `agent`, newest first (only those with `status`, if given)."
     import sqlalchemy as sa
     t = self.versions
     q = sa.select(t).where(t.c.agent_id == check_agent(agent)).order_by(t.c.version.desc())
     if status: q = q.where(t.c.status == status)
     with self.engine.connect() as c: return [_row(r) for r in c.execute(q).mappings()]
-Registry.list = list_versions
 
+@patch
 def agents(self:Registry) -> list[str]:
     import sqlalchemy as sa
     with self.engine.connect() as c: return sorted(c.execute(sa.select(self.versions.c.agent_id).distinct()).scalars())
-Registry.agents = agents
 
 # %% ../nbs/01a_registry.ipynb #9412728f
+@patch
 def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
     ("Attach or change fields of a version (e.g. `eval_report`, `gguf_paths`, `metrics`); status changes go through "
      "promote/fail.")
@@ -273,14 +272,13 @@ def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
             .values(**fields, updated_at=_now())
         )
     return self.get(agent, v)
-Registry.update = update
 
 # %% ../nbs/01a_registry.ipynb #f1de4fbc
+@patch
 def deployed(self:Registry, agent:str) -> PolicyVersion|None:
     "The version of `agent` that serves now, or None."
     v = self.list(agent, status='deployed')
     return v[0] if v else None
-Registry.deployed = deployed
 
 # %% ../nbs/01a_registry.ipynb #1b84172e
 def _abs(p) -> Path|None:
@@ -301,6 +299,7 @@ def check_gguf(path) -> Path:
     if magic != b'GGUF': raise ValueError(f"{_rel(p)} is not a GGUF file (magic {magic!r}): refusing to deploy it")
     return p
 
+@patch
 def deploy_allowed(self:Registry, v:PolicyVersion) -> str|None:
     ("Why `v` may be deployed without `force` (None: it may not): the base model (the baseline), a candidate that "
      "passed the gate, or a version that served before (a rollback).")
@@ -308,7 +307,6 @@ def deploy_allowed(self:Registry, v:PolicyVersion) -> str|None:
     if (v.metrics or {}).get('gate_passed') is True: return 'passed the gate'
     if any(e['version'] == v.version for e in self.history(v.agent_id)): return 'served before'
     return None
-Registry.deploy_allowed = deploy_allowed
 
 def _check_deploy(self:Registry, target:PolicyVersion, force:bool, reason:str|None):
     if target.status == 'failed':
@@ -373,6 +371,7 @@ def _os_user() -> str:
     except Exception: return 'os:unknown'
 
 # %% ../nbs/01a_registry.ipynb #8dc736e6
+@patch
 def promote(self:Registry, agent:str, version,
             reason:str|None=None,   # why (kept in the history)
             force:bool=False,       # deploy a version that has not passed the gate (needs a reason)
@@ -381,8 +380,8 @@ def promote(self:Registry, agent:str, version,
     ("Deploy `version` (the deployed one, if any, is retired) — one transaction. Only the base model, a version that "
      "passed the gate or one that served before, unless `force` with a `reason`; its GGUF is checked first.")
     return _set_deployed(self, agent, _version(version), 'promote', reason, force, actor)
-Registry.promote = promote
 
+@patch
 def history(self:Registry, agent:str) -> list[dict]:
     "The deployment log of `agent`, oldest first."
     import sqlalchemy as sa
@@ -393,8 +392,8 @@ def history(self:Registry, agent:str) -> list[dict]:
                 sa.select(self.events).where(self.events.c.agent_id == agent).order_by(self.events.c.id)
             ).mappings()
         ]
-Registry.history = history
 
+@patch
 def previous(self:Registry, agent:str) -> int:
     "The version that was deployed before the current one (what a rollback restores)."
     cur = self.deployed(agent)
@@ -404,17 +403,17 @@ def previous(self:Registry, agent:str) -> int:
     )
     if prev is None: raise ValueError(f"{agent!r} has no earlier deployed version to roll back to: name one")
     return prev
-Registry.previous = previous
 
+@patch
 def rollback(self:Registry, agent:str, version=None, reason:str|None=None, force:bool=False,
              actor:str|None=None) -> PolicyVersion:
     "Deploy `version`, or (None) the version that was deployed before the current one (same checks as `promote`)."
     return _set_deployed(
         self, agent, _version(self.previous(agent) if version is None else version), 'rollback', reason, force, actor
     )
-Registry.rollback = rollback
 
 # %% ../nbs/01a_registry.ipynb #e6189641
+@patch
 def fail(self:Registry, agent:str, version, reason:str) -> PolicyVersion:
     "Mark a version failed (never deployable), with the reason."
     import sqlalchemy as sa
@@ -427,7 +426,6 @@ def fail(self:Registry, agent:str, version, reason:str) -> PolicyVersion:
             .values(status='failed', status_reason=reason, updated_at=_now())
         )
     return self.get(agent, v.version)
-Registry.fail = fail
 
 # %% ../nbs/01a_registry.ipynb #e20128d3
 def _flat(d:dict, prefix:str='') -> dict:
@@ -443,6 +441,7 @@ def _headline(report:dict|None) -> dict:
     try: return {k: v for k, v in report_headline(report).items() if not isinstance(v, (list, dict))}
     except Exception: return {}
 
+@patch
 def compare(self:Registry, agent:str, a, b) -> list[dict]:
     "Rows `{field, a, b, diff}` comparing versions `a` and `b` of `agent`."
     va, vb = self.get(agent, a), self.get(agent, b)
@@ -463,7 +462,6 @@ def compare(self:Registry, agent:str, a, b) -> list[dict]:
         num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
         r['diff'] = round(r['b'] - r['a'], 6) if num(r['a']) and num(r['b']) else None
     return rows
-Registry.compare = compare
 
 # %% ../nbs/01a_registry.ipynb #43754d79
 from dataclasses import dataclass

@@ -27,7 +27,7 @@ from .formatting import prompt_text
 # %% auto #0
 __all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode',
            'RewardModel', 'RewardResult', 'train_reward_model', 'evaluate_pairs', 'evaluate_targets',
-           'baseline_accuracies', 'plot_learning_curves', 'plot_calibration', 'reward_speed_table', 'train_reward_cli']
+           'baseline_accuracies', 'plot_learning_curves', 'plot_calibration', 'train_reward_cli']
 
 # %% ../nbs/04_reward.ipynb #af57b027
 def bt_loss(r_chosen, r_rejected, margin=None):
@@ -421,26 +421,6 @@ def plot_calibration(rm:RewardModel, targets, path:str|Path|None=None, bins:int=
     ax.set_xlabel('rated target'); ax.set_ylabel('predicted reward'); ax.legend(); fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
     return fig
-
-# %% ../nbs/04_reward.ipynb #10d5959c
-def reward_speed_table(path=None) -> str:
-    ("Markdown: pairs/s, peak RSS and held-out accuracy (95 % Wilson interval) of each variant of "
-     "`bench/reward_speed.py`.")
-    from rlnb.core import bench_results
-    from rlnb.stats import wilson_interval
-    path = Path(path or bench_results()/'reward_speed_minilm.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/reward_speed.py'
-    r = json.loads(path.read_text())
-    out = [
-        '| variant | settings | pairs/s | vs TRL defaults | peak RSS MB | held-out accuracy (95 % CI) |',
-        '|---|---|---|---|---|---|',
-    ]
-    for x in r['rows']:
-        s = ', '.join(f'{k}={v}' for k, v in x['settings'].items()) or '`cpu` preset'
-        lo, hi = wilson_interval(x['heldout_accuracy'] * x['eval_pairs'], x['eval_pairs'])
-        out.append(f"| {x['variant']} | {s} | {x['pairs_per_s']:.1f} | {x['speedup']:.2f}× | {x['peak_rss_mb']:,.0f} "
-                   f"| {x['heldout_accuracy']:.3f} ({lo:.3f}, {hi:.3f}) |")
-    return '\n'.join(out) + f"\n\n{r['rows'][0]['pairs']} training pairs, backbone {r['backbone']}. {r['cpu']}"
 
 # %% ../nbs/04_reward.ipynb #b6a8ff11
 def train_reward_cli(argv:list|None=None):
