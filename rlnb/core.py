@@ -15,8 +15,9 @@ __all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_message', 'get_
            'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
            'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
            'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
-           'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'create_tables', 'atomic_write',
-           'atomic_dir', 'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
+           'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'torchrun', 'create_tables',
+           'atomic_write', 'atomic_dir', 'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports',
+           'package_sources']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -728,9 +729,24 @@ def crash_excerpt(stderr:str, after:int=40) -> str:
      "and, with PYTHONFAULTHANDLER, the Python stack of every thread), else the last 3,000 characters.")
     import re
     lines = stderr.splitlines()
-    i = next((k for k, l in enumerate(lines) if re.search(r'terminate called|Fatal Python error|Traceback|what\(\)', l)),
-             None)
+    first = lambda pat: next((k for k, l in enumerate(lines) if re.search(pat, l)), None)
+    i = first(r'terminate called|Fatal Python error|what\(\)')   # a native crash's own words first
+    i = first(r'Traceback') if i is None else i
     return stderr[-3000:] if i is None else '\n'.join(lines[max(0, i - 3):i + after])
+
+# %% ../nbs/00_core.ipynb #ac80589a
+def torchrun(script, *args:str, nproc:int=2, aborts:int=1):
+    ("`python -m torch.distributed.run --standalone --nproc_per_node nproc script *args`, run once more (up to `aborts` "
+     "times) when a worker died of a native abort, printing why. `{attempt}` in `args` is replaced by the attempt number "
+     "(give each attempt its own output folder); the result has `.attempt`.")
+    import subprocess, sys
+    for attempt in range(1, aborts + 2):
+        cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', str(nproc), str(script),
+               *[a.replace('{attempt}', str(attempt)) for a in args]]
+        r = subprocess.run(cmd, capture_output=True, text=True); r.attempt = attempt
+        if r.returncode == 0 or 'exitcode: -6' not in r.stderr or attempt == aborts + 1: return r
+        print(f"attempt {attempt}: a worker aborted natively (SIGABRT); running once more. Its stderr:\n"
+              + crash_excerpt(r.stderr, after=12))
 
 # %% ../nbs/00_core.ipynb #61eb71cd
 def create_tables(metadata, engine, tries:int=6):

@@ -123,14 +123,14 @@ def load_policy_pair(policy, base=None):
     ("`(policy, base, tokenizer, names)`: an adapter folder gives a PEFT model whose base is itself with adapters off "
      "(`base=None`); a model folder or name needs `base`.")
     from rlnb.core import model_path
-    from rlnb.export import load_checkpoint, is_adapter, _base_of
+    from rlnb.export import load_checkpoint, is_adapter, adapter_base
     names = {'policy': str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__, 'base': None}
     tok, base_path = None, base if isinstance(base, (str, Path)) else None
     if isinstance(policy, (str, Path)):
         ck = Path(policy) if Path(str(policy)).exists() else model_path(str(policy))
         if is_adapter(ck):                                   # the base is the adapter's own (or `base`), adapters off
             policy, tok = load_checkpoint(ck, base_path, merge=False)
-            names['base'], base = str(_base_of(ck, base_path)), None
+            names['base'], base = str(adapter_base(ck, base_path)), None
         else: policy, tok = load_checkpoint(ck)
     if isinstance(base, (str, Path)):
         base, btok = load_checkpoint(base)

@@ -12,12 +12,12 @@ from .core import cache_dir, cpu_info, atomic_dir, atomic_write, StageConfig, St
 # %% auto #0
 __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'llama_version', 'converter_dir',
            'prepare_converter', 'supported_architectures', 'check_llama_cpu', 'native_instructions', 'llama_build_info',
-           'NativeCrash', 'isolated', 'is_adapter', 'load_checkpoint', 'export_lora', 'export_merged', 'check_disk',
-           'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits', 'gguf_greedy',
-           'hf_greedy', 'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template',
-           'ollama_template', 'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat',
-           'model_card', 'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model', 'export_cli',
-           'decode_benchmark']
+           'NativeCrash', 'isolated', 'is_adapter', 'adapter_base', 'load_checkpoint', 'export_lora', 'export_merged',
+           'check_disk', 'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits',
+           'gguf_greedy', 'hf_greedy', 'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer',
+           'gguf_template', 'ollama_template', 'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf',
+           'openai_chat', 'model_card', 'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model',
+           'export_cli', 'decode_benchmark']
 
 # %% ../nbs/07_export.ipynb #65a5648c
 def llama_version() -> str:
@@ -170,7 +170,7 @@ def _crash(sig:int=signal.SIGSEGV): os.kill(os.getpid(), sig)   # for the test b
 # %% ../nbs/07_export.ipynb #cce2e2de
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
 
-def _base_of(adapter:Path, base=None) -> Path:
+def adapter_base(adapter:Path, base=None) -> Path:
     "The local folder of the adapter's base: `base`, else the name in its config (a hub name rlnb knows, a path)."
     from rlnb.core import model_path
     if base: return model_path(str(base))
@@ -189,7 +189,7 @@ def load_checkpoint(checkpoint, base=None, merge:bool=True):
     ck = Path(checkpoint) if Path(checkpoint).exists() else model_path(str(checkpoint))
     if is_adapter(ck):
         from peft import PeftModel
-        bp = _base_of(ck, base)
+        bp = adapter_base(ck, base)
         try: model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(bp, dtype=torch.float32), ck)
         except RuntimeError as e:
             if 'size mismatch' not in str(e): raise
@@ -630,7 +630,7 @@ def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
     if not is_adapter(adapter): raise ValueError(f"{adapter} is not a LoRA adapter (no adapter_config.json)")
     _fresh(out, overwrite); out.parent.mkdir(parents=True, exist_ok=True)
     return _run_converter(
-        'convert_lora_to_gguf.py', ['--base', str(_base_of(adapter, base)), '--outtype', 'f16', str(adapter)], out
+        'convert_lora_to_gguf.py', ['--base', str(adapter_base(adapter, base)), '--outtype', 'f16', str(adapter)], out
     )
 
 # %% ../nbs/07_export.ipynb #bc7e84ee
@@ -719,7 +719,7 @@ def export_model(
     out = Path(output_dir) if output_dir else (ck.parent/format if ck.name in ('policy', 'dpo', 'ppo', 'adapter')
                                                else ck.parent/'exports'/name)
     facts = _training_facts(ck)
-    base_name = hub_name(_base_of(ck, base)) if is_adapter(ck) else hub_name(ck)
+    base_name = hub_name(adapter_base(ck, base)) if is_adapter(ck) else hub_name(ck)
     if format == 'lora':
         p = export_lora(ck, out, overwrite); model_card(p, base_name, 'adapter', name, facts)
         return ExportResult(format='lora', paths={'lora': p}, output_dir=p, model_path=p)
@@ -742,7 +742,7 @@ def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prom
         raise ValueError(f"format='gguf-lora' needs a LoRA adapter; {ck} is a full model: use format='gguf'")
     _fresh(out, overwrite)
     res = ExportResult(format='gguf-lora', output_dir=out)
-    bp = _base_of(ck, base)
+    bp = adapter_base(ck, base)
     names = dict(base=f"{base_name.split('/')[-1].lower()}-f16.gguf", lora=f'{name}-lora-f16.gguf')
     with atomic_dir(out) as tmp:                          # written aside, renamed when whole
         t = time.perf_counter(); convert_to_gguf(bp, tmp/names['base'], 'f16')

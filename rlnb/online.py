@@ -46,7 +46,7 @@ def _check_online_config(c):
 # %% ../nbs/09_online.ipynb #93def4f5
 @dataclass
 class OnlineConfig(StageConfig):
-    "How an agent keeps learning from live feedback (the first five fields and defaults are the replaced service's)."
+    "How an agent keeps learning from live feedback (the first five fields and defaults are the replaced service's). Presets: `cpu`, `tiny`."
     min_samples_to_retrain: int = 100     # new feedback records that trigger a retrain
     max_buffer_size: int = 10_000         # a retrain uses at most the newest this many new records
     retrain_interval_hours: float = 24    # ... and retrains anyway after this long (with >= min_samples_on_schedule)
@@ -76,6 +76,11 @@ class OnlineConfig(StageConfig):
 
     def __post_init__(self): _check_online_config(self)
 
+OnlineConfig.PRESETS = {
+    'cpu': OnlineConfig(),   # the replaced service's defaults; DPO from the deployed policy with rlnb.dpo's 'cpu' preset
+    'tiny': OnlineConfig(base='tiny', preset='tiny', min_samples_to_retrain=8, min_samples_on_schedule=4, max_steps=2,
+                         eval_prompts=8, min_eval_prompts=4, max_new_tokens=8),   # tests: the tiny policy, small budgets
+}
 
 # %% ../nbs/09_online.ipynb #0aecbc82
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='microseconds')
