@@ -94,7 +94,7 @@ def main():
     if save or not args or smoke:   # the full set, or a named file: saved for the notebooks and the README
         (results/(save or 'dpo_speed.json')).write_text(
             json.dumps(dict(cpu=cpu_line(), isa_caps=caps, steps=STEPS, batch=BATCH, rows=rows), indent=1))
-    print(f"\n{'variant':18s} {'s/step':>7s} {'pairs/s':>8s} {'tokens/s':>9s} {'total s':>8s} {'peak MB':>8s} {'speed-up':>9s} {'end-to-end':>10s} {'max |Δloss|':>11s}")
+    print(f"\n{'variant':18s} {'s/step':>7s} {'pairs/s':>8s} {'tokens/s':>9s} {'total s':>8s} {'peak MiB':>8s} {'speed-up':>9s} {'end-to-end':>10s} {'max |Δloss|':>11s}")
     for r in rows:
         sp = base['s_per_step'] / r['s_per_step'] if base else float('nan')
         e2e = base['total_s'] / r['total_s'] if base else float('nan')

@@ -53,6 +53,7 @@ def main(run:str, name:str):
     t0 = time.perf_counter(); path, m = train(run, name, VARIANTS[name]); t_train = time.perf_counter() - t0
     judges = {j: RewardJudge(RewardModel.load(run/j/'reward_model'), name=j) for j in ('judge', 'reward')}
     ev = dict(SMOKE.get('evaluate', dict(n_prompts=64)))
+    ev = {'top_p': 1.0, 'repetition_penalty': 1.0, 'modes': ['greedy', 'sampled'], **ev}   # as the saved rows were sampled
     rep = evaluate_policy(path, heldout_prompts(run, ev.pop('n_prompts')), judges, output=run/'levers'/f'{name}.json', **ev)
     plot_report(rep, run/'levers'/f'{name}.png')
     print(rep.table())

@@ -26,7 +26,8 @@ def main(batch_sizes=(8, 16, 32), n_prompts=64, max_new_tokens=48, results=Path(
     rows = []
     for bs in batch_sizes:
         t = time.perf_counter()
-        rep = evaluate_policy(policy, prompts, {'words': Words()}, tok=tok, max_new_tokens=max_new_tokens, batch_size=bs)
+        rep = evaluate_policy(policy, prompts, {'words': Words()}, tok=tok, max_new_tokens=max_new_tokens, batch_size=bs,
+                             modes=['greedy', 'sampled'])
         total = time.perf_counter() - t
         row = {'batch_size': bs, 'total_s': round(total, 1), **{f'{m}_generate_s': v['generate_s'] for m, v in rep.meta['timings'].items()},
                'new_tokens': sum(sum(rep.modes[m]['tokens'][k]) for m in rep.modes for k in ('policy', 'base')), 'peak_rss_mb': round(peak_rss_mb())}
@@ -36,7 +37,7 @@ def main(batch_sizes=(8, 16, 32), n_prompts=64, max_new_tokens=48, results=Path(
     out = Path(results)/'eval_speed.json'
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({'cpu': cpu_line(), 'n_prompts': n_prompts, 'max_new_tokens': max_new_tokens, 'rows': rows}, indent=1))
-    print(f"\n{'batch':>5s} {'greedy s':>9s} {'sampled s (+KL)':>16s} {'total s':>8s} {'tokens/s':>9s} {'peak MB':>8s}")
+    print(f"\n{'batch':>5s} {'greedy s':>9s} {'sampled s (+KL)':>16s} {'total s':>8s} {'tokens/s':>9s} {'peak MiB':>8s}")
     for r in rows: print(f"{r['batch_size']:5d} {r['greedy_generate_s']:9.1f} {r['sampled_generate_s']:16.1f} {r['total_s']:8.1f} {r['tokens_per_s']:9.1f} {r['peak_rss_mb']:8d}")
 
 if __name__ == '__main__':

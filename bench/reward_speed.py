@@ -79,7 +79,7 @@ def main():
     base = next((r for r in rows if r['variant'] == 'trl_defaults'), None)
     for r in rows:
         r['speedup'] = round(r['pairs_per_s'] / base['pairs_per_s'], 2) if base else None
-        print(f"{r['variant']:22s} {r['pairs_per_s']:7.2f} pairs/s {r['peak_rss_mb']:6.0f} MB  acc {r['heldout_accuracy']}"
+        print(f"{r['variant']:22s} {r['pairs_per_s']:7.2f} pairs/s {r['peak_rss_mb']:6.0f} MiB  acc {r['heldout_accuracy']}"
               f"  {r['speedup']}x")
     if not args or smoke: (results/f'reward_speed_{backbone}.json').write_text(
         json.dumps(dict(cpu=cpu_line(), backbone=backbone, rows=rows), indent=1))

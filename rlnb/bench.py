@@ -42,7 +42,7 @@ def dpo_speed_table(path=None) -> str:
     base = next(x for x in rows if x['variant'] == 'trl_defaults')
     out = [
         (
-            '| variant | bf16 | attention | s/step | pairs/s | total s | peak RSS GB | per step | whole run | max \\|Δ'
+            '| variant | bf16 | attention | s/step | pairs/s | total s | peak RSS GiB | per step | whole run | max \\|Δ'
             ' loss\\| |'
         ),
         '|---|---|---|---|---|---|---|---|---|---|',
@@ -51,7 +51,7 @@ def dpo_speed_table(path=None) -> str:
     for x in rows:
         out.append(
             f"| {x['variant']} | {'on' if x['bf16'] else 'off'} | {x['attn']} | {x['s_per_step']:.2f} |"
-            f" {x['pairs_per_s']:.2f} | {x['total_s']:.1f} | {x['peak_rss_mb'] / 1000:.2f} |"
+            f" {x['pairs_per_s']:.2f} | {x['total_s']:.1f} | {x['peak_rss_mb'] / 1024:.2f} |"
             f" {base['s_per_step'] / x['s_per_step']:.2f}× | {base['total_s'] / x['total_s']:.2f}× |"
             f" {dl[x['variant']]:.4f} |"
         )
@@ -60,7 +60,7 @@ def dpo_speed_table(path=None) -> str:
     best = max(ok, key=lambda x: base['total_s'] / x['total_s'])
     goal = (f"Goal, ≥ 3× TRL's whole run at no more memory and the same losses: best is `{best['variant']}`, "
             f"{base['total_s'] / best['total_s']:.2f}× ({base['s_per_step'] / best['s_per_step']:.2f}× per step) at "
-            f"{best['peak_rss_mb'] / 1000:.2f} GB against {base['peak_rss_mb'] / 1000:.2f}: "
+            f"{best['peak_rss_mb'] / 1024:.2f} GiB against {base['peak_rss_mb'] / 1024:.2f}: "
             + ('met.' if base['total_s'] / best['total_s'] >= 3 else 'not met.'))
     from rlnb.core import isa_caps_note
     return '\n'.join(out) + (f"\n\n{goal}\n\n{r['steps']} steps of {r['batch']} pairs. {r['cpu']}"

@@ -525,7 +525,7 @@ def make(cls:StageConfig, config=None,
     given = {
         _RENAMED.get(k, k) if _RENAMED.get(k) in cls.options() else k: v for k, v in {**given, **overrides}.items()
     }
-    if 'preset' in given: base = cls.make(given.pop('preset'))
+    if 'preset' in given and 'preset' not in cls.options(): base = cls.make(given.pop('preset'))   # OnlineConfig.preset is a field
     opts = cls.options()
     for k, v in given.items():
         if k not in opts:
@@ -739,12 +739,12 @@ def torchrun(script, *args:str, nproc:int=2, aborts:int=1):
     ("`python -m torch.distributed.run --standalone --nproc_per_node nproc script *args`, run once more (up to `aborts` "
      "times) when a worker died of a native abort, printing why. `{attempt}` in `args` is replaced by the attempt number "
      "(give each attempt its own output folder); the result has `.attempt`.")
-    import subprocess, sys
+    import re, subprocess, sys
     for attempt in range(1, aborts + 2):
         cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', str(nproc), str(script),
                *[a.replace('{attempt}', str(attempt)) for a in args]]
         r = subprocess.run(cmd, capture_output=True, text=True); r.attempt = attempt
-        if r.returncode == 0 or 'exitcode: -6' not in r.stderr or attempt == aborts + 1: return r
+        if r.returncode == 0 or not re.search(r'exitcode\s*:\s*-6\b|SIGABRT', r.stderr) or attempt == aborts + 1: return r
         print(f"attempt {attempt}: a worker aborted natively (SIGABRT); running once more. Its stderr:\n"
               + crash_excerpt(r.stderr, after=12))
 

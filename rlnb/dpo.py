@@ -137,8 +137,8 @@ def label_accuracy(model, tok, examples, beta:float=0.1, max_length=None) -> dic
     else: ref = pol.clone()
     r = beta * (pol - ref)
     right = torch.where(r == 0, 0.5, ((r > 0) == lab).float())
-    gap = (r[lab].mean() - r[~lab].mean()).item() if lab.any() and (~lab).any() else float('nan')
-    return dict(label_accuracy=round(right.mean().item(), 4), reward_gap=round(gap, 4), examples=len(p))
+    gap = round((r[lab].mean() - r[~lab].mean()).item(), 4) if lab.any() and (~lab).any() else None   # JSON has no NaN
+    return dict(label_accuracy=round(right.mean().item(), 4), reward_gap=gap, examples=len(p))
 
 # %% ../nbs/05_dpo.ipynb #892ff144
 @dataclass

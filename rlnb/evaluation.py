@@ -351,7 +351,9 @@ class EvalReport(StageResult):
     preference_accuracy: dict|None = None
 
     def __post_init__(self):
-        if self.modes and not self.metrics: self.metrics = self.summary()
+        if self.modes and not self.metrics:
+            try: self.metrics = self.summary()
+            except (KeyError, StopIteration): pass   # a partial report (a test's, an old one): no headline to give
 
     def summary(self) -> dict:
         "`metrics`: prompts, seconds, and `headline(judge)` of every judge."
@@ -528,7 +530,8 @@ def evaluate_policy(
         k = round(pa['preference_accuracy'] * pa['pairs'] * 2) / 2
         report.preference_accuracy = {**pa, 'ci': [round(v, 4) for v in wilson_interval(k, pa['pairs'], conf)]}
     meta['seconds'] = round(time.perf_counter() - t0, 2)
-    report.metrics, report.model_path = report.summary(), Path(policy) if isinstance(policy, (str, Path)) else None
+    report.metrics = report.summary()
+    report.model_path = Path(policy) if isinstance(policy, (str, Path)) and Path(policy).exists() else None
     if output: report.save(output); report.output_dir = output.parent
     return report
 

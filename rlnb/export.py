@@ -612,10 +612,11 @@ def model_card(folder, base:str,               # the base model's public name (`
     method = (m.get('algorithm') or ('dpo' if 'before_preference_accuracy' in m else cfg.get('loss_type') and 'dpo')
               or 'fine-tuned')
     lib = {'adapter': 'peft', 'merged': 'transformers'}.get(kind, 'gguf')
-    front = ['---', f'base_model: {base}', f'library_name: {lib}', 'pipeline_tag: text-generation',
+    hub = re.fullmatch(r'[\w.-]+/[\w.-]+', str(base)) is not None and not Path(base).exists()   # else a local folder
+    front = ['---', *([f'base_model: {base}'] if hub else []), f'library_name: {lib}', 'pipeline_tag: text-generation',
              f'tags: [rlnb, {method}, {kind}]', '---', '']
-    body = [f'# {name}', '', f'{method.upper()} fine-tune of [{base}](https://huggingface.co/{base}) made with rlnb, '
-            f'as {kind}.', '']
+    ref = f'[{base}](https://huggingface.co/{base})' if hub else f'the local model `{Path(base).name}`'
+    body = [f'# {name}', '', f'{method.upper()} fine-tune of {ref} made with rlnb, as {kind}.', '']
     if cfg or m: body += _card_training(cfg, m)
     if parity: body += _card_parity(parity, files)
     body += ['## Run it', ''] + _card_usage(folder, kind, name)

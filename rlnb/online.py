@@ -373,9 +373,6 @@ def rollback(self:OnlineLearner, version=None, reason:str|None=None, force:bool=
     return self.deploy(version, reason=reason or default, action='rollback',
                        force=force, actor=actor)
 
-# %% ../nbs/09_online.ipynb #01558901
-#| export
-
 # %% ../nbs/09_online.ipynb #0d2c655d
 @patch
 def heldout_prompts(self:OnlineLearner) -> list[str]:
@@ -453,7 +450,8 @@ def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], ru
     from rlnb.core import atomic_write
     c = self.config
     report = evaluate_policy(merged, prompts, {judge_name(self.judge): self.judge}, base=_abs(dep.model_path),
-                             modes=(c.eval_mode,), max_new_tokens=c.max_new_tokens, temperature=c.temperature,
+                             modes=[c.eval_mode], max_new_tokens=c.max_new_tokens, temperature=c.temperature,
+                             top_p=1.0, repetition_penalty=1.0,   # the gate samples as it always has: plain temperature
                              seed=c.seed, output=run/'eval.json')
     decision = gate_decision(report, c)
     atomic_write(run/'gate.json', json.dumps(asdict(decision), indent=1))

@@ -470,8 +470,8 @@ def evaluate_stage(
      "prompts at a time, the recipe's `system` message and seed.")
     from rlnb.evaluation import evaluate_policy, eval_prompt_set, judge_validity, plot_report, plot_frontier
     import matplotlib.pyplot as plt
-    for k, v in dict(modes=['sampled'], batch_size=64, system=run.recipe.get('system'),
-                     seed=run.recipe.get('seed', 0)).items(): overrides.setdefault(k, v)
+    for k, v in dict(modes=['sampled'], batch_size=64, seed=run.recipe.get('seed', 0)).items(): overrides.setdefault(k, v)
+    if overrides.get('system') is None: overrides['system'] = run.recipe.get('system')   # null: the recipe's
     cfg = EvalConfig.make(preset, **overrides)
     seed, system, max_new_tokens, temperature = cfg.seed, cfg.system, cfg.max_new_tokens, cfg.temperature
     top_p, repetition_penalty = cfg.top_p, cfg.repetition_penalty
