@@ -545,7 +545,9 @@ def trigger_retrain(self:OnlineLearner,
 
 # %% ../nbs/09_online.ipynb #2136d217
 import re as _re
-def word_count(text:str) -> int: return len(_re.findall(r"[\w']+", text or ''))
+def word_count(text:str) -> int:
+    "Words in `text` as the simulated users count them: runs of letters, digits and apostrophes."
+    return len(_re.findall(r"[\w']+", text or ''))
 
 class HiddenPreference:
     "Simulated users who like short answers (2..`max_words` words); also a judge (`score`) for the gate in simulations."

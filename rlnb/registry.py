@@ -240,6 +240,7 @@ def list(self:Registry, agent:str, status:str|None=None) -> list[PolicyVersion]:
 
 @patch
 def agents(self:Registry) -> list[str]:
+    "Every agent with at least one registered version, sorted."
     import sqlalchemy as sa
     with self.engine.connect() as c: return sorted(c.execute(sa.select(self.versions.c.agent_id).distinct()).scalars())
 
