@@ -535,6 +535,7 @@ def make(cls:StageConfig, config=None,
                 + (f" (did you mean {close[0]!r}?)" if close else '')
                 + f"; options: {', '.join(opts)}"
             )
+        if isinstance(v, tuple) and 'list' in str(opts[k][0]): given[k] = v = list(v)   # ('a', 'b') for a list field
         if not fits_type(opts[k][0], v):
             raise ValueError(f"{cls.__name__}.{k} must be {opts[k][0]}, got {v!r} ({type(v).__name__})")
     if base is None:
@@ -712,15 +713,15 @@ class Tracker:
         for t in self.trackers: t.finish()
 
 # %% ../nbs/00_core.ipynb #de7327c2
+def _close_group():
+    import torch.distributed as dist
+    if dist.is_initialized(): dist.destroy_process_group()
+
 def end_group_at_exit() -> bool:
     "Destroy torch.distributed's process group when Python exits, before the interpreter shuts down; True if one is set up."
     import atexit, torch.distributed as dist
     if not (dist.is_available() and dist.is_initialized()): return False
-    global _group_closer
-    if '_group_closer' not in globals():
-        def _group_closer():
-            if dist.is_initialized(): dist.destroy_process_group()
-        atexit.register(_group_closer)
+    atexit.unregister(_close_group); atexit.register(_close_group)   # once, however often it is called
     return True
 
 # %% ../nbs/00_core.ipynb #4727a29c

@@ -495,11 +495,10 @@ def evaluate_policy(
      "win rate, scores, KL, failures — each with a confidence interval.")
     import time
     from datetime import datetime, timezone
-    if isinstance(overrides.get('modes'), tuple): overrides['modes'] = list(overrides['modes'])
     cfg = EvalConfig.make(config, **overrides)
     modes = tuple(m.strip() for m in cfg.modes.split(',')) if isinstance(cfg.modes, str) else tuple(cfg.modes)
-    max_new_tokens, temperature, top_p, system = cfg.max_new_tokens, cfg.temperature, cfg.top_p, cfg.system
-    repetition_penalty, seed, batch_size, tie, conf = cfg.repetition_penalty, cfg.seed, cfg.batch_size, cfg.tie, cfg.conf
+    kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'seed', 'batch_size', 'system',
+                                       'repetition_penalty')}   # how both models answer
     output = Path(output) if output else (Path(output_dir)/'eval.json' if output_dir else None)
     if clusters is not None and len(clusters) != len(prompts):
         raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
@@ -511,16 +510,14 @@ def evaluate_policy(
     model, base_m, tk, names = load_policy_pair(policy, base)
     tok = tok or tk
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
-    meta = dict(policy=pol_name, base=names['base'], prompts=len(prompts), judges=list(judges), seed=seed,
-                max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, system=system, conf=conf,
-                repetition_penalty=repetition_penalty,
+    meta = dict(policy=pol_name, base=names['base'], prompts=len(prompts), judges=list(judges), seed=cfg.seed,
+                max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
+                conf=cfg.conf, repetition_penalty=cfg.repetition_penalty,
                 clusters=len(set(clusters)) if clusters is not None else None,
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
     report = EvalReport(meta=meta)
-    kw = dict(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, seed=seed, batch_size=batch_size,
-              system=system, repetition_penalty=repetition_penalty)
     for mode in modes:
-        report.modes[mode], meta['timings'][mode] = _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie,
+        report.modes[mode], meta['timings'][mode] = _eval_mode(model, base_m, tok, prompts, mode, judges, cfg.conf, cfg.tie,
                                                                validate, clusters, cache, names['base'], **kw)
     if pairs is not None and len(pairs):
         if base_m is not None:
@@ -528,7 +525,7 @@ def evaluate_policy(
         from rlnb.dpo import preference_accuracy
         pa = preference_accuracy(model, tok, pairs, cfg.beta)
         k = round(pa['preference_accuracy'] * pa['pairs'] * 2) / 2
-        report.preference_accuracy = {**pa, 'ci': [round(v, 4) for v in wilson_interval(k, pa['pairs'], conf)]}
+        report.preference_accuracy = {**pa, 'ci': [round(v, 4) for v in wilson_interval(k, pa['pairs'], cfg.conf)]}
     meta['seconds'] = round(time.perf_counter() - t0, 2)
     report.metrics = report.summary()
     report.model_path = Path(policy) if isinstance(policy, (str, Path)) and Path(policy).exists() else None

@@ -39,7 +39,7 @@ def _directives(src:str) -> set:
         out |= set(line[2:].split())
     return out
 
-_TRL_LOG = re.compile(r"^\{'(loss|eval_loss|train_runtime|train_loss|grad_norm|learning_rate|epoch|rewards/|eval_)[^\n]*\}$", re.M)
+_TRL_LOG = re.compile(r"^\{'(loss|eval_loss|train_runtime|train_loss|grad_norm|learning_rate|epoch|rewards/|eval_)[^\n]*\}$\n?", re.M)   # the line and its end
 _TMP = re.compile(r"(?<![\w.-])/tmp/[A-Za-z0-9_.\-]+")   # /tmp/x, also in sqlite:////tmp/x; not /var/tmp/x
 
 def clean_text(s:str, repo:Path|None=None, home:str|None=None) -> str:
