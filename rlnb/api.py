@@ -1011,8 +1011,9 @@ def serve_checks(cfg:ServeConfig) -> str|None:
     if cfg.db and '://' in cfg.db and redact_url(cfg.db) != cfg.db:
         return ("rlnb_serve_api: --db holds a password, which every user of this machine can read in its command "
                 "line: put the URL in env DATABASE_URL instead")
-    if cfg.insecure and '*' in (cfg.allowed_hosts or '').split(','):
-        return "rlnb_serve_api: --insecure with --allowed-hosts '*' would let any web page drive the server: name hosts"
+    if cfg.insecure and (cfg.allowed_hosts or '').strip():
+        return ("rlnb_serve_api: --insecure serves this machine only, but --allowed-hosts names hosts a proxy forwards "
+                "from the network (through loopback): set RLNB_API_TOKEN instead of --insecure")
     if cfg.insecure and not loop:
         return f"rlnb_serve_api: --insecure is allowed on loopback only, not --host {cfg.host}: set RLNB_API_TOKEN"
     if not has and not cfg.insecure:
