@@ -241,10 +241,15 @@ def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceCo
 
 # %% ../nbs/05_dpo.ipynb #cc5f9573
 def load_trainable_policy(cfg:PreferenceConfig):
-    "`(model, tokenizer, peft_config)` for TRL: the base in `cfg.base_dtype` (4-bit on CUDA if asked)."
+    ("`(model, tokenizer, peft_config)` for TRL: the base in `cfg.base_dtype` (4-bit on CUDA if asked). When "
+     "`cfg.model` is an adapter folder, training goes on from that adapter (`peft_config` None), and the reference "
+     "stays its base: the adapter switched off.")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    path = model_path(cfg.model)
+    src = Path(str(cfg.model))
+    adapter = (src/'adapter_config.json').exists()
+    path = model_path(json.loads((src/'adapter_config.json').read_text())['base_model_name_or_path'] if adapter
+                      else cfg.model)
     kw = dict(dtype=getattr(torch, cfg.base_dtype))
     if cfg.attn_implementation: kw['attn_implementation'] = cfg.attn_implementation
     if cfg.load_in_4bit:
@@ -254,8 +259,10 @@ def load_trainable_policy(cfg:PreferenceConfig):
         )
     model = AutoModelForCausalLM.from_pretrained(path, **kw)
     tok = AutoTokenizer.from_pretrained(path)
-    peft = lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
-    return model, tok, peft
+    if adapter:
+        from peft import PeftModel
+        return PeftModel.from_pretrained(model, str(src), is_trainable=True), tok, None
+    return model, tok, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
 
 # %% ../nbs/05_dpo.ipynb #2976c30a
 def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', has_eval:bool=False, max_steps:int=-1):

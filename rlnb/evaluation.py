@@ -17,9 +17,10 @@ from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts
 # %% auto #0
 __all__ = ['MIN_AB_UNITS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
            'load_policy_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport', 'EvalConfig',
-           'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes',
-           'assign_variant', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts', 'eval_prompt_set',
-           'judge_validity', 'read_prompt_file', 'evaluate_cli']
+           'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'best_of_n_kl', 'answer_pool', 'best_of_n',
+           'best_of_n_report', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods', 'compare_items',
+           'human_outcomes', 'assign_variant', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts',
+           'topic_turns', 'train_prompt_set', 'eval_prompt_set', 'judge_validity', 'read_prompt_file', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #0b510242
 def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
@@ -620,6 +621,162 @@ def plot_frontier(reports:dict, path=None):
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
     return fig
 
+# %% ../nbs/08_evaluation.ipynb #7727c23e
+def best_of_n_kl(n:int) -> float:
+    "KL(best-of-n ‖ base) in nats: log n − (n − 1)/n (an upper bound on the true KL; Beirami et al. 2024)."
+    if n < 1: raise ValueError(f"n must be >= 1, got {n}")
+    return math.log(n) - (n - 1) / n
+
+def answer_pool(model, tok, prompts:list[str],
+                k: int = 16,       # answers per prompt
+                seed: int = 0,     # draw j is seeded seed + 1_000_003·(j + 1): never the evaluation's own seed
+                progress: bool = True,   # a progress bar over the draws (stderr)
+                **kw) -> list[Answers]:
+    "k sampled answers to every prompt, as k `Answers` (draw j answers every prompt once)."
+    from tqdm.auto import tqdm
+    if k < 1: raise ValueError(f"k must be >= 1, got {k}")
+    kw = {'do_sample': True, **kw}
+    return [generate_answers(model, tok, prompts, seed=seed + 1_000_003 * (j + 1), **kw)
+            for j in tqdm(range(k), desc=f'{k} answers to {len(prompts)} prompts', disable=not progress, leave=False)]
+
+def best_of_n(pool:list[Answers],
+              scores,             # (k, prompts): the reward model's score of each draw
+              n: int) -> Answers:
+    "Per prompt, the draw the reward model scores highest among the pool's first n (the first such draw on a tie)."
+    import numpy as np
+    s = np.asarray(scores, dtype=float)
+    if s.shape != (len(pool), len(pool[0].texts)):
+        raise ValueError(f"scores of shape {s.shape} for a pool of {len(pool)} draws x {len(pool[0].texts)} prompts")
+    if not 1 <= n <= len(pool): raise ValueError(f"n must be in [1, {len(pool)}] (the pool's draws), got {n}")
+    pick = s[:n].argmax(0)
+    return Answers(*[[getattr(pool[j], f)[i] for i, j in enumerate(pick)] for f in ('texts', 'n_tokens', 'has_eos')])
+
+# %% ../nbs/08_evaluation.ipynb #6f8f491e
+def best_of_n_report(
+    base,                    # the base model (or 'smollm2' / a folder)
+    prompts: list[str],      # held-out prompts
+    reward,                  # the reward model that picks: a RewardJudge (anything with .score)
+    judges: dict,            # {name: judge} that compare each best-of-n answer with the base's own answer
+    ns: tuple = (1, 4, 8, 16),   # the n of each row; the pool holds max(ns) draws per prompt
+    config: EvalConfig | str = 'cpu',   # how answers are sampled and judged (sampled mode of `evaluate_policy`)
+    tok=None,
+    clusters: list | None = None,   # cluster id per prompt: intervals resample clusters
+    **overrides,             # EvalConfig fields
+) -> dict:
+    ("Best-of-n against the base's own sampled answer (the one `evaluate_policy` compares a trained policy with), per "
+     "n: each judge's win rate and length-controlled win rate with intervals, the KL bound, and the cost per answer.")
+    import time, numpy as np
+    cfg = EvalConfig.make(config, **overrides)
+    if not ns or min(ns) < 1: raise ValueError(f"ns must be positive draw counts, got {ns}")
+    prompts, judges = _check_eval_inputs(prompts, judges, ('sampled',))
+    if clusters is not None and len(clusters) != len(prompts):
+        raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
+    if isinstance(base, (str, Path)):
+        from rlnb.export import load_checkpoint
+        base, tk = load_checkpoint(base)
+        tok = tok or tk
+    if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
+    base = base.eval()
+    kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'batch_size', 'system', 'repetition_penalty')}
+    t = time.perf_counter()
+    bas = generate_answers(base, tok, prompts, do_sample=True, seed=cfg.seed, **kw)
+    pool = answer_pool(base, tok, prompts, max(ns), cfg.seed, **kw)
+    gen_s = time.perf_counter() - t
+    t = time.perf_counter()
+    scores = np.stack([np.asarray(reward.score(prompts, a.texts), dtype=float) for a in pool])
+    score_s = time.perf_counter() - t
+    per_answer = gen_s / (len(prompts) * (max(ns) + 1))
+    rows = {}
+    for n in sorted(set(ns)):
+        b = best_of_n(pool, scores, n)
+        rows[str(n)] = {'n': n, 'kl': round(best_of_n_kl(n), 4),
+                        'seconds_per_answer': round(n * (per_answer + score_s / scores.size), 4),
+                        'mean_tokens': round(float(np.mean(b.n_tokens)), 2),
+                        'truncated': round(1 - float(np.mean(b.has_eos)), 4), 'judges': {}}
+        for jn, judge in judges.items():
+            c = _compare(judge, prompts, b.texts, bas.texts, b.n_tokens, bas.n_tokens, cfg.conf, cfg.seed, cfg.tie, clusters)
+            rows[str(n)]['judges'][jn] = {
+                'win_rate': c['win_rate']['rate'], 'win_rate_ci': c['win_rate']['ci'],
+                'lc_win_rate': c['lc_win_rate']['rate'], 'lc_win_rate_ci': c['lc_win_rate']['ci'],
+                **({'score_diff': c['score']['diff']['mean'], 'score_diff_ci': c['score']['diff']['ci']} if 'score' in c else {})}
+    return {'prompts': len(prompts), 'pool': max(ns), 'reward': judge_name(reward), 'judges': list(judges),
+            'config': {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'repetition_penalty', 'system',
+                                                     'seed', 'conf')},
+            'clusters': len(set(clusters)) if clusters is not None else None,
+            'generate_s': round(gen_s, 2), 'score_s': round(score_s, 2), 'rows': rows,
+            'answers': {'base': bas.texts, 'pool': [a.texts for a in pool]}, 'scores': scores.round(4).tolist()}
+
+# %% ../nbs/08_evaluation.ipynb #4b1ca65a
+def best_of_n_table(r:dict) -> str:
+    ("Markdown: one row per n and judge of a `best_of_n_report` (or `bench/results/best_of_n.json`): win rate and "
+     "length-controlled win rate with their intervals, the KL bound, seconds per served answer, answer length.")
+    ci = lambda v, f='.3f': f"[{v[0]:{f}}, {v[1]:{f}}]"
+    rows = ['| n | judge | win rate over the base (95 % CI) | length-controlled (95 % CI) | score Δ (95 % CI) | KL nats | '
+            's per answer | tokens |', '|---|---|---|---|---|---|---|---|']
+    for row in r['rows'].values():
+        for jn, j in row['judges'].items():
+            sd = f"{j['score_diff']:+.3f} {ci(j['score_diff_ci'], '+.3f')}" if 'score_diff' in j else '–'
+            rows.append(f"| {row['n']} | {jn} | {j['win_rate']:.3f} {ci(j['win_rate_ci'])} | {j['lc_win_rate']:.3f} "
+                        f"{ci(j['lc_win_rate_ci'])} | {sd} | {row['kl']:.2f} | {row['seconds_per_answer']:.2f} | "
+                        f"{row['mean_tokens']:.1f} |")
+    return '\n'.join(rows)
+
+# %% ../nbs/08_evaluation.ipynb #83e621c1
+def method_rows(evaluation:dict,            # a run's saved evaluation (`bench/results/eval_demo.json`)
+                best: dict | None = None,   # a best-of-n report of the same run (`bench/results/best_of_n.json`)
+                methods: dict | None = None,  # more methods trained on the same run (`bench/results/methods.json`)
+                ns: tuple = (4, 8, 16),     # best-of-n rows to show
+               ) -> list[dict]:
+    ("One row per method, trained or not: `method`, `train_s` (stage seconds; best-of-n: 0), `kl` (mean nats), "
+     "`s_per_answer` (best-of-n only), and `judges` {name: win rate, LC win rate and their intervals}.")
+    keys = ('win_rate', 'win_rate_ci', 'lc_win_rate', 'lc_win_rate_ci')
+    secs, ev, rows = evaluation.get('stage_seconds', {}), evaluation['evaluate'], []
+    for n in ns:
+        r = (best or {}).get('rows', {}).get(str(n))
+        if r: rows.append({'method': f'best-of-{n}', 'train_s': 0.0, 'kl': r['kl'], 's_per_answer': r['seconds_per_answer'],
+                           'judges': {j: {k: v[k] for k in keys} for j, v in r['judges'].items()}})
+    trained = [(pol, secs.get(pol), ev.get(pol, {}).get('headline')) for pol in ('dpo', 'ppo')]
+    trained += [(n, r.get('train_s'), r.get('headline')) for n, r in (methods or {}).get('methods', {}).items()]
+    for pol, train_s, h in trained:
+        if h: rows.append({'method': _METHOD_NAMES.get(pol, pol), 'train_s': train_s,
+                           'kl': next(iter(h.values())).get('kl'), 's_per_answer': None,
+                           'judges': {j: {k: v[k] for k in keys} for j, v in h.items()}})
+    return rows
+
+_METHOD_NAMES = {'dpo': 'DPO', 'ppo': 'PPO', 'dpo_on_policy': 'DPO on-policy', 'grpo': 'GRPO', 'rloo': 'RLOO'}
+
+def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
+    "Markdown of `method_rows`: one line per method, a column pair per judge (the independent one first)."
+    ci = lambda v: f"[{v[0]:.3f}, {v[1]:.3f}]"
+    head = ' | '.join(f"{j}: win rate (95 % CI) | {j}: length-controlled" for j in judges)
+    out = [f"| method | training s | KL nats | {head} | s per answer |", '|---' * (4 + 2 * len(judges)) + '|']
+    for r in rows:
+        cells = []
+        for j in judges:
+            v = r['judges'].get(j)
+            cells += [f"{v['win_rate']:.3f} {ci(v['win_rate_ci'])}", f"{v['lc_win_rate']:.3f} {ci(v['lc_win_rate_ci'])}"] if v else ['–', '–']
+        kl = f"{r['kl']:.2f}" if r.get('kl') is not None else '–'
+        ts = f"{r['train_s']:.0f}" if r.get('train_s') is not None else '–'
+        spa = f"{r['s_per_answer']:.2f}" if r.get('s_per_answer') is not None else '–'
+        out.append(f"| {r['method']} | {ts} | {kl} | " + ' | '.join(cells) + f" | {spa} |")
+    return '\n'.join(out)
+
+def plot_methods(rows:list[dict], judges:tuple = ('judge', 'reward'), path=None, title:str|None=None):
+    "Win rate over the base with its 95 % interval, per method and judge; the dashed line is a tie with the base."
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(rows), 3.6))
+    for k, j in enumerate(judges):
+        pts = [(i, r['judges'][j]) for i, r in enumerate(rows) if j in r['judges']]
+        if not pts: continue
+        ci_errorbar(ax, [i + 0.15 * (k - (len(judges) - 1) / 2) for i, _ in pts], [v['win_rate'] for _, v in pts],
+                    [v['win_rate_ci'] for _, v in pts], fmt='o', capsize=3, label=j)
+    ax.axhline(0.5, ls='--', c='gray')
+    ax.set_xticks(range(len(rows)), [r['method'] for r in rows], fontsize=8)
+    ax.set(ylim=(0.2, 0.8), ylabel='win rate over the base', title=title or 'win rate over the base, 95 % CI')
+    ax.legend(fontsize=8); fig.tight_layout()
+    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
+    return fig
+
 # %% ../nbs/08_evaluation.ipynb #d771a150
 def compare_items(report:EvalReport, mode:str='greedy') -> list[dict]:
     ("Base-vs-policy answers as `CompareWidget` items (response_a = base, response_b = policy; the widget shuffles the "
@@ -995,6 +1152,40 @@ def heldout_prompts(
     return out if n is None else out[:n]
 
 # %% ../nbs/08_evaluation.ipynb #037cfff1
+def topic_turns(topics, seed:int=0, min_words:int=3, max_words:int=40) -> dict:
+    ("For each chitchat topic, one later turn of each of its conversations (asked on its own, `min_words` to "
+     "`max_words` words), shuffled: `{topic: [(turn, 'conversation <id>'), ...]}`.")
+    import random
+    from rlnb.core import load_chitchat
+    held, rng, by_topic = set(topics), random.Random(seed), {}
+    for cid, c in sorted(load_chitchat().items()):
+        topic = (c.get('prompt') or '').strip()
+        if topic not in held: continue
+        turns = ['\n'.join(m['text'].strip() for m in t if (m.get('text') or '').strip()) for t in c.get('messages') or []]
+        turns = [t for t in turns[1:] if min_words <= len(t.split()) <= max_words]   # later turns, asked on their own
+        if turns: by_topic.setdefault(topic, []).append((rng.choice(turns), f'conversation {cid}'))
+    for v in by_topic.values(): rng.shuffle(v)
+    return by_topic
+
+def train_prompt_set(run, n:int=256, seed:int=0) -> list[str]:
+    ("Prompts a policy may train on: later turns of conversations on the run's *training* topics, round robin over "
+     "the topics; none is a prompt `eval_prompt_set` could draw (the same words asked in a held-out conversation).")
+    from datasets import load_from_disk
+    from rlnb.formatting import prompt_text
+    d = Path(run)/'datasets'/'pairs'/'train'
+    if not d.exists(): raise FileNotFoundError(f"{d} is missing: run the 'format' stage first")
+    topics = sorted(dict.fromkeys(prompt_text(p) for p in load_from_disk(str(d))['prompt']))
+    held = set()
+    if (Path(run)/'datasets'/'pairs'/'eval').exists():
+        held = set(eval_prompt_set(run, n=10_000, ood=0, seed=seed)['in_distribution']['prompts'])
+    queues, out, seen = [v for _, v in sorted(topic_turns(topics, seed).items())], [], set()
+    while len(out) < n and any(queues):
+        for q in queues:
+            while q and len(out) < n:
+                t = q.pop()[0]
+                if t not in held and t not in seen: out.append(t); seen.add(t); break
+    return out or topics[:n]
+
 def eval_prompt_set(
     run=None,                  # a run folder: its held-out split names the held-out topics
     n: int | None = None,      # in-distribution prompts; None: `prompts_needed(target)`
@@ -1009,20 +1200,10 @@ def eval_prompt_set(
      "out-of-distribution set. Each prompt's cluster is its conversation (a prompt asked several times: the prompt), "
      "so intervals hold for the held-out topics drawn; `topics` names each prompt's topic. "
      "`{'in_distribution': {'prompts', 'clusters', 'topics'}, 'out_of_distribution': {...}, 'n_rule'}`.")
-    import random
-    from rlnb.core import load_chitchat
     n = prompts_needed(target) if n is None else n
     if n < 1: raise ValueError(f"n must be a positive number of prompts (or None: the power rule), got {n}")
     topics = heldout_prompts(run, n=None, extra=None) if run is not None else []
-    held = set(topics)
-    rng, by_topic = random.Random(seed), {}
-    for cid, c in sorted(load_chitchat().items()):
-        topic = (c.get('prompt') or '').strip()
-        if topic not in held: continue
-        turns = ['\n'.join(m['text'].strip() for m in t if (m.get('text') or '').strip()) for t in c.get('messages') or []]
-        turns = [t for t in turns[1:] if min_words <= len(t.split()) <= max_words]   # later turns, asked on their own
-        if turns: by_topic.setdefault(topic, []).append((rng.choice(turns), f'conversation {cid}'))
-    for v in by_topic.values(): rng.shuffle(v)
+    by_topic = topic_turns(topics, seed, min_words, max_words)
     prompts, clusters, tops, seen = list(topics), list(topics), list(topics), set(topics)
     queues = [by_topic.get(t, []) for t in topics]
     while len(prompts) < n and any(queues):                         # round robin over topics: every topic represented

@@ -15,7 +15,7 @@ from .registry import Registry, _version, _abs, _rel, check_gguf   # check_gguf:
 
 # %% auto #0
 __all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'GateDecision', 'gate_decision', 'word_count', 'HiddenPreference',
-           'PolicyServer', 'plot_online']
+           'OnPolicyConfig', 'train_dpo_on_policy', 'PolicyServer', 'plot_online']
 
 # %% ../nbs/09_online.ipynb #5e02f059
 def _check_online_config(c):
@@ -564,6 +564,130 @@ class HiddenPreference:
     def score(self, prompts:list[str], answers:list[str]):
         import numpy as np
         return np.array([4 * self.utility(a) for a in answers])
+
+# %% ../nbs/09_online.ipynb #17ea14c1
+@dataclass
+class OnPolicyConfig(StageConfig):
+    "Rounds of on-policy DPO (`train_dpo_on_policy`). Presets: `cpu`, `tiny` (tests)."
+    dpo: str = 'cpu'                # the PreferenceConfig preset each round trains with (LoRA, learning rate, beta, ...)
+    model: str = 'smollm2'          # the policy the first round starts from (then the last round's adapter)
+    rounds: int = 2
+    prompts_per_round: int = 128    # a fresh seeded draw of training prompts each round
+    samples: int = 4                # answers per prompt; best against worst (by the reward model) is one pair
+    min_gap: float = 0.0            # drop a prompt whose best and worst answers score within this of each other
+    max_new_tokens: int = 96        # answer budget while sampling
+    temperature: float = 0.7        # sampled as the deployment answers (Ollama's defaults, as the evaluation does)
+    top_p: float = 0.9
+    repetition_penalty: float = 1.1
+    system: str|None = None         # the deployment's system message (also the training prompts')
+    batch_size: int = 64            # prompts answered at once
+    learning_rate: float|None = None  # None: the DPO preset's
+    beta: float|None = None         # None: the DPO preset's
+    eval_prompts: int = 0           # held-out prompts judged after each round (0: none; the evaluate stage judges the end)
+    seed: int = 0
+
+    def __post_init__(self):
+        for k in ('rounds', 'prompts_per_round', 'max_new_tokens', 'batch_size'):
+            if getattr(self, k) < 1: raise ValueError(f"{k} must be >= 1, got {getattr(self, k)}")
+        if self.samples < 2: raise ValueError(f"samples must be >= 2 (a pair needs two answers), got {self.samples}")
+        if self.min_gap < 0: raise ValueError(f"min_gap must be >= 0, got {self.min_gap}")
+
+OnPolicyConfig.PRESETS = {
+    'cpu': OnPolicyConfig(),
+    'tiny': OnPolicyConfig(model='tiny', dpo='tiny', rounds=2, prompts_per_round=6, samples=3, max_new_tokens=8,
+                           batch_size=6),
+}
+
+# %% ../nbs/09_online.ipynb #833c388a
+def _on_policy_pairs(prompts:list[str], pool, scores, min_gap:float, system:str|None) -> list[dict]:
+    "Best against worst answer of each prompt, as conversational DPO rows; ties, identical answers and small gaps dropped."
+    import numpy as np
+    s = np.asarray(scores, dtype=float)
+    best, worst, rows = s.argmax(0), s.argmin(0), []
+    sysm = [{'role': 'system', 'content': system}] if system else []
+    for i, p in enumerate(prompts):
+        c, r = pool[best[i]].texts[i], pool[worst[i]].texts[i]
+        if s[best[i], i] - s[worst[i], i] <= min_gap or c.strip() == r.strip() or not c.strip(): continue
+        rows.append({'prompt': sysm + [{'role': 'user', 'content': p}], 'chosen': [{'role': 'assistant', 'content': c}],
+                     'rejected': [{'role': 'assistant', 'content': r}], 'gap': round(float(s[best[i], i] - s[worst[i], i]), 4)})
+    return rows
+
+def train_dpo_on_policy(
+    prompts: list[str],      # training prompts (never the held-out ones): each round draws `prompts_per_round`
+    reward,                  # ranks the answers: a RewardModel, a RewardJudge, or anything with .score(prompts, answers)
+    config: OnPolicyConfig | str = 'cpu',
+    output_dir=None,         # round-1/, round-2/, ... and metrics.json; an existing folder resumes after its last round
+    heldout: list[str] | None = None,   # held-out prompts: with `judge`, each round's win rate and KL against the base
+    judge=None,              # the independent judge for those
+    **overrides,             # OnPolicyConfig fields
+):
+    ("Rounds of on-policy DPO: the current policy answers, the reward model ranks, DPO trains on best vs worst from "
+     "where the last round stopped, the reference stays the base. Returns a `StageResult` whose `model_path` is the "
+     "last round's adapter and whose metrics hold one row per round.")
+    import tempfile, numpy as np
+    from rlnb.core import StageResult, atomic_write, peak_rss_mb
+    from rlnb.dpo import PreferenceConfig, train_dpo
+    from rlnb.export import load_checkpoint
+    from rlnb.evaluation import answer_pool, evaluate_policy
+    from datasets import Dataset
+    cfg = OnPolicyConfig.make(config, **overrides)
+    prompts = [p for p in dict.fromkeys(prompts or []) if isinstance(p, str) and p.strip()]
+    if len(prompts) < 2: raise ValueError(f"on-policy DPO needs at least 2 distinct training prompts, got {len(prompts)}")
+    out = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix='rlnb-dpo-on-policy-'))
+    out.mkdir(parents=True, exist_ok=True)
+    score = reward.score if hasattr(reward, 'score') else reward
+    gen = dict(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
+               batch_size=cfg.batch_size, repetition_penalty=cfg.repetition_penalty)
+    over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta') if getattr(cfg, k) is not None}
+    adapter, rounds, res = None, [], None
+    for r in range(1, cfg.rounds + 1):
+        rd = out/f'round-{r}'
+        if (rd/'round.json').exists() and (rd/'adapter'/'adapter_config.json').exists():
+            rounds.append(json.loads((rd/'round.json').read_text())); adapter = rd/'adapter'
+            print(f"[rlnb] on-policy DPO round {r}: done before, resumed after it"); continue
+        t0 = time.perf_counter()
+        model, tok = load_checkpoint(adapter or cfg.model)          # the current policy, merged: fast to sample from
+        ps = random.Random(cfg.seed * 1000 + r).sample(prompts, min(cfg.prompts_per_round, len(prompts)))
+        pool = answer_pool(model.eval(), tok, ps, cfg.samples, seed=cfg.seed + 7919 * r, **gen)
+        del model
+        t1 = time.perf_counter()
+        scores = np.stack([np.asarray(score(ps, a.texts), dtype=float) for a in pool])
+        rows = _on_policy_pairs(ps, pool, scores, cfg.min_gap, cfg.system)
+        if not rows: raise ValueError(f"round {r}: no pair (every prompt's answers tie or lie within min_gap={cfg.min_gap})")
+        t2 = time.perf_counter()
+        dcfg = PreferenceConfig.make(cfg.dpo, model=str(adapter or cfg.model), seed=cfg.seed + r, save_steps=10**9, **over)
+        res = train_dpo(Dataset.from_list([{k: v for k, v in x.items() if k != 'gap'} for x in rows]), None, dcfg, rd,
+                        resume=False)
+        adapter = res.model_path
+        info = {'round': r, 'prompts': len(ps), 'pairs': len(rows),
+                'reward_mean': round(float(scores.mean()), 4),          # the reward model on the policy's own answers
+                'reward_best_mean': round(float(scores.max(0).mean()), 4),
+                'gap_mean': round(float(np.mean([x['gap'] for x in rows])), 4),
+                'tokens_mean': round(float(np.mean([n for a in pool for n in a.n_tokens])), 2),
+                'sample_s': round(t1 - t0, 1), 'score_s': round(t2 - t1, 1),
+                'train_s': round(res.metrics['train_seconds'] + res.metrics.get('prepare_seconds', 0), 1),
+                'train_loss': next((h['train_loss'] for h in reversed(res.history) if 'train_loss' in h), None), 'peak_rss_mb': round(peak_rss_mb())}
+        if heldout and judge is not None and cfg.eval_prompts:
+            rep = evaluate_policy(adapter, heldout[:cfg.eval_prompts], {'judge': judge}, modes=['sampled'], seed=cfg.seed,
+                                  **{k: v for k, v in gen.items()})
+            h = rep.headline('judge')
+            info.update(win_rate=h['win_rate'], win_rate_ci=h['win_rate_ci'], kl=h.get('kl'), eval_s=rep.meta['seconds'])
+        atomic_write(rd/'round.json', json.dumps(info, indent=1))
+        rounds.append(info)
+        print(f"[rlnb] on-policy DPO round {r}/{cfg.rounds}: {len(rows)} pairs, reward of own answers "
+              f"{info['reward_mean']:+.4f}, sampled {info['sample_s']:.0f} s, trained {info['train_s']:.0f} s"
+              + (f", win rate {info['win_rate']:.3f} [{info['win_rate_ci'][0]:.3f}, {info['win_rate_ci'][1]:.3f}]"
+                 if 'win_rate' in info else ''), flush=True)
+    m = {'rounds': rounds, 'train_examples': sum(x['pairs'] for x in rounds),
+         'train_seconds': round(sum(x['sample_s'] + x['score_s'] + x['train_s'] for x in rounds), 1),
+         'peak_rss_mb': round(peak_rss_mb())}
+    if adapter != out/'adapter':                                    # the last round's adapter, where stages look
+        tmp = out/'adapter.partial'
+        shutil.rmtree(tmp, ignore_errors=True); shutil.copytree(adapter, tmp)
+        shutil.rmtree(out/'adapter', ignore_errors=True); tmp.rename(out/'adapter')
+    atomic_write(out/'metrics.json', json.dumps(m, indent=1))
+    return StageResult(model=res.model if res else None, tokenizer=res.tokenizer if res else None, metrics=m,
+                       history=rounds, output_dir=out, model_path=out/'adapter')
 
 # %% ../nbs/09_online.ipynb #282c3b38
 class _Live:

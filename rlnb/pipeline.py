@@ -19,14 +19,15 @@ from rlnb.reward import (
     plot_calibration,
 )
 from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo
+from .online import OnPolicyConfig, train_dpo_on_policy
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
 from .export import export_model, isolated, ExportConfig
 from .evaluation import EvalConfig
 
 # %% auto #0
-__all__ = ['STAGES', 'stage', 'Run', 'stage_options', 'load_recipe', 'run_pipeline', 'base_answers', 'import_feedback',
-           'format_feedback', 'reward_stage', 'judge_stage', 'dpo_stage', 'ppo_stage', 'evaluate_stage', 'export_stage',
-           'PipelineOptions', 'main']
+__all__ = ['STAGES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'run_pipeline', 'base_answers',
+           'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage', 'dpo_stage', 'policy_path',
+           'dpo_on_policy_stage', 'ppo_stage', 'evaluate_stage', 'export_stage', 'PipelineOptions', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
@@ -375,6 +376,14 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, *
     )
     return m
 
+# %% ../nbs/99_pipeline.ipynb #3340b70a
+POLICIES = {'dpo': 'dpo/adapter', 'ppo': 'ppo/policy', 'dpo_on_policy': 'dpo_on_policy/adapter'}
+
+def policy_path(run:Run, name:str) -> Path:
+    "Where the stage `name` of a run leaves its policy's adapter (`POLICIES`)."
+    if name not in POLICIES: raise ValueError(f"a run's policies are {', '.join(POLICIES)}; got {name!r}")
+    return run.path/POLICIES[name]
+
 # %% ../nbs/99_pipeline.ipynb #04cfa7cc
 def _reward_model(run:Run, out:str='reward'):
     if 'reward_model' not in run.cache:
@@ -383,6 +392,34 @@ def _reward_model(run:Run, out:str='reward'):
         if not p.exists(): raise FileNotFoundError(f"{p} is missing: run the 'reward' stage before this one.")
         run.cache['reward_model'] = RewardModel.load(p)
     return run.cache['reward_model']
+
+# %% ../nbs/99_pipeline.ipynb #9ddf4ef0
+@stage('dpo_on_policy', config=OnPolicyConfig)
+def dpo_on_policy_stage(run:Run, preset:str='cpu',
+                        n_prompts: int = 1024,     # training prompts the rounds draw from (later turns of training topics)
+                        heldout: int = 0,          # held-out prompts judged after each round by the run's judge (0: none)
+                        **overrides) -> dict:
+    ("On-policy DPO (`rlnb.online.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers ranked "
+     "by the run's reward model, best against worst; the reference stays the base. Unless the recipe says otherwise: "
+     "the recipe's system message and seed.")
+    from rlnb.evaluation import train_prompt_set, eval_prompt_set, RewardJudge
+    if overrides.get('system') is None: overrides['system'] = run.recipe.get('system')
+    overrides.setdefault('seed', run.recipe.get('seed', 0))
+    cfg = OnPolicyConfig.make(preset, eval_prompts=heldout, **overrides)
+    prompts = train_prompt_set(run.path, n_prompts, cfg.seed)
+    held, judge = None, None
+    if heldout:
+        held = eval_prompt_set(run.path, heldout, ood=0, seed=cfg.seed)['in_distribution']['prompts']
+        judge = RewardJudge(run.path/'judge'/'reward_model', name='judge')
+    res = train_dpo_on_policy(prompts, _reward_model(run), cfg, run.path/'dpo_on_policy', heldout=held, judge=judge)
+    m = res.metrics
+    print(f"    on-policy DPO, {len(m['rounds'])} rounds from {len(prompts)} training prompts, {m['train_examples']} pairs "
+          f"in {m['train_seconds']:.0f} s; the reward model's mean score of the policy's own answers per round: "
+          + ', '.join(f"{r['reward_mean']:+.4f}" for r in m['rounds']))
+    from dataclasses import asdict
+    m['registry_version'] = _register(run, 'dpo', res.model_path, {k: v for k, v in m.items() if k != 'rounds'},
+                                      asdict(cfg), {'train_pairs': m['train_examples']}, feedback_count=0)
+    return m
 
 # %% ../nbs/99_pipeline.ipynb #d5feed1a
 @stage('ppo', config=PPOConfig)
@@ -477,7 +514,6 @@ def evaluate_stage(
     top_p, repetition_penalty = cfg.top_p, cfg.repetition_penalty
     sets, J = eval_prompt_set(run.path, n_prompts, target_win_rate, ood_prompts, seed), _run_judges(run, judges)
     ind, ood = sets['in_distribution'], sets['out_of_distribution']
-    paths = {'dpo': run.path/'dpo'/'adapter', 'ppo': run.path/'ppo'/'policy'}
     out, reports, cache, acc = {'prompts': len(ind['prompts']), 'ood_prompts': len(ood['prompts']),
                                 'n_rule': sets['n_rule'], 'system': system}, {}, {}, {}
     pairs = _datasets(run)['pairs']['eval']
@@ -490,12 +526,12 @@ def evaluate_stage(
              f"{max_new_tokens} new tokens, temperature {temperature}, top-p {top_p}, repetition penalty {repetition_penalty}, "
              f"system message {system!r}.", '']
     for name in policies:
-        if name not in paths: raise ValueError(f"policies are 'dpo' and/or 'ppo', got {name!r}")
-        if not (paths[name]/'adapter_config.json').exists():
-            print(f"    {name}: no adapter in {paths[name]}, skipped"); continue
-        rep = evaluate_policy(paths[name], ind['prompts'], J, clusters=ind['clusters'],
+        path = policy_path(run, name)
+        if not (path/'adapter_config.json').exists():
+            print(f"    {name}: no adapter in {path}, skipped"); continue
+        rep = evaluate_policy(path, ind['prompts'], J, clusters=ind['clusters'],
                               output=run.path/'eval'/f'{name}.json', **kw)
-        rep_ood = evaluate_policy(paths[name], ood['prompts'], J, output=run.path/'eval'/f'{name}_ood.json',
+        rep_ood = evaluate_policy(path, ood['prompts'], J, output=run.path/'eval'/f'{name}_ood.json',
                                   **kw) if ood['prompts'] else None
         plot_report(rep, run.path/'plots'/f'eval_{name}.png'); reports[name] = rep; plt.close('all')
         val = {}
@@ -529,8 +565,7 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
                  **overrides) -> dict:
     ("GGUF export of the run's `source` adapter (`preset` + overrides of ExportConfig fields), with parity per "
      "quantisation and one answer from the exported model.")
-    adapter = {'dpo': run.path/'dpo'/'adapter', 'ppo': run.path/'ppo'/'policy'}.get(source)
-    if adapter is None: raise ValueError(f"source must be 'dpo' or 'ppo', got {source!r}")
+    adapter = policy_path(run, source)
     if not (adapter/'adapter_config.json').exists():
         raise FileNotFoundError(f"{adapter} holds no adapter: run the '{source}' stage before this one.")
     overrides.setdefault('system', run.recipe.get('system'))   # the system message it was evaluated with

@@ -27,7 +27,7 @@ from .formatting import prompt_text
 # %% auto #0
 __all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode',
            'RewardModel', 'RewardResult', 'train_reward_model', 'evaluate_pairs', 'evaluate_targets',
-           'baseline_accuracies', 'plot_learning_curves', 'plot_calibration', 'train_reward_cli']
+           'baseline_accuracies', 'plot_learning_curves', 'plot_calibration', 'rm_curve_table', 'train_reward_cli']
 
 # %% ../nbs/04_reward.ipynb #af57b027
 def bt_loss(r_chosen, r_rejected, margin=None):
@@ -421,6 +421,19 @@ def plot_calibration(rm:RewardModel, targets, path:str|Path|None=None, bins:int=
     ax.set_xlabel('rated target'); ax.set_ylabel('predicted reward'); ax.legend(); fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
     return fig
+
+# %% ../nbs/04_reward.ipynb #0e84bc59
+def rm_curve_table(r:dict) -> str:
+    ("Markdown of a `bench/rm_curve.py` result: held-out accuracy with its 95 % interval per number of training pairs "
+     "and seed, training seconds, and the best one-line heuristic for comparison.")
+    rows = ['| training pairs | seed | held-out accuracy (95 % CI) | training s |', '|---|---|---|---|']
+    for x in r['rows']:
+        rows.append(f"| {x['pairs']:,} | {x['seed']} | {x['accuracy']:.3f} [{x['ci'][0]:.3f}, {x['ci'][1]:.3f}] | "
+                    f"{x['train_s']:.0f} |")
+    name, a = r['best_baseline']
+    rows.append(f"| best heuristic: {name} | – | {a:.3f} | 0 |")
+    return (f"{r['eval_pairs']:,} held-out pairs of {r['eval_prompts']} prompts; training prompts: {r['train_prompts']}. "
+            f"Run {r['run']}, {r['cpu']}, {r['date']}.\n\n" + '\n'.join(rows))
 
 # %% ../nbs/04_reward.ipynb #b6a8ff11
 def train_reward_cli(argv:list|None=None):

@@ -1,0 +1,112 @@
+"""Best-of-n with the reward model: the no-training baseline every trained policy must beat.
+
+On a pipeline run folder (`make demo` makes one): SmolLM2 answers the run's held-out evaluation prompts (the evaluate
+stage's own prompt set, sampling and seed, so its base answers are the ones the trained policies were compared with)
+`--pool` more times; the run's reward model (`reward/`, PPO's proxy) picks the best of the first n draws; the
+independent judge (`judge/`) and the reward model compare it with the base's answer. One row per n: win rate and
+length-controlled win rate with 95 % intervals, KL = log n - (n-1)/n, seconds per served answer on this CPU.
+
+    .venv/bin/python bench/best_of_n.py models/chitchat/v3             # pool of 16: n = 1, 4, 8, 16
+    .venv/bin/python bench/best_of_n.py models/chitchat/v3 --save      # ... and write bench/results/best_of_n.json
+    .venv/bin/python bench/best_of_n.py models/chitchat/v3 --agreement --save   # only the judges' agreement, on the saved pool
+    .venv/bin/python bench/best_of_n.py --smoke                        # a toy run folder, the tiny policy, 4 prompts
+
+The full report (every answer and score) goes to <run>/best_of_n/report.json. The pool also measures how far the
+independent judge agrees with the reward model where it matters for best-of-n: ranking the base's own answers to one
+prompt (`ranking_agreement`; 0.5 is none)."""
+import argparse, json, subprocess, sys, time
+from datetime import datetime, timezone
+from pathlib import Path
+
+RESULTS = Path(__file__).parent/'results'/'best_of_n.json'
+SMOKE = {}
+
+def main(run:str, pool:int=16, save:bool=False, base:str='smollm2'):
+    import torch
+    from rlnb.core import cpu_line, peak_rss_mb, repo_dir
+    from rlnb.evaluation import best_of_n_report, eval_prompt_set, RewardJudge
+    from rlnb.reward import RewardModel
+    run = Path(run); cfg = json.loads((run/'config.json').read_text())
+    recipe = cfg.get('recipe', cfg)
+    ev = next((s for s in recipe.get('stages', []) if s.get('stage') == 'evaluate'), {})
+    print(cpu_line(), f'torch threads {torch.get_num_threads()}', flush=True)
+    seed = recipe.get('seed', 0)
+    sets = eval_prompt_set(run, SMOKE.get('n_prompts', ev.get('n_prompts')), ood=0, seed=seed)['in_distribution']
+    J = {j: RewardJudge(RewardModel.load(run/j/'reward_model'), name=j) for j in ('judge', 'reward')}
+    over = {k: ev[k] for k in ('max_new_tokens', 'temperature', 'top_p', 'repetition_penalty') if ev.get(k) is not None}
+    over.update(SMOKE.get('evaluate', {}))
+    ns = tuple(n for n in (1, 4, 8, 16, 32) if n <= pool)
+    t0 = time.perf_counter()
+    rep = best_of_n_report(base, sets['prompts'], J['reward'], J, ns=ns, clusters=sets['clusters'], seed=seed,
+                           batch_size=64, system=ev.get('system') or recipe.get('system'), **over)
+    out = {'what': f'best-of-n with the reward model of run {run.name}, base {base}', 'cpu': cpu_line(),
+           'date': datetime.now(timezone.utc).isoformat(timespec='seconds'),
+           'commit': subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
+                                    cwd=repo_dir()).stdout.strip() or None,
+           'run': f'{run.parent.name}/{run.name}', 'seconds': round(time.perf_counter() - t0, 1),
+           'peak_rss_mb': round(peak_rss_mb()), **{k: v for k, v in rep.items() if k not in ('answers', 'scores')}}
+    (run/'best_of_n').mkdir(exist_ok=True)
+    (run/'best_of_n'/'report.json').write_text(json.dumps({**out, 'answers': rep['answers'], 'scores': rep['scores']}))
+    out['pool_agreement'] = pool_agreement(run, sets['prompts'], J)
+    if save:
+        RESULTS.parent.mkdir(exist_ok=True); RESULTS.write_text(json.dumps(out, indent=1) + '\n'); print('saved', RESULTS)
+    print(table(out))
+    return out
+
+def pool_agreement(run:Path, prompts:list, J:dict) -> dict:
+    "Each judge's ranking agreement with the reward model over the saved pool's answers (draws x prompts)."
+    import numpy as np
+    from rlnb.evaluation import ranking_agreement
+    rep = json.loads((run/'best_of_n'/'report.json').read_text())
+    pool, rs = rep['answers']['pool'], np.asarray(rep['scores'])
+    if len(prompts) != rs.shape[1]: raise ValueError(f"{len(prompts)} prompts for a pool of {rs.shape[1]}")
+    return {j: ranking_agreement(rs, np.stack([J[j].score(prompts, d) for d in pool]))
+            for j in J if j != rep.get('reward', 'reward')}
+
+def agreement_only(run:str, save:bool=False):
+    "Add `pool_agreement` to a saved result from the pool in <run>/best_of_n/report.json (no new answers)."
+    from rlnb.evaluation import eval_prompt_set, RewardJudge
+    from rlnb.reward import RewardModel
+    run = Path(run); rep = json.loads((run/'best_of_n'/'report.json').read_text())
+    cfg = json.loads((run/'config.json').read_text()); recipe = cfg.get('recipe', cfg)
+    ev = next((s for s in recipe.get('stages', []) if s.get('stage') == 'evaluate'), {})
+    prompts = eval_prompt_set(run, SMOKE.get('n_prompts', ev.get('n_prompts')), ood=0,
+                              seed=recipe.get('seed', 0))['in_distribution']['prompts']
+    J = {j: RewardJudge(RewardModel.load(run/j/'reward_model'), name=j) for j in ('judge', 'reward')}
+    a = pool_agreement(run, prompts, J); print(json.dumps(a))
+    if save:
+        r = json.loads(RESULTS.read_text()); r['pool_agreement'] = a
+        RESULTS.write_text(json.dumps(r, indent=1) + '\n'); print('saved', RESULTS)
+    return a
+
+def table(r:dict) -> str:
+    from rlnb.evaluation import best_of_n_table
+    return best_of_n_table(r)
+
+def smoke():
+    "A toy run folder as the pipeline makes it (tiny reward model and judge), then best-of-4 from the tiny policy."
+    global RESULTS
+    from _smoke import smoke_home
+    home = smoke_home(); RESULTS = home/'results'/'best_of_n.json'
+    from rlnb.pipeline import run_pipeline
+    lines = [dict(prompt=f'q{i % 5}', response=f'answer {i}', rating=1 + (i // 5) % 5) for i in range(40)]
+    (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
+    db = str(home/'fb.db')
+    run = run_pipeline(dict(agent='toy', seed=0, stages=[
+        dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4),
+        dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None)]),
+        root=home/'models').path
+    SMOKE.update(n_prompts=4, evaluate=dict(max_new_tokens=4))
+    r = main(run, pool=4, save=True, base='tiny')
+    assert set(r['rows']) == {'1', '4'} and json.loads(RESULTS.read_text())['rows']['4']['kl'] == r['rows']['4']['kl'], r
+    assert agreement_only(run, save=True) == json.loads(RESULTS.read_text())['pool_agreement'] == r['pool_agreement']
+
+if __name__ == '__main__':
+    if '--smoke' in sys.argv: smoke(); sys.exit()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('run'); ap.add_argument('--pool', type=int, default=16); ap.add_argument('--save', action='store_true')
+    ap.add_argument('--base', default='smollm2')
+    ap.add_argument('--agreement', action='store_true', help="only the judges' agreement on the saved pool")
+    a = ap.parse_args()
+    if a.agreement: agreement_only(a.run, a.save)
+    else: main(a.run, a.pool, a.save, a.base)

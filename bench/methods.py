@@ -1,0 +1,65 @@
+"""Methods side by side on one run: each trains on a `make demo` run folder (its reward model, its training prompts)
+and is judged like the demo's own DPO and PPO (the run's evaluate options: same held-out prompts, sampling, judges).
+
+    .venv/bin/python bench/methods.py models/chitchat/v3 dpo_on_policy          # train + evaluate one method
+    .venv/bin/python bench/methods.py models/chitchat/v3 dpo_on_policy --save   # ... and add it to bench/results/methods.json
+    .venv/bin/python bench/methods.py --smoke                                   # a toy run folder, tiny models, one round
+
+A method is a pipeline stage (`METHODS`); its training time, configuration, per-round figures and the evaluation's
+headline and judge validity go to bench/results/methods.json, which `rlnb.evaluation.method_rows` reads."""
+import json, subprocess, sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+RESULTS = Path(__file__).parent/'results'/'methods.json'
+METHODS = {   # name: the stage and its options (a CPU budget comparable with the demo's DPO stage)
+    'dpo_on_policy': dict(stage='dpo_on_policy', preset='cpu', rounds=2, prompts_per_round=128, samples=4),
+}
+SMOKE = {}
+
+def main(run:str, name:str, save:bool=False):
+    from rlnb.core import cpu_line, repo_dir
+    from rlnb.pipeline import run_pipeline
+    run = Path(run); cfg = json.loads((run/'config.json').read_text())
+    recipe = cfg.get('recipe', cfg)
+    ev = {k: v for k, v in next((s for s in recipe['stages'] if s['stage'] == 'evaluate'), {}).items() if k != 'stage'}
+    stage = {**METHODS[name], **SMOKE.get('method', {})}
+    evaluate = {**ev, 'stage': 'evaluate', 'key': f'evaluate_{name}', 'policies': [name], 'ood_prompts': 0,
+                **SMOKE.get('evaluate', {})}
+    print(cpu_line(), flush=True)
+    r = run_pipeline({'agent': recipe['agent'], 'seed': recipe.get('seed', 0), 'system': recipe.get('system'),
+                      'stages': [{**stage, 'key': name}, evaluate]}, resume=run)
+    m, e = r.metrics[name], r.metrics[f'evaluate_{name}']
+    row = {'method': name, 'stage': stage, 'train_s': m['seconds'], 'rounds': m.get('rounds'),
+           'train_examples': m.get('train_examples'), 'evaluate_s': e['seconds'],
+           'headline': e[name]['headline'], 'judge_validity': e[name].get('judge_validity'),
+           'cpu': cpu_line(), 'date': datetime.now(timezone.utc).isoformat(timespec='seconds'),
+           'commit': subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
+                                    cwd=repo_dir()).stdout.strip() or None, 'run': f'{run.parent.name}/{run.name}'}
+    print(json.dumps({k: row[k] for k in ('method', 'train_s', 'evaluate_s', 'headline')}, indent=1))
+    if save:
+        allr = json.loads(RESULTS.read_text()) if RESULTS.exists() else {'methods': {}}
+        allr['methods'][name] = row
+        RESULTS.parent.mkdir(exist_ok=True); RESULTS.write_text(json.dumps(allr, indent=1) + '\n'); print('saved', RESULTS)
+    return row
+
+def smoke():
+    "A toy run folder as the pipeline makes it (tiny reward model and judge), then each method for one round."
+    global RESULTS
+    from _smoke import smoke_home
+    home = smoke_home(); RESULTS = home/'results'/'methods.json'
+    from rlnb.pipeline import run_pipeline
+    lines = [dict(prompt=f'q{i % 5}', response=f'answer {i}', rating=1 + (i // 5) % 5) for i in range(40)]
+    (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
+    db = str(home/'fb.db')
+    run = run_pipeline(dict(agent='toy', seed=0, stages=[
+        dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4),
+        dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None)]),
+        root=home/'models').path
+    SMOKE.update(method=dict(preset='tiny', rounds=1), evaluate=dict(n_prompts=4, max_new_tokens=4))
+    for name in METHODS: main(run, name, save=True)
+    assert set(json.loads(RESULTS.read_text())['methods']) == set(METHODS)
+
+if __name__ == '__main__':
+    if '--smoke' in sys.argv: smoke(); sys.exit()
+    main(sys.argv[1], sys.argv[2], '--save' in sys.argv)

@@ -1,0 +1,83 @@
+"""How far does the reward model's accuracy go on this data? Held-out pairwise accuracy against the number of training
+pairs, for the demo's reward model (MiniLM + LoRA, `cpu` preset, prompt half 0), and an ensemble of two seeds.
+
+On a pipeline run folder (`make demo` makes one): trains on the first 1/8, 1/4, 1/2 and all of the run's training
+pairs of prompt half 0 (the reward stage's), scores the run's held-out pairs (prompts no stage trained on), and
+reports accuracy with its 95 % Wilson interval next to the best one-line heuristic.
+
+    .venv/bin/python bench/rm_curve.py models/chitchat/v3             # prints the table
+    .venv/bin/python bench/rm_curve.py models/chitchat/v3 --save      # ... and writes bench/results/rm_curve.json
+    .venv/bin/python bench/rm_curve.py --smoke                        # a toy run folder, tiny models"""
+import json, subprocess, sys, time
+from datetime import datetime, timezone
+from pathlib import Path
+
+RESULTS = Path(__file__).parent/'results'/'rm_curve.json'
+SMOKE = {}
+
+def main(run:str, save:bool=False, preset:str='cpu', fractions=(1/8, 1/4, 1/2, 1)):
+    import numpy as np
+    from datasets import load_from_disk
+    from rlnb.core import cpu_line, peak_rss_mb, repo_dir
+    from rlnb.pipeline import _prompt_half
+    from rlnb.reward import train_reward_model, baseline_accuracies, RewardConfig
+    from rlnb.stats import wilson_interval
+    run = Path(run); print(cpu_line(), flush=True)
+    train = _prompt_half(load_from_disk(str(run/'datasets'/'pairs'/'train')), SMOKE.get('half', 0)).shuffle(seed=0)
+    ev = load_from_disk(str(run/'datasets'/'pairs'/'eval'))
+    def acc(diff) -> dict:
+        d = np.asarray(diff, dtype=float); k = float((d > 0).sum() + 0.5 * (d == 0).sum())
+        lo, hi = wilson_interval(k, len(d))
+        return {'accuracy': round(k / len(d), 4), 'ci': [round(lo, 4), round(hi, 4)], 'pairs': len(d)}
+    def margins(rm) -> np.ndarray:
+        s = np.asarray(rm.score(list(ev['prompt']) * 2, list(ev['chosen']) + list(ev['rejected'])), dtype=float)
+        return s[:len(ev)] - s[len(ev):]
+    rows, full = [], {}
+    for f in fractions:
+        n = max(2, round(f * len(train)))
+        for seed in ((0, 1) if f == 1 else (0,)):
+            cfg = RewardConfig.make(preset, seed=seed, **SMOKE.get('config', {}))
+            t = time.perf_counter()
+            res = train_reward_model(train.select(range(n)), None, cfg)
+            secs = time.perf_counter() - t
+            m = margins(res.model)
+            if f == 1: full[seed] = m
+            rows.append({'pairs': n, 'seed': seed, 'train_s': round(secs, 1), **acc(m)})
+            print(rows[-1], flush=True)
+    z = lambda m: (m - m.mean()) / (m.std() + 1e-12)
+    rows.append({'pairs': len(train), 'seed': 'ensemble 0+1', 'train_s': round(sum(r['train_s'] for r in rows
+                 if r['pairs'] == len(train)), 1), **acc(z(full[0]) + z(full[1]))})
+    base = baseline_accuracies(ev)
+    out = {'what': f'reward model ({preset} preset) accuracy vs training pairs, run {run.name}, prompt half 0',
+           'cpu': cpu_line(), 'date': datetime.now(timezone.utc).isoformat(timespec='seconds'),
+           'commit': subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
+                                    cwd=repo_dir()).stdout.strip() or None,
+           'run': f'{run.parent.name}/{run.name}', 'train_prompts': len(set(map(str, train['prompt']))),
+           'eval_pairs': len(ev), 'eval_prompts': len(set(map(str, ev['prompt']))),
+           'baselines': base, 'best_baseline': max(base.items(), key=lambda kv: kv[1]),
+           'peak_rss_mb': round(peak_rss_mb()), 'rows': rows}
+    if save:
+        RESULTS.parent.mkdir(exist_ok=True); RESULTS.write_text(json.dumps(out, indent=1) + '\n'); print('saved', RESULTS)
+    from rlnb.reward import rm_curve_table
+    print(rm_curve_table(out))
+    return out
+
+def smoke():
+    "A toy run folder as the pipeline makes it, then the curve with the tiny preset."
+    global RESULTS
+    from _smoke import smoke_home
+    home = smoke_home(); RESULTS = home/'results'/'rm_curve.json'
+    from rlnb.pipeline import run_pipeline
+    lines = [dict(prompt=f'q{i % 6}', response=f'answer {i}', rating=1 + (i // 6) % 5) for i in range(60)]
+    (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
+    db = str(home/'fb.db')
+    run = run_pipeline(dict(agent='toy', seed=0, stages=[
+        dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4)]),
+        root=home/'models').path
+    SMOKE.update(half=None, config=dict(epochs=1))
+    r = main(run, save=True, preset='tiny', fractions=(1/2, 1))
+    assert [x['seed'] for x in r['rows']] == [0, 0, 1, 'ensemble 0+1'] and RESULTS.exists(), r
+
+if __name__ == '__main__':
+    if '--smoke' in sys.argv: smoke(); sys.exit()
+    main(sys.argv[1], '--save' in sys.argv)
