@@ -20,25 +20,28 @@ from pathlib import Path
 
 RESULTS = Path(__file__).parent/'results'/'best_of_n.json'
 SMOKE = {}
+FIGURE = Path(__file__).resolve().parent.parent/'nbs'/'images'/'methods.png'   # the README's figure
 
 def main(run:str, pool:int=16, save:bool=False, base:str='smollm2'):
     import torch
     from rlnb.core import cpu_line, peak_rss_mb, repo_dir
     from rlnb.evaluation import best_of_n_report, eval_prompt_set, RewardJudge
+    from rlnb.pipeline import stage_eval_config
     from rlnb.reward import RewardModel
     run = Path(run); cfg = json.loads((run/'config.json').read_text())
     recipe = cfg.get('recipe', cfg)
     ev = next((s for s in recipe.get('stages', []) if s.get('stage') == 'evaluate'), {})
     print(cpu_line(), f'torch threads {torch.get_num_threads()}', flush=True)
-    seed = recipe.get('seed', 0)
-    sets = eval_prompt_set(run, SMOKE.get('n_prompts', ev.get('n_prompts')), ood=0, seed=seed)['in_distribution']
+    stage_opts = {k: v for k, v in ev.items() if k != 'stage'}
+    sizing = {k: stage_opts.pop(k) for k in ('n_prompts', 'target_win_rate') if k in stage_opts}
+    for k in ('policies', 'judges', 'ood_prompts', 'judge_pairs', 'reference', 'tag', 'key'): stage_opts.pop(k, None)
+    cfg = stage_eval_config(recipe, stage_opts.pop('preset', 'cpu'), **{**stage_opts, **SMOKE.get('evaluate', {})})
+    sets = eval_prompt_set(run, SMOKE.get('n_prompts', sizing.get('n_prompts')), sizing.get('target_win_rate', 0.58),
+                           ood=0, seed=cfg.seed)['in_distribution']   # the evaluate stage's prompts, seed and sampling
     J = {j: RewardJudge(RewardModel.load(run/j/'reward_model'), name=j) for j in ('judge', 'reward')}
-    over = {k: ev[k] for k in ('max_new_tokens', 'temperature', 'top_p', 'repetition_penalty') if ev.get(k) is not None}
-    over.update(SMOKE.get('evaluate', {}))
     ns = tuple(n for n in (1, 4, 8, 16, 32) if n <= pool)
     t0 = time.perf_counter()
-    rep = best_of_n_report(base, sets['prompts'], J['reward'], J, ns=ns, clusters=sets['clusters'], seed=seed,
-                           batch_size=64, system=ev.get('system') or recipe.get('system'), **over)
+    rep = best_of_n_report(base, sets['prompts'], J['reward'], J, ns=ns, config=cfg, clusters=sets['clusters'])
     out = {'what': f'best-of-n with the reward model of run {run.name}, base {base}', 'cpu': cpu_line(),
            'date': datetime.now(timezone.utc).isoformat(timespec='seconds'),
            'commit': subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
@@ -50,6 +53,8 @@ def main(run:str, pool:int=16, save:bool=False, base:str='smollm2'):
     out['pool_agreement'] = pool_agreement(run, sets['prompts'], J)
     if save:
         RESULTS.parent.mkdir(exist_ok=True); RESULTS.write_text(json.dumps(out, indent=1) + '\n'); print('saved', RESULTS)
+        from rlnb.evaluation import plot_saved_methods
+        plot_saved_methods(FIGURE, RESULTS.parent); print('drew', FIGURE)
     print(table(out))
     return out
 
@@ -70,8 +75,8 @@ def agreement_only(run:str, save:bool=False):
     run = Path(run); rep = json.loads((run/'best_of_n'/'report.json').read_text())
     cfg = json.loads((run/'config.json').read_text()); recipe = cfg.get('recipe', cfg)
     ev = next((s for s in recipe.get('stages', []) if s.get('stage') == 'evaluate'), {})
-    prompts = eval_prompt_set(run, SMOKE.get('n_prompts', ev.get('n_prompts')), ood=0,
-                              seed=recipe.get('seed', 0))['in_distribution']['prompts']
+    prompts = eval_prompt_set(run, SMOKE.get('n_prompts', ev.get('n_prompts')), ev.get('target_win_rate', 0.58), ood=0,
+                              seed=ev.get('seed', recipe.get('seed', 0)))['in_distribution']['prompts']
     J = {j: RewardJudge(RewardModel.load(run/j/'reward_model'), name=j) for j in ('judge', 'reward')}
     a = pool_agreement(run, prompts, J); print(json.dumps(a))
     if save:
@@ -85,9 +90,9 @@ def table(r:dict) -> str:
 
 def smoke():
     "A toy run folder as the pipeline makes it (tiny reward model and judge), then best-of-4 from the tiny policy."
-    global RESULTS
+    global RESULTS, FIGURE
     from _smoke import smoke_home
-    home = smoke_home(); RESULTS = home/'results'/'best_of_n.json'
+    home = smoke_home(); RESULTS = home/'results'/'best_of_n.json'; FIGURE = home/'results'/'methods.png'
     from rlnb.pipeline import run_pipeline
     lines = [dict(prompt=f'q{i % 5}', response=f'answer {i}', rating=1 + (i // 5) % 5) for i in range(40)]
     (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))

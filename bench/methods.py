@@ -13,9 +13,10 @@ from pathlib import Path
 
 RESULTS = Path(__file__).parent/'results'/'methods.json'
 METHODS = {   # name: the stage and its options (a CPU budget comparable with the demo's DPO stage)
-    'dpo_on_policy': dict(stage='dpo_on_policy', preset='cpu', rounds=2, prompts_per_round=128, samples=4),
+    'dpo_on_policy': dict(stage='dpo_on_policy', preset='cpu', dpo='cpu_bf16', rounds=2, prompts_per_round=128, samples=4),
 }
 SMOKE = {}
+FIGURE = Path(__file__).resolve().parent.parent/'nbs'/'images'/'methods.png'   # the README's figure
 
 def main(run:str, name:str, save:bool=False):
     from rlnb.core import cpu_line, repo_dir
@@ -24,7 +25,7 @@ def main(run:str, name:str, save:bool=False):
     recipe = cfg.get('recipe', cfg)
     ev = {k: v for k, v in next((s for s in recipe['stages'] if s['stage'] == 'evaluate'), {}).items() if k != 'stage'}
     stage = {**METHODS[name], **SMOKE.get('method', {})}
-    evaluate = {**ev, 'stage': 'evaluate', 'key': f'evaluate_{name}', 'policies': [name], 'ood_prompts': 0,
+    evaluate = {**ev, 'stage': 'evaluate', 'key': f'evaluate_{name}', 'tag': name, 'policies': [name], 'ood_prompts': 0,
                 **SMOKE.get('evaluate', {})}
     print(cpu_line(), flush=True)
     r = run_pipeline({'agent': recipe['agent'], 'seed': recipe.get('seed', 0), 'system': recipe.get('system'),
@@ -41,13 +42,15 @@ def main(run:str, name:str, save:bool=False):
         allr = json.loads(RESULTS.read_text()) if RESULTS.exists() else {'methods': {}}
         allr['methods'][name] = row
         RESULTS.parent.mkdir(exist_ok=True); RESULTS.write_text(json.dumps(allr, indent=1) + '\n'); print('saved', RESULTS)
+        from rlnb.evaluation import plot_saved_methods
+        plot_saved_methods(FIGURE, RESULTS.parent); print('drew', FIGURE)
     return row
 
 def smoke():
     "A toy run folder as the pipeline makes it (tiny reward model and judge), then each method for one round."
-    global RESULTS
+    global RESULTS, FIGURE
     from _smoke import smoke_home
-    home = smoke_home(); RESULTS = home/'results'/'methods.json'
+    home = smoke_home(); RESULTS = home/'results'/'methods.json'; FIGURE = home/'results'/'methods.png'
     from rlnb.pipeline import run_pipeline
     lines = [dict(prompt=f'q{i % 5}', response=f'answer {i}', rating=1 + (i // 5) % 5) for i in range(40)]
     (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))

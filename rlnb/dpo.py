@@ -242,8 +242,9 @@ def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceCo
 # %% ../nbs/05_dpo.ipynb #cc5f9573
 def load_trainable_policy(cfg:PreferenceConfig):
     ("`(model, tokenizer, peft_config)` for TRL: the base in `cfg.base_dtype` (4-bit on CUDA if asked). When "
-     "`cfg.model` is an adapter folder, training goes on from that adapter (`peft_config` None), and the reference "
-     "stays its base: the adapter switched off.")
+     "`cfg.model` is an adapter folder: its base, and its own LoRA configuration; `train_dpo` then loads the adapter's "
+     "weights into the fresh LoRA once TRL has computed the reference, so training goes on from the adapter and the "
+     "reference stays the base.")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     src = Path(str(cfg.model))
@@ -260,9 +261,20 @@ def load_trainable_policy(cfg:PreferenceConfig):
     model = AutoModelForCausalLM.from_pretrained(path, **kw)
     tok = AutoTokenizer.from_pretrained(path)
     if adapter:
-        from peft import PeftModel
-        return PeftModel.from_pretrained(model, str(src), is_trainable=True), tok, None
+        from peft import LoraConfig
+        peft = LoraConfig.from_pretrained(str(src)); peft.inference_mode = False
+        return model, tok, peft
     return model, tok, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
+
+def _start_adapter(model, cfg:PreferenceConfig):
+    ("Load the weights of the adapter `cfg.model` names (if it names one) into the trainer's fresh LoRA: training goes "
+     "on from it, while the reference TRL computed with the fresh LoRA switched off is the base.")
+    src = Path(str(cfg.model))
+    if not (src/'adapter_config.json').exists(): return
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+    res = set_peft_model_state_dict(model, load_file(str(src/'adapter_model.safetensors')))
+    if getattr(res, 'unexpected_keys', None): raise ValueError(f"{src}: weights that fit no LoRA layer: {res.unexpected_keys[:3]}")
 
 # %% ../nbs/05_dpo.ipynb #2976c30a
 def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', has_eval:bool=False, max_steps:int=-1):
@@ -375,6 +387,7 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
         trainer = Trainer(model=model, args=to_trl_config(cfg, out, method, max_steps=max_steps), train_dataset=train,
                           processing_class=tok, peft_config=peft, callbacks=callbacks)
     model = trainer.model
+    _start_adapter(model, cfg)
     check = preference_accuracy if method == 'dpo' else label_accuracy   # KTO: the implicit reward's sign vs label
     accuracy = lambda: check(model, tok, eval, cfg.beta, cfg.max_length)
     before = accuracy() if eval is not None and len(eval) else {}

@@ -18,9 +18,10 @@ from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts
 __all__ = ['MIN_AB_UNITS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
            'load_policy_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport', 'EvalConfig',
            'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'best_of_n_kl', 'answer_pool', 'best_of_n',
-           'best_of_n_report', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods', 'compare_items',
-           'human_outcomes', 'assign_variant', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts',
-           'topic_turns', 'train_prompt_set', 'eval_prompt_set', 'judge_validity', 'read_prompt_file', 'evaluate_cli']
+           'best_of_n_report', 'best_of_n_table', 'ranking_agreement', 'method_rows', 'methods_table', 'plot_methods',
+           'plot_saved_methods', 'compare_items', 'human_outcomes', 'assign_variant', 'ABTest', 'arrival_ns',
+           'ab_report', 'simulate_ab', 'heldout_prompts', 'topic_turns', 'train_prompt_set', 'eval_prompt_set',
+           'judge_validity', 'read_prompt_file', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #0b510242
 def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
@@ -721,8 +722,25 @@ def best_of_n_table(r:dict) -> str:
                         f"{row['mean_tokens']:.1f} |")
     return '\n'.join(rows)
 
+# %% ../nbs/08_evaluation.ipynb #ef68b19f
+def ranking_agreement(a, b, conf:float=0.95, seed:int=0) -> dict:
+    ("How often two judges rank two answers to the same prompt the same way: over every pair of draws of every prompt "
+     "(scores `a`, `b` of shape (draws, prompts)), the share where both scores move in the same direction (pairs either "
+     "judge ties are left out), averaged per prompt, with a bootstrap interval over prompts. ½ is no agreement.")
+    import numpy as np
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 2 or a.shape[0] < 2:
+        raise ValueError(f"need two (draws >= 2, prompts) score arrays of one shape, got {a.shape} and {b.shape}")
+    i, j = np.triu_indices(a.shape[0], 1)
+    da, db = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])           # (pairs, prompts)
+    ok = (da != 0) & (db != 0)
+    per = [(da[ok[:, p], p] == db[ok[:, p], p]).mean() for p in range(a.shape[1]) if ok[:, p].any()]
+    if len(per) < 2: raise ValueError("fewer than 2 prompts with an untied pair of answers")
+    return {'rate': round(float(np.mean(per)), 4), 'ci': [round(v, 4) for v in bootstrap_ci(per, conf=conf, seed=seed)],
+            'prompts': len(per), 'pairs': int(ok.sum())}
+
 # %% ../nbs/08_evaluation.ipynb #83e621c1
-def method_rows(evaluation:dict,            # a run's saved evaluation (`bench/results/eval_demo.json`)
+def method_rows(evaluation:dict|None,       # a run's saved evaluation (`bench/results/eval_demo.json`)
                 best: dict | None = None,   # a best-of-n report of the same run (`bench/results/best_of_n.json`)
                 methods: dict | None = None,  # more methods trained on the same run (`bench/results/methods.json`)
                 ns: tuple = (4, 8, 16),     # best-of-n rows to show
@@ -730,7 +748,7 @@ def method_rows(evaluation:dict,            # a run's saved evaluation (`bench/r
     ("One row per method, trained or not: `method`, `train_s` (stage seconds; best-of-n: 0), `kl` (mean nats), "
      "`s_per_answer` (best-of-n only), and `judges` {name: win rate, LC win rate and their intervals}.")
     keys = ('win_rate', 'win_rate_ci', 'lc_win_rate', 'lc_win_rate_ci')
-    secs, ev, rows = evaluation.get('stage_seconds', {}), evaluation['evaluate'], []
+    secs, ev, rows = (evaluation or {}).get('stage_seconds', {}), (evaluation or {}).get('evaluate', {}), []
     for n in ns:
         r = (best or {}).get('rows', {}).get(str(n))
         if r: rows.append({'method': f'best-of-{n}', 'train_s': 0.0, 'kl': r['kl'], 's_per_answer': r['seconds_per_answer'],
@@ -776,6 +794,17 @@ def plot_methods(rows:list[dict], judges:tuple = ('judge', 'reward'), path=None,
     ax.legend(fontsize=8); fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
     return fig
+
+# %% ../nbs/08_evaluation.ipynb #0e00ab23
+def plot_saved_methods(path=None, results=None):
+    ("`plot_methods` of the saved results (`bench/results/`: eval_demo.json, best_of_n.json, methods.json): the "
+     "figure the README shows, written to `path` (`bench/best_of_n.py --save` and `bench/methods.py --save` redraw "
+     "nbs/images/methods.png).")
+    from rlnb.core import bench_results
+    d = Path(results) if results else bench_results()
+    read = lambda n: json.loads((d/n).read_text()) if (d/n).exists() else None
+    rows = method_rows(read('eval_demo.json'), read('best_of_n.json'), read('methods.json'))
+    return plot_methods(rows, path=path, title='win rate over SmolLM2 on held-out chitchat prompts (sampled), 95 % CI')
 
 # %% ../nbs/08_evaluation.ipynb #d771a150
 def compare_items(report:EvalReport, mode:str='greedy') -> list[dict]:

@@ -575,6 +575,7 @@ class OnPolicyConfig(StageConfig):
     prompts_per_round: int = 128    # a fresh seeded draw of training prompts each round
     samples: int = 4                # answers per prompt; best against worst (by the reward model) is one pair
     min_gap: float = 0.0            # drop a prompt whose best and worst answers score within this of each other
+    chosen_ended: bool = True       # the chosen answer must have ended (a cut-off answer is never taught as a whole one)
     max_new_tokens: int = 96        # answer budget while sampling
     temperature: float = 0.7        # sampled as the deployment answers (Ollama's defaults, as the evaluation does)
     top_p: float = 0.9
@@ -595,19 +596,25 @@ class OnPolicyConfig(StageConfig):
 OnPolicyConfig.PRESETS = {
     'cpu': OnPolicyConfig(),
     'tiny': OnPolicyConfig(model='tiny', dpo='tiny', rounds=2, prompts_per_round=6, samples=3, max_new_tokens=8,
+                           chosen_ended=False,   # a random tiny model never ends in 8 tokens
                            batch_size=6),
 }
 
 # %% ../nbs/09_online.ipynb #833c388a
-def _on_policy_pairs(prompts:list[str], pool, scores, min_gap:float, system:str|None) -> list[dict]:
-    "Best against worst answer of each prompt, as conversational DPO rows; ties, identical answers and small gaps dropped."
+def _on_policy_pairs(prompts:list[str], pool, scores, min_gap:float, system:str|None,
+                     chosen_ended:bool=True) -> list[dict]:
+    ("Best against worst answer of each prompt, as conversational DPO rows: the chosen one among the answers that ended "
+     "(a cut-off answer is never taught as a whole one; `chosen_ended=False`: among all), the rejected one among all; ties, identical answers and gaps "
+     "within `min_gap` dropped.")
     import numpy as np
     s = np.asarray(scores, dtype=float)
-    best, worst, rows = s.argmax(0), s.argmin(0), []
+    ended = np.array([a.has_eos for a in pool], dtype=bool) | (not chosen_ended)
+    best, worst, rows = np.where(ended, s, -np.inf).argmax(0), s.argmin(0), []
     sysm = [{'role': 'system', 'content': system}] if system else []
     for i, p in enumerate(prompts):
         c, r = pool[best[i]].texts[i], pool[worst[i]].texts[i]
-        if s[best[i], i] - s[worst[i], i] <= min_gap or c.strip() == r.strip() or not c.strip(): continue
+        if not ended[best[i], i] or s[best[i], i] - s[worst[i], i] <= min_gap or c.strip() == r.strip() or not c.strip():
+            continue
         rows.append({'prompt': sysm + [{'role': 'user', 'content': p}], 'chosen': [{'role': 'assistant', 'content': c}],
                      'rejected': [{'role': 'assistant', 'content': r}], 'gap': round(float(s[best[i], i] - s[worst[i], i]), 4)})
     return rows
@@ -640,10 +647,16 @@ def train_dpo_on_policy(
                batch_size=cfg.batch_size, repetition_penalty=cfg.repetition_penalty)
     over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta') if getattr(cfg, k) is not None}
     adapter, rounds, res = None, [], None
+    setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts')},   # what a round depends on
+             'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}
     for r in range(1, cfg.rounds + 1):
         rd = out/f'round-{r}'
         if (rd/'round.json').exists() and (rd/'adapter'/'adapter_config.json').exists():
-            rounds.append(json.loads((rd/'round.json').read_text())); adapter = rd/'adapter'
+            done = json.loads((rd/'round.json').read_text())
+            if done.get('setup') != setup:
+                raise ValueError(f"{rd} holds a round of another setup ({done.get('setup')} != {setup}): pass another "
+                                 "output_dir, or remove it to start again")
+            rounds.append(done); adapter = rd/'adapter'
             print(f"[rlnb] on-policy DPO round {r}: done before, resumed after it"); continue
         t0 = time.perf_counter()
         model, tok = load_checkpoint(adapter or cfg.model)          # the current policy, merged: fast to sample from
@@ -652,21 +665,25 @@ def train_dpo_on_policy(
         del model
         t1 = time.perf_counter()
         scores = np.stack([np.asarray(score(ps, a.texts), dtype=float) for a in pool])
-        rows = _on_policy_pairs(ps, pool, scores, cfg.min_gap, cfg.system)
-        if not rows: raise ValueError(f"round {r}: no pair (every prompt's answers tie or lie within min_gap={cfg.min_gap})")
+        rows = _on_policy_pairs(ps, pool, scores, cfg.min_gap, cfg.system, cfg.chosen_ended)
+        if not rows:
+            raise ValueError(f"round {r}: no pair (every prompt's answers tie, lie within min_gap={cfg.min_gap}"
+                             + (", or none ended: raise max_new_tokens)" if cfg.chosen_ended else ")"))
         t2 = time.perf_counter()
         dcfg = PreferenceConfig.make(cfg.dpo, model=str(adapter or cfg.model), seed=cfg.seed + r, save_steps=10**9, **over)
         res = train_dpo(Dataset.from_list([{k: v for k, v in x.items() if k != 'gap'} for x in rows]), None, dcfg, rd,
                         resume=False)
         adapter = res.model_path
-        info = {'round': r, 'prompts': len(ps), 'pairs': len(rows),
+        info = {'round': r, 'setup': setup, 'prompts': len(ps), 'pairs': len(rows),
+                'ended': round(float(np.mean([e for a in pool for e in a.has_eos])), 4),   # answers that finished
                 'reward_mean': round(float(scores.mean()), 4),          # the reward model on the policy's own answers
                 'reward_best_mean': round(float(scores.max(0).mean()), 4),
                 'gap_mean': round(float(np.mean([x['gap'] for x in rows])), 4),
                 'tokens_mean': round(float(np.mean([n for a in pool for n in a.n_tokens])), 2),
                 'sample_s': round(t1 - t0, 1), 'score_s': round(t2 - t1, 1),
                 'train_s': round(res.metrics['train_seconds'] + res.metrics.get('prepare_seconds', 0), 1),
-                'train_loss': next((h['train_loss'] for h in reversed(res.history) if 'train_loss' in h), None), 'peak_rss_mb': round(peak_rss_mb())}
+                'train_loss': next((h['train_loss'] for h in reversed(res.history) if 'train_loss' in h), None),
+                'peak_rss_mb': round(peak_rss_mb())}
         if heldout and judge is not None and cfg.eval_prompts:
             rep = evaluate_policy(adapter, heldout[:cfg.eval_prompts], {'judge': judge}, modes=['sampled'], seed=cfg.seed,
                                   **{k: v for k, v in gen.items()})

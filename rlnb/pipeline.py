@@ -27,7 +27,8 @@ from .evaluation import EvalConfig
 # %% auto #0
 __all__ = ['STAGES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'run_pipeline', 'base_answers',
            'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage', 'dpo_stage', 'policy_path',
-           'dpo_on_policy_stage', 'ppo_stage', 'evaluate_stage', 'export_stage', 'PipelineOptions', 'main']
+           'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config', 'evaluate_stage', 'export_stage', 'PipelineOptions',
+           'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
@@ -405,7 +406,8 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
     from rlnb.evaluation import train_prompt_set, eval_prompt_set, RewardJudge
     if overrides.get('system') is None: overrides['system'] = run.recipe.get('system')
     overrides.setdefault('seed', run.recipe.get('seed', 0))
-    cfg = OnPolicyConfig.make(preset, eval_prompts=heldout, **overrides)
+    overrides.setdefault('eval_prompts', heldout)
+    cfg = OnPolicyConfig.make(preset, **overrides)
     prompts = train_prompt_set(run.path, n_prompts, cfg.seed)
     held, judge = None, None
     if heldout:
@@ -417,7 +419,7 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
           f"in {m['train_seconds']:.0f} s; the reward model's mean score of the policy's own answers per round: "
           + ', '.join(f"{r['reward_mean']:+.4f}" for r in m['rounds']))
     from dataclasses import asdict
-    m['registry_version'] = _register(run, 'dpo', res.model_path, {k: v for k, v in m.items() if k != 'rounds'},
+    m['registry_version'] = _register(run, 'dpo_on_policy', res.model_path, {k: v for k, v in m.items() if k != 'rounds'},
                                       asdict(cfg), {'train_pairs': m['train_examples']}, feedback_count=0)
     return m
 
@@ -477,6 +479,15 @@ def _register_eval(run:Run, name:str, rep, J:dict):
                                  reward_std=s.get('std'))
     return v
 
+# %% ../nbs/99_pipeline.ipynb #8bec68be
+def stage_eval_config(recipe:dict, preset:str='cpu', **overrides) -> EvalConfig:
+    ("The EvalConfig the evaluate stage answers and judges with: `preset` + overrides, and unless they say otherwise "
+     "sampled answers only, 64 prompts at a time, the recipe's seed and system message. Anything that must compare "
+     "with the stage's answers (best-of-n) builds its config here.")
+    for k, v in dict(modes=['sampled'], batch_size=64, seed=recipe.get('seed', 0)).items(): overrides.setdefault(k, v)
+    if overrides.get('system') is None: overrides['system'] = recipe.get('system')   # null: the recipe's
+    return EvalConfig.make(preset, **overrides)
+
 # %% ../nbs/99_pipeline.ipynb #52bb6319
 def _validity_line(v:dict) -> str:
     "One line: a judge's held-out human-pair accuracy and its agreement with the training reward model, with CIs."
@@ -498,6 +509,7 @@ def evaluate_stage(
     ood_prompts: int = 64,             # chatterbot openers, their own out-of-distribution row (0: none)
     judge_pairs: int = 2000,           # held-out human pairs on which each judge's accuracy is measured
     reference: str = 'reward',         # the training reward model the judges' agreement is measured against
+    tag: str | None = None,            # name the report and frontier plot by it (eval/report_<tag>.md): a second evaluation
     preset: str = 'cpu',               # the EvalConfig preset; `**overrides` set its fields
     **overrides,                       # EvalConfig fields (modes, max_new_tokens, top_p, repetition_penalty, ...)
 ) -> dict:
@@ -507,9 +519,7 @@ def evaluate_stage(
      "prompts at a time, the recipe's `system` message and seed.")
     from rlnb.evaluation import evaluate_policy, eval_prompt_set, judge_validity, plot_report, plot_frontier
     import matplotlib.pyplot as plt
-    for k, v in dict(modes=['sampled'], batch_size=64, seed=run.recipe.get('seed', 0)).items(): overrides.setdefault(k, v)
-    if overrides.get('system') is None: overrides['system'] = run.recipe.get('system')   # null: the recipe's
-    cfg = EvalConfig.make(preset, **overrides)
+    cfg = stage_eval_config(run.recipe, preset, **overrides)
     seed, system, max_new_tokens, temperature = cfg.seed, cfg.system, cfg.max_new_tokens, cfg.temperature
     top_p, repetition_penalty = cfg.top_p, cfg.repetition_penalty
     sets, J = eval_prompt_set(run.path, n_prompts, target_win_rate, ood_prompts, seed), _run_judges(run, judges)
@@ -554,9 +564,10 @@ def evaluate_stage(
                      'timings': rep.meta['timings'], 'seconds': secs,
                      **({'ood_headline': {j: rep_ood.headline(j) for j in J}} if rep_ood else {})}
         if (v := _register_eval(run, name, rep, J)) is not None: out[name]['registry_version'] = v
-    if reports: plot_frontier(reports, run.path/'plots'/'eval_frontier.png')
+    sfx = f'_{tag}' if tag else ''
+    if reports: plot_frontier(reports, run.path/'plots'/f'eval_frontier{sfx}.png')
     (run.path/'eval').mkdir(parents=True, exist_ok=True)
-    atomic_write(run.path/'eval'/'report.md', '\n'.join(lines) + '\n')
+    atomic_write(run.path/'eval'/f'report{sfx}.md', '\n'.join(lines) + '\n')
     return out
 
 # %% ../nbs/99_pipeline.ipynb #36de6521

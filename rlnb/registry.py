@@ -18,7 +18,7 @@ __all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', '
 
 # %% ../nbs/01a_registry.ipynb #0f1cbbb3
 SCHEMA_VERSION = 1
-KINDS = ('base', 'dpo', 'kto', 'ppo', 'grpo', 'rloo')
+KINDS = ('base', 'dpo', 'kto', 'ppo', 'grpo', 'rloo', 'dpo_on_policy')
 STATUSES = ('candidate', 'deployed', 'retired', 'failed')
 
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='microseconds')

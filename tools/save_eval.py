@@ -17,7 +17,9 @@ def main(run):
     eval_opts = next((s for s in cfg.get('recipe', {}).get('stages', []) if s.get('stage') == 'evaluate'), {})
     from datetime import datetime, timezone
     from rlnb.core import cpu_line                  # run on the machine that ran the demo, right after it
-    when = datetime.fromtimestamp((run/'metrics.json').stat().st_mtime, timezone.utc).isoformat(timespec='seconds')
+    first = next((run/'eval'/f'{p}.json' for p in ev if (run/'eval'/f'{p}.json').exists()), None)
+    when = json.loads(first.read_text()).get('meta', {}).get('created_at') if first else None   # when the evaluation ran
+    when = when or datetime.fromtimestamp((run/'metrics.json').stat().st_mtime, timezone.utc).isoformat(timespec='seconds')
     out = {'run': f"{run.parent.name}/{run.name}", 'cpu': cpu_line(), 'date': when,
            'commit': cfg.get('environment', {}).get('git_commit'), 'system': cfg.get('recipe', {}).get('system'),
            'evaluate': ev, 'options': eval_opts,
