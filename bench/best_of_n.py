@@ -13,7 +13,8 @@ length-controlled win rate with 95 % intervals, KL = log n - (n-1)/n, seconds pe
 
 The full report (every answer and score) goes to <run>/best_of_n/report.json. The pool also measures how far the
 independent judge agrees with the reward model where it matters for best-of-n: ranking the base's own answers to one
-prompt (`ranking_agreement`; 0.5 is none)."""
+prompt (`ranking_agreement`; 0.5 is none), and how each plain draw of the base fares against the base answer every
+method is compared with (`draw_vs_base`: an A/A check of that one draw; ½ when it is a typical one), and best-of-n against the draws it never saw (`vs_fresh_draws`: no single comparison answer)."""
 import argparse, json, subprocess, sys, time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -59,14 +60,29 @@ def main(run:str, pool:int=16, save:bool=False, base:str='smollm2'):
     return out
 
 def pool_agreement(run:Path, prompts:list, J:dict) -> dict:
-    "Each judge's ranking agreement with the reward model over the saved pool's answers (draws x prompts)."
+    ("Checks on the saved pool (draws x prompts), per judge: its ranking agreement with the reward model (the "
+     "independent judges), how each plain draw fares against the evaluation's one base answer (`draw_vs_base`), "
+     "best-of-n against the draws it never saw (`vs_fresh_draws`), and each policy the run evaluated (its sampled "
+     "answers in <run>/eval/<policy>.json) against all the draws (`policies_vs_draws`).")
     import numpy as np
-    from rlnb.evaluation import ranking_agreement
+    from rlnb.evaluation import best_of_n_vs_draws, draws_win_rate, ranking_agreement
     rep = json.loads((run/'best_of_n'/'report.json').read_text())
     pool, rs = rep['answers']['pool'], np.asarray(rep['scores'])
     if len(prompts) != rs.shape[1]: raise ValueError(f"{len(prompts)} prompts for a pool of {rs.shape[1]}")
-    return {j: ranking_agreement(rs, np.stack([J[j].score(prompts, d) for d in pool]))
-            for j in J if j != rep.get('reward', 'reward')}
+    pols = {}
+    for f in sorted((run/'eval').glob('*.json')):
+        m = json.loads(f.read_text()).get('modes', {}).get('sampled')
+        if m and m['prompts'] == list(prompts): pols[f.stem] = m['answers']['policy']   # the same prompts, in order
+    out = {}
+    for j in J:
+        js, jb = np.stack([J[j].score(prompts, d) for d in pool]), np.asarray(J[j].score(prompts, rep['answers']['base']))
+        w = (js > jb).mean(1) + 0.5 * (js == jb).mean(1)   # each plain draw of the base against the evaluation's base answer
+        out[j] = {**(ranking_agreement(rs, js) if j != rep.get('reward', 'reward') else {}),
+                  'draw_vs_base': {'mean': round(float(w.mean()), 4), 'min': round(float(w.min()), 4),
+                                   'max': round(float(w.max()), 4), 'draws': len(w)},
+                  'vs_fresh_draws': {str(n): best_of_n_vs_draws(rs, js, n) for n in (1, 2, 4, 8) if n < len(pool)},
+                  'policies_vs_draws': {name: draws_win_rate(J[j].score(prompts, a), js) for name, a in pols.items()}}
+    return out
 
 def agreement_only(run:str, save:bool=False):
     "Add `pool_agreement` to a saved result from the pool in <run>/best_of_n/report.json (no new answers)."

@@ -21,19 +21,19 @@ def main(run:str, save:bool=False, preset:str='cpu', fractions=(1/8, 1/4, 1/2, 1
     from datasets import load_from_disk
     from rlnb.core import cpu_line, peak_rss_mb, repo_dir
     from rlnb.pipeline import _prompt_half
-    from rlnb.reward import train_reward_model, baseline_accuracies, RewardConfig
+    from rlnb.reward import train_reward_model, baseline_accuracies, RewardConfig, _col
     from rlnb.stats import bootstrap_ci
     run = Path(run); print(cpu_line(), flush=True)
     train = _prompt_half(load_from_disk(str(run/'datasets'/'pairs'/'train')), SMOKE.get('half', 0)).shuffle(seed=0)
     ev = load_from_disk(str(run/'datasets'/'pairs'/'eval'))
-    ev_prompts = [str(p) for p in ev['prompt']]
+    ev_prompts, ev_c, ev_r = _col(ev, 'prompt'), _col(ev, 'chosen'), _col(ev, 'rejected')   # text, whatever the format
     def acc(diff) -> dict:
         "Accuracy (ties half) with a bootstrap interval that resamples prompts: the held-out pairs share few prompts."
         d = np.asarray(diff, dtype=float); ok = (d > 0) + 0.5 * (d == 0)
         lo, hi = bootstrap_ci(ok, groups=ev_prompts)
         return {'accuracy': round(float(ok.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)], 'eval_pairs': len(d)}
     def margins(rm) -> np.ndarray:
-        s = np.asarray(rm.score(list(ev['prompt']) * 2, list(ev['chosen']) + list(ev['rejected'])), dtype=float)
+        s = np.asarray(rm.score(ev_prompts * 2, ev_c + ev_r), dtype=float)
         return s[:len(ev)] - s[len(ev):]
     rows, full = [], {}
     for f in fractions:

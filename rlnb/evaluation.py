@@ -18,10 +18,10 @@ from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts
 __all__ = ['MIN_AB_UNITS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
            'load_policy_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport', 'EvalConfig',
            'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'best_of_n_kl', 'answer_pool', 'best_of_n',
-           'best_of_n_report', 'best_of_n_table', 'ranking_agreement', 'method_rows', 'methods_table', 'plot_methods',
-           'plot_saved_methods', 'compare_items', 'human_outcomes', 'assign_variant', 'ABTest', 'arrival_ns',
-           'ab_report', 'simulate_ab', 'heldout_prompts', 'topic_turns', 'train_prompt_set', 'eval_prompt_set',
-           'judge_validity', 'read_prompt_file', 'evaluate_cli']
+           'best_of_n_report', 'best_of_n_table', 'ranking_agreement', 'draws_win_rate', 'best_of_n_vs_draws',
+           'method_rows', 'methods_table', 'plot_methods', 'plot_saved_methods', 'compare_items', 'human_outcomes',
+           'assign_variant', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts', 'topic_turns',
+           'train_prompt_set', 'eval_prompt_set', 'judge_validity', 'read_prompt_file', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #0b510242
 def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
@@ -739,40 +739,84 @@ def ranking_agreement(a, b, conf:float=0.95, seed:int=0) -> dict:
     return {'rate': round(float(np.mean(per)), 4), 'ci': [round(v, 4) for v in bootstrap_ci(per, conf=conf, seed=seed)],
             'prompts': len(per), 'pairs': int(ok.sum())}
 
+# %% ../nbs/08_evaluation.ipynb #af26bf68
+def draws_win_rate(scores, draws, conf:float=0.95, seed:int=0) -> dict:
+    ("A policy's answers (judge `scores`, one per prompt) against every draw of the base (`draws`: (k, prompts) judge "
+     "scores of the base's answers): per prompt the share of draws it beats (ties count ½), then the mean over prompts "
+     "with a bootstrap interval over prompts.")
+    import numpy as np
+    s, d = np.asarray(scores, dtype=float), np.asarray(draws, dtype=float)
+    if d.ndim != 2 or s.shape != d.shape[1:]: raise ValueError(f"scores {s.shape} and draws {d.shape}: need (prompts,) and (k, prompts)")
+    w = ((s > d) + 0.5 * (s == d)).mean(0)
+    return {'win_rate': round(float(w.mean()), 4), 'ci': [round(v, 4) for v in bootstrap_ci(w, conf=conf, seed=seed)],
+            'comparisons': d.shape[0]}
+
+def best_of_n_vs_draws(reward, judge,          # (k, prompts) scores of the same k draws: the picker's and the judge's
+                       n: int, orders: int = 50, conf: float = 0.95, seed: int = 0) -> dict:
+    ("Best-of-n against the draws it never saw: per prompt, the k draws in a random order, the reward model's pick "
+     "among the first n against each of the other k - n under `judge`; averaged over `orders` orders per prompt, then "
+     "`draws_win_rate`'s mean and interval over prompts. n = 1 is an A/A check (½).")
+    import numpy as np
+    r, j = np.asarray(reward, dtype=float), np.asarray(judge, dtype=float)
+    if r.shape != j.shape or r.ndim != 2: raise ValueError(f"reward {r.shape} and judge {j.shape}: need one (k, prompts) shape")
+    k, P = r.shape
+    if not 1 <= n < k: raise ValueError(f"n must be in [1, {k - 1}] (a draw must remain to compare with), got {n}")
+    rng, cols, w = np.random.default_rng(seed), np.arange(P), np.zeros(P)
+    for _ in range(orders):
+        pm = rng.permuted(np.tile(np.arange(k), (P, 1)), axis=1).T       # (k, P): each prompt's draws in a new order
+        ro, jo = r[pm, cols], j[pm, cols]
+        pick = jo[ro[:n].argmax(0), cols]
+        w += ((pick > jo[n:]) + 0.5 * (pick == jo[n:])).mean(0)
+    w /= orders
+    return {'win_rate': round(float(w.mean()), 4), 'ci': [round(v, 4) for v in bootstrap_ci(w, conf=conf, seed=seed)],
+            'comparisons': k - n, 'orders': orders}
+
 # %% ../nbs/08_evaluation.ipynb #83e621c1
 def method_rows(evaluation:dict|None,       # a run's saved evaluation (`bench/results/eval_demo.json`)
                 best: dict | None = None,   # a best-of-n report of the same run (`bench/results/best_of_n.json`)
                 methods: dict | None = None,  # more methods trained on the same run (`bench/results/methods.json`)
-                ns: tuple = (4, 8, 16),     # best-of-n rows to show
+                ns: tuple = (1, 4, 8, 16),  # best-of-n rows to show (1: another plain draw of the base, an A/A row)
                ) -> list[dict]:
     ("One row per method, trained or not: `method`, `train_s` (stage seconds; best-of-n: 0), `kl` (mean nats), "
-     "`s_per_answer` (best-of-n only), and `judges` {name: win rate, LC win rate and their intervals}.")
+     "`s_per_answer` (best-of-n only), `judges` {name: win rate, LC win rate and their intervals, against the base's "
+     "one evaluation answer per prompt} and `vs_draws` {name: win rate and interval against every draw of the base in "
+     "best-of-n's pool, where `best` holds its `pool_agreement`}.")
     keys = ('win_rate', 'win_rate_ci', 'lc_win_rate', 'lc_win_rate_ci')
     secs, ev, rows = (evaluation or {}).get('stage_seconds', {}), (evaluation or {}).get('evaluate', {}), []
+    pa = (best or {}).get('pool_agreement', {})
+    draws = lambda f, name: {j: {'win_rate': v[name]['win_rate'], 'ci': v[name]['ci']}
+                             for j, a in pa.items() if (v := a.get(f, {})) and name in v}
     for n in ns:
         r = (best or {}).get('rows', {}).get(str(n))
-        if r: rows.append({'method': f'best-of-{n}', 'train_s': 0.0, 'kl': r['kl'], 's_per_answer': r['seconds_per_answer'],
-                           'judges': {j: {k: v[k] for k in keys} for j, v in r['judges'].items()}})
+        if r: rows.append({'method': f'best-of-{n}' if n > 1 else 'base again (A/A)', 'train_s': 0.0, 'kl': r['kl'],
+                           's_per_answer': r['seconds_per_answer'],
+                           'judges': {j: {k: v[k] for k in keys} for j, v in r['judges'].items()},
+                           'vs_draws': draws('vs_fresh_draws', str(n))})
     trained = [(pol, secs.get(pol), ev.get(pol, {}).get('headline')) for pol in ('dpo', 'ppo')]
     trained += [(n, r.get('train_s'), r.get('headline')) for n, r in (methods or {}).get('methods', {}).items()]
     for pol, train_s, h in trained:
         if h: rows.append({'method': _METHOD_NAMES.get(pol, pol), 'train_s': train_s,
                            'kl': next(iter(h.values())).get('kl'), 's_per_answer': None,
-                           'judges': {j: {k: v[k] for k in keys} for j, v in h.items()}})
+                           'judges': {j: {k: v[k] for k in keys} for j, v in h.items()},
+                           'vs_draws': draws('policies_vs_draws', pol)})
     return rows
 
 _METHOD_NAMES = {'dpo': 'DPO', 'ppo': 'PPO', 'dpo_on_policy': 'DPO on-policy', 'grpo': 'GRPO', 'rloo': 'RLOO'}
 
 def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
-    "Markdown of `method_rows`: one line per method, a column pair per judge (the independent one first)."
+    ("Markdown of `method_rows`: one line per method, per judge (the independent one first) the win rate and the "
+     "length-controlled one against the base's evaluation answer, and, where measured, against every draw of the base.")
     ci = lambda v: f"[{v[0]:.3f}, {v[1]:.3f}]"
-    head = ' | '.join(f"{j}: win rate (95 % CI) | {j}: length-controlled" for j in judges)
-    out = [f"| method | training s | KL nats | {head} | s per answer |", '|---' * (4 + 2 * len(judges)) + '|']
+    dr = any(r.get('vs_draws') for r in rows)
+    head = ' | '.join(f"{j}: win rate (95 % CI) | {j}: length-controlled" + (f" | {j}: vs the base's draws" if dr else '')
+                      for j in judges)
+    out = [f"| method | training s | KL nats | {head} | s per answer |", '|---' * (4 + (3 if dr else 2) * len(judges)) + '|']
     for r in rows:
         cells = []
         for j in judges:
             v = r['judges'].get(j)
             cells += [f"{v['win_rate']:.3f} {ci(v['win_rate_ci'])}", f"{v['lc_win_rate']:.3f} {ci(v['lc_win_rate_ci'])}"] if v else ['–', '–']
+            if dr: cells.append(f"{d['win_rate']:.3f} {ci(d['ci'])}" if (d := r.get('vs_draws', {}).get(j)) else '–')
         kl = f"{r['kl']:.2f}" if r.get('kl') is not None else '–'
         ts = f"{r['train_s']:.0f}" if r.get('train_s') is not None else '–'
         spa = f"{r['s_per_answer']:.2f}" if r.get('s_per_answer') is not None else '–'
@@ -780,18 +824,23 @@ def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
     return '\n'.join(out)
 
 def plot_methods(rows:list[dict], judges:tuple = ('judge', 'reward'), path=None, title:str|None=None):
-    "Win rate over the base with its 95 % interval, per method and judge; the dashed line is a tie with the base."
+    ("Win rate over the base with its 95 % interval, per method and judge; the dashed line is a tie with the base. "
+     "Where rows hold `vs_draws`, a second panel: against every draw of the base instead of its one evaluation answer.")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(rows), 3.6))
-    for k, j in enumerate(judges):
-        pts = [(i, r['judges'][j]) for i, r in enumerate(rows) if j in r['judges']]
-        if not pts: continue
-        ci_errorbar(ax, [i + 0.15 * (k - (len(judges) - 1) / 2) for i, _ in pts], [v['win_rate'] for _, v in pts],
-                    [v['win_rate_ci'] for _, v in pts], fmt='o', capsize=3, label=j)
-    ax.axhline(0.5, ls='--', c='gray')
-    ax.set_xticks(range(len(rows)), [r['method'] for r in rows], fontsize=8)
-    ax.set(ylim=(0.2, 0.8), ylabel='win rate over the base', title=title or 'win rate over the base, 95 % CI')
-    ax.legend(fontsize=8); fig.tight_layout()
+    panels = [('judges', 'win_rate', 'win_rate_ci', "against the base's evaluation answer")]
+    if any(r.get('vs_draws') for r in rows): panels.append(('vs_draws', 'win_rate', 'ci', "against every draw of the base"))
+    fig, axs = plt.subplots(1, len(panels), figsize=((1.2 + 1.1 * len(rows)) * len(panels), 3.8), squeeze=False)
+    for ax, (f, w, c, sub) in zip(axs[0], panels):
+        for k, j in enumerate(judges):
+            pts = [(i, r[f][j]) for i, r in enumerate(rows) if j in r.get(f, {})]
+            if not pts: continue
+            ci_errorbar(ax, [i + 0.15 * (k - (len(judges) - 1) / 2) for i, _ in pts], [v[w] for _, v in pts],
+                        [v[c] for _, v in pts], fmt='o', capsize=3, label=j)
+        ax.axhline(0.5, ls='--', c='gray')
+        ax.set_xticks(range(len(rows)), [r['method'] for r in rows], fontsize=8, rotation=20)
+        ax.set(ylim=(0.2, 1.0), ylabel='win rate over the base', title=sub)
+        ax.legend(fontsize=8)
+    fig.suptitle(title or 'win rate over the base, 95 % CI', fontsize=10); fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
     return fig
 
