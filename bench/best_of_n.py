@@ -107,16 +107,9 @@ def table(r:dict) -> str:
 def smoke():
     "A toy run folder as the pipeline makes it (tiny reward model and judge), then best-of-4 from the tiny policy."
     global RESULTS, FIGURE
-    from _smoke import smoke_home
+    from _smoke import smoke_home, toy_run
     home = smoke_home(); RESULTS = home/'results'/'best_of_n.json'; FIGURE = home/'results'/'methods.png'
-    from rlnb.pipeline import run_pipeline
-    lines = [dict(prompt=f'q{i % 5}', response=f'answer {i}', rating=1 + (i // 5) % 5) for i in range(40)]
-    (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
-    db = str(home/'fb.db')
-    run = run_pipeline(dict(agent='toy', seed=0, stages=[
-        dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4),
-        dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None)]),
-        root=home/'models').path
+    run = toy_run(home)
     SMOKE.update(n_prompts=4, evaluate=dict(max_new_tokens=4))
     r = main(run, pool=4, save=True, base='tiny')
     assert set(r['rows']) == {'1', '4'} and json.loads(RESULTS.read_text())['rows']['4']['kl'] == r['rows']['4']['kl'], r

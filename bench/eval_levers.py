@@ -78,16 +78,9 @@ def table(run:str):
 def smoke():
     "A toy run folder as the pipeline makes it (tiny reward model and judge), then one DPO and one PPO variant on the tiny policy."
     global RESULTS
-    from _smoke import smoke_home
+    from _smoke import smoke_home, toy_run
     home = smoke_home(); RESULTS = home/'results'/'eval_levers.jsonl'
-    from rlnb.pipeline import run_pipeline
-    lines = [dict(prompt=f'q{i % 5}', response=f'answer {i}', rating=1 + (i // 5) % 5) for i in range(40)]
-    (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
-    db = str(home/'fb.db')
-    run = run_pipeline(dict(agent='toy', stages=[
-        dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4),
-        dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None)]),
-        root=home/'models').path
+    run = toy_run(home, seed=None)
     SMOKE.update(dpo=dict(model='tiny', max_steps=1, max_train_examples=8, eval_pairs=8), evaluate=dict(n_prompts=4, max_new_tokens=4),
                  ppo=dict(model='tiny', steps=1, batch_size=4, num_minibatches=2, ppo_epochs=1, max_new_tokens=4))
     for name in ('dpo_1024_lr2e-4', 'ppo_20_norm'): main(run, name)

@@ -68,15 +68,9 @@ def main(run:str, save:bool=False, preset:str='cpu', fractions=(1/8, 1/4, 1/2, 1
 def smoke():
     "A toy run folder as the pipeline makes it, then the curve with the tiny preset."
     global RESULTS
-    from _smoke import smoke_home
+    from _smoke import smoke_home, toy_run
     home = smoke_home(); RESULTS = home/'results'/'rm_curve.json'
-    from rlnb.pipeline import run_pipeline
-    lines = [dict(prompt=f'q{i % 6}', response=f'answer {i}', rating=1 + (i // 6) % 5) for i in range(60)]
-    (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
-    db = str(home/'fb.db')
-    run = run_pipeline(dict(agent='toy', seed=0, stages=[
-        dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4)]),
-        root=home/'models').path
+    run = toy_run(home, prompts=6, records=60, judges=False)
     SMOKE.update(half=None, config=dict(epochs=1))
     r = main(run, save=True, preset='tiny', fractions=(1/2, 1))
     n = r['rows'][1]['pairs']
