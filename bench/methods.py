@@ -12,8 +12,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 RESULTS = Path(__file__).parent/'results'/'methods.json'
-METHODS = {   # name: the stage and its options (a CPU budget comparable with the demo's DPO stage)
+STEPS = 14   # GRPO/RLOO steps of 16 answers: about the demo DPO stage's CPU time (the saved rows hold the time)
+METHODS = {   # name: the stage and its options; `out` keeps each method's folder apart from the demo's own stages
     'dpo_on_policy': dict(stage='dpo_on_policy', preset='cpu', dpo='cpu_bf16', rounds=2, prompts_per_round=128, samples=4),
+    # at about the demo DPO stage's CPU time: one round of 48 prompts
+    'dpo_on_policy_budget': dict(stage='dpo_on_policy', out='dpo_on_policy_budget', preset='cpu', dpo='cpu_bf16', rounds=1,
+                                 prompts_per_round=48, samples=4),
+    # TRL's group-baseline methods from the same reward model: 4 prompts x 4 answers a step, PPO's cpu preset otherwise
+    'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS),
+    'rloo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='rloo', batch_size=16, steps=STEPS),
 }
 SMOKE = {}
 FIGURE = Path(__file__).resolve().parent.parent/'nbs'/'images'/'methods.png'   # the README's figure
@@ -24,7 +31,8 @@ def main(run:str, name:str, save:bool=False):
     run = Path(run); cfg = json.loads((run/'config.json').read_text())
     recipe = cfg.get('recipe', cfg)
     ev = {k: v for k, v in next((s for s in recipe['stages'] if s['stage'] == 'evaluate'), {}).items() if k != 'stage'}
-    stage = {**METHODS[name], **SMOKE.get('method', {})}
+    if name not in METHODS: raise SystemExit(f"methods: {', '.join(METHODS)}; got {name!r}")
+    stage = {**METHODS[name], **SMOKE.get(METHODS[name]['stage'], {})}
     evaluate = {**ev, 'stage': 'evaluate', 'key': f'evaluate_{name}', 'tag': name, 'policies': [name], 'ood_prompts': 0,
                 **SMOKE.get('evaluate', {})}
     print(cpu_line(), flush=True)
@@ -32,7 +40,8 @@ def main(run:str, name:str, save:bool=False):
                       'stages': [{**stage, 'key': name}, evaluate]}, resume=run)
     m, e = r.metrics[name], r.metrics[f'evaluate_{name}']
     row = {'method': name, 'stage': stage, 'train_s': m['seconds'], 'rounds': m.get('rounds'),
-           'train_examples': m.get('train_examples'), 'evaluate_s': e['seconds'],
+           'train_examples': m.get('train_examples'), 'steps': m.get('steps'),
+           'reward_first': m.get('reward_first'), 'reward_last': m.get('reward_last'), 'kl_last': m.get('kl_last'), 'evaluate_s': e['seconds'],
            'headline': e[name]['headline'], 'judge_validity': e[name].get('judge_validity'),
            'cpu': cpu_line(), 'date': datetime.now(timezone.utc).isoformat(timespec='seconds'),
            'commit': subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
@@ -52,7 +61,8 @@ def smoke():
     from _smoke import smoke_home, toy_run
     home = smoke_home(); RESULTS = home/'results'/'methods.json'; FIGURE = home/'results'/'methods.png'
     run = toy_run(home)
-    SMOKE.update(method=dict(preset='tiny', rounds=1), evaluate=dict(n_prompts=4, max_new_tokens=4))
+    SMOKE.update(dpo_on_policy=dict(preset='tiny', rounds=1), ppo=dict(preset='tiny', model='tiny', steps=1, batch_size=4),
+                 evaluate=dict(n_prompts=4, max_new_tokens=4))
     for name in METHODS: main(run, name, save=True)
     assert set(json.loads(RESULTS.read_text())['methods']) == set(METHODS)
 

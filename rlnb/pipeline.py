@@ -378,12 +378,17 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, *
     return m
 
 # %% ../nbs/99_pipeline.ipynb #3340b70a
-POLICIES = {'dpo': 'dpo/adapter', 'ppo': 'ppo/policy', 'dpo_on_policy': 'dpo_on_policy/adapter'}
+POLICIES = {'dpo': 'dpo/adapter', 'ppo': 'ppo/policy', 'grpo': 'grpo/policy', 'rloo': 'rloo/policy',
+            'dpo_on_policy': 'dpo_on_policy/adapter'}
 
 def policy_path(run:Run, name:str) -> Path:
-    "Where the stage `name` of a run leaves its policy's adapter (`POLICIES`)."
-    if name not in POLICIES: raise ValueError(f"a run's policies are {', '.join(POLICIES)}; got {name!r}")
-    return run.path/POLICIES[name]
+    ("Where the stage `name` of a run leaves its policy's adapter (`POLICIES`); any other name is a stage's `out` "
+     "folder inside the run, holding `adapter/` or `policy/`.")
+    if name in POLICIES: return run.path/POLICIES[name]
+    for sub in ('adapter', 'policy'):
+        if (run.path/name/sub/'adapter_config.json').exists(): return run.path/name/sub
+    raise ValueError(f"a run's policies are {', '.join(POLICIES)} or a stage's `out` folder holding adapter/ or "
+                     f"policy/; {run.path/name} holds neither")
 
 # %% ../nbs/99_pipeline.ipynb #04cfa7cc
 def _reward_model(run:Run, out:str='reward'):
@@ -399,6 +404,7 @@ def _reward_model(run:Run, out:str='reward'):
 def dpo_on_policy_stage(run:Run, preset:str='cpu',
                         n_prompts: int = 1024,     # training prompts the rounds draw from (later turns of training topics)
                         heldout: int = 0,          # held-out prompts judged after each round by the run's judge (0: none)
+                        out: str = 'dpo_on_policy',  # the folder in the run (another one: a second on-policy setup)
                         **overrides) -> dict:
     ("On-policy DPO (`rlnb.online.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers ranked "
      "by the run's reward model, best against worst; the reference stays the base. Unless the recipe says otherwise: "
@@ -413,7 +419,7 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
     if heldout:
         held = eval_prompt_set(run.path, heldout, ood=0, seed=cfg.seed)['in_distribution']['prompts']
         judge = RewardJudge(run.path/'judge'/'reward_model', name='judge')
-    res = train_dpo_on_policy(prompts, _reward_model(run), cfg, run.path/'dpo_on_policy', heldout=held, judge=judge)
+    res = train_dpo_on_policy(prompts, _reward_model(run), cfg, run.path/out, heldout=held, judge=judge)
     m = res.metrics
     print(f"    on-policy DPO, {len(m['rounds'])} rounds from {len(prompts)} training prompts, {m['train_examples']} pairs "
           f"in {m['train_seconds']:.0f} s; the reward model's mean score of the policy's own answers per round: "
@@ -425,14 +431,18 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
 
 # %% ../nbs/99_pipeline.ipynb #d5feed1a
 @stage('ppo', config=PPOConfig)
-def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None, **overrides) -> dict:
-    "RL from the run's reward model on the run's training prompts; reports reward and KL per step and the timings."
+def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
+              out: str|None = None,  # the folder in the run; None: the algorithm's name (ppo/, grpo/, rloo/)
+              **overrides) -> dict:
+    ("RL from the run's reward model on the run's training prompts (`algorithm`: ppo, grpo or rloo); reports reward "
+     "and KL per step and the timings.")
     from rlnb.formatting import prompt_text
     cfg = PPOConfig.make(preset, **overrides)
     algorithm = cfg.algorithm
+    out = run.path/(out or algorithm)
     prompts = list(dict.fromkeys(prompt_text(p) for p in _datasets(run)['pairs']['train']['prompt']))[:max_prompts]
-    res = train_rl(None, None, prompts, reward_model_fn(_reward_model(run)), cfg, run.path/'ppo')
-    plot_ppo(res.history, path=run.path/'ppo'/'plots'/f'{algorithm}.png')
+    res = train_rl(None, None, prompts, reward_model_fn(_reward_model(run)), cfg, out)
+    plot_ppo(res.history, path=out/'plots'/f'{algorithm}.png')
     h = res.history
     mean = lambda k: round(sum(x.get(k, 0) for x in h) / len(h), 3)
     m = {**res.metrics, 'kl_last': round(h[-1]['objective/kl'], 3), 'prompts': len(prompts)}
@@ -450,7 +460,7 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None, **overrides)
             f" {m['peak_rss_mb']:.0f} MiB"
         )
     from dataclasses import asdict
-    m['registry_version'] = _register(run, algorithm, run.path/'ppo'/'policy', m, asdict(cfg),
+    m['registry_version'] = _register(run, algorithm, out/'policy', m, asdict(cfg),
                                       {'prompts': len(prompts)}, reward_model_path=run.path/'reward'/'reward_model',
                                       reward_mean=m['reward_last'])
     return m
