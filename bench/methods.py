@@ -18,9 +18,10 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     # at about the demo DPO stage's CPU time: one round of 48 prompts
     'dpo_on_policy_budget': dict(stage='dpo_on_policy', out='dpo_on_policy_budget', preset='cpu', dpo='cpu_bf16', rounds=1,
                                  prompts_per_round=48, samples=4),
-    # TRL's group-baseline methods from the same reward model: 4 prompts x 4 answers a step, PPO's cpu preset otherwise
-    'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS),
-    'rloo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='rloo', batch_size=16, steps=STEPS),
+    # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
+    # answers a step, PPO's cpu preset otherwise
+    'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),
+    'rloo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='rloo', batch_size=16, steps=STEPS, prompt_set='turns'),
 }
 SMOKE = {}
 FIGURE = Path(__file__).resolve().parent.parent/'nbs'/'images'/'methods.png'   # the README's figure

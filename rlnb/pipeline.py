@@ -27,8 +27,8 @@ from .evaluation import EvalConfig
 # %% auto #0
 __all__ = ['STAGES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'run_pipeline', 'base_answers',
            'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage', 'dpo_stage', 'policy_path',
-           'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config', 'evaluate_stage', 'export_stage', 'PipelineOptions',
-           'main']
+           'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config', 'evaluate_stage', 'export_stage', 'recipe_summary',
+           'PipelineOptions', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
@@ -433,6 +433,7 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
 @stage('ppo', config=PPOConfig)
 def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
               out: str|None = None,  # the folder in the run; None: the algorithm's name (ppo/, grpo/, rloo/)
+              prompt_set: str = 'pairs',  # 'pairs': the training pairs' distinct prompts; 'turns': `train_prompt_set`
               **overrides) -> dict:
     ("RL from the run's reward model on the run's training prompts (`algorithm`: ppo, grpo or rloo); reports reward "
      "and KL per step and the timings.")
@@ -440,7 +441,11 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     cfg = PPOConfig.make(preset, **overrides)
     algorithm = cfg.algorithm
     out = run.path/(out or algorithm)
-    prompts = list(dict.fromkeys(prompt_text(p) for p in _datasets(run)['pairs']['train']['prompt']))[:max_prompts]
+    if prompt_set not in ('pairs', 'turns'): raise ValueError(f"prompt_set must be 'pairs' or 'turns', got {prompt_set!r}")
+    if prompt_set == 'turns':   # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
+        from rlnb.evaluation import train_prompt_set
+        prompts = train_prompt_set(run.path, max_prompts or 1024, cfg.seed)
+    else: prompts = list(dict.fromkeys(prompt_text(p) for p in _datasets(run)['pairs']['train']['prompt']))[:max_prompts]
     res = train_rl(None, None, prompts, reward_model_fn(_reward_model(run)), cfg, out)
     plot_ppo(res.history, path=out/'plots'/f'{algorithm}.png')
     h = res.history
@@ -605,6 +610,22 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     answer = isolated('gguf_answer', str(res.paths[first]), question, max_tokens=32)   # llama.cpp in a child process
     print(f"    {first}: Q: {question}\n    A: {answer}\n    {res.message}")
     return {'stats': res.stats, 'parity': res.parity, 'answer': answer, 'modelfile': str(res.paths['modelfile'])}
+
+# %% ../nbs/99_pipeline.ipynb #258c69f4
+def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<name>.json` (bench/recipe_run.py --save)
+                   judge:str='judge', # the headline judge (the independent one)
+                  ) -> str:
+    "Markdown of a recipe's measured run: minutes end to end, each stage's seconds, each policy's win rate under `judge`."
+    stages = ', '.join(f"{k} {s['seconds']:.0f} s" for k, s in saved['stages'].items())
+    out = [f"`{saved['recipe']}`: {saved['wall_s'] / 60:.1f} min end to end ({stages}; peak RSS "
+           f"{saved['peak_rss_mb']} MiB) on {saved['cpu'].removeprefix('CPU: ')}, {saved['date'][:10]}, commit {saved['commit']}."]
+    for p, h in saved['headline'].items():
+        if v := h.get(judge):
+            (lo, hi), (llo, lhi) = v['win_rate_ci'], v['lc_win_rate_ci']
+            out.append(f"- `{p}` against the base under the `{judge}` judge, {v['prompts']} held-out prompts: win rate "
+                       f"{v['win_rate']:.3f} [{lo:.3f}, {hi:.3f}], length-controlled {v['lc_win_rate']:.3f} [{llo:.3f}, "
+                       f"{lhi:.3f}] (95 % CI; {'above' if lo > 0.5 else 'not significantly above'} 50 %), KL {v['kl']:.2f} nats")
+    return '\n'.join(out)
 
 # %% ../nbs/99_pipeline.ipynb #5efbca7a
 from .core import StageConfig

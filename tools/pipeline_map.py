@@ -12,14 +12,16 @@ BOXES = {
     'feedback':   (0.5, 3.0, '01_feedback · 03_widgets', 'data/feedback.db\n(FeedbackStore)', '#dbe9f6'),
     'formatting': (3.4, 3.0, '02_formatting', 'datasets/pairs, kto,\ntargets (split by prompt)', '#dbe9f6'),
     'reward':     (6.3, 4.5, '04_reward', 'reward/reward_model/\njudge/reward_model/', '#fde2c8'),
-    'dpo':        (6.3, 1.6, '05_dpo', 'dpo/adapter/\n(DPO or KTO, LoRA)', '#fde2c8'),
-    'ppo':        (9.2, 4.5, '06_ppo', 'ppo/policy/\n(PPO, GRPO, RLOO)', '#fde2c8'),
+    'dpo':        (6.3, 1.5, '05_dpo', 'dpo/adapter/\n(DPO or KTO, LoRA)', '#fde2c8'),
+    'ppo':        (9.2, 4.5, '06_ppo', 'ppo/ grpo/ rloo/\n(PPO ours; GRPO, RLOO)', '#fde2c8'),
+    'on-policy DPO': (9.2, 2.98, '09_online', 'dpo_on_policy/adapter/\n(own answers, RM-ranked)', '#fde2c8'),
     'evaluation': (12.1, 3.0, '08_evaluation', 'eval/<policy>.json\nplots/eval_*.png', '#e1f3dc'),
     'export':     (15.0, 3.0, '07_export', 'gguf/*.gguf, Modelfile,\nREADME.md (model card)', '#e1f3dc'),
     'registry':   (15.0, 0.5, '10_api (registry)', 'policy_versions table:\nv1, v2, … deployed', '#eadcf3'),
     'serving':    (10.6, 0.5, '09_online · 10_api', 'deployed GGUF answers;\nA/B split; gate', '#eadcf3'),
 }
 EDGES = [('feedback', 'formatting'), ('formatting', 'reward'), ('formatting', 'dpo'), ('reward', 'ppo'), ('ppo', 'evaluation'),
+         ('reward', 'on-policy DPO'), ('on-policy DPO', 'evaluation'),
          ('dpo', 'evaluation'), ('reward', 'evaluation'), ('evaluation', 'export'), ('export', 'registry'), ('registry', 'serving'),
          ('serving', 'feedback')]
 W, H = 2.2, 1.35
@@ -29,6 +31,22 @@ def _edge(x1, y1, x2, y2, pad=0.08):
     dx, dy = x2 - x1, y2 - y1
     t = min((W / 2 + pad) / abs(dx) if dx else 1e9, (H / 2 + pad) / abs(dy) if dy else 1e9)
     return x1 + t * dx, y1 + t * dy
+
+def best_method(results=None) -> str|None:
+    ("The method with the highest lower bound under the independent judge, from the saved results "
+     "(bench/results/: eval_demo.json, best_of_n.json, methods.json), as one line; None when nothing is saved.")
+    import json
+    from rlnb.evaluation import method_rows
+    d = Path(results) if results else Path(__file__).resolve().parent.parent/'bench'/'results'
+    read = lambda n: json.loads((d/n).read_text()) if (d/n).exists() else None
+    rows = [r for r in method_rows(read('eval_demo.json'), read('best_of_n.json'), read('methods.json'))
+            if 'judge' in r['judges']]
+    if not rows: return None
+    r = max(rows, key=lambda r: r['judges']['judge']['win_rate_ci'][0]); v = r['judges']['judge']
+    date = max((m.get('date') or '' for m in (read('methods.json') or {}).get('methods', {}).values()), default='')[:10]
+    return (f"Best on the demo run: {r['method']} wins {v['win_rate']:.3f} [{v['win_rate_ci'][0]:.3f}, "
+            f"{v['win_rate_ci'][1]:.3f}] of held-out prompts against SmolLM2 under the independent judge "
+            f"(95 % CI; bench/results/, {date}; every method: README, 08_evaluation)")
 
 def draw(path='nbs/images/pipeline_map.png'):
     fig, ax = plt.subplots(figsize=(17.5, 6.2))
@@ -47,6 +65,8 @@ def draw(path='nbs/images/pipeline_map.png'):
     ax.text(-0.6, 5.75, 'Each stage reads only what is to its left; a run writes everything under models/<agent>/v<N>/ '
             '(config.json, metrics.json, plots/ and the folders shown). 99_pipeline runs the stages from a recipe.',
             fontsize=9.5, ha='left', color='#222')
+    if best := best_method():
+        ax.text(-0.6, 5.38, best, fontsize=9.5, ha='left', color='#1e6b30', weight='bold')
     ax.set_xlim(-0.9, 16.4); ax.set_ylim(-0.4, 5.9); ax.axis('off')
     fig.tight_layout(); Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=80)
     return path

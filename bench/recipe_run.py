@@ -1,0 +1,59 @@
+"""A recipe's own measured time and result: run it end to end in a new run folder, as `make demo RECIPE=...` does,
+and save each stage's seconds and peak memory, the whole wall time and the evaluation's headline per policy.
+
+    .venv/bin/python bench/recipe_run.py data/recipes/chitchat_best.yaml          # run it and print the summary
+    .venv/bin/python bench/recipe_run.py data/recipes/chitchat_best.yaml --save   # ... and write bench/results/recipe_<name>.json
+    .venv/bin/python bench/recipe_run.py --smoke                                   # a toy recipe on tiny models
+
+`rlnb.pipeline.recipe_summary` reads the saved file (99_pipeline and the README render it)."""
+import json, subprocess, sys, time
+from datetime import datetime, timezone
+from pathlib import Path
+
+RESULTS = Path(__file__).parent/'results'
+
+def main(recipe, save:bool=False, root=None, name:str|None=None):
+    from rlnb.core import cpu_line, repo_dir, peak_rss_mb
+    from rlnb.pipeline import run_pipeline, load_recipe
+    name = name or Path(recipe).stem
+    print(cpu_line(), flush=True)
+    t = time.perf_counter()
+    r = run_pipeline(load_recipe(recipe), root=root)
+    wall = time.perf_counter() - t
+    stages = {k: {'seconds': m['seconds'], 'peak_rss_mb': m.get('peak_rss_mb')} for k, m in r.metrics.items()}
+    headline = {p: v['headline'] for s in r.metrics.values() for p, v in s.items()
+                if isinstance(v, dict) and 'headline' in v}
+    row = {'recipe': str(recipe), 'run': f'{r.path.parent.name}/{r.path.name}', 'wall_s': round(wall, 1),
+           'stages_s': round(sum(s['seconds'] for s in stages.values()), 1), 'stages': stages, 'headline': headline,
+           'peak_rss_mb': round(peak_rss_mb()), 'cpu': cpu_line(),
+           'date': datetime.now(timezone.utc).isoformat(timespec='seconds'),
+           'commit': subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
+                                    cwd=repo_dir()).stdout.strip() or None}
+    print(json.dumps({k: row[k] for k in ('recipe', 'run', 'wall_s', 'stages_s')}))
+    for k, s in stages.items(): print(f"  {k:>16}: {s['seconds']:8.1f} s")
+    if save:
+        out = RESULTS/f'recipe_{name}.json'; out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(row, indent=1) + '\n'); print('saved', out)
+    return row
+
+def smoke():
+    "A toy recipe (a toy run's stages, the tiny reward model, judge and policy, one on-policy round), saved to a temporary folder."
+    global RESULTS
+    from _smoke import smoke_home
+    home = smoke_home(); RESULTS = home/'results'
+    lines = [dict(prompt=f'q{i % 5}', response=f'answer {i}', rating=1 + (i // 5) % 5) for i in range(40)]
+    (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
+    db = str(home/'fb.db')
+    recipe = dict(agent='toy', seed=0, stages=[
+        dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4),
+        dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None),
+        dict(stage='dpo_on_policy', preset='tiny', rounds=1),
+        dict(stage='evaluate', policies=['dpo_on_policy'], n_prompts=4, ood_prompts=0, max_new_tokens=4)])
+    row = main(recipe, save=True, root=home/'models', name='smoke')
+    saved = json.loads((RESULTS/'recipe_smoke.json').read_text())
+    assert list(saved['stages']) == [s['stage'] for s in recipe['stages']], saved['stages']
+    assert set(saved['headline']) == {'dpo_on_policy'} and saved['wall_s'] >= saved['stages_s'] * 0.9, saved
+
+if __name__ == '__main__':
+    if '--smoke' in sys.argv: smoke(); sys.exit()
+    main(sys.argv[1], '--save' in sys.argv)
