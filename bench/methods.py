@@ -15,7 +15,7 @@ RESULTS = Path(__file__).parent/'results'/'methods.json'
 STEPS = 14   # GRPO/RLOO steps of 16 answers: about the demo DPO stage's CPU time (the saved rows hold the time)
 METHODS = {   # name: the stage and its options; `out` keeps each method's folder apart from the demo's own stages
     'dpo_on_policy': dict(stage='dpo_on_policy', preset='cpu', dpo='cpu_bf16', rounds=2, prompts_per_round=128, samples=4),
-    # at about the demo DPO stage's CPU time: one round of 48 prompts
+    # a smaller budget, within the demo DPO stage's time: one round of 48 prompts
     'dpo_on_policy_budget': dict(stage='dpo_on_policy', out='dpo_on_policy_budget', preset='cpu', dpo='cpu_bf16', rounds=1,
                                  prompts_per_round=48, samples=4),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
@@ -54,6 +54,9 @@ def main(run:str, name:str, save:bool=False):
         RESULTS.parent.mkdir(exist_ok=True); RESULTS.write_text(json.dumps(allr, indent=1) + '\n'); print('saved', RESULTS)
         from rlnb.evaluation import plot_saved_methods
         plot_saved_methods(FIGURE, RESULTS.parent); print('drew', FIGURE)
+        if not SMOKE:   # the pipeline map names the best saved method
+            sys.path.insert(0, str(Path(__file__).resolve().parent.parent/'tools'))
+            import pipeline_map; print('drew', pipeline_map.draw(FIGURE.parent/'pipeline_map.png'))
     return row
 
 def smoke():

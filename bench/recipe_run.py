@@ -48,11 +48,13 @@ def smoke():
         dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4),
         dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None),
         dict(stage='dpo_on_policy', preset='tiny', rounds=1),
-        dict(stage='evaluate', policies=['dpo_on_policy'], n_prompts=4, ood_prompts=0, max_new_tokens=4)])
+        dict(stage='evaluate', policies=['dpo_on_policy'], n_prompts=4, ood_prompts=0, max_new_tokens=4),
+        dict(stage='export', source='dpo_on_policy', quantization=['q8_0'], question='hi')])
     row = main(recipe, save=True, root=home/'models', name='smoke')
     saved = json.loads((RESULTS/'recipe_smoke.json').read_text())
     assert list(saved['stages']) == [s['stage'] for s in recipe['stages']], saved['stages']
-    assert set(saved['headline']) == {'dpo_on_policy'} and saved['wall_s'] >= saved['stages_s'] * 0.9, saved
+    assert set(saved['headline']) == {'dpo_on_policy'} and saved['headline']['dpo_on_policy']['judge']['prompts'] == 4, saved
+    assert all(s['seconds'] > 0 for s in saved['stages'].values()) and saved['wall_s'] >= max(s['seconds'] for s in saved['stages'].values())
 
 if __name__ == '__main__':
     if '--smoke' in sys.argv: smoke(); sys.exit()

@@ -802,7 +802,7 @@ def method_rows(evaluation:dict|None,       # a run's saved evaluation (`bench/r
     return rows
 
 _METHOD_NAMES = {'dpo': 'DPO', 'ppo': 'PPO', 'dpo_on_policy': 'DPO on-policy',
-                 'dpo_on_policy_budget': "DPO on-policy at DPO's time", 'grpo': 'GRPO', 'rloo': 'RLOO'}
+                 'dpo_on_policy_budget': 'DPO on-policy, one round', 'grpo': 'GRPO', 'rloo': 'RLOO'}
 
 def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
     ("Markdown of `method_rows`: one line per method, per judge (the independent one first) the win rate and the "

@@ -84,6 +84,11 @@ def _stage_lines(text:str) -> list:
     return []
 
 # %% ../nbs/99_pipeline.ipynb #ea150d9f
+_RUN_FOLDERS = {'datasets', 'eval', 'plots', 'gguf', 'best_of_n', 'reward', 'judge', 'dpo', 'ppo', 'grpo', 'rloo',
+                'dpo_on_policy'}   # what the stages write in a run folder by default
+_OWN_FOLDERS = {'ppo': {'ppo', 'grpo', 'rloo'}}   # a stage's own default folders (else: its name)
+_CHOICES = {('ppo', 'prompt_set'): ('pairs', 'turns')}   # options with a fixed set of values
+
 def _check_stage(s:dict, where:str):
     "Every option known to its stage, of the right type; output folders inside the run folder."
     import difflib
@@ -103,6 +108,10 @@ def _check_stage(s:dict, where:str):
             )
         if k == 'out' and (Path(str(v)).is_absolute() or '..' in Path(str(v)).parts):
             raise ValueError(f"{where}: out: {v!r} must be a folder inside the run folder (relative, no '..')")
+        if k == 'out' and (taken := _RUN_FOLDERS - _OWN_FOLDERS.get(s['stage'], {s['stage']})) and str(v) in taken:
+            raise ValueError(f"{where}: out: {v!r} is a folder another stage writes in the run; name another one")
+        if (choices := _CHOICES.get((s['stage'], k))) and v not in choices:
+            raise ValueError(f"{where}: option {k!r} of stage {s['stage']!r} must be one of {', '.join(map(repr, choices))}, got {v!r}")
 
 # %% ../nbs/99_pipeline.ipynb #882707d2
 def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
@@ -128,6 +137,7 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
         raise ValueError(f"{src}: system must be a string (the deployment's system message), got {recipe['system']!r}")
     stages = recipe.get('stages')
     if not stages or not isinstance(stages, list): raise ValueError("Recipe has no 'stages' list.")
+    keys = set()
     for i, s in enumerate(stages):
         where = f"{src}:{lines[i]}" if i < len(lines) else f"{src}, stage #{i+1}"
         if not isinstance(s, dict) or 'stage' not in s:
@@ -137,6 +147,9 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
                 f"{where}: stage #{i+1} {s['stage']!r} is unknown; known stages: {', '.join(sorted(STAGES))}."
             )
         _check_stage(s, where)
+        if (key := s.get('key', s['stage'])) in keys:
+            raise ValueError(f"{where}: a second stage with key {key!r} would be skipped as done; give it its own `key:`")
+        keys.add(key)
     return recipe
 
 # %% ../nbs/99_pipeline.ipynb #4e2af06c
@@ -385,6 +398,8 @@ def policy_path(run:Run, name:str) -> Path:
     ("Where the stage `name` of a run leaves its policy's adapter (`POLICIES`); any other name is a stage's `out` "
      "folder inside the run, holding `adapter/` or `policy/`.")
     if name in POLICIES: return run.path/POLICIES[name]
+    if not isinstance(name, str) or Path(name).name != name or name in ('', '.', '..'):
+        raise ValueError(f"a policy is a name ({', '.join(POLICIES)} or a stage's `out` folder), got {name!r}")
     for sub in ('adapter', 'policy'):
         if (run.path/name/sub/'adapter_config.json').exists(): return run.path/name/sub
     raise ValueError(f"a run's policies are {', '.join(POLICIES)} or a stage's `out` folder holding adapter/ or "
@@ -433,7 +448,7 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
 @stage('ppo', config=PPOConfig)
 def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
               out: str|None = None,  # the folder in the run; None: the algorithm's name (ppo/, grpo/, rloo/)
-              prompt_set: str = 'pairs',  # 'pairs': the training pairs' distinct prompts; 'turns': `train_prompt_set`
+              prompt_set: str = 'pairs',  # 'pairs': the training pairs' distinct prompts; 'turns': `train_prompt_set` (1024 unless max_prompts)
               **overrides) -> dict:
     ("RL from the run's reward model on the run's training prompts (`algorithm`: ppo, grpo or rloo); reports reward "
      "and KL per step and the timings.")
@@ -444,7 +459,7 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     if prompt_set not in ('pairs', 'turns'): raise ValueError(f"prompt_set must be 'pairs' or 'turns', got {prompt_set!r}")
     if prompt_set == 'turns':   # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
         from rlnb.evaluation import train_prompt_set
-        prompts = train_prompt_set(run.path, max_prompts or 1024, cfg.seed)
+        prompts = train_prompt_set(run.path, max_prompts or 1024, run.recipe.get('seed', 0))
     else: prompts = list(dict.fromkeys(prompt_text(p) for p in _datasets(run)['pairs']['train']['prompt']))[:max_prompts]
     res = train_rl(None, None, prompts, reward_model_fn(_reward_model(run)), cfg, out)
     plot_ppo(res.history, path=out/'plots'/f'{algorithm}.png')
@@ -517,7 +532,7 @@ def _validity_line(v:dict) -> str:
 @stage('evaluate', config=EvalConfig)
 def evaluate_stage(
     run: Run,
-    policies: list = ('dpo', 'ppo'),
+    policies: list | None = None,      # None: every policy the run has trained (`POLICIES` holding an adapter)
     judges: list = ('judge', 'reward'),
     n_prompts: int | None = None,      # in-distribution prompts; None: sized so a true `target_win_rate` shows (80 % power)
     target_win_rate: float = 0.58,
@@ -550,10 +565,12 @@ def evaluate_stage(
              f"to see a true win rate of {target_win_rate}), {len(ood['prompts'])} out-of-distribution openers; "
              f"{max_new_tokens} new tokens, temperature {temperature}, top-p {top_p}, repetition penalty {repetition_penalty}, "
              f"system message {system!r}.", '']
+    if policies is None: policies = [n for n in POLICIES if (policy_path(run, n)/'adapter_config.json').exists()]
     for name in policies:
         path = policy_path(run, name)
         if not (path/'adapter_config.json').exists():
-            print(f"    {name}: no adapter in {path}, skipped"); continue
+            raise FileNotFoundError(f"{path} holds no adapter: run the stage that trains {name!r} before 'evaluate', "
+                                    "or leave it out of `policies`")
         rep = evaluate_policy(path, ind['prompts'], J, clusters=ind['clusters'],
                               output=run.path/'eval'/f'{name}.json', **kw)
         rep_ood = evaluate_policy(path, ood['prompts'], J, output=run.path/'eval'/f'{name}_ood.json',

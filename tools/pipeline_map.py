@@ -43,7 +43,9 @@ def best_method(results=None) -> str|None:
             if 'judge' in r['judges']]
     if not rows: return None
     r = max(rows, key=lambda r: r['judges']['judge']['win_rate_ci'][0]); v = r['judges']['judge']
-    date = max((m.get('date') or '' for m in (read('methods.json') or {}).get('methods', {}).values()), default='')[:10]
+    from rlnb.evaluation import _METHOD_NAMES
+    saved = {_METHOD_NAMES.get(k, k): m for k, m in (read('methods.json') or {}).get('methods', {}).items()}
+    date = (saved.get(r['method'], read('best_of_n.json') or {}).get('date') or '')[:10]
     return (f"Best on the demo run: {r['method']} wins {v['win_rate']:.3f} [{v['win_rate_ci'][0]:.3f}, "
             f"{v['win_rate_ci'][1]:.3f}] of held-out prompts against SmolLM2 under the independent judge "
             f"(95 % CI; bench/results/, {date}; every method: README, 08_evaluation)")
