@@ -39,13 +39,9 @@ def main(recipe, save:bool=False, root=None, name:str|None=None):
 def smoke():
     "A toy recipe (a toy run's stages, the tiny reward model, judge and policy, one on-policy round), saved to a temporary folder."
     global RESULTS
-    from _smoke import smoke_home
+    from _smoke import smoke_home, toy_stages
     home = smoke_home(); RESULTS = home/'results'
-    lines = [dict(prompt=f'q{i % 5}', response=f'answer {i}', rating=1 + (i // 5) % 5) for i in range(40)]
-    (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
-    db = str(home/'fb.db')
-    recipe = dict(agent='toy', seed=0, stages=[
-        dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4),
+    recipe = dict(agent='toy', seed=0, stages=toy_stages(home) + [
         dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None),
         dict(stage='dpo_on_policy', preset='tiny', rounds=1),
         dict(stage='evaluate', policies=['dpo_on_policy'], n_prompts=4, ood_prompts=0, max_new_tokens=4),

@@ -19,9 +19,9 @@ __all__ = ['MIN_AB_UNITS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJud
            'load_policy_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport', 'EvalConfig',
            'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'best_of_n_kl', 'answer_pool', 'best_of_n',
            'best_of_n_report', 'best_of_n_table', 'ranking_agreement', 'draws_win_rate', 'best_of_n_vs_draws',
-           'method_rows', 'methods_table', 'plot_methods', 'plot_saved_methods', 'compare_items', 'human_outcomes',
-           'assign_variant', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts', 'topic_turns',
-           'train_prompt_set', 'eval_prompt_set', 'judge_validity', 'read_prompt_file', 'evaluate_cli']
+           'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows', 'plot_saved_methods', 'compare_items',
+           'human_outcomes', 'assign_variant', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts',
+           'topic_turns', 'train_prompt_set', 'eval_prompt_set', 'judge_validity', 'read_prompt_file', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #0b510242
 def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
@@ -846,15 +846,17 @@ def plot_methods(rows:list[dict], judges:tuple = ('judge', 'reward'), path=None,
     return fig
 
 # %% ../nbs/08_evaluation.ipynb #0e00ab23
-def plot_saved_methods(path=None, results=None):
-    ("`plot_methods` of the saved results (`bench/results/`: eval_demo.json, best_of_n.json, methods.json): the "
-     "figure the README shows, written to `path` (`bench/best_of_n.py --save` and `bench/methods.py --save` redraw "
-     "nbs/images/methods.png).")
+def saved_method_rows(results=None) -> list[dict]:
+    "`method_rows` of the saved results in `results` (default `bench/results/`: eval_demo.json, best_of_n.json, methods.json)."
     from rlnb.core import bench_results
     d = Path(results) if results else bench_results()
     read = lambda n: json.loads((d/n).read_text()) if (d/n).exists() else None
-    rows = method_rows(read('eval_demo.json'), read('best_of_n.json'), read('methods.json'))
-    return plot_methods(rows, path=path, title='win rate over SmolLM2 on held-out chitchat prompts (sampled), 95 % CI')
+    return method_rows(read('eval_demo.json'), read('best_of_n.json'), read('methods.json'))
+
+def plot_saved_methods(path=None, results=None):
+    ("`plot_methods` of `saved_method_rows(results)`: the figure the README shows, written to `path` "
+     "(`bench/best_of_n.py --save` and `bench/methods.py --save` redraw nbs/images/methods.png).")
+    return plot_methods(saved_method_rows(results), path=path, title='win rate over SmolLM2 on held-out chitchat prompts (sampled), 95 % CI')
 
 # %% ../nbs/08_evaluation.ipynb #d771a150
 def compare_items(report:EvalReport, mode:str='greedy') -> list[dict]:

@@ -84,8 +84,7 @@ def _stage_lines(text:str) -> list:
     return []
 
 # %% ../nbs/99_pipeline.ipynb #ea150d9f
-_RUN_FOLDERS = {'datasets', 'eval', 'plots', 'gguf', 'best_of_n', 'reward', 'judge', 'dpo', 'ppo', 'grpo', 'rloo',
-                'dpo_on_policy'}   # what the stages write in a run folder by default
+_RUN_FOLDERS = {'datasets', 'eval', 'plots', 'gguf', 'best_of_n', 'reward', 'judge'}   # besides the policies' folders
 _OWN_FOLDERS = {'ppo': {'ppo', 'grpo', 'rloo'}}   # a stage's own default folders (else: its name)
 _CHOICES = {('ppo', 'prompt_set'): ('pairs', 'turns')}   # options with a fixed set of values
 
@@ -108,7 +107,8 @@ def _check_stage(s:dict, where:str):
             )
         if k == 'out' and (Path(str(v)).is_absolute() or '..' in Path(str(v)).parts):
             raise ValueError(f"{where}: out: {v!r} must be a folder inside the run folder (relative, no '..')")
-        if k == 'out' and (taken := _RUN_FOLDERS - _OWN_FOLDERS.get(s['stage'], {s['stage']})) and str(v) in taken:
+        taken = (_RUN_FOLDERS | {p.split('/')[0] for p in POLICIES.values()}) - _OWN_FOLDERS.get(s['stage'], {s['stage']})
+        if k == 'out' and str(v) in taken:
             raise ValueError(f"{where}: out: {v!r} is a folder another stage writes in the run; name another one")
         if (choices := _CHOICES.get((s['stage'], k))) and v not in choices:
             raise ValueError(f"{where}: option {k!r} of stage {s['stage']!r} must be one of {', '.join(map(repr, choices))}, got {v!r}")
@@ -456,7 +456,7 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     cfg = PPOConfig.make(preset, **overrides)
     algorithm = cfg.algorithm
     out = run.path/(out or algorithm)
-    if prompt_set not in ('pairs', 'turns'): raise ValueError(f"prompt_set must be 'pairs' or 'turns', got {prompt_set!r}")
+    if prompt_set not in _CHOICES[('ppo', 'prompt_set')]: raise ValueError(f"prompt_set must be 'pairs' or 'turns', got {prompt_set!r}")
     if prompt_set == 'turns':   # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
         from rlnb.evaluation import train_prompt_set
         prompts = train_prompt_set(run.path, max_prompts or 1024, run.recipe.get('seed', 0))

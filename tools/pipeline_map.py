@@ -34,21 +34,18 @@ def _edge(x1, y1, x2, y2, pad=0.08):
 
 def best_method(results=None) -> str|None:
     ("The method with the highest lower bound under the independent judge, from the saved results "
-     "(bench/results/: eval_demo.json, best_of_n.json, methods.json), as one line; None when nothing is saved.")
+     "(`rlnb.evaluation.saved_method_rows`), as one line; None when nothing is saved.")
     import json
-    from rlnb.evaluation import method_rows
-    d = Path(results) if results else Path(__file__).resolve().parent.parent/'bench'/'results'
-    read = lambda n: json.loads((d/n).read_text()) if (d/n).exists() else None
-    rows = [r for r in method_rows(read('eval_demo.json'), read('best_of_n.json'), read('methods.json'))
-            if 'judge' in r['judges']]
+    from rlnb.core import bench_results
+    from rlnb.evaluation import saved_method_rows, _METHOD_NAMES
+    rows = [r for r in saved_method_rows(results) if 'judge' in r['judges']]
     if not rows: return None
     r = max(rows, key=lambda r: r['judges']['judge']['win_rate_ci'][0]); v = r['judges']['judge']
-    from rlnb.evaluation import _METHOD_NAMES
-    saved = {_METHOD_NAMES.get(k, k): m for k, m in (read('methods.json') or {}).get('methods', {}).items()}
-    date = (saved.get(r['method'], read('best_of_n.json') or {}).get('date') or '')[:10]
+    f = Path(results or bench_results())/'methods.json'
+    dates = {_METHOD_NAMES.get(k, k): m.get('date') for k, m in (json.loads(f.read_text()) if f.exists() else {}).get('methods', {}).items()}
     return (f"Best on the demo run: {r['method']} wins {v['win_rate']:.3f} [{v['win_rate_ci'][0]:.3f}, "
             f"{v['win_rate_ci'][1]:.3f}] of held-out prompts against SmolLM2 under the independent judge "
-            f"(95 % CI; bench/results/, {date}; every method: README, 08_evaluation)")
+            f"(95 % CI; bench/results/, {(dates.get(r['method']) or '')[:10]}; every method: README, 08_evaluation)")
 
 def draw(path='nbs/images/pipeline_map.png'):
     fig, ax = plt.subplots(figsize=(17.5, 6.2))
