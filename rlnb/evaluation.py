@@ -16,12 +16,13 @@ from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts
 
 # %% auto #0
 __all__ = ['MIN_AB_UNITS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
-           'load_policy_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport', 'EvalConfig',
-           'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'best_of_n_kl', 'answer_pool', 'best_of_n',
-           'best_of_n_report', 'best_of_n_table', 'ranking_agreement', 'draws_win_rate', 'best_of_n_vs_draws',
-           'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows', 'plot_saved_methods', 'compare_items',
-           'human_outcomes', 'assign_variant', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts',
-           'topic_turns', 'train_prompt_set', 'eval_prompt_set', 'judge_validity', 'read_prompt_file', 'evaluate_cli']
+           'load_policy_pair', 'plain_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport',
+           'EvalConfig', 'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'best_of_n_kl',
+           'answer_pool', 'best_of_n', 'best_of_n_report', 'best_of_n_table', 'ranking_agreement', 'draws_win_rate',
+           'best_of_n_vs_draws', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows',
+           'plot_saved_methods', 'compare_items', 'human_outcomes', 'assign_variant', 'ABTest', 'arrival_ns',
+           'ab_report', 'simulate_ab', 'heldout_prompts', 'topic_turns', 'train_prompt_set', 'eval_prompt_set',
+           'judge_validity', 'read_prompt_file', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #0b510242
 def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
@@ -145,6 +146,15 @@ def load_policy_pair(policy, base=None):
     names['base'] = names['base'] or ('adapters disabled' if base is None else type(base).__name__)
     return policy.eval(), base, tok, names
 
+def plain_pair(policy):
+    ("An adapter policy as two plain models for answering: a copy with the adapter merged into its weights, and a "
+     "copy of the base with the adapter removed (`policy` itself is left as it was). Their outputs equal the "
+     "adapter's with it on and off, up to float rounding; answering skips the adapter layers (9 % of a policy's "
+     "sampled answer time on 2 cores). Costs two models' memory.")
+    import copy
+    if not hasattr(policy, 'merge_and_unload'): raise TypeError(f"not an adapter (PEFT) model: {type(policy).__name__}")
+    return copy.deepcopy(policy).merge_and_unload().eval(), copy.deepcopy(policy).unload().eval()
+
 def _check_same_arch(a, b):
     "Raise when two models (configs or folders) cannot be policy and base of each other."
     from transformers import AutoConfig
@@ -161,6 +171,21 @@ def _check_same_arch(a, b):
         )
 
 # %% ../nbs/08_evaluation.ipynb #c126f953
+_NUCLEUS_K = 256   # the nucleus is looked for among the top 256 tokens first; a full sort only when it is wider
+
+def _nucleus(probs, top_p:float):
+    ("`probs` with everything outside each row's top-p nucleus zeroed: the smallest set of most likely tokens whose "
+     "mass reaches `top_p`. The same set a full sort gives, found among the top `_NUCLEUS_K` (a sort of the whole "
+     "vocabulary at every step was a sixth of a sampled answer's time on 2 cores); when some row's nucleus is wider, "
+     "the full sort.")
+    import torch
+    k = min(_NUCLEUS_K, probs.shape[-1])
+    p, i = probs.topk(k, -1)                                         # largest first
+    if k < probs.shape[-1] and not bool(((p.cumsum(-1) - p)[:, -1] > top_p).all()):
+        p, i = probs.sort(-1, descending=True)                       # some row's nucleus is wider than the top k
+    drop = (p.cumsum(-1) - p) > top_p                                # keep the smallest prefix reaching top_p
+    return torch.zeros_like(probs).scatter(-1, i, p.masked_fill(drop, 0))
+
 def _next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=None, penalty:float=1.0):
     ("Greedy, or a sample from softmax(logits / T) restricted to the top-p nucleus; tokens in `seen` (B, V) get the "
      "repetition penalty first (positive logits divided by it, negative ones multiplied, as llama.cpp and transformers "
@@ -170,10 +195,7 @@ def _next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=Non
         logits = torch.where(seen, torch.where(logits > 0, logits / penalty, logits * penalty), logits)
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)
-    if top_p < 1:
-        p, i = probs.sort(-1, descending=True)
-        drop = (p.cumsum(-1) - p) > top_p                              # keep the smallest prefix reaching top_p
-        probs = torch.zeros_like(probs).scatter(-1, i, p.masked_fill(drop, 0))
+    if top_p < 1: probs = _nucleus(probs, top_p)
     return torch.multinomial(probs, 1)[:, 0]
 
 def decode(model, tok,
@@ -185,9 +207,12 @@ def decode(model, tok,
            system: str | None = None,      # a system message for every prompt (else the chat template's default)
            max_prompt_length: int = 1024,
            repetition_penalty: float = 1.0,   # > 1 discourages tokens the answer already holds (never EOS)
+           logprobs: bool = False,         # also keep each step's log-softmax (B, T, V): `path_kl` needs no policy pass
           ) -> dict:
     ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the time "
-     "follows the answers' own lengths, not the longest one's. Same keys as `rlnb.ppo.sample`.")
+     "follows the answers' own lengths, not the longest one's. Same keys as `rlnb.ppo.sample`; with `logprobs`, "
+     "also the model's log-softmax at `temperature` (1 when greedy) before the penalty and the nucleus, at every "
+     "answer position (zeros after an answer's end).")
     import torch
     from rlnb.core import render_chat
     dev = next(model.parameters()).device
@@ -201,10 +226,12 @@ def decode(model, tok,
     seen = None
     if repetition_penalty != 1.0:                # the tokens each answer holds so far (EOS ends it, so never in)
         seen = torch.zeros(B, model.config.vocab_size, dtype=torch.bool, device=dev)
+    lps = torch.zeros(B, max_new_tokens, model.config.vocab_size, device=dev) if logprobs else None
     with torch.no_grad():
         for t in range(max_new_tokens):
             o = model(input_ids=x, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=True,
                       logits_to_keep=1)
+            if lps is not None: lps[live, t] = (o.logits[:, -1].float() / (temperature if do_sample else 1.0)).log_softmax(-1)
             cache, nxt = o.past_key_values, _next_token(o.logits[:, -1].float(), do_sample, temperature, top_p, seen,
                                                         repetition_penalty)
             out[live, t], T = nxt, t + 1
@@ -223,6 +250,7 @@ def decode(model, tok,
     return dict(
         ids=torch.cat([enc['input_ids'], resp], 1), attn=torch.cat([enc['attention_mask'], mask.long()], 1),
         mask=mask, n_prompt=P, has_eos=is_eos.any(-1), completion_ids=completion_ids,
+        **({'logprobs': lps[:, :max(T, 1)]} if lps is not None else {}),
         responses=tok.batch_decode([c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids],
                                    skip_special_tokens=True))
 
@@ -247,6 +275,7 @@ def path_kl(model, ids, attn, n_prompt:int, mask,
             temperature: float = 1.0,
             base=None,          # the base model; None: `model` with its adapters disabled
             rows: int = 8,      # answers per forward pass (the full-vocabulary tensors are rows x T x V floats)
+            logprobs=None,      # the policy's log-softmax (B, >= T, V) from `decode(logprobs=True)`: no policy pass
            ) -> list[float]:
     ("KL(policy_T ‖ base_T) per answer: the exact KL between the two models' next-token distributions at temperature "
      "T, summed over the answer's positions. Exact at each position, so it is ≥ 0 and does not depend on how the "
@@ -259,7 +288,7 @@ def path_kl(model, ids, attn, n_prompt:int, mask,
             idx = order[i:i + rows]
             L = max(int(lengths[idx].max()), 1)
             x, a, mk = ids[idx, :n_prompt + L], attn[idx, :n_prompt + L], mask[idx, :L]
-            lp = _answer_logprobs(model, x, a, n_prompt, temperature)
+            lp = logprobs[idx, :L] if logprobs is not None else _answer_logprobs(model, x, a, n_prompt, temperature)
             if base is not None: lq = _answer_logprobs(base, x, a, n_prompt, temperature)
             else:
                 with model.disable_adapter(): lq = _answer_logprobs(model, x, a, n_prompt, temperature)
@@ -289,14 +318,14 @@ def generate_answers(
     for i in range(0, len(prompts), batch_size):
         torch.manual_seed(seed + i)
         s = decode(model, tok, prompts[i:i + batch_size], max_new_tokens, do_sample, temperature, top_p, system,
-                   repetition_penalty=repetition_penalty)
+                   repetition_penalty=repetition_penalty, logprobs=out.kl is not None)
         eos = s['has_eos'].tolist()
         out.texts += [t.strip() for t in s['responses']]
         out.has_eos += eos
         out.n_tokens += [len(c) - int(e) for c, e in zip(s['completion_ids'], eos)]
         if out.kl is not None:
             out.kl += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'],
-                              temperature if do_sample else 1.0, base=base)
+                              temperature if do_sample else 1.0, base=base, logprobs=s['logprobs'])
     return out
 
 # %% ../nbs/08_evaluation.ipynb #992bed2f
@@ -518,9 +547,11 @@ def evaluate_policy(
                 clusters=len(set(clusters)) if clusters is not None else None,
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
     report = EvalReport(meta=meta)
+    ans_m, ans_b = plain_pair(model) if base_m is None else (model, base_m)   # answer without the adapter layers
     for mode in modes:
-        report.modes[mode], meta['timings'][mode] = _eval_mode(model, base_m, tok, prompts, mode, judges, cfg.conf, cfg.tie,
+        report.modes[mode], meta['timings'][mode] = _eval_mode(ans_m, ans_b, tok, prompts, mode, judges, cfg.conf, cfg.tie,
                                                                validate, clusters, cache, names['base'], **kw)
+    del ans_m, ans_b
     if pairs is not None and len(pairs):
         if base_m is not None:
             raise ValueError("held-out pair accuracy needs an adapter policy (reference = adapters disabled)")

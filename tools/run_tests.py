@@ -14,8 +14,18 @@ SIGSEGV)`, `... (timed out after 900 s)`), and the other notebooks still run; th
     python tools/run_tests.py --path nbs/07_export.ipynb --timeout 600
     python tools/run_tests.py --save                  # also write each notebook back WITH the outputs of the cells it ran
                                                       # (`make outputs`), so the web view shows tables and figures
+    python tools/run_tests.py --jobs 1                # one notebook at a time (default: min(cores, 2) at once, below)
+
+Notebooks run `--jobs` at a time (default `min(cores, 2)`), as
+`nbdev_test` runs them in parallel: the fast tests use tiny models, so most of a notebook's time is one Python thread,
+and a 2-core machine sat half idle running them one by one. With more than one job, each notebook's torch, OpenMP
+and MKL get `cores // jobs` threads and OpenMP threads sleep when they wait (OMP_WAIT_POLICY=PASSIVE: spinning threads
+of two processes on two cores slowed llama.cpp by orders of magnitude in bench/). The longest notebooks start first:
+by the last run's times (kept in `models/.cache/test_times.json`), else the highest-numbered first (the benchmarks
+and the pipeline, the longest ones).
 """
 import argparse, json, os, re, shutil, signal, subprocess, sys, tempfile, time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 WATCHED = ('models', 'data')   # a test may not leave anything new or changed here (models/.cache excepted)
@@ -124,12 +134,13 @@ def temp_home(cache:Path) -> Path:
     return home
 
 def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path, save:bool=False, repo:Path|None=None,
-                 cache:Path|None=None) -> tuple[bool, float, str]:
+                 cache:Path|None=None, threads:int|None=None) -> tuple[bool, float, str]:
     ("Test `nb` in a child process (its own process group, so a timeout kills whatever it started) under a temporary "
      "RLNB_HOME, and fail it if it left anything new in the project's `models/` or `data/`; `(ok, secs, why)`.")
     t0 = time.time()
     home = temp_home(cache) if cache else None
     env = {**os.environ, 'PYTHONFAULTHANDLER': '1'}       # a native crash prints the Python stack that led to it
+    if threads: env.update({k: str(threads) for k in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS')}, OMP_WAIT_POLICY='PASSIVE')
     if home: env['RLNB_HOME'] = str(home)
     before = snapshot(repo) if repo else {}
     p = subprocess.Popen([sys.executable, __file__, '--one', str(nb), '--flags', flags] + (['--save'] if save else []), cwd=cwd, env=env, start_new_session=True)
@@ -152,6 +163,7 @@ def main():
     ap.add_argument('--path', default=None, help='a notebook, folder or glob (default: every notebook in nbs/)')
     ap.add_argument('--timeout', type=float, default=None, help='seconds per notebook (default 900; 3600 with the slow flag)')
     ap.add_argument('--save', action='store_true', help="write each notebook back with the outputs of the cells it ran")
+    ap.add_argument('--jobs', type=int, default=None, help='notebooks at once (default: min(cores, 2))')
     ap.add_argument('--clean-saved', action='store_true', help="only clean the saved outputs of every notebook (paths, trainer logs)")
     ap.add_argument('--one', help=argparse.SUPPRESS)     # child mode
     args = ap.parse_args()
@@ -171,11 +183,25 @@ def main():
     repo = Path(cfg.config_path)
     cache = Path(os.environ.get('RLNB_HOME') or repo).expanduser()/'models'/'.cache'   # converted models, shared by every notebook
     cache.mkdir(parents=True, exist_ok=True)
-    results, t0 = [], time.time()
-    for f in files:
-        ok, secs, why = run_isolated(f, args.flags, timeout, Path(cfg.nbs_path), args.save, repo, cache.resolve())
-        results.append(ok)
-        print(f"{'ok  ' if ok else 'FAIL'} {f.name:<28} {secs:7.1f} s" + ('' if ok else f"  ({why})"), flush=True)
+    jobs = max(1, min(args.jobs or min(os.cpu_count() or 1, 2), len(files)))
+    threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
+    times_file = cache/'test_times.json'
+    try: last = json.loads(times_file.read_text())
+    except (OSError, ValueError): last = {}
+    order = sorted(files, key=lambda f: (-last.get(f.name, 0), [-ord(ch) for ch in f.name]))   # longest (or last-numbered) first
+    results, secs_by, t0 = [], {}, time.time()
+    with ThreadPoolExecutor(jobs) as pool:
+        futs = {pool.submit(run_isolated, f, args.flags, timeout, Path(cfg.nbs_path), args.save, repo, cache.resolve(),
+                            threads): f for f in order}
+        for fut in as_completed(futs):
+            f = futs[fut]; ok, secs, why = fut.result()
+            results.append(ok); secs_by[f.name] = round(secs, 1)
+            print(f"{'ok  ' if ok else 'FAIL'} {f.name:<28} {secs:7.1f} s" + ('' if ok else f"  ({why})"), flush=True)
+    if not args.path and not args.flags:
+        try: times_file.write_text(json.dumps(secs_by, indent=1))
+        except OSError: pass
+    print(f"sum of the notebooks' times {sum(secs_by.values()):.0f} s, {jobs} at a time"
+          + (f" ({threads} thread{'s' * (threads > 1)} each)" if threads else ''))
     n_ok = sum(results)
     print(f"notebooks tested with flags [{args.flags}] in {time.time()-t0:.0f} s, each in its own process (limit {timeout:.0f} s)")
     print(f"{n_ok} passed, {len(results)-n_ok} failed")

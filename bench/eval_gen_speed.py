@@ -1,0 +1,83 @@
+"""The evaluation's sampled answers and their KL, before and after each speed lever, in one run on this CPU.
+
+    .venv/bin/python bench/eval_gen_speed.py                     # writes bench/results/eval_gen_speed.json (~6 min on 2 cores)
+    ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \\
+        .venv/bin/python bench/eval_gen_speed.py --save eval_gen_speed_avx2.json   # held to AVX2 (caps recorded)
+    .venv/bin/python bench/eval_gen_speed.py --smoke             # tiny policy, 4 prompts, 6 tokens; JSON to a temp folder
+
+What `evaluate_policy` does for one policy in the demo's sampled mode (the deployment's system message, top-p 0.9,
+temperature 0.7, repetition penalty 1.1, 128 new tokens, batches of 16): SmolLM2-135M-Instruct with a LoRA r16 adapter
+moved off zero, answering held-out chitchat prompts, and the exact KL of each answer to the base. Rows, each lever
+added to the one before:
+- `before`: the adapter model answers (adapter layers in every step), the nucleus by a sort of the whole vocabulary,
+  KL from two fresh passes (policy and base) over the answers;
+- `+ nucleus in top 256`: `_nucleus` finds the same top-p set among the top 256 tokens;
+- `+ log-probs kept`: `decode(logprobs=True)`: the KL's policy side comes from sampling, only the base runs again;
+- `+ merged adapter`: `plain_pair`: a merged copy answers, a plain copy of the base is the KL's base (= evaluate_policy).
+Every row must give the same answers (checked) and the same KL to 1e-3 nats (checked); the time is the whole of it."""
+import json, os, sys, time
+from pathlib import Path
+
+N_PROMPTS, NEW, BATCH, SYSTEM = 48, 128, 16, "You are a friendly person in a casual text chat. Reply in one to three short sentences."
+MODEL = 'smollm2'
+
+def answers(model, base, tok, prompts, keep_logprobs:bool):
+    "generate_answers' loop with the KL lever as a switch (the library always keeps the log-probs)."
+    import torch
+    from rlnb.evaluation import decode, path_kl
+    texts, kls = [], []
+    for i in range(0, len(prompts), BATCH):
+        torch.manual_seed(i)
+        s = decode(model, tok, prompts[i:i + BATCH], NEW, True, 0.7, 0.9, SYSTEM, repetition_penalty=1.1,
+                   logprobs=keep_logprobs)
+        texts += s['responses']
+        kls += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'], 0.7, base=base, logprobs=s.get('logprobs'))
+    return texts, kls
+
+def main(save='eval_gen_speed.json', smoke=False, results=None):
+    import torch
+    from peft import LoraConfig, get_peft_model
+    import rlnb.evaluation as E
+    from rlnb.core import cpu_line, isa_caps, load_policy, tiny_policy, bench_results
+    from rlnb.evaluation import heldout_prompts, plain_pair
+    print(cpu_line(), f'| torch threads {torch.get_num_threads()}', flush=True)
+    model, tok = tiny_policy(init_range=0.4) if smoke else load_policy()
+    torch.manual_seed(0)
+    policy = get_peft_model(model, LoraConfig(task_type='CAUSAL_LM', r=16, lora_alpha=32, target_modules='all-linear')).eval()
+    with torch.no_grad():                       # an adapter moved off zero, so policy and base answers differ
+        for n, p in policy.named_parameters():
+            if 'lora_B' in n: p.normal_(0, 0.002)
+    prompts = heldout_prompts(None, N_PROMPTS)
+    merged, plain = plain_pair(policy)
+    levers = [('before', dict(k=10**9, keep=False, m=policy, b=None)),
+              ('+ nucleus in top 256', dict(k=E._NUCLEUS_K, keep=False, m=policy, b=None)),
+              ('+ log-probs kept', dict(k=E._NUCLEUS_K, keep=True, m=policy, b=None)),
+              ('+ merged adapter', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain))]
+    k0, rows, ref = E._NUCLEUS_K, [], None
+    answers(merged, plain, tok, prompts[:2], True)   # warm-up
+    for name, v in levers:
+        E._NUCLEUS_K = v['k']
+        t = time.perf_counter(); texts, kls = answers(v['m'], v['b'], tok, prompts, v['keep']); dt = time.perf_counter() - t
+        E._NUCLEUS_K = k0
+        ref = ref or (texts, kls)
+        same = sum(a == b for a, b in zip(texts, ref[0]))
+        dkl = max(abs(a - b) for a, b in zip(kls, ref[1]))
+        rows.append(dict(lever=name, seconds=round(dt, 2), identical_answers=same, max_kl_diff=round(dkl, 6),
+                         mean_kl=round(sum(kls) / len(kls), 4)))
+        print(f"{name:24s} {dt:7.1f} s  identical answers {same}/{len(texts)}  max |ΔKL| {dkl:.2e}", flush=True)
+        assert same == len(texts), f"{name}: {len(texts) - same} answers differ from the first row's"
+        assert dkl < 1e-3, f"{name}: KL differs by {dkl}"
+    for r in rows: r['speedup'] = round(rows[0]['seconds'] / r['seconds'], 2)
+    out = dict(cpu=cpu_line(), isa_caps=isa_caps(), date=time.strftime('%Y-%m-%d'), model=MODEL if not smoke else 'tiny',
+               prompts=len(prompts), new_tokens=NEW, batch=BATCH, threads=torch.get_num_threads(), rows=rows)
+    path = (results or bench_results())/save
+    path.write_text(json.dumps(out, indent=1) + '\n'); print('wrote', path)
+
+if __name__ == '__main__':
+    args = sys.argv[1:]
+    save = args[args.index('--save') + 1] if '--save' in args else 'eval_gen_speed.json'
+    if '--smoke' in args:
+        sys.path.insert(0, str(Path(__file__).parent)); from _smoke import smoke_home
+        results = smoke_home()/'results'; N_PROMPTS, NEW, BATCH = 4, 6, 2
+    else: results = None
+    main(save, smoke='--smoke' in args, results=results)
