@@ -4,6 +4,9 @@ time, on the same pairs, each variant in its own process (so peak RSS is its own
     .venv/bin/python bench/reward_speed.py                 # every variant; writes bench/results/reward_speed.json
     .venv/bin/python bench/reward_speed.py cpu             # one variant, one JSON line
     .venv/bin/python bench/reward_speed.py --backbone smollm2 cpu
+    ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+        .venv/bin/python bench/reward_speed.py --save reward_speed_minilm_avx2.json trl_defaults cpu cpu_bf16
+                                                           # this CPU held to AVX2 (no AVX-512, bf16 or AMX); caps recorded
     .venv/bin/python bench/reward_speed.py --smoke         # trl_defaults and cpu on the tiny encoder, 16 pairs; the JSON
                                                            # and the table go to a temporary folder
 
@@ -59,10 +62,12 @@ def main():
     args = sys.argv[1:]
     smoke = '--smoke' in args
     if smoke: args.remove('--smoke'); smoke_mode()
+    save = args.pop(args.index('--save') + 1) if '--save' in args else None
+    if '--save' in args: args.remove('--save')
     backbone = args.pop(args.index('--backbone') + 1) if '--backbone' in args else 'minilm'
     if '--backbone' in args: args.remove('--backbone')
-    if len(args) == 1: return run(args[0], backbone)
-    from rlnb.core import bench_results, cpu_line
+    if len(args) == 1 and not save: return run(args[0], backbone)
+    from rlnb.core import bench_results, cpu_line, isa_caps
     if smoke:
         if args or backbone != 'minilm': sys.exit('--smoke runs trl_defaults and cpu on the tiny encoder: no other arguments')
         from _smoke import smoke_home
@@ -81,8 +86,8 @@ def main():
         r['speedup'] = round(r['pairs_per_s'] / base['pairs_per_s'], 2) if base else None
         print(f"{r['variant']:22s} {r['pairs_per_s']:7.2f} pairs/s {r['peak_rss_mb']:6.0f} MiB  acc {r['heldout_accuracy']}"
               f"  {r['speedup']}x")
-    if not args or smoke: (results/f'reward_speed_{backbone}.json').write_text(
-        json.dumps(dict(cpu=cpu_line(), backbone=backbone, rows=rows), indent=1))
+    if not args or smoke or save: (results/(save or f'reward_speed_{backbone}.json')).write_text(
+        json.dumps(dict(cpu=cpu_line(), isa_caps=isa_caps(), backbone=backbone, rows=rows), indent=1))
     if smoke:
         if len(rows) < len(args): sys.exit(f'{len(args) - len(rows)} variant(s) failed')
         from rlnb.bench import reward_speed_table

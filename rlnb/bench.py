@@ -8,8 +8,54 @@ import json
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['reward_speed_table', 'dpo_speed_table', 'ppo_speed_table', 'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table',
-           'serve_speed_table', 'api_speed_table']
+__all__ = ['SPEED_GOALS', 'speed_by_cpu', 'reward_speed_table', 'dpo_speed_table', 'ppo_speed_table', 'plot_ppo_speed',
+           'scale_out_table', 'gpu_speed_table', 'eval_gen_speed_table', 'serve_speed_table', 'api_speed_table']
+
+# %% ../nbs/12_bench.ipynb #62e9b83c
+SPEED_GOALS = {   # benchmark: (saved result, as it is; held to AVX2; the goal, in words)
+    'DPO, whole run vs TRL defaults': ('dpo_speed.json', 'dpo_speed_avx2.json', '≥ 3× at no more memory, same losses'),
+    'PPO, per step vs TRL 0.29': ('ppo_speed.json', 'ppo_speed_avx2.json', '≥ 2× at no more memory'),
+    'reward model vs TRL defaults': ('reward_speed_minilm.json', 'reward_speed_minilm_avx2.json',
+                                     '≥ 3× at equal held-out accuracy'),
+    "evaluation's answers and KL vs before": ('eval_gen_speed.json', 'eval_gen_speed_avx2.json', 'same answers, faster'),
+}
+
+def _best_ratio(name:str, r:dict) -> tuple[float, str]:
+    "(ratio, what it is) of a saved result: the best variant within the goal's conditions, against the anchor."
+    from rlnb.stats import wilson_interval
+    if name.startswith('DPO'):
+        base = next(x for x in r['rows'] if x['variant'] == 'trl_defaults')
+        ok = [x for x in r['rows'] if x['peak_rss_mb'] <= base['peak_rss_mb']
+              and max(abs(a - b) for a, b in zip(x['losses'], base['losses'])) < 0.05]
+        b = max(ok, key=lambda x: base['total_s'] / x['total_s'])
+        return base['total_s'] / b['total_s'], f"`{b['variant']}`, {b['peak_rss_mb']:,} vs {base['peak_rss_mb']:,} MiB"
+    if name.startswith('PPO'):
+        s, rss = r['summary'], lambda k: r['runs'][k]['peak_rss_mb']
+        k = min((k for k in s if k != 'trl' and rss(k) <= rss('trl')), key=lambda k: s[k]['step'])
+        return s['trl']['step'] / s[k]['step'], f"`{k}`: {s[k]['step']} vs {s['trl']['step']} s/step"
+    if name.startswith('reward'):
+        rows = {x['variant']: x for x in r['rows']}
+        acc = lambda x: '{:.3f} [{:.3f}, {:.3f}]'.format(x['heldout_accuracy'], *wilson_interval(
+            x['heldout_accuracy'] * x['eval_pairs'], x['eval_pairs']))
+        c, t = rows['cpu'], rows['trl_defaults']
+        return c['pairs_per_s'] / t['pairs_per_s'], f"`cpu`: accuracy {acc(c)} vs TRL's {acc(t)}"
+    first, last = r['rows'][0], r['rows'][-1]
+    return first['seconds'] / last['seconds'], f"{first['seconds']:.0f} → {last['seconds']:.0f} s, {r['prompts']} prompts"
+
+def speed_by_cpu(results=None) -> str:
+    ("Markdown: per benchmark of `SPEED_GOALS`, the best ratio within its goal on this CPU as it is and held to AVX2, "
+     "from the saved results (a missing one says so), and the CPU they ran on.")
+    from rlnb.core import bench_results
+    res, out, cpus = Path(results or bench_results()), ['| benchmark | goal | as it is | held to AVX2 |', '|---|---|---|---|'], set()
+    for name, (a, b, goal) in SPEED_GOALS.items():
+        cells = []
+        for f in (a, b):
+            if not (res/f).exists(): cells.append(f'not measured (`{f}`)'); continue
+            r = json.loads((res/f).read_text()); cpus.add(r['cpu'].removeprefix('CPU: '))
+            x, what = _best_ratio(name, r)
+            cells.append(f"**{x:.2f}×** ({what})")
+        out.append(f"| {name} | {goal} | {cells[0]} | {cells[1]} |")
+    return '\n'.join(out) + '\n\n' + '; '.join(sorted(cpus))
 
 # %% ../nbs/12_bench.ipynb #e3b8064f
 def reward_speed_table(path=None) -> str:
@@ -29,7 +75,9 @@ def reward_speed_table(path=None) -> str:
         lo, hi = wilson_interval(x['heldout_accuracy'] * x['eval_pairs'], x['eval_pairs'])
         out.append(f"| {x['variant']} | {s} | {x['pairs_per_s']:.1f} | {x['speedup']:.2f}× | {x['peak_rss_mb']:,.0f} "
                    f"| {x['heldout_accuracy']:.3f} ({lo:.3f}, {hi:.3f}) |")
-    return '\n'.join(out) + f"\n\n{r['rows'][0]['pairs']} training pairs, backbone {r['backbone']}. {r['cpu']}"
+    from rlnb.core import isa_caps_note
+    return '\n'.join(out) + (f"\n\n{r['rows'][0]['pairs']} training pairs, backbone {r['backbone']}. {r['cpu']}"
+                              f"{isa_caps_note(r.get('isa_caps'))}")
 
 # %% ../nbs/12_bench.ipynb #74df53e7
 def dpo_speed_table(path=None) -> str:
@@ -163,6 +211,26 @@ def gpu_speed_table(path=None) -> str:
     out += ['', '| HF `generate`, bf16 | prefill s | decode tokens / s |', '|---|---|---|']
     out += [f"| batch {g['batch']} | {g['prefill_s']:.3f} | {g['decode_tok_s']:,.1f} |" for g in r['generate']]
     return '\n'.join(out) + f"\n\n{r['gpu']}, torch {r['torch']}; {r['weights']}. {r['cpu']}"
+
+# %% ../nbs/12_bench.ipynb #13b0a3eb
+def eval_gen_speed_table(paths=None) -> str:
+    ("Markdown: seconds per lever of `bench/eval_gen_speed.py`, one column pair (seconds, speed-up over `before`) per "
+     "saved run (default: this CPU as it is, and held to AVX2), with each run's CPU and caps below.")
+    from rlnb.core import bench_results, isa_caps_note
+    paths = [Path(p) for p in paths] if paths else [bench_results()/'eval_gen_speed.json', bench_results()/'eval_gen_speed_avx2.json']
+    runs = [json.loads(p.read_text()) for p in paths if p.exists()]
+    if not runs: return f"no saved result at {', '.join(map(str, paths))}: run bench/eval_gen_speed.py"
+    kind = lambda r: 'held to AVX2' if r.get('isa_caps') else 'as it is'
+    out = ['| lever | ' + ' | '.join(f"s ({kind(r)}) | speed-up" for r in runs) + ' | same answers | max \\|ΔKL\\| nats |',
+           '|---|' + '---|---|' * len(runs) + '---|---|']
+    for i, row in enumerate(runs[0]['rows']):
+        cells = ' | '.join(f"{r['rows'][i]['seconds']:.1f} | {r['rows'][i]['speedup']:.2f}×" for r in runs)
+        same = all(r['rows'][i]['identical_answers'] == r['prompts'] for r in runs)
+        dkl = max(r['rows'][i]['max_kl_diff'] for r in runs)
+        out.append(f"| {row['lever']} | {cells} | {'yes' if same else 'no'} | {dkl:.1e} |")
+    foot = ' '.join(f"{kind(r).capitalize()}: {r['prompts']} prompts, {r['new_tokens']} new tokens, batch {r['batch']}, "
+                    f"{r['threads']} threads, {r['date']}. {r['cpu']}{isa_caps_note(r.get('isa_caps'))}" for r in runs)
+    return '\n'.join(out) + '\n\n' + foot
 
 # %% ../nbs/12_bench.ipynb #3b10b24c
 def serve_speed_table(path=None) -> str:

@@ -25,10 +25,10 @@ from .export import export_model, isolated, ExportConfig
 from .evaluation import EvalConfig
 
 # %% auto #0
-__all__ = ['STAGES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'run_pipeline', 'base_answers',
-           'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage', 'dpo_stage', 'policy_path',
-           'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config', 'evaluate_stage', 'export_stage', 'recipe_summary',
-           'PipelineOptions', 'main']
+__all__ = ['STAGES', 'PLAN_SOURCES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'recipe_plan', 'plan_line',
+           'run_pipeline', 'base_answers', 'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage',
+           'dpo_stage', 'policy_path', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config', 'evaluate_stage',
+           'export_stage', 'recipe_summary', 'PipelineOptions', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
@@ -176,12 +176,38 @@ def _environment() -> dict:
                 git_commit=_git_commit())
 
 # %% ../nbs/99_pipeline.ipynb #1733a6d5
+PLAN_SOURCES = {'chitchat': 'eval_demo.json'}   # recipe stem -> its saved run in bench/results (else recipe_<stem>.json)
+
+def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved run
+                results:str|Path|None=None, # default `bench/results/`
+               ) -> dict|None:
+    ("The stage times this recipe took when it was last measured (`bench/results/eval_demo.json` for the demo, "
+     "`recipe_<stem>.json` from bench/recipe_run.py for others): `{'source', 'cpu', 'date', 'seconds': {stage: s}}`, "
+     "or None when it never was.")
+    from rlnb.core import bench_results
+    stem = Path(str(recipe)).stem
+    f = Path(results or bench_results())/PLAN_SOURCES.get(stem, f'recipe_{stem}.json')
+    if not f.exists(): return None
+    d = json.loads(f.read_text())
+    secs = d.get('stage_seconds') or {k: v['seconds'] for k, v in d.get('stages', {}).items()}
+    return {'source': f.name, 'cpu': d.get('cpu', '?').removeprefix('CPU: '), 'date': str(d.get('date', '?'))[:10],
+            'seconds': secs}
+
+def plan_line(plan:dict|None, keys:list) -> str:
+    "What `run_pipeline` prints first: each stage's measured seconds and the total, and on which CPU, or why none."
+    if plan is None: return "plan: this recipe has no saved run in bench/results to budget its stages from"
+    known = {k: plan['seconds'][k] for k in keys if k in plan['seconds']}
+    miss = [k for k in keys if k not in known]
+    return (f"plan, from {plan['source']} ({plan['cpu']}, {plan['date']}): "
+            + ', '.join(f"{k} {s:.0f} s" for k, s in known.items()) + f"; total {sum(known.values()) / 60:.1f} min"
+            + (f" (not measured: {', '.join(miss)})" if miss else ''))
+
 def run_pipeline(recipe:str|Path|dict, # recipe path or dict
                  resume:str|Path|None=None, # an existing run folder to continue
                  root:str|Path|None=None,   # parent of agent folders; default `models_dir()`
                 ) -> Run:
     "Run every stage of `recipe` into a new (or resumed) run folder; returns the `Run`."
-    recipe = load_recipe(recipe)
+    src, recipe = recipe if isinstance(recipe, (str, Path)) else None, load_recipe(recipe)
     if resume:
         path = Path(resume)
         if not (path/'config.json').exists(): raise FileNotFoundError(f"{path} is not a run folder (no config.json).")
@@ -194,6 +220,10 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
     run = Run(path, recipe['agent'], recipe, metrics)
     seed_everything(recipe.get('seed', 0))
     print(f"run {path}  (agent {run.agent}, {len(recipe['stages'])} stages)")
+    keys = [s.get('key', s['stage']) for s in recipe['stages']]
+    plan = recipe_plan(src) if src else None
+    if src: print(plan_line(plan, keys), flush=True)
+    planned = (plan or {}).get('seconds', {})
     for i, s in enumerate(recipe['stages']):
         name, opts = s['stage'], {k: v for k, v in s.items() if k != 'stage'}
         key = s.get('key', name)
@@ -202,7 +232,8 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
         with Timer() as t: m = STAGES[name](run, **{k: v for k, v in opts.items() if k != 'key'}) or {}
         run.metrics[key] = {**m, 'seconds': round(t.secs, 2), 'peak_rss_mb': round(peak_rss_mb())}
         run.save_metrics()
-        print(f"    {key} done in {t.secs:.1f} s, peak RSS {peak_rss_mb():.0f} MiB", flush=True)
+        print(f"    {key} done in {t.secs:.1f} s" + (f" (planned {planned[key]:.0f} s)" if key in planned else '')
+              + f", peak RSS {peak_rss_mb():.0f} MiB", flush=True)
     return run
 
 # %% ../nbs/99_pipeline.ipynb #71eb84c2
