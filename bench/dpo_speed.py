@@ -26,6 +26,10 @@ VARIANTS = {  # name: PreferenceConfig overrides of the `cpu` preset (speed leve
     'cpu_autocast': dict(bf16=None),                                    # ... with eager attention (rlnb's choice under bf16)
     'cpu_autocast_no_checkpointing': dict(bf16=None, gradient_checkpointing=False),
     'cpu_autocast_no_checkpointing_ref16': dict(bf16=None, gradient_checkpointing=False, ref_batch_size=16),  # the reference pass in batches of 16
+    # lever: shorter packed rows; attention is dense within a row, so a row of several pairs computes scores between
+    # pairs that the mask then discards
+    'cpu_no_checkpointing_rows256': dict(gradient_checkpointing=False, max_packed_tokens=256),
+    'cpu_no_checkpointing_rows256_ref16': dict(gradient_checkpointing=False, max_packed_tokens=256, ref_batch_size=16),
     'cpu_autocast_bf16_base_no_checkpointing': dict(bf16=None, gradient_checkpointing=False, base_dtype='bfloat16'),  # frozen weights in bf16: the cpu_bf16 preset
 }
 VARIANTS['cpu_bf16'] = VARIANTS['cpu_autocast_bf16_base_no_checkpointing']   # the preset by its name

@@ -13,7 +13,9 @@ added to the one before:
   KL from two fresh passes (policy and base) over the answers;
 - `+ nucleus in top 256`: `_nucleus` finds the same top-p set among the top 256 tokens;
 - `+ log-probs kept`: `decode(logprobs=True)`: the KL's policy side comes from sampling, only the base runs again;
-- `+ merged adapter`: `plain_pair`: a merged copy answers, a plain copy of the base is the KL's base (= evaluate_policy).
+- `+ merged adapter`: `plain_pair`: a merged copy answers, a plain copy of the base is the KL's base;
+- `+ two batches at once`: `generate_answers(batches_at_once=2)` (= evaluate_policy): two batches decoded together, each
+  sampled from its own stream seeded as that batch alone would be, so each step reads the weights once for both.
 Every row must give the same answers (checked) and the same KL to 1e-3 nats (checked); the time is the whole of it."""
 import json, os, sys, time
 from pathlib import Path
@@ -21,16 +23,20 @@ from pathlib import Path
 N_PROMPTS, NEW, BATCH, SYSTEM = 48, 128, 16, "You are a friendly person in a casual text chat. Reply in one to three short sentences."
 MODEL = 'smollm2'
 
-def answers(model, base, tok, prompts, keep_logprobs:bool):
-    "generate_answers' loop with the KL lever as a switch (the library always keeps the log-probs)."
+def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1):
+    "generate_answers' loop with the KL lever as a switch (the library always keeps the log-probs); `at_once`: its own."
     import torch
-    from rlnb.evaluation import decode, path_kl
+    from rlnb.evaluation import decode, path_kl, generate_answers
+    if at_once > 1:   # the library's loop, several batches decoded together (seeded as the loop below seeds them)
+        a = generate_answers(model, tok, prompts, NEW, True, 0.7, 0.9, seed=0, batch_size=BATCH, base=base, system=SYSTEM,
+                             repetition_penalty=1.1, batches_at_once=at_once)
+        return a.texts, a.kl
     texts, kls = [], []
     for i in range(0, len(prompts), BATCH):
         torch.manual_seed(i)
         s = decode(model, tok, prompts[i:i + BATCH], NEW, True, 0.7, 0.9, SYSTEM, repetition_penalty=1.1,
                    logprobs=keep_logprobs)
-        texts += s['responses']
+        texts += [t.strip() for t in s['responses']]
         kls += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'], 0.7, base=base, logprobs=s.get('logprobs'))
     return texts, kls
 
@@ -52,12 +58,13 @@ def main(save='eval_gen_speed.json', smoke=False, results=None):
     levers = [('before', dict(k=10**9, keep=False, m=policy, b=None)),
               ('+ nucleus in top 256', dict(k=E._NUCLEUS_K, keep=False, m=policy, b=None)),
               ('+ log-probs kept', dict(k=E._NUCLEUS_K, keep=True, m=policy, b=None)),
-              ('+ merged adapter', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain))]
+              ('+ merged adapter', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain)),
+              ('+ two batches at once', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2))]
     k0, rows, ref = E._NUCLEUS_K, [], None
     answers(merged, plain, tok, prompts[:2], True)   # warm-up
     for name, v in levers:
         E._NUCLEUS_K = v['k']
-        t = time.perf_counter(); texts, kls = answers(v['m'], v['b'], tok, prompts, v['keep']); dt = time.perf_counter() - t
+        t = time.perf_counter(); texts, kls = answers(v['m'], v['b'], tok, prompts, v['keep'], v.get('at_once', 1)); dt = time.perf_counter() - t
         E._NUCLEUS_K = k0
         ref = ref or (texts, kls)
         same = sum(a == b for a, b in zip(texts, ref[0]))

@@ -65,7 +65,7 @@ SMOKE_STEPS = 3   # the first step is left out of the per-step means, and ppo_sp
 
 def peak_rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample_bf16=None) -> dict:
+def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample_bf16=None, sampler_logprobs=None) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.core import model_path, seed_everything
@@ -77,7 +77,8 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample
                          init_kl_coef=s['kl_coef'], adaptive_kl=False, kl_estimator='k1', missing_eos_penalty=None,
                          lora_r=s['lora_r'], lora_alpha=s['lora_alpha'], steps=steps, save_steps=10**9,
                          seed=s['seed'], log_completions=0, bf16=bf16,
-                         sample_merged=sample_merged, attn_implementation=attn, sample_bf16=sample_bf16)
+                         sample_merged=sample_merged, attn_implementation=attn, sample_bf16=sample_bf16,
+                         sampler_logprobs=sampler_logprobs)
     p = model_path(s['model'])
     model, tok = AutoModelForCausalLM.from_pretrained(p), AutoTokenizer.from_pretrained(p)
     t0 = time.perf_counter()
@@ -180,6 +181,9 @@ SIDES = {   # TRL first, then rlnb one lever at a time
     'rlnb fp32, merged sampler': lambda steps, rm: run_rlnb(steps, rm, bf16=False),
     'rlnb + bf16 scoring and update where it pays': lambda steps, rm: run_rlnb(steps, rm, attn='sdpa', sample_bf16=False),
     'rlnb + eager attention under bf16': lambda steps, rm: run_rlnb(steps, rm, sample_bf16=False),
+    # where the CPU has no fast bf16 (sampling, scoring and update all fp32), the preset takes the old log-probs from the
+    # sampling pass; this side computes them again in a second forward, as the preset did before
+    'rlnb (cpu preset, old log-probs by a second forward)': lambda steps, rm: run_rlnb(steps, rm, sampler_logprobs=False),
     'rlnb (cpu preset: + bf16 sampling copy)': run_rlnb}
 
 def summarise(r:dict, skip:int=1) -> dict:

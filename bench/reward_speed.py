@@ -9,6 +9,8 @@ time, on the same pairs, each variant in its own process (so peak RSS is its own
                                                            # this CPU held to AVX2 (no AVX-512, bf16 or AMX); caps recorded;
                                                            # --limit: a variant still running after 600 s is stopped and
                                                            # recorded so (TRL's bf16 autocast default emulates bf16 there)
+    .venv/bin/python bench/reward_speed.py --eval-pairs 1000 --save reward_speed_minilm_NAME.json trl_defaults cpu full_cpu
+                                                           # more held-out pairs (narrower intervals), the named variants
     .venv/bin/python bench/reward_speed.py --smoke         # trl_defaults and cpu on the tiny encoder, 16 pairs; the JSON
                                                            # and the table go to a temporary folder
 
@@ -33,6 +35,8 @@ VARIANTS = {   # name: RewardConfig overrides of the `cpu` preset
     'lora_bf16': dict(bf16=None, group_by_length=False),                        # ... + bf16 where auto_bf16 says
     'cpu': dict(),                                                              # rlnb's preset: fp32, batches of similar lengths
     'cpu_bf16': dict(bf16=None),                                                # ... + bf16 where auto_bf16 says
+    'full_cpu': dict(lora=False, learning_rate=1e-4),         # the preset's speed settings, every weight trained at TRL's rate
+    'full_cpu_bf16': dict(lora=False, learning_rate=1e-4, bf16=None),           # ... + bf16 where auto_bf16 says
 }
 N_TRAIN, N_EVAL, N_WARM = 512, 200, 16
 
@@ -70,6 +74,9 @@ def main():
     if '--limit' in args: args.remove('--limit')
     backbone = args.pop(args.index('--backbone') + 1) if '--backbone' in args else 'minilm'
     if '--backbone' in args: args.remove('--backbone')
+    global N_EVAL
+    if '--eval-pairs' in args:   # more held-out pairs: narrower accuracy intervals
+        N_EVAL = int(args.pop(args.index('--eval-pairs') + 1)); args.remove('--eval-pairs')
     if len(args) == 1 and not save: return run(args[0], backbone)
     from rlnb.core import bench_results, cpu_line, isa_caps
     if smoke:
@@ -81,7 +88,8 @@ def main():
     rows = []
     for name in args or VARIANTS:
         try:
-            out = subprocess.run([sys.executable, __file__, '--backbone', backbone, name] + ['--smoke'] * smoke,
+            out = subprocess.run([sys.executable, __file__, '--backbone', backbone, '--eval-pairs', str(N_EVAL), name]
+                                 + ['--smoke'] * smoke,
                                  capture_output=True, text=True, env={**os.environ, 'HF_HUB_OFFLINE': '1'}, timeout=limit)
         except subprocess.TimeoutExpired:         # recorded: the others' speed-up over it is then a lower bound
             rows.append(dict(variant=name, backbone=backbone, pairs=N_TRAIN, timed_out_s=limit, settings=VARIANTS[name]))

@@ -30,9 +30,9 @@ from .core import atomic_dir, atomic_write
 from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
 
 # %% auto #0
-__all__ = ['PRESETS', 'CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'pair_logprobs', 'preference_accuracy',
-           'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'to_trl_config',
-           'PreferenceResult', 'train_dpo', 'train_kto', 'plot_history', 'estimate', 'train_dpo_cli']
+__all__ = ['PRESETS', 'CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs',
+           'preference_accuracy', 'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy',
+           'to_trl_config', 'PreferenceResult', 'train_dpo', 'train_kto', 'plot_history', 'estimate', 'train_dpo_cli']
 
 # %% ../nbs/05_dpo.ipynb #e81d0c05
 def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoothing:float=0.0):
@@ -83,7 +83,9 @@ def _cols(pairs):
         [prompt_text(x) for x in pairs['rejected']],
     )
 
-def _packed_pair_logprobs(model, tok, p, c, r, max_length=None, batch_size:int=16):
+def _packed_pair_logprobs(model, tok, p, c, r, max_length=None,
+                          batch_size:int=8,   # pairs a pass: 16 fill longer packed rows, and were slower on 2 cores
+                         ):
     "(2, N): summed log-probs of chosen (row 0) and rejected (row 1), through `packed_logprobs`."
     import torch
     out, dev = [], next(model.parameters()).device
@@ -98,24 +100,37 @@ def _packed_pair_logprobs(model, tok, p, c, r, max_length=None, batch_size:int=1
             )
     return torch.cat(out, 1)
 
-def pair_logprobs(model, tok, pairs, max_length=None, packed:bool=True) -> dict:
+def adapter_at_start(model) -> bool:
+    "Whether `model`'s LoRA adapters change nothing yet (every `lora_B` zero, as PEFT starts them): it is its reference."
+    bs = [p for n, p in model.named_parameters() if 'lora_B' in n]
+    return bool(bs) and all(not p.any() for p in bs)
+
+def pair_logprobs(model, tok, pairs, max_length=None, packed:bool=True,
+                  ref:dict|None=None,  # a cache for the reference's log-probs of these pairs: filled once, then reused
+                 ) -> dict:
     ("Policy and (adapters-disabled) reference log-probs of chosen and rejected (`packed`: through `packed_logprobs`, "
-     "else `sequence_logprobs`).")
+     "else `sequence_logprobs`). The reference never changes, so a `ref` dict passed again skips its pass; an adapter "
+     "still at its start is the reference, so one pass serves both.")
     p, c, r = _cols(pairs)
     def both():
         if packed: return tuple(_packed_pair_logprobs(model, tok, p, c, r, max_length))
         return sequence_logprobs(model, tok, p, c, max_length), sequence_logprobs(model, tok, p, r, max_length)
-    out = dict(zip(('pc', 'pr'), both()))
-    if hasattr(model, 'disable_adapter'):
-        with model.disable_adapter(): out.update(zip(('rc', 'rr'), both()))
-    else: out.update(rc=out['pc'].clone(), rr=out['pr'].clone())
-    return out
+    ref = {} if ref is None else ref
+    if 'rc' not in ref:
+        if hasattr(model, 'disable_adapter'):
+            with model.disable_adapter(): ref.update(zip(('rc', 'rr'), both()))
+        else: ref.update(zip(('rc', 'rr'), both()))     # no adapter: the model is its own reference
+    same = not hasattr(model, 'disable_adapter') or adapter_at_start(model)
+    out = dict(pc=ref['rc'].clone(), pr=ref['rr'].clone()) if same else dict(zip(('pc', 'pr'), both()))
+    return dict(out, rc=ref['rc'], rr=ref['rr'])
 
 # %% ../nbs/05_dpo.ipynb #ad091eae
-def preference_accuracy(model, tok, pairs, beta:float=0.1, max_length=None) -> dict:
+def preference_accuracy(model, tok, pairs, beta:float=0.1, max_length=None,
+                        ref:dict|None=None,   # `pair_logprobs`'s cache: before and after training share one reference pass
+                       ) -> dict:
     "Held-out implicit-reward accuracy and mean margin (policy vs adapters-disabled reference)."
     from rlnb.reward import pairwise_accuracy
-    lp = pair_logprobs(model, tok, pairs, max_length)
+    lp = pair_logprobs(model, tok, pairs, max_length, ref=ref)
     rc, rr = beta * (lp['pc'] - lp['rc']), beta * (lp['pr'] - lp['rr'])
     return dict(
         preference_accuracy=round(pairwise_accuracy(rc, rr), 4),
@@ -124,18 +139,23 @@ def preference_accuracy(model, tok, pairs, beta:float=0.1, max_length=None) -> d
     )
 
 # %% ../nbs/05_dpo.ipynb #b5168e31
-def label_accuracy(model, tok, examples, beta:float=0.1, max_length=None) -> dict:
+def label_accuracy(model, tok, examples, beta:float=0.1, max_length=None,
+                   ref:dict|None=None,   # a cache for the reference's log-probs, as in `pair_logprobs`
+                  ) -> dict:
     ("KTO's held-out check on unpaired examples (`prompt`, `completion`, `label`): how often the implicit reward has "
      "the label's sign (ties half), and the mean reward of desirable minus undesirable completions.")
     import torch
     p, c = [prompt_text(x) for x in examples['prompt']], [prompt_text(x) for x in examples['completion']]
     lab = torch.tensor([bool(x) for x in examples['label']])
     if not len(p): raise ValueError("no held-out examples to check")
-    pol = sequence_logprobs(model, tok, p, c, max_length)
-    if hasattr(model, 'disable_adapter'):
-        with model.disable_adapter(): ref = sequence_logprobs(model, tok, p, c, max_length)
-    else: ref = pol.clone()
-    r = beta * (pol - ref)
+    ref = {} if ref is None else ref
+    if 'ref' not in ref:
+        if hasattr(model, 'disable_adapter'):
+            with model.disable_adapter(): ref['ref'] = sequence_logprobs(model, tok, p, c, max_length)
+        else: ref['ref'] = sequence_logprobs(model, tok, p, c, max_length)
+    same = not hasattr(model, 'disable_adapter') or adapter_at_start(model)   # the reference itself: no second pass
+    pol = ref['ref'].clone() if same else sequence_logprobs(model, tok, p, c, max_length)
+    r = beta * (pol - ref['ref'])
     right = torch.where(r == 0, 0.5, ((r > 0) == lab).float())
     gap = round((r[lab].mean() - r[~lab].mean()).item(), 4) if lab.any() and (~lab).any() else None   # JSON has no NaN
     return dict(label_accuracy=round(right.mean().item(), 4), reward_gap=gap, examples=len(p))
@@ -389,7 +409,8 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     model = trainer.model
     _start_adapter(model, cfg)
     check = preference_accuracy if method == 'dpo' else label_accuracy   # KTO: the implicit reward's sign vs label
-    accuracy = lambda: check(model, tok, eval, cfg.beta, cfg.max_length)
+    ref = {}   # the held-out pairs' reference log-probs: one pass for before and after
+    accuracy = lambda: check(model, tok, eval, cfg.beta, cfg.max_length, ref=ref)
     before = accuracy() if eval is not None and len(eval) else {}
     ck = last_checkpoint(out, CHECKPOINT_FILES) if resume else None
     ck = str(ck) if ck else None

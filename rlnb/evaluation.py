@@ -186,7 +186,9 @@ def _nucleus(probs, top_p:float):
     drop = (p.cumsum(-1) - p) > top_p                                # keep the smallest prefix reaching top_p
     return torch.zeros_like(probs).scatter(-1, i, p.masked_fill(drop, 0))
 
-def _next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=None, penalty:float=1.0):
+def _next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=None, penalty:float=1.0,
+                groups=None,   # [(row indices, torch.Generator)]: each group of rows drawn from its own stream
+               ):
     ("Greedy, or a sample from softmax(logits / T) restricted to the top-p nucleus; tokens in `seen` (B, V) get the "
      "repetition penalty first (positive logits divided by it, negative ones multiplied, as llama.cpp and transformers "
      "do).")
@@ -196,7 +198,10 @@ def _next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=Non
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)
     if top_p < 1: probs = _nucleus(probs, top_p)
-    return torch.multinomial(probs, 1)[:, 0]
+    if groups is None: return torch.multinomial(probs, 1)[:, 0]
+    out = torch.empty(len(probs), dtype=torch.long, device=probs.device)
+    for rows, g in groups: out[rows] = torch.multinomial(probs[rows], 1, generator=g)[:, 0]
+    return out
 
 def decode(model, tok,
            prompts: list[str],
@@ -208,6 +213,8 @@ def decode(model, tok,
            max_prompt_length: int = 1024,
            repetition_penalty: float = 1.0,   # > 1 discourages tokens the answer already holds (never EOS)
            logprobs: bool = False,         # also keep each step's log-softmax (B, T, V): `path_kl` needs no policy pass
+           streams: list | None = None,    # [(n, torch.Generator)]: consecutive groups of n prompts, each sampled from its
+                                           # own stream, as if each group were decoded alone (None: the global stream)
           ) -> dict:
     ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the time "
      "follows the answers' own lengths, not the longest one's. Same keys as `rlnb.ppo.sample`; with `logprobs`, "
@@ -224,6 +231,9 @@ def decode(model, tok,
     live, attn = torch.arange(B, device=dev), enc['attention_mask']
     x, pos, cache, T = enc['input_ids'], (attn.cumsum(-1) - 1).clamp(min=0), None, 0
     seen = None
+    if streams is not None:
+        if sum(n for n, _ in streams) != B: raise ValueError(f"streams cover {sum(n for n, _ in streams)} of {B} prompts")
+        gid = torch.repeat_interleave(torch.arange(len(streams), device=dev), torch.tensor([n for n, _ in streams], device=dev))
     if repetition_penalty != 1.0:                # the tokens each answer holds so far (EOS ends it, so never in)
         seen = torch.zeros(B, model.config.vocab_size, dtype=torch.bool, device=dev)
     lps = torch.zeros(B, max_new_tokens, model.config.vocab_size, device=dev) if logprobs else None
@@ -232,14 +242,17 @@ def decode(model, tok,
             o = model(input_ids=x, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=True,
                       logits_to_keep=1)
             if lps is not None: lps[live, t] = (o.logits[:, -1].float() / (temperature if do_sample else 1.0)).log_softmax(-1)
+            groups = [((gid == k).nonzero()[:, 0], g) for k, (_, g) in enumerate(streams) if (gid == k).any()] \
+                if streams is not None and do_sample else None
             cache, nxt = o.past_key_values, _next_token(o.logits[:, -1].float(), do_sample, temperature, top_p, seen,
-                                                        repetition_penalty)
+                                                        repetition_penalty, groups)
             out[live, t], T = nxt, t + 1
             keep = (nxt != tok.eos_token_id).nonzero()[:, 0]
             if len(keep) == 0: break
             if len(keep) < len(live):                                  # drop the finished answers from the batch
                 cache.batch_select_indices(keep); live, attn, nxt, pos = live[keep], attn[keep], nxt[keep], pos[keep]
                 seen = seen[keep] if seen is not None else None
+                gid = gid[keep] if streams is not None else None
             if seen is not None: seen[torch.arange(len(live), device=dev), nxt] = True
             attn = torch.cat([attn, attn.new_ones(len(live), 1)], 1)
             x, pos = nxt[:, None], pos[:, -1:] + 1
@@ -310,15 +323,22 @@ def generate_answers(
     base=None,  # ... or a separate base model (same tokenizer)
     system: str | None = None,  # a system message for every prompt (the deployment's; else the template's default)
     repetition_penalty: float = 1.0,  # > 1 discourages tokens the answer already holds (Ollama's default: 1.1)
+    batches_at_once: int = 1,  # decode this many batches together, each from its own seeded stream: the same answers
+                               # as one batch at a time, faster where each step is bound by reading the weights (CPUs)
 ) -> Answers:
     ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
      "batch); optionally the per-response KL to the base (`path_kl`).")
     import torch
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
-    for i in range(0, len(prompts), batch_size):
-        torch.manual_seed(seed + i)
-        s = decode(model, tok, prompts[i:i + batch_size], max_new_tokens, do_sample, temperature, top_p, system,
-                   repetition_penalty=repetition_penalty, logprobs=out.kl is not None)
+    step = batch_size * max(1, batches_at_once)
+    for i in range(0, len(prompts), step):
+        torch.manual_seed(seed + i)       # what one batch at a time draws from; with several, each batch's own stream
+        chunk = prompts[i:i + step]
+        dev = next(model.parameters()).device
+        streams = [(len(chunk[j:j + batch_size]), torch.Generator(dev).manual_seed(seed + i + j))
+                   for j in range(0, len(chunk), batch_size)] if batches_at_once > 1 else None
+        s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
+                   repetition_penalty=repetition_penalty, logprobs=out.kl is not None, streams=streams)
         eos = s['has_eos'].tolist()
         out.texts += [t.strip() for t in s['responses']]
         out.has_eos += eos
@@ -500,6 +520,8 @@ class EvalConfig(StageConfig):
     repetition_penalty: float = 1.1 # Ollama's default: the answers a deployed model gives
     system: str|None = None         # the deployment's system message (else the chat template's default)
     batch_size: int = 16            # prompts answered at once
+    batches_at_once: int = 2        # batches decoded together, each from its own stream: the same answers, fewer passes
+                                    # over the weights (bench/eval_gen_speed.py)
     tie: float = 0.0                # |P(better) - 1/2| <= tie counts as a tie
     conf: float = 0.95              # confidence level of every interval
     beta: float = 0.1               # implicit-reward scale, for pairs
@@ -529,7 +551,7 @@ def evaluate_policy(
     cfg = EvalConfig.make(config, **overrides)
     modes = tuple(m.strip() for m in cfg.modes.split(',')) if isinstance(cfg.modes, str) else tuple(cfg.modes)
     kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'seed', 'batch_size', 'system',
-                                       'repetition_penalty')}   # how both models answer
+                                       'repetition_penalty', 'batches_at_once')}   # how both models answer
     output = Path(output) if output else (Path(output_dir)/'eval.json' if output_dir else None)
     if clusters is not None and len(clusters) != len(prompts):
         raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")

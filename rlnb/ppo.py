@@ -85,6 +85,8 @@ class PPOConfig(StageConfig):
     attn_implementation: str|None = None  # attention of the scoring and update passes; None: 'eager' under bf16 on CPU
     sample_merged: bool = True  # sample from a plain copy with the LoRA folded in, refreshed each step
     sample_bf16: bool|None = None  # that copy in bf16, sampled under autocast; None: when the scoring passes run bf16
+    sampler_logprobs: bool|None = None  # old log-probs, values and entropy from the sampling pass (one forward less);
+                                        # None: when sampling and update run in fp32, where the two agree to rounding
     # the run
     algorithm: str = 'ppo'      # 'ppo' (rlnb's, with a value head), 'grpo' or 'rloo' (TRL's, group baselines)
     steps: int = 100            # PPO iterations
@@ -248,9 +250,17 @@ def _unwrap(model):
     return model.module if hasattr(model, 'module') else model
 
 # %% ../nbs/06_ppo.ipynb #1806ef25
-def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sampler=None) -> dict:
+def _final_norm(model):
+    "The norm whose output is a causal LM's last hidden state (Llama's `norm`, GPT-2's `ln_f`, ...), or None."
+    dec = model.get_decoder() if hasattr(model, 'get_decoder') else None
+    norms = (getattr(dec, k, None) for k in ('norm', 'ln_f', 'final_layernorm', 'final_layer_norm'))
+    return next((m for m in norms if m is not None), None)
+
+def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sampler=None, keep:bool=False) -> dict:
     ("Sample responses: `ids` (B, P+T), `attn`, response `mask` (B, T), `n_prompt` P, `responses` (texts), "
-     "`completion_ids`, `has_eos` (B,).")
+     "`completion_ids`, `has_eos` (B,). With `keep`, also the sampling pass's own log-probs `logp` (B, T) at "
+     "`cfg.temperature`, per-token `entropy` (B, T) and last-layer `hidden` states (B, T, d) at the positions that "
+     "predict the response tokens: what `forward_logprobs` would compute again.")
     import torch
     tok.padding_side, tok.truncation_side = 'left', 'left'
     texts = [render_chat(tok, p) for p in prompts]
@@ -269,9 +279,20 @@ def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sa
             if do_sample
             else dict(do_sample=False)
         )  # greedy: for evaluation
-        ids = (sampler or _unwrap(model)).generate(
-            **enc, **kw, max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id
-        )
+        gm, hs = sampler or _unwrap(model), []
+        norm = _final_norm(gm) if keep else None
+        if keep:   # the last layer's states: a hook on the final norm (asking for every layer's costs a hook each)
+            kw.update(return_dict_in_generate=True, output_logits=True, output_hidden_states=norm is None)
+        hook = norm.register_forward_hook(lambda mod, i, o: hs.append(o[:, -1:].detach())) if norm is not None else None
+        try:
+            g = gm.generate(
+                **enc, **kw, max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id,
+                eos_token_id=tok.eos_token_id
+            )
+        finally:
+            if hook is not None: hook.remove()
+        if keep and norm is None: hs = [h[-1][:, -1:] for h in g.hidden_states]
+    ids = g.sequences if keep else g
     P = enc['input_ids'].shape[1]
     resp = ids[:, P:]
     is_eos = resp == tok.eos_token_id
@@ -279,6 +300,11 @@ def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sa
     mask = (~after).float()
     attn = torch.cat([enc['attention_mask'], mask.long()], 1)
     completion_ids = [r[:int(m.sum())].tolist() for r, m in zip(resp, mask)]
+    kept = {}
+    if keep:   # raw logits of each step (not top-p/top-k warped), as the scoring forward computes them
+        lsm = (torch.stack(g.logits, 1).float() / (cfg.temperature if do_sample else 1.0)).log_softmax(-1)  # (B, T, V)
+        kept = dict(logp=lsm.gather(-1, resp[..., None])[..., 0], entropy=-(lsm.exp() * lsm).sum(-1),
+                    hidden=torch.cat(hs, 1).float())    # (B, T, d): from the last prompt token on
     return dict(
         ids=ids,
         attn=attn,
@@ -289,6 +315,7 @@ def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sa
         responses=tok.batch_decode(
             [c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids], skip_special_tokens=True
         ),
+        **kept,
     )
 
 # %% ../nbs/06_ppo.ipynb #15f23ce8
@@ -402,8 +429,10 @@ def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig
     dev = next(policy.parameters()).device
     use = cfg.sample_merged and hasattr(_unwrap(policy), 'get_base_model')
     low = use and (cfg.sample_bf16 if cfg.sample_bf16 is not None else bf16_on(cfg, dev))
+    # the sampler's own log-probs serve as the old ones where it computes what the scoring pass would (fp32 both)
+    keep = cfg.sampler_logprobs if cfg.sampler_logprobs is not None else not (low or bf16_on(cfg, dev))
     with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=low):
-        s = sample(policy, tok, prompts, cfg, sampler=merged_sampler(policy, bf16=low) if use else None)
+        s = sample(policy, tok, prompts, cfg, sampler=merged_sampler(policy, bf16=low) if use else None, keep=keep)
     t1 = time.perf_counter()
     raw = torch.tensor(call_reward(reward_fn, prompts, s['responses'], s['completion_ids']))
     score = normalize_scores(raw, prompts) if cfg.normalize_scores and len(raw) > 1 else raw
@@ -412,7 +441,8 @@ def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig
     ids, attn, mask, P = s['ids'], s['attn'], s['mask'], s['n_prompt']
     with torch.no_grad():
         with amp(cfg, dev), attn_kernel(policy, cfg, dev):
-            logp, values, ent = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature, entropy=True)
+            if keep: logp, ent, values = s.pop('logp'), s.pop('entropy'), value_head(s.pop('hidden')).squeeze(-1)
+            else: logp, values, ent = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature, entropy=True)
             with _unwrap(policy).disable_adapter():
                 ref_logp, _, _ = forward_logprobs(policy, ids, attn, P, temperature=cfg.temperature)
         values = values.float()
@@ -427,16 +457,24 @@ def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig
                 adv=adv, returns=returns, time_generate=t1 - t0, time_score=t2 - t1, time_prepare=t3 - t2)
 
 # %% ../nbs/06_ppo.ipynb #8cc9098d
+def _rows(exp:dict, idx) -> tuple:
+    ("`(ids, attn, n_prompt, cut)` of the rows `idx` without the columns none of them uses: the leading prompt "
+     "padding they share and the response positions after all of them ended; `cut(x)` cuts a (B, T) tensor to match.")
+    a, m, P = exp['attn'][idx], exp['mask'][idx], exp['n_prompt']
+    lead = int((a[:, :P].sum(0) == 0).long().cumprod(0).sum())          # columns that are padding in every row
+    T = int(m.sum(0).nonzero().max()) + 1 if bool(m.any()) else 1      # up to the last row's last response token
+    return exp['ids'][idx][:, lead:P + T], a[:, lead:P + T], P - lead, lambda x: x[idx][:, :T]
+
 def _minibatch_step(policy, value_head, opt, exp:dict, idx, cfg:PPOConfig, params, accelerator=None) -> list:
-    "One clipped policy + value update on the rows `idx` of `exp`; returns its statistics."
+    "One clipped policy + value update on the rows `idx` of `exp` (cut by `_rows`); returns its statistics."
     import torch
-    m = exp['mask'][idx]
-    with amp(cfg, exp['ids'].device):
-        logp, v, _ = forward_logprobs(policy, exp['ids'][idx], exp['attn'][idx], exp['n_prompt'], value_head,
-                                      cfg.temperature)
+    ids, attn, P, cut = _rows(exp, idx)
+    m = cut(exp['mask'])
+    with amp(cfg, ids.device):
+        logp, v, _ = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature)
     v = v.float()
-    pl, clipfrac, approx_kl = policy_loss(logp, exp['logp'][idx], exp['adv'][idx], m, cfg.cliprange)
-    vl, vclipfrac = value_loss(v, exp['values'][idx], exp['returns'][idx], m, cfg.cliprange_value)
+    pl, clipfrac, approx_kl = policy_loss(logp, cut(exp['logp']), cut(exp['adv']), m, cfg.cliprange)
+    vl, vclipfrac = value_loss(v, cut(exp['values']), cut(exp['returns']), m, cfg.cliprange_value)
     loss = pl + cfg.vf_coef * vl
     opt.zero_grad()
     accelerator.backward(loss) if accelerator else loss.backward()
