@@ -244,21 +244,23 @@ def gpu_speed_table(path=None) -> str:
 # %% ../nbs/12_bench.ipynb #13b0a3eb
 def eval_gen_speed_table(paths=None) -> str:
     ("Markdown: seconds per lever of `bench/eval_gen_speed.py`, one column pair (seconds, speed-up over `before`) per "
-     "saved run (default: this CPU as it is, and held to AVX2), with each run's CPU and caps below.")
+     "saved run (default: every `eval_gen_speed*.json`), headed by the CPU kind it ran on; a lever a run did not have "
+     "shows –. Each run's CPU and caps below.")
     from rlnb.core import bench_results, isa_caps_note
-    paths = [Path(p) for p in paths] if paths else [bench_results()/'eval_gen_speed.json', bench_results()/'eval_gen_speed_avx2.json']
+    paths = [Path(p) for p in paths] if paths else sorted(bench_results().glob('eval_gen_speed*.json'))
     runs = [json.loads(p.read_text()) for p in paths if p.exists()]
-    if not runs: return f"no saved result at {', '.join(map(str, paths))}: run bench/eval_gen_speed.py"
-    kind = lambda r: 'held to AVX2' if r.get('isa_caps') else 'as it is'
-    out = ['| lever | ' + ' | '.join(f"s ({kind(r)}) | speed-up" for r in runs) + ' | same answers | max \\|ΔKL\\| nats |',
+    if not runs: return f"no saved result in {bench_results()}: run bench/eval_gen_speed.py"
+    levers = list(dict.fromkeys(x['lever'] for r in runs for x in r['rows']))   # in order, every run's
+    by = [{x['lever']: x for x in r['rows']} for r in runs]
+    out = ['| lever | ' + ' | '.join(f"s ({cpu_kind(r)}) | speed-up" for r in runs) + ' | same answers | max \\|ΔKL\\| nats |',
            '|---|' + '---|---|' * len(runs) + '---|---|']
-    for i, row in enumerate(runs[0]['rows']):
-        cells = ' | '.join(f"{r['rows'][i]['seconds']:.1f} | {r['rows'][i]['speedup']:.2f}×" for r in runs)
-        same = all(r['rows'][i]['identical_answers'] == r['prompts'] for r in runs)
-        dkl = max(r['rows'][i]['max_kl_diff'] for r in runs)
-        out.append(f"| {row['lever']} | {cells} | {'yes' if same else 'no'} | {dkl:.1e} |")
-    foot = '\n\n'.join(f"{kind(r)[0].upper() + kind(r)[1:]}: {r['prompts']} prompts, {r['new_tokens']} new tokens, batch {r['batch']}, "
-                    f"{r['threads']} threads, {r['date']}. {r['cpu']}{isa_caps_note(r.get('isa_caps'))}" for r in runs)
+    for lv in levers:
+        have = [(r, b[lv]) for r, b in zip(runs, by) if lv in b]
+        cells = ' | '.join(f"{b[lv]['seconds']:.1f} | {b[lv]['speedup']:.2f}×" if lv in b else '– | –' for b in by)
+        same = all(x['identical_answers'] == r['prompts'] for r, x in have)
+        out.append(f"| {lv} | {cells} | {'yes' if same else 'no'} | {max(x['max_kl_diff'] for _, x in have):.1e} |")
+    foot = '\n\n'.join(f"{cpu_kind(r)}: {r['prompts']} prompts, {r['new_tokens']} new tokens, batch {r['batch']}, "
+                       f"{r['threads']} threads, {r['date']}. {r['cpu']}{isa_caps_note(r.get('isa_caps'))}" for r in runs)
     return '\n'.join(out) + '\n\n' + foot
 
 # %% ../nbs/12_bench.ipynb #3b10b24c

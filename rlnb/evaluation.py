@@ -520,8 +520,8 @@ class EvalConfig(StageConfig):
     repetition_penalty: float = 1.1 # Ollama's default: the answers a deployed model gives
     system: str|None = None         # the deployment's system message (else the chat template's default)
     batch_size: int = 16            # prompts answered at once
-    batches_at_once: int = 2        # batches decoded together, each from its own stream: the same answers, fewer passes
-                                    # over the weights (bench/eval_gen_speed.py)
+    batches_at_once: int = 1        # batches decoded together, each from its own stream: the same answers, fewer passes
+                                    # over the weights; its speed on each CPU: bench/eval_gen_speed.py's last row
     tie: float = 0.0                # |P(better) - 1/2| <= tie counts as a tie
     conf: float = 0.95              # confidence level of every interval
     beta: float = 0.1               # implicit-reward scale, for pairs

@@ -545,7 +545,10 @@ def stage_eval_config(recipe:dict, preset:str='cpu', **overrides) -> EvalConfig:
     ("The EvalConfig the evaluate stage answers and judges with: `preset` + overrides, and unless they say otherwise "
      "sampled answers only, 64 prompts at a time, the recipe's seed and system message. Anything that must compare "
      "with the stage's answers (best-of-n) builds its config here.")
-    for k, v in dict(modes=['sampled'], batch_size=64, seed=recipe.get('seed', 0)).items(): overrides.setdefault(k, v)
+    # 64 prompts a batch already reads the weights once for many answers: one batch at a time (two would double the
+    # kept log-probs' memory for little time)
+    for k, v in dict(modes=['sampled'], batch_size=64, batches_at_once=1, seed=recipe.get('seed', 0)).items():
+        overrides.setdefault(k, v)
     if overrides.get('system') is None: overrides['system'] = recipe.get('system')   # null: the recipe's
     return EvalConfig.make(preset, **overrides)
 
