@@ -14,7 +14,7 @@ added to the one before:
 - `+ nucleus in top 256`: `_nucleus` finds the same top-p set among the top 256 tokens;
 - `+ log-probs kept`: `decode(logprobs=True)`: the KL's policy side comes from sampling, only the base runs again;
 - `+ merged adapter`: `plain_pair`: a merged copy answers, a plain copy of the base is the KL's base;
-- `+ two batches at once`: `generate_answers(batches_at_once=2)` (= evaluate_policy): two batches decoded together, each
+- `+ two batches at once`: `generate_answers(batches_at_once=2)` (`EvalConfig.batches_at_once=2`): two batches decoded together, each
   sampled from its own stream seeded as that batch alone would be, so each step reads the weights once for both.
 Every row must give the same answers (checked) and the same KL to 1e-3 nats (checked); the time is the whole of it."""
 import json, os, sys, time

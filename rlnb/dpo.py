@@ -105,24 +105,30 @@ def adapter_at_start(model) -> bool:
     bs = [p for n, p in model.named_parameters() if 'lora_B' in n]
     return bool(bs) and all(not p.any() for p in bs)
 
+def _policy_and_reference(model, logprobs, ref:dict|None):
+    ("`(policy, reference)` values of `logprobs()` (a tensor): the reference with the adapters disabled, from the `ref` "
+     "cache once it holds one (else computed and cached); without an adapter, or with one at its start, the policy is "
+     "the reference and gets no pass of its own.")
+    import contextlib
+    ref = {} if ref is None else ref
+    has = hasattr(model, 'disable_adapter')
+    if 'ref' not in ref:
+        with model.disable_adapter() if has else contextlib.nullcontext(): ref['ref'] = logprobs()
+    return (ref['ref'].clone() if not has or adapter_at_start(model) else logprobs()), ref['ref']
+
 def pair_logprobs(model, tok, pairs, max_length=None, packed:bool=True,
                   ref:dict|None=None,  # a cache for the reference's log-probs of these pairs: filled once, then reused
                  ) -> dict:
     ("Policy and (adapters-disabled) reference log-probs of chosen and rejected (`packed`: through `packed_logprobs`, "
      "else `sequence_logprobs`). The reference never changes, so a `ref` dict passed again skips its pass; an adapter "
      "still at its start is the reference, so one pass serves both.")
+    import torch
     p, c, r = _cols(pairs)
-    def both():
-        if packed: return tuple(_packed_pair_logprobs(model, tok, p, c, r, max_length))
-        return sequence_logprobs(model, tok, p, c, max_length), sequence_logprobs(model, tok, p, r, max_length)
-    ref = {} if ref is None else ref
-    if 'rc' not in ref:
-        if hasattr(model, 'disable_adapter'):
-            with model.disable_adapter(): ref.update(zip(('rc', 'rr'), both()))
-        else: ref.update(zip(('rc', 'rr'), both()))     # no adapter: the model is its own reference
-    same = not hasattr(model, 'disable_adapter') or adapter_at_start(model)
-    out = dict(pc=ref['rc'].clone(), pr=ref['rr'].clone()) if same else dict(zip(('pc', 'pr'), both()))
-    return dict(out, rc=ref['rc'], rr=ref['rr'])
+    def both():   # (2, N): chosen, rejected
+        if packed: return _packed_pair_logprobs(model, tok, p, c, r, max_length)
+        return torch.stack([sequence_logprobs(model, tok, p, c, max_length), sequence_logprobs(model, tok, p, r, max_length)])
+    pol, rf = _policy_and_reference(model, both, ref)
+    return dict(pc=pol[0], pr=pol[1], rc=rf[0], rr=rf[1])
 
 # %% ../nbs/05_dpo.ipynb #ad091eae
 def preference_accuracy(model, tok, pairs, beta:float=0.1, max_length=None,
@@ -148,14 +154,8 @@ def label_accuracy(model, tok, examples, beta:float=0.1, max_length=None,
     p, c = [prompt_text(x) for x in examples['prompt']], [prompt_text(x) for x in examples['completion']]
     lab = torch.tensor([bool(x) for x in examples['label']])
     if not len(p): raise ValueError("no held-out examples to check")
-    ref = {} if ref is None else ref
-    if 'ref' not in ref:
-        if hasattr(model, 'disable_adapter'):
-            with model.disable_adapter(): ref['ref'] = sequence_logprobs(model, tok, p, c, max_length)
-        else: ref['ref'] = sequence_logprobs(model, tok, p, c, max_length)
-    same = not hasattr(model, 'disable_adapter') or adapter_at_start(model)   # the reference itself: no second pass
-    pol = ref['ref'].clone() if same else sequence_logprobs(model, tok, p, c, max_length)
-    r = beta * (pol - ref['ref'])
+    pol, rf = _policy_and_reference(model, lambda: sequence_logprobs(model, tok, p, c, max_length), ref)
+    r = beta * (pol - rf)
     right = torch.where(r == 0, 0.5, ((r > 0) == lab).float())
     gap = round((r[lab].mean() - r[~lab].mean()).item(), 4) if lab.any() and (~lab).any() else None   # JSON has no NaN
     return dict(label_accuracy=round(right.mean().item(), 4), reward_gap=gap, examples=len(p))

@@ -330,11 +330,10 @@ def generate_answers(
      "batch); optionally the per-response KL to the base (`path_kl`).")
     import torch
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
-    step = batch_size * max(1, batches_at_once)
+    step, dev = batch_size * max(1, batches_at_once), next(model.parameters()).device
     for i in range(0, len(prompts), step):
         torch.manual_seed(seed + i)       # what one batch at a time draws from; with several, each batch's own stream
         chunk = prompts[i:i + step]
-        dev = next(model.parameters()).device
         streams = [(len(chunk[j:j + batch_size]), torch.Generator(dev).manual_seed(seed + i + j))
                    for j in range(0, len(chunk), batch_size)] if batches_at_once > 1 else None
         s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
