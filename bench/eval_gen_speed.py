@@ -14,17 +14,25 @@ added to the one before:
 - `+ nucleus in top 256`: `_nucleus` finds the same top-p set among the top 256 tokens;
 - `+ log-probs kept`: `decode(logprobs=True)`: the KL's policy side comes from sampling, only the base runs again;
 - `+ merged adapter`: `plain_pair`: a merged copy answers, a plain copy of the base is the KL's base;
+- `+ draw in the nucleus`: `_next_token` draws among the nucleus' own tokens, not over the whole vocabulary with the
+  rest zeroed (the rows before draw as `dense_next_token` below, the library's draw until then). The same
+  distribution, but the random numbers fall differently: from this row on the answers are another sample, checked
+  identical to this row's, and its mean KL and length are shown beside the earlier rows';
+- `+ shared prefix once`: `decode(share_prefix=True)`: the prompts' common beginning (the system turn) passes the
+  model once and its cache serves every row, in the answers and in the KL's base pass (`path_kl(n_shared=...)`);
 - `+ two batches at once`: `generate_answers(batches_at_once=2)` (`EvalConfig.batches_at_once=2`): two batches decoded together, each
   sampled from its own stream seeded as that batch alone would be, so each step reads the weights once for both.
-Every row must give the same answers (checked) and the same KL to 1e-3 nats (checked); the time is the whole of it."""
+Every row must give the same answers as the first row that draws the same way (checked) and the same KL to 1e-3 nats
+(checked); the time is the whole of it."""
 import json, os, sys, time
 from pathlib import Path
 
 N_PROMPTS, NEW, BATCH, SYSTEM = 48, 128, 16, "You are a friendly person in a casual text chat. Reply in one to three short sentences."
 MODEL = 'smollm2'
 
-def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1):
-    "generate_answers' loop with the KL lever as a switch (the library always keeps the log-probs); `at_once`: its own."
+def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix:bool=False):
+    ("generate_answers' loop with the KL and shared-prefix levers as switches (the library always keeps the log-probs "
+     "and shares the prefix); `at_once`: the library's own loop.")
     import torch
     from rlnb.evaluation import decode, path_kl, generate_answers
     if at_once > 1:   # the library's loop, several batches decoded together (seeded as the loop below seeds them)
@@ -35,10 +43,25 @@ def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1):
     for i in range(0, len(prompts), BATCH):
         torch.manual_seed(i)
         s = decode(model, tok, prompts[i:i + BATCH], NEW, True, 0.7, 0.9, SYSTEM, repetition_penalty=1.1,
-                   logprobs=keep_logprobs)
+                   logprobs=keep_logprobs, share_prefix=prefix)
         texts += [t.strip() for t in s['responses']]
-        kls += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'], 0.7, base=base, logprobs=s.get('logprobs'))
+        kls += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'], 0.7, base=base, logprobs=s.get('logprobs'),
+                       n_shared=s['n_shared'])
     return texts, kls
+
+def dense_next_token(logits, do_sample, temperature, top_p, seen=None, penalty=1.0, groups=None):
+    "The draw before `+ draw in the nucleus`: a multinomial over the whole vocabulary, the nucleus scattered back."
+    import torch
+    from rlnb.evaluation import _nucleus
+    if seen is not None and penalty != 1.0:
+        logits = torch.where(seen, torch.where(logits > 0, logits / penalty, logits * penalty), logits)
+    if not do_sample: return logits.argmax(-1)
+    probs = (logits / temperature).softmax(-1)
+    if top_p < 1: probs = _nucleus(probs, top_p)
+    if groups is None: return torch.multinomial(probs, 1)[:, 0]
+    out = torch.empty(len(probs), dtype=torch.long, device=probs.device)
+    for rows, g in groups: out[rows] = torch.multinomial(probs[rows], 1, generator=g)[:, 0]
+    return out
 
 def main(save='eval_gen_speed.json', smoke=False, results=None):
     import torch
@@ -55,23 +78,29 @@ def main(save='eval_gen_speed.json', smoke=False, results=None):
             if 'lora_B' in n: p.normal_(0, 0.002)
     prompts = heldout_prompts(None, N_PROMPTS)
     merged, plain = plain_pair(policy)
-    levers = [('before', dict(k=10**9, keep=False, m=policy, b=None)),
-              ('+ nucleus in top 256', dict(k=E._NUCLEUS_K, keep=False, m=policy, b=None)),
-              ('+ log-probs kept', dict(k=E._NUCLEUS_K, keep=True, m=policy, b=None)),
-              ('+ merged adapter', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain)),
+    dense = dict(draw=dense_next_token)
+    levers = [('before', dict(k=10**9, keep=False, m=policy, b=None, **dense)),
+              ('+ nucleus in top 256', dict(k=E._NUCLEUS_K, keep=False, m=policy, b=None, **dense)),
+              ('+ log-probs kept', dict(k=E._NUCLEUS_K, keep=True, m=policy, b=None, **dense)),
+              ('+ merged adapter', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, **dense)),
+              ('+ draw in the nucleus', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain)),
+              ('+ shared prefix once', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, prefix=True)),
               ('+ two batches at once', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2))]
-    k0, rows, ref = E._NUCLEUS_K, [], None
+    k0, draw0, rows, refs = E._NUCLEUS_K, E._next_token, [], {}
     answers(merged, plain, tok, prompts[:2], True)   # warm-up
     for name, v in levers:
-        E._NUCLEUS_K = v['k']
-        t = time.perf_counter(); texts, kls = answers(v['m'], v['b'], tok, prompts, v['keep'], v.get('at_once', 1)); dt = time.perf_counter() - t
-        E._NUCLEUS_K = k0
-        ref = ref or (texts, kls)
+        E._NUCLEUS_K, E._next_token = v['k'], v.get('draw', draw0)
+        try:
+            t = time.perf_counter(); texts, kls = answers(v['m'], v['b'], tok, prompts, v['keep'], v.get('at_once', 1), v.get('prefix', False)); dt = time.perf_counter() - t
+        finally: E._NUCLEUS_K, E._next_token = k0, draw0
+        ref = refs.setdefault('draw' in v, (texts, kls))   # the first row that draws the same way
         same = sum(a == b for a, b in zip(texts, ref[0]))
         dkl = max(abs(a - b) for a, b in zip(kls, ref[1]))
         rows.append(dict(lever=name, seconds=round(dt, 2), identical_answers=same, max_kl_diff=round(dkl, 6),
-                         mean_kl=round(sum(kls) / len(kls), 4)))
-        print(f"{name:24s} {dt:7.1f} s  identical answers {same}/{len(texts)}  max |ΔKL| {dkl:.2e}", flush=True)
+                         mean_kl=round(sum(kls) / len(kls), 4),
+                         mean_words=round(sum(len(x.split()) for x in texts) / len(texts), 2)))
+        print(f"{name:24s} {dt:7.1f} s  identical answers {same}/{len(texts)}  max |ΔKL| {dkl:.2e}  "
+              f"mean KL {rows[-1]['mean_kl']}  mean words {rows[-1]['mean_words']}", flush=True)
         assert same == len(texts), f"{name}: {len(texts) - same} answers differ from the first row's"
         assert dkl < 1e-3, f"{name}: KL differs by {dkl}"
     for r in rows: r['speedup'] = round(rows[0]['seconds'] / r['seconds'], 2)

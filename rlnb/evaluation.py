@@ -173,18 +173,23 @@ def _check_same_arch(a, b):
 # %% ../nbs/08_evaluation.ipynb #c126f953
 _NUCLEUS_K = 256   # the nucleus is looked for among the top 256 tokens first; a full sort only when it is wider
 
-def _nucleus(probs, top_p:float):
-    ("`probs` with everything outside each row's top-p nucleus zeroed: the smallest set of most likely tokens whose "
-     "mass reaches `top_p`. The same set a full sort gives, found among the top `_NUCLEUS_K` (a sort of the whole "
-     "vocabulary at every step was a sixth of a sampled answer's time on 2 cores); when some row's nucleus is wider, "
-     "the full sort.")
+def _nucleus_top(probs, top_p:float):
+    ("`(p, i)`: each row's most likely tokens `i`, largest first, with their probabilities `p`, zeroed outside the "
+     "row's top-p nucleus (the smallest set of most likely tokens whose mass reaches `top_p`). The top `_NUCLEUS_K` "
+     "when they hold every row's nucleus (a sort of the whole vocabulary at every step was a sixth of a sampled "
+     "answer's time on 2 cores), else the full sort.")
     import torch
     k = min(_NUCLEUS_K, probs.shape[-1])
     p, i = probs.topk(k, -1)                                         # largest first
     if k < probs.shape[-1] and not bool(((p.cumsum(-1) - p)[:, -1] > top_p).all()):
         p, i = probs.sort(-1, descending=True)                       # some row's nucleus is wider than the top k
-    drop = (p.cumsum(-1) - p) > top_p                                # keep the smallest prefix reaching top_p
-    return torch.zeros_like(probs).scatter(-1, i, p.masked_fill(drop, 0))
+    return p.masked_fill((p.cumsum(-1) - p) > top_p, 0), i           # keep the smallest prefix reaching top_p
+
+def _nucleus(probs, top_p:float):
+    "`probs` with everything outside each row's top-p nucleus zeroed (`_nucleus_top`, scattered back to the vocabulary)."
+    import torch
+    p, i = _nucleus_top(probs, top_p)
+    return torch.zeros_like(probs).scatter(-1, i, p)
 
 def _next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=None, penalty:float=1.0,
                 groups=None,   # [(row indices, torch.Generator)]: each group of rows drawn from its own stream
@@ -197,11 +202,23 @@ def _next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=Non
         logits = torch.where(seen, torch.where(logits > 0, logits / penalty, logits * penalty), logits)
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)
-    if top_p < 1: probs = _nucleus(probs, top_p)
-    if groups is None: return torch.multinomial(probs, 1)[:, 0]
+    def draw(p, g=None):
+        # among the nucleus' own tokens (`_nucleus_top`): the same distribution as a draw over the whole vocabulary
+        # with the rest zeroed, which spent a random number and a division on each of its 49,152 tokens (a tenth
+        # of a sampled answer's time on 2 cores)
+        if top_p >= 1: return torch.multinomial(p, 1, generator=g)[:, 0]
+        p, i = _nucleus_top(p, top_p)
+        return i.gather(-1, torch.multinomial(p, 1, generator=g))[:, 0]
+    if groups is None: return draw(probs)
     out = torch.empty(len(probs), dtype=torch.long, device=probs.device)
-    for rows, g in groups: out[rows] = torch.multinomial(probs[rows], 1, generator=g)[:, 0]
+    for rows, g in groups: out[rows] = draw(probs[rows], g)    # each group's nucleus its own, as if it were alone
     return out
+
+def _shared_prefix(rows:list[list[int]]) -> int:
+    "How many first tokens all `rows` (token id lists) have in common, leaving every row at least one of its own."
+    n, first, k = min(len(r) for r in rows) - 1, rows[0], 0
+    while k < n and all(r[k] == first[k] for r in rows): k += 1
+    return k
 
 def decode(model, tok,
            prompts: list[str],
@@ -215,21 +232,34 @@ def decode(model, tok,
            logprobs: bool = False,         # also keep each step's log-softmax (B, T, V): `path_kl` needs no policy pass
            streams: list | None = None,    # [(n, torch.Generator)]: consecutive groups of n prompts, each sampled from its
                                            # own stream, as if each group were decoded alone (None: the global stream)
+           share_prefix: bool = True,      # the prompts' common first tokens (the system turn) pass the model once
           ) -> dict:
     ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the time "
      "follows the answers' own lengths, not the longest one's. Same keys as `rlnb.ppo.sample`; with `logprobs`, "
      "also the model's log-softmax at `temperature` (1 when greedy) before the penalty and the nucleus, at every "
-     "answer position (zeros after an answer's end).")
+     "answer position (zeros after an answer's end). The prompts' common beginning (`n_shared` tokens: the chat "
+     "template's system turn) runs once and its keys and values serve every row: the prompt ids are the shared "
+     "part, then each row's left padding, then the rest of its prompt.")
     import torch
     from rlnb.core import render_chat
     dev = next(model.parameters()).device
-    tok.padding_side, tok.truncation_side = 'left', 'left'
-    enc = tok([render_chat(tok, p, system=system) for p in prompts], return_tensors='pt', padding=True,
-              truncation=True, max_length=max_prompt_length, add_special_tokens=False).to(dev)
-    B, P = enc['input_ids'].shape
+    tok.truncation_side = 'left'
+    rows = tok([render_chat(tok, p, system=system) for p in prompts], truncation=True, max_length=max_prompt_length,
+               add_special_tokens=False)['input_ids']
+    S = _shared_prefix(rows) if share_prefix and len(rows) > 1 else 0
+    R = max(len(r) for r in rows) - S                                # the rest of the longest prompt
+    p_ids = torch.tensor([r[:S] + [tok.pad_token_id] * (R + S - len(r)) + r[S:] for r in rows], device=dev)
+    p_attn = torch.tensor([[1] * S + [0] * (R + S - len(r)) + [1] * (len(r) - S) for r in rows], device=dev)
+    B, P = p_ids.shape
     out = torch.full((B, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
-    live, attn = torch.arange(B, device=dev), enc['attention_mask']
-    x, pos, cache, T = enc['input_ids'], (attn.cumsum(-1) - 1).clamp(min=0), None, 0
+    live, attn = torch.arange(B, device=dev), p_attn
+    x, pos, cache, T = p_ids, (attn.cumsum(-1) - 1).clamp(min=0), None, 0
+    if S:   # the shared beginning once (a quarter to a half of a chat prompt's prefill), then its cache for every row
+        with torch.no_grad():
+            cache = model(input_ids=x[:1, :S], attention_mask=attn[:1, :S], position_ids=pos[:1, :S],
+                          use_cache=True).past_key_values
+        cache.batch_repeat_interleave(B)
+        x, pos = x[:, S:], pos[:, S:]
     seen = None
     if streams is not None:
         if sum(n for n, _ in streams) != B: raise ValueError(f"streams cover {sum(n for n, _ in streams)} of {B} prompts")
@@ -261,8 +291,8 @@ def decode(model, tok,
     mask = (~((is_eos.long().cumsum(-1) - is_eos.long()) > 0)).float()    # up to and with the first EOS
     completion_ids = [r[:int(m.sum())].tolist() for r, m in zip(resp, mask)]
     return dict(
-        ids=torch.cat([enc['input_ids'], resp], 1), attn=torch.cat([enc['attention_mask'], mask.long()], 1),
-        mask=mask, n_prompt=P, has_eos=is_eos.any(-1), completion_ids=completion_ids,
+        ids=torch.cat([p_ids, resp], 1), attn=torch.cat([p_attn, mask.long()], 1),
+        mask=mask, n_prompt=P, n_shared=S, has_eos=is_eos.any(-1), completion_ids=completion_ids,
         **({'logprobs': lps[:, :max(T, 1)]} if lps is not None else {}),
         responses=tok.batch_decode([c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids],
                                    skip_special_tokens=True))
@@ -278,10 +308,17 @@ class Answers:
     kl: list|None = None      # nats per response, KL(policy ‖ base) estimated on the policy's own samples
 
 # %% ../nbs/08_evaluation.ipynb #21284c68
-def _answer_logprobs(model, ids, attn, n_prompt:int, temperature:float):
-    "Log-softmax (B, T, V) of the next-token distributions at each answer position, at `temperature`."
-    pos = (attn.long().cumsum(-1) - 1).clamp(min=0)
-    out = model(input_ids=ids, attention_mask=attn, position_ids=pos, logits_to_keep=ids.shape[1] - n_prompt + 1)
+def _answer_logprobs(model, ids, attn, n_prompt:int, temperature:float, n_shared:int=0):
+    ("Log-softmax (B, T, V) of the next-token distributions at each answer position, at `temperature`; the first "
+     "`n_shared` tokens, the same in every row, pass the model once.")
+    pos, cache, keep = (attn.long().cumsum(-1) - 1).clamp(min=0), None, ids.shape[1] - n_prompt + 1
+    if n_shared:
+        cache = model(input_ids=ids[:1, :n_shared], attention_mask=attn[:1, :n_shared], position_ids=pos[:1, :n_shared],
+                      use_cache=True).past_key_values
+        cache.batch_repeat_interleave(len(ids))
+        ids, pos = ids[:, n_shared:], pos[:, n_shared:]
+    out = model(input_ids=ids, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=cache is not None,
+                logits_to_keep=keep)
     return (out.logits[:, :-1].float() / temperature).log_softmax(-1)
 
 def path_kl(model, ids, attn, n_prompt:int, mask,
@@ -289,6 +326,7 @@ def path_kl(model, ids, attn, n_prompt:int, mask,
             base=None,          # the base model; None: `model` with its adapters disabled
             rows: int = 8,      # answers per forward pass (the full-vocabulary tensors are rows x T x V floats)
             logprobs=None,      # the policy's log-softmax (B, >= T, V) from `decode(logprobs=True)`: no policy pass
+            n_shared: int = 0,  # the first tokens every row shares (`decode`'s `n_shared`): each pass runs them once
            ) -> list[float]:
     ("KL(policy_T ‖ base_T) per answer: the exact KL between the two models' next-token distributions at temperature "
      "T, summed over the answer's positions. Exact at each position, so it is ≥ 0 and does not depend on how the "
@@ -301,10 +339,10 @@ def path_kl(model, ids, attn, n_prompt:int, mask,
             idx = order[i:i + rows]
             L = max(int(lengths[idx].max()), 1)
             x, a, mk = ids[idx, :n_prompt + L], attn[idx, :n_prompt + L], mask[idx, :L]
-            lp = logprobs[idx, :L] if logprobs is not None else _answer_logprobs(model, x, a, n_prompt, temperature)
-            if base is not None: lq = _answer_logprobs(base, x, a, n_prompt, temperature)
+            lp = logprobs[idx, :L] if logprobs is not None else _answer_logprobs(model, x, a, n_prompt, temperature, n_shared)
+            if base is not None: lq = _answer_logprobs(base, x, a, n_prompt, temperature, n_shared)
             else:
-                with model.disable_adapter(): lq = _answer_logprobs(model, x, a, n_prompt, temperature)
+                with model.disable_adapter(): lq = _answer_logprobs(model, x, a, n_prompt, temperature, n_shared)
             for j, v in zip(idx, ((lp.exp() * (lp - lq)).sum(-1).clamp(min=0) * mk).sum(-1).tolist()): out[j] = v
     return out
 
@@ -344,7 +382,7 @@ def generate_answers(
         out.n_tokens += [len(c) - int(e) for c, e in zip(s['completion_ids'], eos)]
         if out.kl is not None:
             out.kl += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'],
-                              temperature if do_sample else 1.0, base=base, logprobs=s['logprobs'])
+                              temperature if do_sample else 1.0, base=base, logprobs=s['logprobs'], n_shared=s['n_shared'])
     return out
 
 # %% ../nbs/08_evaluation.ipynb #992bed2f
