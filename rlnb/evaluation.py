@@ -94,7 +94,9 @@ def judge_name(judge) -> str:
     return getattr(judge, 'name', None) or getattr(judge, '__name__', None) or type(judge).__name__
 
 # %% ../nbs/08_evaluation.ipynb #cfd4b191
-def run_judge(judge, prompts:list[str], a:list[str], b:list[str]) -> dict:
+def run_judge(judge, prompts:list[str], a:list[str], b:list[str],
+              b_scores=None,   # a scoring judge's scores of `b`, when they are known already (not asked again)
+             ) -> dict:
     ("P(a better) per prompt from any judge, checked: one finite probability per prompt. A plain callable is asked in "
      "both orders (position bias averaged out and reported).")
     import numpy as np
@@ -111,7 +113,8 @@ def run_judge(judge, prompts:list[str], a:list[str], b:list[str]) -> dict:
         return p
     out = {}
     if hasattr(judge, 'score'):
-        sa_, sb = check(judge.score(prompts, a), 'scores'), check(judge.score(prompts, b), 'scores')
+        sa_ = check(judge.score(prompts, a), 'scores')
+        sb = check(judge.score(prompts, b) if b_scores is None else b_scores, 'scores')
         out.update(score_a=sa_, score_b=sb, p=1 / (1 + np.exp(-(sa_ - sb))))
     else:
         fwd = check([judge(p, x, y) for p, x, y in zip(prompts, a, b)], 'probabilities')
@@ -306,6 +309,8 @@ class Answers:
     n_tokens: list
     has_eos: list
     kl: list|None = None      # nats per response, KL(policy ‖ base) estimated on the policy's own samples
+    scores: dict = field(default_factory=dict)   # judge name -> (judge, its scores of these answers): answers shared
+                                                 # between policies (the base's) are scored once per judge
 
 # %% ../nbs/08_evaluation.ipynb #21284c68
 def _answer_logprobs(model, ids, attn, n_prompt:int, temperature:float, n_shared:int=0):
@@ -392,11 +397,15 @@ def _stats(x, conf:float=0.95, seed:int=0) -> dict:
     return {'mean': round(float(x.mean()), 4), 'std': round(float(x.std(ddof=1)), 4) if len(x) > 1 else 0.0,
             'ci': [round(v, 4) for v in bootstrap_ci(x, conf=conf, seed=seed)] if len(x) > 1 else None}
 
-def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, clusters=None) -> dict:
+def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, clusters=None,
+             memo:tuple|None=None,   # (judge name, Answers.scores of `bas`): the base's scores kept for the next policy
+            ) -> dict:
     ("One judge's verdict on policy vs base answers: scores, paired difference, win rate, length-controlled win rate, "
      "per-prompt rows.")
     import numpy as np
-    j = run_judge(judge, prompts, pol, bas)
+    kept = memo[1].get(memo[0]) if memo else None
+    j = run_judge(judge, prompts, pol, bas, b_scores=kept[1] if kept and kept[0] is judge else None)
+    if memo and 'score_b' in j: memo[1][memo[0]] = (judge, j['score_b'])
     o = outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)])
     res = {
         'win_rate': win_rate(o, conf, clusters, seed),
@@ -541,7 +550,7 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
     t = time.perf_counter()
     for jn, judge in judges.items():
         m['judges'][jn] = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie,
-                                   clusters)
+                                   clusters, memo=(jn, bas.scores))
     return m, {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
                'prompts_per_s': round(len(prompts) / gen_s, 3)}
 

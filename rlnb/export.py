@@ -400,6 +400,8 @@ def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int], l
 def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:int=32,
                  isolate:bool=True,   # run llama.cpp in a child process (a native crash cannot take this process down)
                  lora=None,           # a GGUF LoRA adapter on top of `gguf_path` (the HF model is then the merged one)
+                 hf_cache:dict|None=None,  # the HF side per prompt, kept across calls for the same `model` (each GGUF
+                                           # of one export is checked against the same HF logits and continuations)
                 ) -> dict:
     "Compare a GGUF with the HF model on `prompts`: logits (max |Δ|, top-1 agreement) and greedy continuations."
     import numpy as np, torch
@@ -413,11 +415,15 @@ def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:in
         else gguf_eval(gguf_path, ids_list, n_tokens, eos, lora)
     )
     max_diff, agree, total, same, first_div = 0.0, 0, 0, 0, []
+    hf_cache = {} if hf_cache is None else hf_cache
     for ids, (gg, b) in zip(ids_list, gg_all):
-        with torch.no_grad(): hf = model(torch.tensor([ids])).logits[0].float().numpy()       # (P, V)
+        key = (tuple(ids), n_tokens)
+        if key not in hf_cache:
+            with torch.no_grad(): logits = model(torch.tensor([ids])).logits[0].float().numpy()       # (P, V)
+            hf_cache[key] = logits, hf_greedy(model, ids, n_tokens, eos)
+        hf, a = hf_cache[key]
         max_diff = max(max_diff, float(np.abs(hf - gg).max()))
         agree += int((hf.argmax(-1) == gg.argmax(-1)).sum()); total += len(ids)
-        a = hf_greedy(model, ids, n_tokens, eos)
         if a == b: same += 1
         else: first_div.append(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))))
     return {
@@ -660,13 +666,13 @@ def _export_gguf(ck:Path, out:Path, name:str, quants:list, base, base_name:str, 
         # the card goes in before conversion: the GGUF metadata takes base_model from it
         if merged != ck: model_card(merged, base_name, 'merged', name, facts)
         res.stats['merge'] = {'seconds': round(time.perf_counter() - t, 2)}
-        model, tok = load_checkpoint(merged)
+        model, tok, hf_side = *load_checkpoint(merged), {}   # the HF side of the parity checks, once for every GGUF
         for q in order:
             t, p = time.perf_counter(), tmp/f'{name}-{q}.gguf'
             convert_to_gguf(merged, p, 'f16') if q == 'f16' else quantize_gguf(tmp/f'{name}-f16.gguf', p, q)
             res.stats[q] = {'size_mb': round(p.stat().st_size / 2**20, 1), 'seconds': round(time.perf_counter() - t, 2)}
             if parity:
-                res.parity[q] = parity_check(model, tok, p, parity_prompts)
+                res.parity[q] = parity_check(model, tok, p, parity_prompts, hf_cache=hf_side)
                 atomic_write(tmp/'parity.json', json.dumps(res.parity, indent=1))
                 check_parity(res.parity[q], q)
         info = {'checkpoint': str(ck), 'llama_cpp_python': llama_version(), 'stats': res.stats}
