@@ -245,20 +245,24 @@ def gpu_speed_table(path=None) -> str:
 def eval_gen_speed_table(paths=None) -> str:
     ("Markdown: seconds per lever of `bench/eval_gen_speed.py`, one column pair (seconds, speed-up over `before`) per "
      "saved run (default: every `eval_gen_speed*.json`), headed by the CPU kind it ran on; a lever a run did not have "
-     "shows –. Each run's CPU and caps below.")
+     "shows –. Answers are checked identical to the first row that draws tokens the same way; a row that draws "
+     "differently gives another sample of the same distribution, so its answers' mean length (words) is shown beside "
+     "the time. Each run's CPU and caps below.")
     from rlnb.core import bench_results, isa_caps_note
     paths = [Path(p) for p in paths] if paths else sorted(bench_results().glob('eval_gen_speed*.json'))
     runs = [json.loads(p.read_text()) for p in paths if p.exists()]
     if not runs: return f"no saved result in {bench_results()}: run bench/eval_gen_speed.py"
     levers = list(dict.fromkeys(x['lever'] for r in runs for x in r['rows']))   # in order, every run's
     by = [{x['lever']: x for x in r['rows']} for r in runs]
-    out = ['| lever | ' + ' | '.join(f"s ({cpu_kind(r)}) | speed-up" for r in runs) + ' | same answers | max \\|ΔKL\\| nats |',
-           '|---|' + '---|---|' * len(runs) + '---|---|']
+    out = ['| lever | ' + ' | '.join(f"s ({cpu_kind(r)}) | speed-up" for r in runs)
+           + ' | answers identical to their draw\'s first row | mean words | max \\|ΔKL\\| nats |',
+           '|---|' + '---|---|' * len(runs) + '---|---|---|']
     for lv in levers:
         have = [(r, b[lv]) for r, b in zip(runs, by) if lv in b]
         cells = ' | '.join(f"{b[lv]['seconds']:.1f} | {b[lv]['speedup']:.2f}×" if lv in b else '– | –' for b in by)
         same = all(x['identical_answers'] == r['prompts'] for r, x in have)
-        out.append(f"| {lv} | {cells} | {'yes' if same else 'no'} | {max(x['max_kl_diff'] for _, x in have):.1e} |")
+        words = ' / '.join(f"{x['mean_words']:.1f}" for _, x in have if 'mean_words' in x) or '–'
+        out.append(f"| {lv} | {cells} | {'yes' if same else 'no'} | {words} | {max(x['max_kl_diff'] for _, x in have):.1e} |")
     foot = '\n\n'.join(f"{cpu_kind(r)}: {r['prompts']} prompts, {r['new_tokens']} new tokens, batch {r['batch']}, "
                        f"{r['threads']} threads, {r['date']}. {r['cpu']}{isa_caps_note(r.get('isa_caps'))}" for r in runs)
     return '\n'.join(out) + '\n\n' + foot
