@@ -305,6 +305,35 @@ def _save_reward(res:RewardResult, out:Path):
     plot_learning_curves(res.history, out/'plots'/'reward_learning_curves.png')
 
 # %% ../nbs/04_reward.ipynb #b2f7a99e
+def _curve_point(rm:RewardModel, rows, cfg:RewardConfig) -> dict:
+    ("One learning-curve point on held-out `rows`, scored by `RewardModel.score` (each distinct answer once, batches "
+     "of similar length): pairwise `eval_loss` (the training loss: -log σ(r_c − r_r [− margin])), `eval_accuracy`, "
+     "`eval_margin`; regression `eval_loss` (MSE) and `eval_mae`.")
+    import torch
+    p = _col(rows, 'prompt')
+    if cfg.objective == 'pairwise':
+        s = rm.score(p + p, _col(rows, 'chosen') + _col(rows, 'rejected'))
+        d = s[:len(p)] - s[len(p):]
+        m = torch.tensor(rows['margin'], dtype=d.dtype) if cfg.use_margin and 'margin' in rows.column_names else 0.0
+        return {'eval_loss': torch.nn.functional.softplus(-(d - m)).mean().item(),
+                'eval_accuracy': pairwise_accuracy(s[:len(p)], s[len(p):]), 'eval_margin': d.mean().item()}
+    pred, y = rm.score(p, _col(rows, 'completion')), torch.tensor(rows['target'], dtype=torch.float32)
+    return {'eval_loss': mse_loss(pred, y).item(), 'eval_mae': (pred - y).abs().mean().item()}
+
+def _curve_callback(rows, cfg:RewardConfig, tok, every:int):
+    ("A `TrainerCallback` adding a `_curve_point` on `rows` to the trainer's history every `every` steps. The "
+     "trainer's own evaluation padded each chosen answer and its rejected one together and scored answers that pairs "
+     "share again: 1.7× slower on 256 chitchat pairs.")
+    from transformers import TrainerCallback
+    class Curve(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, **kw):
+            if state.global_step % every: return
+            was = model.training
+            try: point = _curve_point(RewardModel(model, tok, cfg), rows, cfg)
+            finally: model.train(was)
+            state.log_history.append({**point, 'epoch': state.epoch, 'step': state.global_step})
+    return Curve()
+
 def train_reward_model(
     train,  # pairs (prompt/chosen/rejected) or targets (prompt/completion/target)
     eval=None,  # held-out rows of the same kind, for curves and final metrics
@@ -325,12 +354,14 @@ def train_reward_model(
                          f"set max_length <= {limit}")
     train = _sample(train, cfg.max_train_examples, cfg.seed)
     tr = _tokenized(train, tok, cfg, decoder)
-    ev = _tokenized(_sample(eval, 256, cfg.seed), tok, cfg, decoder) if eval is not None and len(eval) else None
+    curve = _sample(eval, 256, cfg.seed) if eval is not None and len(eval) else None   # the learning curves' rows
     n_steps = math.ceil(len(tr) / cfg.batch_size) * math.ceil(cfg.epochs)
     import tempfile
     out = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix='rlnb-reward-'))   # never a shared folder
-    args = _hf_args(cfg, out/'trainer', n_steps, ev is not None)
-    trainer = _reward_trainer(cfg, model, tok, tr, ev, args)
+    args = _hf_args(cfg, out/'trainer', n_steps, False)         # the curves come from our callback, not the trainer
+    trainer = _reward_trainer(cfg, model, tok, tr, None, args)
+    if curve is not None:
+        trainer.add_callback(_curve_callback(curve, cfg, tok, cfg.eval_every or max(1, n_steps // 5)))
     with Timer() as t: trainer.train()
     rm = RewardModel(trainer.model, tok, cfg)
     metrics = train_metrics(len(tr), trainer.state.global_step, t.secs, epochs=cfg.epochs)
