@@ -223,6 +223,15 @@ def _shared_prefix(rows:list[list[int]]) -> int:
     while k < n and all(r[k] == first[k] for r in rows): k += 1
     return k
 
+def _shared_cache(model, ids, attn, pos, n:int):
+    ("The first `n` tokens, the same in every row of `ids`, through `model` once: `(cache, ids, pos)` with the cache "
+     "repeated for every row and `ids`, `pos` cut to what follows (no cache and both as they were when `n` is 0).")
+    if not n: return None, ids, pos
+    cache = model(input_ids=ids[:1, :n], attention_mask=attn[:1, :n], position_ids=pos[:1, :n],
+                  use_cache=True).past_key_values
+    cache.batch_repeat_interleave(len(ids))
+    return cache, ids[:, n:], pos[:, n:]
+
 def decode(model, tok,
            prompts: list[str],
            max_new_tokens: int = 128,
@@ -256,13 +265,9 @@ def decode(model, tok,
     B, P = p_ids.shape
     out = torch.full((B, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
     live, attn = torch.arange(B, device=dev), p_attn
-    x, pos, cache, T = p_ids, (attn.cumsum(-1) - 1).clamp(min=0), None, 0
-    if S:   # the shared beginning once (a quarter to a half of a chat prompt's prefill), then its cache for every row
-        with torch.no_grad():
-            cache = model(input_ids=x[:1, :S], attention_mask=attn[:1, :S], position_ids=pos[:1, :S],
-                          use_cache=True).past_key_values
-        cache.batch_repeat_interleave(B)
-        x, pos = x[:, S:], pos[:, S:]
+    with torch.no_grad():   # the shared beginning once (a quarter to a half of a chat prompt's prefill)
+        cache, x, pos = _shared_cache(model, p_ids, attn, (attn.cumsum(-1) - 1).clamp(min=0), S)
+    T = 0
     seen = None
     if streams is not None:
         if sum(n for n, _ in streams) != B: raise ValueError(f"streams cover {sum(n for n, _ in streams)} of {B} prompts")
@@ -316,12 +321,8 @@ class Answers:
 def _answer_logprobs(model, ids, attn, n_prompt:int, temperature:float, n_shared:int=0):
     ("Log-softmax (B, T, V) of the next-token distributions at each answer position, at `temperature`; the first "
      "`n_shared` tokens, the same in every row, pass the model once.")
-    pos, cache, keep = (attn.long().cumsum(-1) - 1).clamp(min=0), None, ids.shape[1] - n_prompt + 1
-    if n_shared:
-        cache = model(input_ids=ids[:1, :n_shared], attention_mask=attn[:1, :n_shared], position_ids=pos[:1, :n_shared],
-                      use_cache=True).past_key_values
-        cache.batch_repeat_interleave(len(ids))
-        ids, pos = ids[:, n_shared:], pos[:, n_shared:]
+    keep = ids.shape[1] - n_prompt + 1
+    cache, ids, pos = _shared_cache(model, ids, attn, (attn.long().cumsum(-1) - 1).clamp(min=0), n_shared)
     out = model(input_ids=ids, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=cache is not None,
                 logits_to_keep=keep)
     return (out.logits[:, :-1].float() / temperature).log_softmax(-1)

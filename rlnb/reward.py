@@ -199,8 +199,8 @@ def load(cls:RewardModel, path:str|Path, device:str|None=None) -> 'RewardModel':
     return cls(model.to(get_device(device)), tok, cfg)
 
 # %% ../nbs/04_reward.ipynb #3f03fd39
-def _hf_args(cfg:RewardConfig, out:Path, n_steps:int, has_eval:bool) -> dict:
-    every = cfg.eval_every or max(1, n_steps // 5)
+def _hf_args(cfg:RewardConfig, out:Path, n_steps:int) -> dict:
+    "The trainer's arguments; it evaluates nothing itself (the learning curves come from `_curve_callback`)."
     return dict(
         output_dir=str(out),
         per_device_train_batch_size=cfg.batch_size,
@@ -211,8 +211,6 @@ def _hf_args(cfg:RewardConfig, out:Path, n_steps:int, has_eval:bool) -> dict:
         warmup_steps=math.ceil(cfg.warmup_ratio * n_steps),
         lr_scheduler_type='linear',
         logging_steps=max(1, min(10, n_steps // 10)),
-        eval_strategy='steps' if has_eval else 'no',
-        eval_steps=every,
         save_strategy='no',
         report_to=report_targets(cfg.report_to) or 'none',
         bf16=bool(auto_bf16(get_device().split(':')[0]) if cfg.bf16 is None else cfg.bf16),
@@ -286,16 +284,16 @@ def _grouped_reward_trainer():
                                         sampler_fn=super()._get_eval_sampler)
     return GroupedRewardTrainer
 
-def _reward_trainer(cfg:RewardConfig, model, tok, tr, ev, args:dict):
+def _reward_trainer(cfg:RewardConfig, model, tok, tr, args:dict):
     "TRL's RewardTrainer (Bradley–Terry on pairs) or a plain Trainer with an MSE loss (regression on targets)."
     if cfg.objective == 'pairwise':
         from trl import RewardConfig as TRLRewardConfig, RewardTrainer
         targs = TRLRewardConfig(**args, max_length=None, center_rewards_coefficient=cfg.center_rewards_coefficient,
                                 disable_dropout=True)
         trainer = _grouped_reward_trainer() if cfg.group_by_length else RewardTrainer
-        return trainer(model=model, args=targs, train_dataset=tr, eval_dataset=ev, processing_class=tok)
+        return trainer(model=model, args=targs, train_dataset=tr, processing_class=tok)
     from transformers import DataCollatorWithPadding, TrainingArguments
-    return _make_regression_trainer()(model=model, args=TrainingArguments(**args), train_dataset=tr, eval_dataset=ev,
+    return _make_regression_trainer()(model=model, args=TrainingArguments(**args), train_dataset=tr,
                                       data_collator=DataCollatorWithPadding(tok), processing_class=tok)
 
 def _save_reward(res:RewardResult, out:Path):
@@ -310,14 +308,12 @@ def _curve_point(rm:RewardModel, rows, cfg:RewardConfig) -> dict:
      "of similar length): pairwise `eval_loss` (the training loss: -log σ(r_c − r_r [− margin])), `eval_accuracy`, "
      "`eval_margin`; regression `eval_loss` (MSE) and `eval_mae`.")
     import torch
-    p = _col(rows, 'prompt')
     if cfg.objective == 'pairwise':
-        s = rm.score(p + p, _col(rows, 'chosen') + _col(rows, 'rejected'))
-        d = s[:len(p)] - s[len(p):]
+        rc, rr = _pair_rewards(rm, rows); d = rc - rr
         m = torch.tensor(rows['margin'], dtype=d.dtype) if cfg.use_margin and 'margin' in rows.column_names else 0.0
         return {'eval_loss': torch.nn.functional.softplus(-(d - m)).mean().item(),
-                'eval_accuracy': pairwise_accuracy(s[:len(p)], s[len(p):]), 'eval_margin': d.mean().item()}
-    pred, y = rm.score(p, _col(rows, 'completion')), torch.tensor(rows['target'], dtype=torch.float32)
+                'eval_accuracy': pairwise_accuracy(rc, rr), 'eval_margin': d.mean().item()}
+    pred, y = rm.score(_col(rows, 'prompt'), _col(rows, 'completion')), torch.tensor(rows['target'], dtype=torch.float32)
     return {'eval_loss': mse_loss(pred, y).item(), 'eval_mae': (pred - y).abs().mean().item()}
 
 def _curve_callback(rows, cfg:RewardConfig, tok, every:int):
@@ -358,8 +354,7 @@ def train_reward_model(
     n_steps = math.ceil(len(tr) / cfg.batch_size) * math.ceil(cfg.epochs)
     import tempfile
     out = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix='rlnb-reward-'))   # never a shared folder
-    args = _hf_args(cfg, out/'trainer', n_steps, False)         # the curves come from our callback, not the trainer
-    trainer = _reward_trainer(cfg, model, tok, tr, None, args)
+    trainer = _reward_trainer(cfg, model, tok, tr, _hf_args(cfg, out/'trainer', n_steps))
     if curve is not None:
         trainer.add_callback(_curve_callback(curve, cfg, tok, cfg.eval_every or max(1, n_steps // 5)))
     with Timer() as t: trainer.train()
@@ -373,13 +368,17 @@ def train_reward_model(
     return res
 
 # %% ../nbs/04_reward.ipynb #19ff9825
+def _pair_rewards(rm:RewardModel, pairs) -> tuple:
+    "`(r_chosen, r_rejected)` of `pairs`, in one `score` call: each distinct answer is scored once."
+    p = _col(pairs, 'prompt')
+    s = rm.score(p + p, _col(pairs, 'chosen') + _col(pairs, 'rejected'))
+    return s[:len(p)], s[len(p):]
+
 def evaluate_pairs(rm:RewardModel, pairs, bins=(0, .2, .4, .6, 1.01)) -> dict:
     "Held-out pairwise accuracy, mean margin r_c − r_r, and accuracy per pair-margin bin (when pairs have `margin`)."
-    p = _col(pairs, 'prompt')
-    s = rm.score(p + p, _col(pairs, 'chosen') + _col(pairs, 'rejected'))   # one call: each distinct answer scored once
-    rc, rr = s[:len(p)], s[len(p):]
+    rc, rr = _pair_rewards(rm, pairs)
     out = dict(
-        accuracy=round(pairwise_accuracy(rc, rr), 4), mean_margin=round((rc - rr).mean().item(), 4), eval_pairs=len(p)
+        accuracy=round(pairwise_accuracy(rc, rr), 4), mean_margin=round((rc - rr).mean().item(), 4), eval_pairs=len(rc)
     )
     if 'margin' in pairs.column_names:
         m = pairs['margin']
