@@ -1143,16 +1143,21 @@ def _ab_outcomes(store, t, agent:str, experiment:str) -> tuple:
      "variant; thumbs only?")
     import sqlalchemy as sa
     from rlnb.formatting import utility
+    from rlnb.feedback import _where
     with store.engine.connect() as c:
         expo = c.execute(sa.select(t.expo).where(t.expo.c.experiment == experiment)).mappings().all()
-    recs = [r for r in store.query(agent=agent, run_id=f'ab:{experiment}') if utility(r) is not None]
+        # only the columns the test reads (records were checked when stored): a dashboard re-reads them every look
+        cols = [store.table.c[k] for k in ('id', 'kind', 'label', 'rating', 'score', 'model_version', 'rater', 'metadata',
+                                           'created_at')]
+        rows = c.execute(sa.select(*cols).where(*_where(store.table, agent, run_id=f'ab:{experiment}'))).all()
+    recs = [r for r in rows if utility(r) is not None]
     if not recs:
         raise ValueError(f"experiment {experiment!r} has {len(expo)} exposures but no outcomes yet: record thumbs, "
                          "ratings or scores first")
     per_unit, first = defaultdict(list), {}   # the unit of randomisation is the unit: average its outcomes
-    for r in sorted(recs, key=lambda r: (_arrival(r), r.id)):
+    for at, r in sorted(((_arrival(r), r) for r in recs), key=lambda x: (x[0], x[1].id)):
         per_unit[(r.model_version, r.rater)].append(utility(r))
-        first.setdefault((r.model_version, r.rater), _arrival(r))
+        first.setdefault((r.model_version, r.rater), at)
     return per_unit, first, Counter(e['variant'] for e in expo), all(r.kind == 'thumbs' for r in recs)
 
 def _ab_arm(x, exposed:int, alpha:float, binary:bool) -> dict:
@@ -1173,21 +1178,25 @@ def _floored_var(x) -> float:
 def _ab_sequential(per_unit, first, ctrl:str, v:str, tau:float, min_units:int=MIN_AB_UNITS) -> float:
     ("The always-valid p-value, replayed over the units in the order their first outcome arrived, looking only once "
      "both arms have `min_units` units, with floored variances.")
-    import numpy as np
-    seq_d, seq_v, xa, xb = [], [], [], []
+    seq_d, seq_v = [], []
+    acc = {ctrl: [0, 0.0, 0.0], v: [0, 0.0, 0.0]}   # per arm: units, sum and sum of squares of the unit means
+    def var(n, s, q):   # _floored_var from running sums: the arm plus the pseudo-outcomes 0 and 1
+        n2, s2 = n + 2, s + 1.0
+        return max(q + 1.0 - s2 * s2 / n2, 0.0) / (n2 - 1) / n
     for k in sorted([k for k in per_unit if k[0] in (ctrl, v)], key=lambda k: (first[k], k)):
-        (xa if k[0] == ctrl else xb).append(np.mean(per_unit[k]))
-        if len(xa) >= min_units and len(xb) >= min_units:
-            a, b = np.array(xa), np.array(xb)
-            seq_d.append(b.mean() - a.mean())
-            seq_v.append(_floored_var(a) + _floored_var(b))
+        x, a = sum(per_unit[k]) / len(per_unit[k]), acc[k[0]]
+        a[0] += 1; a[1] += x; a[2] += x * x
+        (na, sa_, qa), (nb, sb, qb) = acc[ctrl], acc[v]
+        if na >= min_units and nb >= min_units:
+            seq_d.append(sb / nb - sa_ / na)
+            seq_v.append(var(na, sa_, qa) + var(nb, sb, qb))
     return float(msprt_pvalue(seq_d, seq_v, tau)[-1]) if seq_d else 1.0
 
 def _first_units(per_unit, first, v:str, n:int):
     "The outcomes of the first `n` units of arm `v` to arrive (what the fixed-horizon test may use)."
     import numpy as np
     ks = sorted([k for k in per_unit if k[0] == v], key=lambda k: (first[k], k))[:n]
-    return np.array([np.mean(per_unit[k]) for k in ks])
+    return np.array([sum(per_unit[k]) / len(per_unit[k]) for k in ks])
 
 # %% ../nbs/08_evaluation.ipynb #07d1da45
 def _ab_decision(v, ctrl, r, p_seq, n:int, horizon, alpha) -> str:
@@ -1221,7 +1230,7 @@ def ab_report(
     t = ABTest(store, agent, experiment)
     mde, horizon, ctrl = mde or t.config.get('mde') or 0.05, t.config.get('horizon'), t.variants[0]
     per_unit, first, exposed, binary = _ab_outcomes(store, t, agent, experiment)
-    arms = {v: np.array([np.mean(u) for (vv, _), u in per_unit.items() if vv == v]) for v in t.variants}
+    arms = {v: np.array([sum(u) / len(u) for (vv, _), u in per_unit.items() if vv == v]) for v in t.variants}
     out = {'experiment': experiment, 'agent': agent, 'variants': t.variants, 'control': ctrl,
            'metric': 'thumbs-up rate' if binary else 'mean utility (0-1)',
            'test': 'two-proportion z-test' if binary else "Welch's t (normal reference)", 'alpha': alpha,

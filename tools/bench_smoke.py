@@ -14,7 +14,9 @@ Each script gets RLNB_HOME = a fresh temporary folder (its models/.cache linked 
 this run's temporary folder, removed at the end (`--keep` keeps it and prints where). Torch runs on `--threads` threads
 (default 1, OMP_NUM_THREADS) and OpenMP threads sleep when they wait (OMP_WAIT_POLICY=PASSIVE; llama.cpp's ggml waits at
 OpenMP barriers too): the smoke models are tiny, and on a small machine shared with other work, spinning threads made
-a tiny model's step 20x slower and llama.cpp's decoding 400x slower."""
+a tiny model's step 20x slower and llama.cpp's decoding 400x slower. Each script is forked from a zygote that imported
+torch, transformers, peft, TRL and datasets once (tools/forkserver.py; RLNB_TEST_FORK=0: a fresh python each), as if
+started afresh; the processes a script starts itself are fresh ones."""
 import argparse, os, re, shutil, signal, subprocess, sys, tempfile, time
 from pathlib import Path
 
@@ -62,7 +64,7 @@ def fresh_home(tmp:Path, name:str) -> Path:
     (home/'models'/'.cache').symlink_to(cache, target_is_directory=True)
     return home
 
-def run_script(script:Path, tmp:Path, timeout:float, threads:int=1) -> tuple[str, float, str, list, str]:
+def run_script(script:Path, tmp:Path, timeout:float, threads:int=1, zygote=None) -> tuple[str, float, str, list, str]:
     "Run `script --smoke` in its own process group; `(status, seconds, why it failed, skipped parts, output)`."
     name = script.stem
     work = Path(tempfile.mkdtemp(prefix=f'tmp-{name}-', dir=tmp))
@@ -73,14 +75,17 @@ def run_script(script:Path, tmp:Path, timeout:float, threads:int=1) -> tuple[str
     log = tmp/f'{name}.log'
     t0 = time.perf_counter()
     with open(log, 'w') as f:
-        p = subprocess.Popen([sys.executable, str(script), '--smoke'], cwd=ROOT, env=env, stdout=f,
-                             stderr=subprocess.STDOUT, start_new_session=True)
-        try: rc, why = p.wait(timeout), None
-        except subprocess.TimeoutExpired: rc, why = None, f'timed out after {timeout:.0f} s'
+        if zygote: pid, wait = zygote.start([script, '--smoke'], env, ROOT, log)   # forked, as if started afresh
+        else:
+            p = subprocess.Popen([sys.executable, str(script), '--smoke'], cwd=ROOT, env=env, stdout=f,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+            pid, wait = p.pid, p.wait
+        try: rc, why = wait(timeout), None
+        except (subprocess.TimeoutExpired, TimeoutError): rc, why = None, f'timed out after {timeout:.0f} s'
         finally:   # whatever it started (servers, torchrun workers) goes too
-            try: os.killpg(p.pid, signal.SIGKILL)
+            try: os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError: pass
-            p.wait()
+            if rc is None: rc = wait()
     secs = time.perf_counter() - t0
     out = log.read_text(errors='replace')
     skipped = [l[len('SKIP:'):].strip() for l in out.splitlines() if l.startswith('SKIP:')]
@@ -104,6 +109,10 @@ def main(argv=None):
         scripts = [s for s in scripts if s.stem in want]
     tmp = Path(tempfile.mkdtemp(prefix='rlnb-bench-smoke-'))
     failed, total = [], time.perf_counter()
+    from forkserver import zygote_or_none   # torch, transformers, peft, TRL, datasets imported once for every script
+    zyg = zygote_or_none({**os.environ, 'OMP_NUM_THREADS': str(a.threads), 'MKL_NUM_THREADS': str(a.threads),
+                          'OMP_WAIT_POLICY': 'PASSIVE', 'TOKENIZERS_PARALLELISM': 'false', 'HF_HUB_OFFLINE': '1',
+                          'TRANSFORMERS_NO_ADVISORY_WARNINGS': '1'}, 'script') if len(scripts) > 1 else None
     print(f"{len(scripts)} benchmark scripts, --smoke each, limit {a.timeout:.0f} s each", flush=True)
     try:
         for s in scripts:
@@ -112,7 +121,7 @@ def main(argv=None):
                 failed.append(rel); print(f"FAIL     -    {rel}  (no --smoke flag: every benchmark needs one)", flush=True)
                 continue
             before = snapshot()
-            status, secs, why, skipped, out = run_script(s, tmp, a.timeout, a.threads)
+            status, secs, why, skipped, out = run_script(s, tmp, a.timeout, a.threads, zyg)
             if changed := changes(before, snapshot()):
                 status, why = 'FAIL', f"wrote outside its temporary folders: {', '.join(changed)}"
             note = f"  ({why})" if why else f"  (skipped: {'; '.join(skipped)})" if skipped else ''
@@ -121,6 +130,7 @@ def main(argv=None):
                 failed.append(rel)
                 print('    | ' + '\n    | '.join(out.rstrip().splitlines()[-a.tail:]), flush=True)
     finally:
+        if zyg: zyg.close()
         if a.keep: print(f"kept {tmp}")
         else: shutil.rmtree(tmp, ignore_errors=True)
     n = len(scripts)

@@ -23,6 +23,10 @@ and MKL get `cores // jobs` threads and OpenMP threads sleep when they wait (OMP
 of two processes on two cores slowed llama.cpp by orders of magnitude in bench/). The longest notebooks start first:
 by the last run's times (kept in `models/.cache/test_times.json`), else the highest-numbered first (the benchmarks
 and the pipeline, the longest ones).
+
+With more than one notebook, each is forked from a zygote (tools/forkserver.py) that imported torch, transformers,
+peft, TRL and datasets once, instead of every notebook paying about 5 s of CPU for them; each child still has its own
+session, environment, RLNB_HOME, numpy seed and exit status. RLNB_TEST_FORK=0 starts a fresh python per notebook.
 """
 import argparse, json, os, re, shutil, signal, subprocess, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -134,7 +138,7 @@ def temp_home(cache:Path) -> Path:
     return home
 
 def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path, save:bool=False, repo:Path|None=None,
-                 cache:Path|None=None, threads:int|None=None) -> tuple[bool, float, str]:
+                 cache:Path|None=None, threads:int|None=None, zygote=None) -> tuple[bool, float, str]:
     ("Test `nb` in a child process (its own process group, so a timeout kills whatever it started) under a temporary "
      "RLNB_HOME, and fail it if it left anything new in the project's `models/` or `data/`; `(ok, secs, why)`.")
     t0 = time.time()
@@ -143,12 +147,16 @@ def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path, save:bool=False, r
     if threads: env.update({k: str(threads) for k in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS')}, OMP_WAIT_POLICY='PASSIVE')
     if home: env['RLNB_HOME'] = str(home)
     before = snapshot(repo) if repo else {}
-    p = subprocess.Popen([sys.executable, __file__, '--one', str(nb), '--flags', flags] + (['--save'] if save else []), cwd=cwd, env=env, start_new_session=True)
+    argv = [__file__, '--one', str(nb), '--flags', flags] + (['--save'] if save else [])
+    if zygote: pid, wait = zygote.start(argv, env, cwd)   # a fork of the zygote, as if started afresh
+    else:
+        p = subprocess.Popen([sys.executable] + argv, cwd=cwd, env=env, start_new_session=True)
+        pid, wait = p.pid, p.wait
     timed_out = False
-    try: rc = p.wait(timeout)
-    except subprocess.TimeoutExpired:
+    try: rc = wait(timeout)
+    except (subprocess.TimeoutExpired, TimeoutError):
         timed_out = True
-        os.killpg(p.pid, signal.SIGKILL); rc = p.wait()
+        os.killpg(pid, signal.SIGKILL); rc = wait()
     if home: shutil.rmtree(home, ignore_errors=True)    # removes the link, never the cache it points to
     ok, why = rc == 0 and not timed_out, describe(rc, timed_out, timeout)
     if repo and (left := litter(before, snapshot(repo))):
@@ -190,20 +198,29 @@ def main():
     except (OSError, ValueError): last = {}
     order = sorted(files, key=lambda f: (-last.get(f.name, 0), [-ord(ch) for ch in f.name]))   # longest (or last-numbered) first
     results, secs_by, t0 = [], {}, time.time()
+    zyg = None
+    if len(files) > 1:   # torch, transformers, peft, TRL, datasets imported once (tools/forkserver.py)
+        from forkserver import zygote_or_none
+        zenv = {**os.environ, 'PYTHONFAULTHANDLER': '1'}   # the children's thread counts: torch reads them at import
+        if threads: zenv.update({k: str(threads) for k in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS')}, OMP_WAIT_POLICY='PASSIVE')
+        zyg = zygote_or_none(zenv, 'notebook')
     with ThreadPoolExecutor(jobs) as pool:
         futs = {pool.submit(run_isolated, f, args.flags, timeout, Path(cfg.nbs_path), args.save, repo, cache.resolve(),
-                            threads): f for f in order}
+                            threads, zyg): f for f in order}
         for fut in as_completed(futs):
             f = futs[fut]; ok, secs, why = fut.result()
             results.append(ok); secs_by[f.name] = round(secs, 1)
             print(f"{'ok  ' if ok else 'FAIL'} {f.name:<28} {secs:7.1f} s" + ('' if ok else f"  ({why})"), flush=True)
+    if zyg: zyg.close()
     if not args.path and not args.flags:
         try: times_file.write_text(json.dumps(secs_by, indent=1))
         except OSError: pass
     print(f"sum of the notebooks' times {sum(secs_by.values()):.0f} s, {jobs} at a time"
           + (f" ({threads} thread{'s' * (threads > 1)} each)" if threads else ''))
     n_ok = sum(results)
-    print(f"notebooks tested with flags [{args.flags}] in {time.time()-t0:.0f} s, each in its own process (limit {timeout:.0f} s)")
+    print(f"notebooks tested with flags [{args.flags}] in {time.time()-t0:.0f} s, each in its own process"
+          + (" (forked from a zygote that imported torch, transformers, peft, TRL and datasets once)" if zyg else '')
+          + f" (limit {timeout:.0f} s)")
     print(f"{n_ok} passed, {len(results)-n_ok} failed")
     sys.exit(0 if results and n_ok == len(results) else 1)
 

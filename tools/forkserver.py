@@ -1,0 +1,106 @@
+"""A zygote for the test runners: import the heavy libraries once, then fork a child per command as if `python` had
+been started afresh with it (tools/run_tests.py runs each notebook this way, tools/bench_smoke.py each benchmark).
+
+A process of this project spends about 5 s of CPU importing torch, transformers, peft, TRL and datasets before its
+first line of work; the fast suite starts dozens of them on two cores. Each child gets what a fresh process would
+have: its own session (so a time limit kills its whole group), the environment and working folder asked for,
+`sys.argv` and `sys.path[0]` of the script, a reseeded numpy, faulthandler when PYTHONFAULTHANDLER is set, the
+script run as `__main__`, atexit handlers at the end, and its exit code or signal reported back. Nothing of rlnb
+is imported before the fork, so RLNB_HOME and the like are each child's own; thread counts are read when torch is
+imported, so the zygote is started with the children's OMP_NUM_THREADS and MKL_NUM_THREADS.
+
+    z = Zygote(env)                                   # starts `python tools/forkserver.py FD FD`; raises if it cannot
+    pid, wait = z.start(['bench/x.py', '--smoke'], env, cwd, log)   # log: the child's stdout and stderr
+    rc = wait(timeout)                                # exit code (-N: killed by signal N); TimeoutError after timeout
+    z.close()
+"""
+import json, os, queue, subprocess, sys, threading, time
+
+PRELOAD = ('torch', 'transformers', 'transformers.modeling_utils', 'transformers.trainer', 'peft',
+           'trl.trainer.dpo_trainer', 'datasets', 'IPython', 'execnb.shell', 'nbdev.test', 'sqlalchemy')
+
+def serve(req_fd:int, resp_fd:int) -> None:
+    "Zygote side: import PRELOAD, then fork a child per request line (JSON) and report its pid and exit code."
+    import importlib, select
+    for m in PRELOAD:
+        try: importlib.import_module(m)
+        except Exception as e: print(f'forkserver: could not preload {m}: {e}', file=sys.stderr)
+    send = lambda **d: os.write(resp_fd, (json.dumps(d) + '\n').encode())
+    send(ready=True)
+    kids, buf, eof = {}, b'', False
+    while not eof or kids:
+        if not eof and select.select([req_fd], [], [], 0.05)[0]:
+            data = os.read(req_fd, 1 << 16); eof = not data; buf += data
+            while b'\n' in buf:
+                line, buf = buf.split(b'\n', 1); req = json.loads(line)
+                pid = os.fork()
+                if pid == 0: _child(req, req_fd, resp_fd)   # never returns
+                kids[pid] = req['id']; send(id=req['id'], pid=pid)
+        elif eof: time.sleep(0.05)
+        while kids:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0: break
+            if pid in kids: send(id=kids.pop(pid), rc=os.waitstatus_to_exitcode(status))
+
+def _child(req:dict, *fds) -> None:
+    "A forked child: its own session, the request's environment, folder and argv, the script as __main__, then exit."
+    import atexit, faulthandler, runpy, traceback
+    rc = 1
+    try:
+        os.setsid()
+        for fd in fds: os.close(fd)
+        os.environ.clear(); os.environ.update(req['env']); os.chdir(req['cwd'])
+        if req.get('log'):   # stdout and stderr to this file
+            fd = os.open(req['log'], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644); os.dup2(fd, 1); os.dup2(fd, 2); os.close(fd)
+        if os.environ.get('PYTHONUNBUFFERED'): sys.stdout.reconfigure(write_through=True); sys.stderr.reconfigure(write_through=True)
+        if 'tempfile' in sys.modules: sys.modules['tempfile'].tempdir = None   # TMPDIR is read again
+        if os.environ.get('PYTHONFAULTHANDLER'): faulthandler.enable()
+        if 'numpy' in sys.modules: sys.modules['numpy'].random.seed()   # unseeded draws as in a fresh process
+        script = os.path.abspath(req['argv'][0])
+        sys.argv, sys.path[0] = [script] + req['argv'][1:], os.path.dirname(script)
+        runpy.run_path(script, run_name='__main__'); rc = 0
+    except SystemExit as e: rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException: traceback.print_exc()
+    finally:
+        try: atexit._run_exitfuncs()               # what a normal interpreter exit runs (finalizers, cleanups)
+        except BaseException: traceback.print_exc()
+        try: sys.stdout.flush(); sys.stderr.flush()
+        except BaseException: pass
+        os._exit(rc)
+
+class Zygote:
+    "Runner side: start the zygote, ask it for a child per command, wait for the child's exit code (thread-safe)."
+    def __init__(self, env:dict):
+        r1, w1 = os.pipe(); r2, w2 = os.pipe()
+        self.p = subprocess.Popen([sys.executable, __file__, str(r1), str(w2)], pass_fds=(r1, w2), env=env)
+        os.close(r1); os.close(w2)
+        self.w, self.r, self.lock, self.q, self.n = w1, os.fdopen(r2, 'rb'), threading.Lock(), {}, 0
+        if not json.loads(self.r.readline() or b'{}').get('ready'): raise RuntimeError('the zygote did not start')
+        threading.Thread(target=self._read, daemon=True).start()
+    def _read(self):
+        for line in self.r:
+            m = json.loads(line); self.q[m['id']].put(m)
+        for q in list(self.q.values()): q.put({'rc': None})   # the zygote is gone
+    def start(self, argv:list, env:dict, cwd, log=None) -> tuple:
+        ("Fork a child running `argv` (a script and its arguments; output to the file `log`, else the zygote's); "
+         "`(pid, wait)`, `wait(timeout)` -> exit code.")
+        with self.lock:
+            self.n += 1; i = self.n; q = self.q[i] = queue.Queue()
+            req = dict(id=i, argv=[str(a) for a in argv], env=env, cwd=str(cwd), log=str(log) if log else None)
+            os.write(self.w, (json.dumps(req) + '\n').encode())
+        m = q.get()
+        if 'pid' not in m: raise RuntimeError('the zygote is gone')
+        def wait(timeout=None):
+            try: return q.get(timeout=timeout)['rc']
+            except queue.Empty: raise TimeoutError from None
+        return m['pid'], wait
+    def close(self):
+        os.close(self.w); self.p.wait()
+
+def zygote_or_none(env:dict, why:str='') -> 'Zygote|None':
+    "A Zygote, or None (with a line saying so) where RLNB_TEST_FORK=0, there is no fork, or it cannot start."
+    if os.environ.get('RLNB_TEST_FORK', '1') == '0' or not hasattr(os, 'fork'): return None
+    try: return Zygote(env)
+    except Exception as e: print(f'the zygote did not start ({e}): each {why or "child"} starts a fresh python', flush=True)
+
+if __name__ == '__main__': serve(int(sys.argv[1]), int(sys.argv[2]))
