@@ -11,6 +11,10 @@ time, on the same pairs, each variant in its own process (so peak RSS is its own
                                                            # recorded so (TRL's bf16 autocast default emulates bf16 there)
     .venv/bin/python bench/reward_speed.py --eval-pairs 1000 --save reward_speed_minilm_NAME.json trl_defaults cpu full_cpu
                                                            # more held-out pairs (narrower intervals), the named variants
+    .venv/bin/python bench/reward_speed.py --eval-pairs 1000 --seeds 4 --save reward_speed_minilm_NAME_seeds.json trl_defaults cpu
+                                                           # each variant with seeds 0-3 (initialisation, data order):
+                                                           # mean accuracy, and the paired difference to TRL's with a
+                                                           # t-interval over the seeds (one seed's accuracy moves by ~0.04)
     .venv/bin/python bench/reward_speed.py --smoke         # trl_defaults and cpu on the tiny encoder, 16 pairs; the JSON
                                                            # and the table go to a temporary folder
 
@@ -51,10 +55,11 @@ def data():
     ds = build_datasets(recs, max_pairs_per_prompt=300, formats=('pairs',))['pairs']   # split by prompt
     return ds['train'].shuffle(seed=0), ds['eval'].shuffle(seed=0).select(range(N_EVAL))
 
-def run(name, backbone):
+def run(name, backbone, seed=None):
     from rlnb.reward import PRESETS, evaluate_pairs, train_reward_model
     train, held = data()
     cfg = replace(PRESETS['cpu'], model=backbone, max_train_examples=None, **VARIANTS[name])
+    if seed is not None: cfg = replace(cfg, seed=seed)   # the head's and adapters' initialisation and the data order
     train_reward_model(train.select(range(N_WARM)), None, replace(cfg, epochs=1))       # warm-up (allocations, kernels)
     res = train_reward_model(train.select(range(N_WARM, N_WARM + N_TRAIN)), None, cfg)   # no evaluation inside the timing
     m = {**res.metrics, **evaluate_pairs(res.model, held)}
@@ -62,7 +67,7 @@ def run(name, backbone):
     print(json.dumps(dict(variant=name, backbone=backbone, pairs=N_TRAIN, seconds=round(m['train_seconds'], 2),
                           pairs_per_s=round(N_TRAIN / m['train_seconds'], 2), steps=m['steps'],
                           peak_rss_mb=m['peak_rss_mb'], heldout_accuracy=m['accuracy'], eval_pairs=m['eval_pairs'], losses=losses,
-                          settings=VARIANTS[name])))
+                          settings=VARIANTS[name], **({'seed': seed} if seed is not None else {}))))
 
 def main():
     args = sys.argv[1:]
@@ -77,19 +82,24 @@ def main():
     global N_EVAL
     if '--eval-pairs' in args:   # more held-out pairs: narrower accuracy intervals
         N_EVAL = int(args.pop(args.index('--eval-pairs') + 1)); args.remove('--eval-pairs')
-    if len(args) == 1 and not save: return run(args[0], backbone)
+    seed = int(args.pop(args.index('--seed') + 1)) if '--seed' in args else None   # child: one seed
+    if '--seed' in args: args.remove('--seed')
+    seeds = int(args.pop(args.index('--seeds') + 1)) if '--seeds' in args else None   # each variant with seeds 0..N-1
+    if '--seeds' in args: args.remove('--seeds')
+    if len(args) == 1 and not save and seeds is None: return run(args[0], backbone, seed)
     from rlnb.core import bench_results, cpu_line, isa_caps
     if smoke:
         if args or backbone != 'minilm': sys.exit('--smoke runs trl_defaults and cpu on the tiny encoder: no other arguments')
         from _smoke import smoke_home
         results, args, backbone = smoke_home()/'results', ['trl_defaults', 'cpu'], 'tiny-encoder'
+        seeds = 2   # the --seeds path: each variant twice, the summary and its table rows
     else: results = bench_results()
     print(cpu_line(), flush=True)
     rows = []
-    for name in args or VARIANTS:
+    for name, sd in [(n, sd) for n in args or VARIANTS for sd in (range(seeds) if seeds else [None])]:
         try:
             out = subprocess.run([sys.executable, __file__, '--backbone', backbone, '--eval-pairs', str(N_EVAL), name]
-                                 + ['--smoke'] * smoke,
+                                 + ['--smoke'] * smoke + (['--seed', str(sd)] if sd is not None else []),
                                  capture_output=True, text=True, env={**os.environ, 'HF_HUB_OFFLINE': '1'}, timeout=limit)
         except subprocess.TimeoutExpired:         # recorded: the others' speed-up over it is then a lower bound
             rows.append(dict(variant=name, backbone=backbone, pairs=N_TRAIN, timed_out_s=limit, settings=VARIANTS[name]))
@@ -97,7 +107,10 @@ def main():
         line = [l for l in out.stdout.splitlines() if l.startswith('{"')]
         if not line: print(name, 'failed:', out.stderr[-2000:]); continue
         rows.append(json.loads(line[-1])); print(line[-1], flush=True)
-    base = next((r for r in rows if r['variant'] == 'trl_defaults'), None)
+    bases = [r for r in rows if r['variant'] == 'trl_defaults']
+    base = bases[0] if bases else None
+    if len(bases) > 1 and not any('timed_out_s' in b for b in bases):   # several seeds: against TRL's mean speed
+        base = {**base, 'pairs_per_s': sum(b['pairs_per_s'] for b in bases) / len(bases)}
     for r in rows:
         if 'timed_out_s' in r: continue
         if base and 'timed_out_s' in base:
@@ -105,8 +118,12 @@ def main():
         else: r['speedup'] = round(r['pairs_per_s'] / base['pairs_per_s'], 2) if base else None
         print(f"{r['variant']:22s} {r['pairs_per_s']:7.2f} pairs/s {r['peak_rss_mb']:6.0f} MiB  acc {r['heldout_accuracy']}"
               f"  {r['speedup'] or ('>= %s' % r.get('speedup_at_least'))}x")
+    from rlnb.bench import reward_seed_summary
+    summary = reward_seed_summary(rows) if seeds else None
+    if summary: print(json.dumps(summary, indent=1))
     if not args or smoke or save: (results/(save or f'reward_speed_{backbone}.json')).write_text(
-        json.dumps(dict(cpu=cpu_line(), isa_caps=isa_caps(), backbone=backbone, rows=rows), indent=1))
+        json.dumps(dict(cpu=cpu_line(), isa_caps=isa_caps(), backbone=backbone, rows=rows,
+                        **({'seeds': seeds, 'summary': summary} if seeds else {})), indent=1))
     if smoke:
         if len(rows) < len(args): sys.exit(f'{len(args) - len(rows)} variant(s) failed')
         from rlnb.bench import reward_speed_table

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'reward_speed_table', 'dpo_speed_table', 'ppo_speed_table',
-           'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table', 'eval_gen_speed_table', 'serve_speed_table',
-           'api_speed_table']
+__all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'reward_seed_summary', 'reward_speed_table', 'dpo_speed_table',
+           'ppo_speed_table', 'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table', 'eval_gen_speed_table',
+           'serve_speed_table', 'api_speed_table']
 
 # %% ../nbs/12_bench.ipynb #62e9b83c
 SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal in words)
@@ -83,6 +83,30 @@ def speed_by_cpu(results=None) -> str:
     return '\n'.join(out)
 
 
+# %% ../nbs/12_bench.ipynb #8f512fd4
+def reward_seed_summary(rows:list, conf:float=0.95) -> dict:
+    ("Per variant of a `bench/reward_speed.py --seeds N` run: its seeds' held-out accuracies and their mean, the mean "
+     "pairs/s and speed-up; and against `trl_defaults` the per-seed accuracy differences (the same seed, the same "
+     "held-out pairs), their mean and its Student-t interval over the seeds. One seed's accuracy on this data moves by "
+     "a few points, so a single run cannot say whether two settings learn equally well.")
+    from rlnb.stats import mean_ci
+    by = {}
+    for r in rows:
+        if 'timed_out_s' not in r: by.setdefault(r['variant'], {})[r['seed']] = r
+    base, out = by.get('trl_defaults', {}), {}
+    for v, rs in by.items():
+        acc = [rs[s]['heldout_accuracy'] for s in sorted(rs)]
+        row = {'seeds': sorted(rs), 'accuracies': acc, 'accuracy_mean': round(sum(acc) / len(acc), 4),
+               'pairs_per_s_mean': round(sum(rs[s]['pairs_per_s'] for s in rs) / len(rs), 2),
+               'speedup_mean': round(sum(rs[s].get('speedup') or 0 for s in rs) / len(rs), 2)}
+        common = sorted(set(rs) & set(base))
+        if v != 'trl_defaults' and len(common) >= 2:
+            d = [rs[s]['heldout_accuracy'] - base[s]['heldout_accuracy'] for s in common]
+            m, lo, hi = mean_ci(d, conf)
+            row.update(diff_vs_trl=[round(x, 4) for x in d], diff_mean=round(m, 4), diff_ci=[round(lo, 4), round(hi, 4)])
+        out[v] = row
+    return out
+
 # %% ../nbs/12_bench.ipynb #e3b8064f
 def reward_speed_table(path=None) -> str:
     ("Markdown: pairs/s, peak RSS and held-out accuracy (95 % Wilson interval) of each variant of "
@@ -98,12 +122,18 @@ def reward_speed_table(path=None) -> str:
     ]
     for x in r['rows']:
         s = ', '.join(f'{k}={v}' for k, v in x['settings'].items()) or '`cpu` preset'
+        if 'seed' in x: s += f", seed {x['seed']}"
         if 'timed_out_s' in x:    # stopped by bench/reward_speed.py --limit: the others' speed-up is a lower bound
             out.append(f"| {x['variant']} | {s} | did not finish {x['pairs']} pairs in {x['timed_out_s']:.0f} s | – | – | – |"); continue
         sp = f"{x['speedup']:.2f}×" if x.get('speedup') is not None else f"≥ {x['speedup_at_least']:.2f}×"
         lo, hi = wilson_interval(x['heldout_accuracy'] * x['eval_pairs'], x['eval_pairs'])
         out.append(f"| {x['variant']} | {s} | {x['pairs_per_s']:.1f} | {sp} | {x['peak_rss_mb']:,.0f} "
                    f"| {x['heldout_accuracy']:.3f} ({lo:.3f}, {hi:.3f}) |")
+    for v, m in (r.get('summary') or {}).items():   # --seeds: the mean over seeds, the paired difference to TRL's
+        out.append(f"| **{v}, mean of seeds {', '.join(map(str, m['seeds']))}** | | {m['pairs_per_s_mean']:.1f} "
+                   f"| {m['speedup_mean']:.2f}× | | {m['accuracy_mean']:.3f}"
+                   + (f"; vs TRL {m['diff_mean']:+.3f} ({m['diff_ci'][0]:+.3f}, {m['diff_ci'][1]:+.3f})" if 'diff_mean' in m else '')
+                   + ' |')
     from rlnb.core import isa_caps_note
     return '\n'.join(out) + (f"\n\n{r['rows'][0]['pairs']} training pairs, backbone {r['backbone']}. {r['cpu']}"
                               f"{isa_caps_note(r.get('isa_caps'))}")
