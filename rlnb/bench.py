@@ -43,6 +43,11 @@ def _best_ratio(name:str, r:dict) -> tuple[str, str]:
         s, rss = r['summary'], lambda k: r['runs'][k]['peak_rss_mb']
         k = min((k for k in s if k != 'trl' and rss(k) <= rss('trl')), key=lambda k: s[k]['step'])
         return f"{s['trl']['step'] / s[k]['step']:.2f}×", f"`{k}`: {s[k]['step']} vs {s['trl']['step']} s/step"
+    if name.startswith('reward') and r.get('summary'):   # --seeds: mean speed, mean accuracies, the paired difference
+        c, t = r['summary']['cpu'], r['summary']['trl_defaults']
+        return (f"{c['pairs_per_s_mean'] / t['pairs_per_s_mean']:.2f}×",
+                f"`cpu` over seeds {', '.join(map(str, c['seeds']))}: mean accuracy {c['accuracy_mean']:.3f} vs TRL's "
+                f"{t['accuracy_mean']:.3f}, paired difference {c['diff_mean']:+.3f} [{c['diff_ci'][0]:+.3f}, {c['diff_ci'][1]:+.3f}]")
     if name.startswith('reward'):
         rows = {x['variant']: x for x in r['rows']}
         acc = lambda x: '{:.3f} [{:.3f}, {:.3f}]'.format(x['heldout_accuracy'], *wilson_interval(
