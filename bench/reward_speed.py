@@ -102,7 +102,8 @@ def main():
                                  + ['--smoke'] * smoke + (['--seed', str(sd)] if sd is not None else []),
                                  capture_output=True, text=True, env={**os.environ, 'HF_HUB_OFFLINE': '1'}, timeout=limit)
         except subprocess.TimeoutExpired:         # recorded: the others' speed-up over it is then a lower bound
-            rows.append(dict(variant=name, backbone=backbone, pairs=N_TRAIN, timed_out_s=limit, settings=VARIANTS[name]))
+            rows.append(dict(variant=name, backbone=backbone, pairs=N_TRAIN, timed_out_s=limit, settings=VARIANTS[name],
+                             **({"seed": sd} if sd is not None else {})))
             print(f"{name}: did not finish {N_TRAIN} pairs in {limit:.0f} s", flush=True); continue
         line = [l for l in out.stdout.splitlines() if l.startswith('{"')]
         if not line: print(name, 'failed:', out.stderr[-2000:]); continue

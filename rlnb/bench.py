@@ -43,8 +43,9 @@ def _best_ratio(name:str, r:dict) -> tuple[str, str]:
         s, rss = r['summary'], lambda k: r['runs'][k]['peak_rss_mb']
         k = min((k for k in s if k != 'trl' and rss(k) <= rss('trl')), key=lambda k: s[k]['step'])
         return f"{s['trl']['step'] / s[k]['step']:.2f}×", f"`{k}`: {s[k]['step']} vs {s['trl']['step']} s/step"
-    if name.startswith('reward') and r.get('summary'):   # --seeds: mean speed, mean accuracies, the paired difference
-        c, t = r['summary']['cpu'], r['summary']['trl_defaults']
+    sm = r.get('summary') or {}
+    if name.startswith('reward') and 'diff_mean' in sm.get('cpu', {}) and 'trl_defaults' in sm:   # --seeds: means, paired diff
+        c, t = sm['cpu'], sm['trl_defaults']
         return (f"{c['pairs_per_s_mean'] / t['pairs_per_s_mean']:.2f}×",
                 f"`cpu` over seeds {', '.join(map(str, c['seeds']))}: mean accuracy {c['accuracy_mean']:.3f} vs TRL's "
                 f"{t['accuracy_mean']:.3f}, paired difference {c['diff_mean']:+.3f} [{c['diff_ci'][0]:+.3f}, {c['diff_ci'][1]:+.3f}]")
@@ -95,15 +96,16 @@ def reward_seed_summary(rows:list, conf:float=0.95) -> dict:
      "held-out pairs), their mean and its Student-t interval over the seeds. One seed's accuracy on this data moves by "
      "a few points, so a single run cannot say whether two settings learn equally well.")
     from rlnb.stats import mean_ci
+    _mean_or_none = lambda xs: round(sum(xs) / len(xs), 2) if xs and None not in xs else None   # a timed-out anchor: none
     by = {}
     for r in rows:
-        if 'timed_out_s' not in r: by.setdefault(r['variant'], {})[r['seed']] = r
+        if 'timed_out_s' not in r: by.setdefault(r['variant'], {})[r['seed']] = r   # timed-out runs: no accuracy
     base, out = by.get('trl_defaults', {}), {}
     for v, rs in by.items():
         acc = [rs[s]['heldout_accuracy'] for s in sorted(rs)]
         row = {'seeds': sorted(rs), 'accuracies': acc, 'accuracy_mean': round(sum(acc) / len(acc), 4),
                'pairs_per_s_mean': round(sum(rs[s]['pairs_per_s'] for s in rs) / len(rs), 2),
-               'speedup_mean': round(sum(rs[s].get('speedup') or 0 for s in rs) / len(rs), 2)}
+               'speedup_mean': _mean_or_none([rs[s].get('speedup') for s in rs])}
         common = sorted(set(rs) & set(base))
         if v != 'trl_defaults' and len(common) >= 2:
             d = [rs[s]['heldout_accuracy'] - base[s]['heldout_accuracy'] for s in common]
@@ -135,8 +137,9 @@ def reward_speed_table(path=None) -> str:
         out.append(f"| {x['variant']} | {s} | {x['pairs_per_s']:.1f} | {sp} | {x['peak_rss_mb']:,.0f} "
                    f"| {x['heldout_accuracy']:.3f} ({lo:.3f}, {hi:.3f}) |")
     for v, m in (r.get('summary') or {}).items():   # --seeds: the mean over seeds, the paired difference to TRL's
+        sp = f"{m['speedup_mean']:.2f}×" if m.get('speedup_mean') is not None else '–'
         out.append(f"| **{v}, mean of seeds {', '.join(map(str, m['seeds']))}** | | {m['pairs_per_s_mean']:.1f} "
-                   f"| {m['speedup_mean']:.2f}× | | {m['accuracy_mean']:.3f}"
+                   f"| {sp} | | {m['accuracy_mean']:.3f}"
                    + (f"; vs TRL {m['diff_mean']:+.3f} ({m['diff_ci'][0]:+.3f}, {m['diff_ci'][1]:+.3f})" if 'diff_mean' in m else '')
                    + ' |')
     from rlnb.core import isa_caps_note

@@ -1178,7 +1178,7 @@ def _floored_var(x) -> float:
 def _ab_sequential(per_unit, first, ctrl:str, v:str, tau:float, min_units:int=MIN_AB_UNITS) -> float:
     ("The always-valid p-value, replayed over the units in the order their first outcome arrived, looking only once "
      "both arms have `min_units` units, with floored variances.")
-    seq_d, seq_v = [], []
+    seq_d, seq_v, min_units = [], [], max(min_units, 1)
     acc = {ctrl: [0, 0.0, 0.0], v: [0, 0.0, 0.0]}   # per arm: units, sum and sum of squares of the unit means
     def var(n, s, q):   # _floored_var from running sums: the arm plus the pseudo-outcomes 0 and 1
         n2, s2 = n + 2, s + 1.0

@@ -64,28 +64,34 @@ def fresh_home(tmp:Path, name:str) -> Path:
     (home/'models'/'.cache').symlink_to(cache, target_is_directory=True)
     return home
 
+SCRIPT_ENV = {'HF_HUB_OFFLINE': '1', 'TRANSFORMERS_NO_ADVISORY_WARNINGS': '1', 'TOKENIZERS_PARALLELISM': 'false',
+              'PYTHONFAULTHANDLER': '1', 'PYTHONUNBUFFERED': '1', 'MPLBACKEND': 'Agg', 'OMP_WAIT_POLICY': 'PASSIVE'}
+
 def run_script(script:Path, tmp:Path, timeout:float, threads:int=1, zygote=None) -> tuple[str, float, str, list, str]:
     "Run `script --smoke` in its own process group; `(status, seconds, why it failed, skipped parts, output)`."
     name = script.stem
     work = Path(tempfile.mkdtemp(prefix=f'tmp-{name}-', dir=tmp))
-    env = {**os.environ, 'RLNB_HOME': str(fresh_home(tmp, name)), 'TMPDIR': str(work), 'HF_HUB_OFFLINE': '1',
-           'TRANSFORMERS_NO_ADVISORY_WARNINGS': '1', 'TOKENIZERS_PARALLELISM': 'false', 'PYTHONFAULTHANDLER': '1',
-           'PYTHONUNBUFFERED': '1', 'MPLBACKEND': 'Agg', 'OMP_NUM_THREADS': str(threads), 'MKL_NUM_THREADS': str(threads),
-           'OMP_WAIT_POLICY': 'PASSIVE'}
+    env = {**os.environ, **SCRIPT_ENV, 'RLNB_HOME': str(fresh_home(tmp, name)), 'TMPDIR': str(work),
+           'OMP_NUM_THREADS': str(threads), 'MKL_NUM_THREADS': str(threads)}
     log = tmp/f'{name}.log'
     t0 = time.perf_counter()
     with open(log, 'w') as f:
-        if zygote: pid, wait = zygote.start([script, '--smoke'], env, ROOT, log)   # forked, as if started afresh
-        else:
+        pid = None
+        if zygote:
+            try: pid, wait = zygote.start([script, '--smoke'], env, ROOT, log)   # forked, as if started afresh
+            except RuntimeError as e: print(f'{name}: {e}; a fresh python instead', flush=True)
+        if pid is None:
             p = subprocess.Popen([sys.executable, str(script), '--smoke'], cwd=ROOT, env=env, stdout=f,
                                  stderr=subprocess.STDOUT, start_new_session=True)
             pid, wait = p.pid, p.wait
+        timed_out = False
         try: rc, why = wait(timeout), None
-        except (subprocess.TimeoutExpired, TimeoutError): rc, why = None, f'timed out after {timeout:.0f} s'
+        except (subprocess.TimeoutExpired, TimeoutError): rc, why, timed_out = None, f'timed out after {timeout:.0f} s', True
         finally:   # whatever it started (servers, torchrun workers) goes too
             try: os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError: pass
-            if rc is None: rc = wait()
+            if timed_out: rc = wait()
+            elif rc is None: why = 'its zygote died: killed'
     secs = time.perf_counter() - t0
     out = log.read_text(errors='replace')
     skipped = [l[len('SKIP:'):].strip() for l in out.splitlines() if l.startswith('SKIP:')]
@@ -110,9 +116,8 @@ def main(argv=None):
     tmp = Path(tempfile.mkdtemp(prefix='rlnb-bench-smoke-'))
     failed, total = [], time.perf_counter()
     from forkserver import zygote_or_none   # torch, transformers, peft, TRL, datasets imported once for every script
-    zyg = zygote_or_none({**os.environ, 'OMP_NUM_THREADS': str(a.threads), 'MKL_NUM_THREADS': str(a.threads),
-                          'OMP_WAIT_POLICY': 'PASSIVE', 'TOKENIZERS_PARALLELISM': 'false', 'HF_HUB_OFFLINE': '1',
-                          'TRANSFORMERS_NO_ADVISORY_WARNINGS': '1'}, 'script') if len(scripts) > 1 else None
+    zyg = zygote_or_none({**os.environ, **SCRIPT_ENV, 'OMP_NUM_THREADS': str(a.threads), 'MKL_NUM_THREADS': str(a.threads)},
+                         'script') if len(scripts) > 1 else None   # what the scripts' environment fixes, read at import
     print(f"{len(scripts)} benchmark scripts, --smoke each, limit {a.timeout:.0f} s each", flush=True)
     try:
         for s in scripts:

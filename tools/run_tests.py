@@ -21,11 +21,12 @@ Notebooks run `--jobs` at a time (default `min(cores, 2)`), as
 and a 2-core machine sat half idle running them one by one. With more than one job, each notebook's torch, OpenMP
 and MKL get `cores // jobs` threads and OpenMP threads sleep when they wait (OMP_WAIT_POLICY=PASSIVE: spinning threads
 of two processes on two cores slowed llama.cpp by orders of magnitude in bench/). The longest notebooks start first:
-by the last run's times (kept in `models/.cache/test_times.json`), else the highest-numbered first (the benchmarks
-and the pipeline, the longest ones).
+by the last run's times (kept in `models/.cache/test_times.json`), else by tools/test_times.json (a full run's times,
+copied there so that a fresh clone starts the longest first too: started last, a long notebook leaves one core idle at
+the end), else the highest-numbered first.
 
 With more than one notebook, each is forked from a zygote (tools/forkserver.py) that imported torch, transformers,
-peft, TRL and datasets once, instead of every notebook paying about 5 s of CPU for them; each child still has its own
+peft, TRL and datasets once, instead of every notebook paying seconds of CPU for them; each child still has its own
 session, environment, RLNB_HOME, numpy seed and exit status. RLNB_TEST_FORK=0 starts a fresh python per notebook.
 """
 import argparse, json, os, re, shutil, signal, subprocess, sys, tempfile, time
@@ -111,6 +112,7 @@ def describe(rc:int|None, timed_out:bool, timeout:float) -> str:
         except ValueError: name = '?'
         hint = ' - killed, out of memory?' if -rc == signal.SIGKILL else ''
         return f"signal {-rc} {name}{hint}"
+    if rc is None: return 'its zygote died: killed'
     return f"exit {rc}" if rc not in (0, 1) else 'failed'
 
 def snapshot(repo:Path) -> dict:
@@ -148,15 +150,20 @@ def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path, save:bool=False, r
     if home: env['RLNB_HOME'] = str(home)
     before = snapshot(repo) if repo else {}
     argv = [__file__, '--one', str(nb), '--flags', flags] + (['--save'] if save else [])
-    if zygote: pid, wait = zygote.start(argv, env, cwd)   # a fork of the zygote, as if started afresh
-    else:
+    pid = None
+    if zygote:
+        try: pid, wait = zygote.start(argv, env, cwd)   # a fork of the zygote, as if started afresh
+        except RuntimeError as e: print(f'{nb.name}: {e}; a fresh python instead', flush=True)
+    if pid is None:
         p = subprocess.Popen([sys.executable] + argv, cwd=cwd, env=env, start_new_session=True)
         pid, wait = p.pid, p.wait
     timed_out = False
     try: rc = wait(timeout)
-    except (subprocess.TimeoutExpired, TimeoutError):
-        timed_out = True
-        os.killpg(pid, signal.SIGKILL); rc = wait()
+    except (subprocess.TimeoutExpired, TimeoutError): rc, timed_out = None, True
+    if rc is None:   # timed out, or its zygote died under it: its whole group goes
+        try: os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError: pass
+        if timed_out: rc = wait()
     if home: shutil.rmtree(home, ignore_errors=True)    # removes the link, never the cache it points to
     ok, why = rc == 0 and not timed_out, describe(rc, timed_out, timeout)
     if repo and (left := litter(before, snapshot(repo))):
@@ -173,6 +180,7 @@ def main():
     ap.add_argument('--save', action='store_true', help="write each notebook back with the outputs of the cells it ran")
     ap.add_argument('--jobs', type=int, default=None, help='notebooks at once (default: min(cores, 2))')
     ap.add_argument('--clean-saved', action='store_true', help="only clean the saved outputs of every notebook (paths, trainer logs)")
+    ap.add_argument('--watch', default=None, help="the folder whose models/ and data/ no test may change (default: the project's)")
     ap.add_argument('--one', help=argparse.SUPPRESS)     # child mode
     args = ap.parse_args()
     if args.one: sys.exit(run_one(args.one, args.flags, args.save))
@@ -188,14 +196,16 @@ def main():
     cfg = get_config()
     timeout = args.timeout or (3600 if 'slow' in args.flags.split() else 900)
     files = sorted(f.absolute() for f in nbglob(args.path, as_path=True) if not f.name.startswith('_'))
-    repo = Path(cfg.config_path)
-    cache = Path(os.environ.get('RLNB_HOME') or repo).expanduser()/'models'/'.cache'   # converted models, shared by every notebook
+    repo = Path(args.watch or cfg.config_path)
+    cache = Path(os.environ.get('RLNB_HOME') or cfg.config_path).expanduser()/'models'/'.cache'   # converted models, shared by every notebook
     cache.mkdir(parents=True, exist_ok=True)
     jobs = max(1, min(args.jobs or min(os.cpu_count() or 1, 2), len(files)))
     threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
     times_file = cache/'test_times.json'
-    try: last = json.loads(times_file.read_text())
-    except (OSError, ValueError): last = {}
+    last = {}
+    for f in (Path(__file__).with_name('test_times.json'), times_file):   # the shipped order, then this machine's last run
+        try: last.update(json.loads(f.read_text()))
+        except (OSError, ValueError): pass
     order = sorted(files, key=lambda f: (-last.get(f.name, 0), [-ord(ch) for ch in f.name]))   # longest (or last-numbered) first
     results, secs_by, t0 = [], {}, time.time()
     zyg = None
