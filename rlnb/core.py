@@ -491,14 +491,17 @@ class StageConfig:
     PRESETS = {}    # set by each stage: {name: instance}
 
 # %% ../nbs/00_core.ipynb #fffc2374
-_DOCS = {}   # class: its fields' help (parsing a class's source is slow, and `make` and the CLIs ask many times)
+import functools
+@functools.cache   # a class's fields' help: parsing its source is slow, and `make` and the CLIs ask many times
+def _field_help(cls) -> dict:
+    from fastcore.docments import docments
+    return docments(cls)
 
 @patch(cls_method=True)
 def options(cls:StageConfig) -> dict:
     "`{field: (annotation, default, help)}`; the help is the field's trailing comment."
     import dataclasses
-    from fastcore.docments import docments
-    if (docs := _DOCS.get(cls)) is None: docs = _DOCS[cls] = docments(cls)
+    docs = _field_help(cls)
     return {f.name: (f.type, f.default if f.default is not dataclasses.MISSING else None, docs.get(f.name) or '')
             for f in dataclasses.fields(cls)}
 

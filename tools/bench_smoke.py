@@ -75,23 +75,9 @@ def run_script(script:Path, tmp:Path, timeout:float, threads:int=1, zygote=None)
            'OMP_NUM_THREADS': str(threads), 'MKL_NUM_THREADS': str(threads)}
     log = tmp/f'{name}.log'
     t0 = time.perf_counter()
-    with open(log, 'w') as f:
-        pid = None
-        if zygote:
-            try: pid, wait = zygote.start([script, '--smoke'], env, ROOT, log)   # forked, as if started afresh
-            except RuntimeError as e: print(f'{name}: {e}; a fresh python instead', flush=True)
-        if pid is None:
-            p = subprocess.Popen([sys.executable, str(script), '--smoke'], cwd=ROOT, env=env, stdout=f,
-                                 stderr=subprocess.STDOUT, start_new_session=True)
-            pid, wait = p.pid, p.wait
-        timed_out = False
-        try: rc, why = wait(timeout), None
-        except (subprocess.TimeoutExpired, TimeoutError): rc, why, timed_out = None, f'timed out after {timeout:.0f} s', True
-        finally:   # whatever it started (servers, torchrun workers) goes too
-            try: os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError: pass
-            if timed_out: rc = wait()
-            elif rc is None: why = 'its zygote died: killed'
+    from forkserver import run_limited   # whatever it started (servers, torchrun workers) goes too, after it
+    rc, timed_out = run_limited([script, '--smoke'], env, ROOT, timeout, zygote, log, kill_group_after=True)
+    why = f'timed out after {timeout:.0f} s' if timed_out else 'its zygote died: killed' if rc is None else None
     secs = time.perf_counter() - t0
     out = log.read_text(errors='replace')
     skipped = [l[len('SKIP:'):].strip() for l in out.splitlines() if l.startswith('SKIP:')]

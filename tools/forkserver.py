@@ -16,7 +16,7 @@ imported, so the zygote is started with the children's OMP_NUM_THREADS and MKL_N
     rc = wait(timeout)                                # exit code (-N: killed by signal N); TimeoutError after timeout
     z.close()
 """
-import json, os, queue, subprocess, sys, threading, time
+import json, os, queue, signal, subprocess, sys, threading, time
 
 PRELOAD = ('torch', 'transformers', 'transformers.modeling_utils', 'transformers.trainer', 'peft',
            'trl.trainer.dpo_trainer', 'datasets', 'IPython', 'execnb.shell', 'nbdev.test', 'sqlalchemy')
@@ -127,6 +127,31 @@ class Zygote:
         try: os.close(self.w)
         except OSError: pass
         self.p.wait()
+
+def run_limited(argv:list, env:dict, cwd, timeout:float, zygote=None, log=None, kill_group_after:bool=False) -> tuple:
+    ("Run `argv` (a script and its arguments) in a session of its own: forked from `zygote` where one is given (a "
+     "fresh python if it cannot), output to the file `log` (else this process's). After `timeout` s, or when its zygote "
+     "dies under it, its whole group is killed; with `kill_group_after` also once it has exited (servers it left). "
+     "`(exit code or None if its zygote died, timed out?)`.")
+    pid = None
+    if zygote:
+        try: pid, wait = zygote.start(argv, env, cwd, log)   # a fork of the zygote, as if started afresh
+        except RuntimeError as e: print(f'{os.path.basename(str(argv[0]))}: {e}; a fresh python instead', flush=True)
+    if pid is None:
+        out = open(log, 'ab') if log else None
+        try: p = subprocess.Popen([sys.executable] + [str(a) for a in argv], cwd=cwd, env=env, stdout=out,
+                                  stderr=subprocess.STDOUT if out else None, start_new_session=True)
+        finally:
+            if out: out.close()
+        pid, wait = p.pid, p.wait
+    timed_out = False
+    try: rc = wait(timeout)
+    except (subprocess.TimeoutExpired, TimeoutError): rc, timed_out = None, True
+    if rc is None or kill_group_after:
+        try: os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError: pass
+        if timed_out: rc = wait()
+    return rc, timed_out
 
 def zygote_or_none(env:dict, why:str='') -> 'Zygote|None':
     "A Zygote, or None (with a line saying so) where RLNB_TEST_FORK=0, there is no fork, or it cannot start."

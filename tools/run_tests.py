@@ -149,21 +149,9 @@ def run_isolated(nb:Path, flags:str, timeout:float, cwd:Path, save:bool=False, r
     if threads: env.update({k: str(threads) for k in ('OMP_NUM_THREADS', 'MKL_NUM_THREADS')}, OMP_WAIT_POLICY='PASSIVE')
     if home: env['RLNB_HOME'] = str(home)
     before = snapshot(repo) if repo else {}
-    argv = [__file__, '--one', str(nb), '--flags', flags] + (['--save'] if save else [])
-    pid = None
-    if zygote:
-        try: pid, wait = zygote.start(argv, env, cwd)   # a fork of the zygote, as if started afresh
-        except RuntimeError as e: print(f'{nb.name}: {e}; a fresh python instead', flush=True)
-    if pid is None:
-        p = subprocess.Popen([sys.executable] + argv, cwd=cwd, env=env, start_new_session=True)
-        pid, wait = p.pid, p.wait
-    timed_out = False
-    try: rc = wait(timeout)
-    except (subprocess.TimeoutExpired, TimeoutError): rc, timed_out = None, True
-    if rc is None:   # timed out, or its zygote died under it: its whole group goes
-        try: os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError: pass
-        if timed_out: rc = wait()
+    from forkserver import run_limited
+    rc, timed_out = run_limited([__file__, '--one', str(nb), '--flags', flags] + (['--save'] if save else []), env, cwd,
+                                timeout, zygote)   # its own group: a timeout kills whatever it started
     if home: shutil.rmtree(home, ignore_errors=True)    # removes the link, never the cache it points to
     ok, why = rc == 0 and not timed_out, describe(rc, timed_out, timeout)
     if repo and (left := litter(before, snapshot(repo))):
