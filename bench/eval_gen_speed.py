@@ -21,7 +21,10 @@ added to the one before:
 - `+ shared prefix once`: `decode(share_prefix=True)`: the prompts' common beginning (the system turn) passes the
   model once and its cache serves every row, in the answers and in the KL's base pass (`path_kl(n_shared=...)`);
 - `+ two batches at once`: `generate_answers(batches_at_once=2)` (`EvalConfig.batches_at_once=2`): two batches decoded together, each
-  sampled from its own stream seeded as that batch alone would be, so each step reads the weights once for both.
+  sampled from its own stream seeded as that batch alone would be, so each step reads the weights once for both;
+- `+ prompts by length`: `decode(prefill_rows=16)`: the rest of each prompt passes in groups of similar length, each cut
+  to its own longest, instead of the whole batch padded to its longest prompt (the rows before pass `prefill_rows=None`).
+`path_kl` passes each answer without the batch's padding in every row (that change has no switch).
 Every row must give the same answers as the first row that draws the same way (checked) and the same KL to 1e-3 nats
 (checked); the time is the whole of it."""
 import json, os, sys, time
@@ -30,20 +33,24 @@ from pathlib import Path
 N_PROMPTS, NEW, BATCH, SYSTEM = 48, 128, 16, "You are a friendly person in a casual text chat. Reply in one to three short sentences."
 MODEL = 'smollm2'
 
-def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix:bool=False):
+def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix:bool=False, by_length:bool=False):
     ("generate_answers' loop with the KL and shared-prefix levers as switches (the library always keeps the log-probs "
      "and shares the prefix); `at_once`: the library's own loop.")
-    import torch
+    import functools, torch
+    import rlnb.evaluation as E
     from rlnb.evaluation import decode, path_kl, generate_answers
     if at_once > 1:   # the library's loop, several batches decoded together (seeded as the loop below seeds them)
-        a = generate_answers(model, tok, prompts, NEW, True, 0.7, 0.9, seed=0, batch_size=BATCH, base=base, system=SYSTEM,
-                             repetition_penalty=1.1, batches_at_once=at_once)
+        D = E.decode
+        E.decode = functools.partial(D, prefill_rows=16 if by_length else None)
+        try: a = generate_answers(model, tok, prompts, NEW, True, 0.7, 0.9, seed=0, batch_size=BATCH, base=base,
+                                  system=SYSTEM, repetition_penalty=1.1, batches_at_once=at_once)
+        finally: E.decode = D
         return a.texts, a.kl
     texts, kls = [], []
     for i in range(0, len(prompts), BATCH):
         torch.manual_seed(i)
         s = decode(model, tok, prompts[i:i + BATCH], NEW, True, 0.7, 0.9, SYSTEM, repetition_penalty=1.1,
-                   logprobs=keep_logprobs, share_prefix=prefix)
+                   logprobs=keep_logprobs, share_prefix=prefix, prefill_rows=16 if by_length else None)
         texts += [t.strip() for t in s['responses']]
         kls += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'], 0.7, base=base, logprobs=s.get('logprobs'),
                        n_shared=s['n_shared'])
@@ -85,13 +92,15 @@ def main(save='eval_gen_speed.json', smoke=False, results=None):
               ('+ merged adapter', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, **dense)),
               ('+ draw in the nucleus', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain)),
               ('+ shared prefix once', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, prefix=True)),
-              ('+ two batches at once', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2))]
+              ('+ two batches at once', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2)),
+              ('+ prompts by length', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2, by_length=True))]
     k0, draw0, rows, refs = E._NUCLEUS_K, E._next_token, [], {}
     answers(merged, plain, tok, prompts[:2], True)   # warm-up
     for name, v in levers:
         E._NUCLEUS_K, E._next_token = v['k'], v.get('draw', draw0)
         try:
-            t = time.perf_counter(); texts, kls = answers(v['m'], v['b'], tok, prompts, v['keep'], v.get('at_once', 1), v.get('prefix', False)); dt = time.perf_counter() - t
+            t = time.perf_counter(); texts, kls = answers(v['m'], v['b'], tok, prompts, v['keep'], v.get('at_once', 1), v.get('prefix', False),
+                                 v.get('by_length', False)); dt = time.perf_counter() - t
         finally: E._NUCLEUS_K, E._next_token = k0, draw0
         ref = refs.setdefault('draw' in v, (texts, kls))   # the first row that draws the same way
         same = sum(a == b for a, b in zip(texts, ref[0]))

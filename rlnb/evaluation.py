@@ -223,14 +223,49 @@ def _shared_prefix(rows:list[list[int]]) -> int:
     while k < n and all(r[k] == first[k] for r in rows): k += 1
     return k
 
-def _shared_cache(model, ids, attn, pos, n:int):
-    ("The first `n` tokens, the same in every row of `ids`, through `model` once: `(cache, ids, pos)` with the cache "
-     "repeated for every row and `ids`, `pos` cut to what follows (no cache and both as they were when `n` is 0).")
-    if not n: return None, ids, pos
-    cache = model(input_ids=ids[:1, :n], attention_mask=attn[:1, :n], position_ids=pos[:1, :n],
-                  use_cache=True).past_key_values
-    cache.batch_repeat_interleave(len(ids))
-    return cache, ids[:, n:], pos[:, n:]
+def _prefix_kv(model, ids, attn, n:int) -> list|None:
+    ("The keys and values of the first `n` tokens of `ids`' first row (the part every row shares), one `(keys, values)` "
+     "per layer; None when `n` is 0.")
+    if not n: return None
+    c = model(input_ids=ids[:1, :n], attention_mask=attn[:1, :n], use_cache=True).past_key_values
+    return [(l.keys, l.values) for l in c.layers]
+
+def _kv_rows(kv:list|None, n:int):
+    "A fresh cache holding `kv` (`_prefix_kv`) for each of `n` rows; None for None."
+    from transformers import DynamicCache
+    if kv is None: return None
+    return DynamicCache(ddp_cache_data=[(k.expand(n, -1, -1, -1).contiguous(), v.expand(n, -1, -1, -1).contiguous())
+                                        for k, v in kv])
+
+def _prefill(model, ids, attn, n_shared:int=0,
+             rows: int|None = 16,   # prompts per pass, of similar lengths (None: all in one pass, as laid out)
+            ):
+    ("The prompts `ids` (B, W) through `model`: `(cache, logits)`, the cache laid out as `ids` is (the shared first "
+     "`n_shared` tokens, each row's left padding, the rest of its prompt; zeros where the padding is) and each row's "
+     "next-token logits (B, V). The shared part passes once, the rest in groups of `rows` prompts sorted by length, "
+     "each group cut to its own longest prompt: a batch of chat prompts padded to its longest is about half padding.")
+    import torch
+    from transformers import DynamicCache
+    B, W = ids.shape
+    pos, kv = (attn.long().cumsum(-1) - 1).clamp(min=0), _prefix_kv(model, ids, attn, n_shared)
+    n = attn[:, n_shared:].sum(-1)
+    order, rows = n.argsort(stable=True), rows or B
+    logits, layers = None, None
+    for i in range(0, B, rows):
+        idx = order[i:i + rows]
+        c = W - int(n[idx].max())                          # the group's first column after the shared part
+        cols = torch.cat([torch.arange(n_shared, device=ids.device), torch.arange(c, W, device=ids.device)])
+        o = model(input_ids=ids[idx, c:], attention_mask=attn[idx][:, cols], position_ids=pos[idx, c:],
+                  past_key_values=_kv_rows(kv, len(idx)), use_cache=True, logits_to_keep=1)
+        if layers is None:
+            logits = o.logits.new_zeros(B, o.logits.shape[-1])
+            layers = [(l.keys.new_zeros(B, l.keys.shape[1], W, l.keys.shape[3]),
+                       l.values.new_zeros(B, l.values.shape[1], W, l.values.shape[3])) for l in o.past_key_values.layers]
+        logits[idx] = o.logits[:, -1]
+        for (K, V), l in zip(layers, o.past_key_values.layers):
+            K[idx, :, c:], V[idx, :, c:] = l.keys[:, :, n_shared:], l.values[:, :, n_shared:]
+    for (K, V), (k, v) in zip(layers, kv or []): K[:, :, :n_shared], V[:, :, :n_shared] = k, v
+    return DynamicCache(ddp_cache_data=layers), logits.float()
 
 def decode(model, tok,
            prompts: list[str],
@@ -245,13 +280,15 @@ def decode(model, tok,
            streams: list | None = None,    # [(n, torch.Generator)]: consecutive groups of n prompts, each sampled from its
                                            # own stream, as if each group were decoded alone (None: the global stream)
            share_prefix: bool = True,      # the prompts' common first tokens (the system turn) pass the model once
+           prefill_rows: int | None = 16,  # prompts per prefill pass, grouped by length (`_prefill`; None: all at once)
           ) -> dict:
     ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the time "
      "follows the answers' own lengths, not the longest one's. Same keys as `rlnb.ppo.sample`; with `logprobs`, "
      "also the model's log-softmax at `temperature` (1 when greedy) before the penalty and the nucleus, at every "
      "answer position (zeros after an answer's end). The prompts' common beginning (`n_shared` tokens: the chat "
      "template's system turn) runs once and its keys and values serve every row: the prompt ids are the shared "
-     "part, then each row's left padding, then the rest of its prompt.")
+     "part, then each row's left padding, then the rest of its prompt; the rest passes in groups of similar "
+     "length, each cut to its own longest (`_prefill`), so the padding costs no compute.")
     import torch
     from rlnb.core import render_chat
     dev = next(model.parameters()).device
@@ -264,9 +301,9 @@ def decode(model, tok,
     p_attn = torch.tensor([[1] * S + [0] * (R + S - len(r)) + [1] * (len(r) - S) for r in rows], device=dev)
     B, P = p_ids.shape
     out = torch.full((B, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
-    live, attn = torch.arange(B, device=dev), p_attn
-    with torch.no_grad():   # the shared beginning once (a quarter to a half of a chat prompt's prefill)
-        cache, x, pos = _shared_cache(model, p_ids, attn, (attn.cumsum(-1) - 1).clamp(min=0), S)
+    live, attn, pos = torch.arange(B, device=dev), p_attn, (p_attn.cumsum(-1) - 1).clamp(min=0)
+    with torch.no_grad():   # the shared beginning once, the rest of the prompts by length
+        cache, logits = _prefill(model, p_ids, p_attn, S, prefill_rows)
     T = 0
     seen = None
     if streams is not None:
@@ -277,13 +314,14 @@ def decode(model, tok,
     lps = torch.zeros(B, max_new_tokens, model.config.vocab_size, device=dev) if logprobs else None
     with torch.no_grad():
         for t in range(max_new_tokens):
-            o = model(input_ids=x, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=True,
-                      logits_to_keep=1)
-            if lps is not None: lps[live, t] = (o.logits[:, -1].float() / (temperature if do_sample else 1.0)).log_softmax(-1)
+            if t:
+                o = model(input_ids=x, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=True,
+                          logits_to_keep=1)
+                cache, logits = o.past_key_values, o.logits[:, -1].float()
+            if lps is not None: lps[live, t] = (logits / (temperature if do_sample else 1.0)).log_softmax(-1)
             groups = [((gid == k).nonzero()[:, 0], g) for k, (_, g) in enumerate(streams) if (gid == k).any()] \
                 if streams is not None and do_sample else None
-            cache, nxt = o.past_key_values, _next_token(o.logits[:, -1].float(), do_sample, temperature, top_p, seen,
-                                                        repetition_penalty, groups)
+            nxt = _next_token(logits, do_sample, temperature, top_p, seen, repetition_penalty, groups)
             out[live, t], T = nxt, t + 1
             keep = (nxt != tok.eos_token_id).nonzero()[:, 0]
             if len(keep) == 0: break
@@ -318,13 +356,17 @@ class Answers:
                                                  # between policies (the base's) are scored once per judge
 
 # %% ../nbs/08_evaluation.ipynb #21284c68
-def _answer_logprobs(model, ids, attn, n_prompt:int, temperature:float, n_shared:int=0):
-    ("Log-softmax (B, T, V) of the next-token distributions at each answer position, at `temperature`; the first "
-     "`n_shared` tokens, the same in every row, pass the model once.")
-    keep = ids.shape[1] - n_prompt + 1
-    cache, ids, pos = _shared_cache(model, ids, attn, (attn.long().cumsum(-1) - 1).clamp(min=0), n_shared)
-    out = model(input_ids=ids, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=cache is not None,
-                logits_to_keep=keep)
+def _right_logprobs(model, kv, seqs:list[list[int]], n_last:list[int], temperature:float, n_shared:int=0):
+    ("Log-softmax (b, A, V), A = max(`n_last`), of the distributions that predict each row's last `n_last` tokens, "
+     "right-aligned: row r's are its last n_last[r] columns. `seqs` are token ids after the shared beginning whose "
+     "keys and values `kv` holds (`_prefix_kv` of `n_shared` tokens; None when nothing is shared); each row is "
+     "left-padded to the longest only.")
+    import torch
+    dev, M, A = next(model.parameters()).device, max(map(len, seqs)), max(n_last)
+    ids = torch.tensor([[0] * (M - len(s)) + s for s in seqs], device=dev)
+    attn = torch.tensor([[1] * n_shared + [0] * (M - len(s)) + [1] * len(s) for s in seqs], device=dev)
+    out = model(input_ids=ids, attention_mask=attn, position_ids=(attn.cumsum(-1) - 1).clamp(min=0)[:, n_shared:],
+                past_key_values=_kv_rows(kv, len(seqs)), use_cache=kv is not None, logits_to_keep=A + 1)
     return (out.logits[:, :-1].float() / temperature).log_softmax(-1)
 
 def path_kl(model, ids, attn, n_prompt:int, mask,
@@ -332,24 +374,30 @@ def path_kl(model, ids, attn, n_prompt:int, mask,
             base=None,          # the base model; None: `model` with its adapters disabled
             rows: int = 8,      # answers per forward pass (the full-vocabulary tensors are rows x T x V floats)
             logprobs=None,      # the policy's log-softmax (B, >= T, V) from `decode(logprobs=True)`: no policy pass
-            n_shared: int = 0,  # the first tokens every row shares (`decode`'s `n_shared`): each pass runs them once
+            n_shared: int = 0,  # the first tokens every row shares (`decode`'s `n_shared`): they pass each model once
            ) -> list[float]:
     ("KL(policy_T ‖ base_T) per answer: the exact KL between the two models' next-token distributions at temperature "
      "T, summed over the answer's positions. Exact at each position, so it is ≥ 0 and does not depend on how the "
-     "answers were sampled (top-p and repetition penalty included).")
-    import torch
-    lengths = mask.sum(-1).long()
-    order, out = lengths.argsort().tolist(), [0.0] * len(ids)
+     "answers were sampled (top-p and repetition penalty included). Each row passes as its own prompt and answer "
+     "without the batch's padding, in groups of `rows` of similar length.")
+    import contextlib, torch
+    lengths = mask.sum(-1).long().tolist()
+    seqs = [ids[r, n_shared:n_prompt][attn[r, n_shared:n_prompt].bool()].tolist() + ids[r, n_prompt:n_prompt + a].tolist()
+            for r, a in enumerate(lengths)]
+    order, out = sorted(range(len(seqs)), key=lambda r: len(seqs[r])), [0.0] * len(seqs)
+    q_model, off = (model, model.disable_adapter) if base is None else (base, contextlib.nullcontext)
     with torch.no_grad():
-        for i in range(0, len(order), rows):      # answers of similar length together, cut to the longest of them
+        with off(): kv_q = _prefix_kv(q_model, ids, attn, n_shared)
+        kv_p = _prefix_kv(model, ids, attn, n_shared) if logprobs is None else None
+        for i in range(0, len(order), rows):       # rows of similar length together, cut to the longest of them
             idx = order[i:i + rows]
-            L = max(int(lengths[idx].max()), 1)
-            x, a, mk = ids[idx, :n_prompt + L], attn[idx, :n_prompt + L], mask[idx, :L]
-            lp = logprobs[idx, :L] if logprobs is not None else _answer_logprobs(model, x, a, n_prompt, temperature, n_shared)
-            if base is not None: lq = _answer_logprobs(base, x, a, n_prompt, temperature, n_shared)
-            else:
-                with model.disable_adapter(): lq = _answer_logprobs(model, x, a, n_prompt, temperature, n_shared)
-            for j, v in zip(idx, ((lp.exp() * (lp - lq)).sum(-1).clamp(min=0) * mk).sum(-1).tolist()): out[j] = v
+            n_last, sq = [lengths[r] for r in idx], [seqs[r] for r in idx]
+            A = max(n_last)
+            with off(): lq = _right_logprobs(q_model, kv_q, sq, n_last, temperature, n_shared)
+            lp = _right_logprobs(model, kv_p, sq, n_last, temperature, n_shared) if logprobs is None else None
+            for k, (r, a) in enumerate(zip(idx, n_last)):
+                p, q = (lp[k, A - a:] if lp is not None else logprobs[r, :a]), lq[k, A - a:]
+                out[r] = float((p.exp() * (p - q)).sum(-1).clamp(min=0).sum())
     return out
 
 # %% ../nbs/08_evaluation.ipynb #2fd488df

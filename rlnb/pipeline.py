@@ -176,19 +176,24 @@ def _environment() -> dict:
                 git_commit=_git_commit())
 
 # %% ../nbs/99_pipeline.ipynb #1733a6d5
-PLAN_SOURCES = {'chitchat': 'eval_demo.json'}   # recipe stem -> its saved run in bench/results (else recipe_<stem>.json)
+PLAN_SOURCES = {'chitchat': ('eval_demo.json', 'demo*.json')}   # recipe stem -> its saved runs in bench/results
+                                                                # (else recipe_<stem>.json)
 
 def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved run
                 results:str|Path|None=None, # default `bench/results/`
                ) -> dict|None:
-    ("The stage times this recipe took when it was last measured (`bench/results/eval_demo.json` for the demo, "
-     "`recipe_<stem>.json` from bench/recipe_run.py for others): `{'source', 'cpu', 'date', 'seconds': {stage: s}}`, "
-     "or None when it never was.")
-    from rlnb.core import bench_results
-    stem = Path(str(recipe)).stem
-    f = Path(results or bench_results())/PLAN_SOURCES.get(stem, f'recipe_{stem}.json')
-    if not f.exists(): return None
-    d = json.loads(f.read_text())
+    ("The stage times this recipe took when it was last measured: its saved runs (`bench/results/eval_demo.json` "
+     "and the fresh-clone `demo*.json` for the demo, `recipe_<stem>.json` from bench/recipe_run.py for others), the "
+     "newest of those measured on this CPU as it is now (same `cpu_line`, same `isa_caps`), else the newest of all: "
+     "`{'source', 'cpu', 'date', 'seconds': {stage: s}}`, or None when it never was.")
+    from rlnb.core import bench_results, cpu_line, isa_caps
+    stem, res = Path(str(recipe)).stem, Path(results or bench_results())
+    pats = PLAN_SOURCES.get(stem, (f'recipe_{stem}.json',))
+    runs = [(f, json.loads(f.read_text())) for f in sorted({f for p in pats for f in res.glob(p)})]
+    runs = [(f, d) for f, d in runs if d.get('stage_seconds') or d.get('stages')]
+    if not runs: return None
+    here = [(f, d) for f, d in runs if d.get('cpu') == cpu_line() and (d.get('isa_caps') or {}) == isa_caps()]
+    f, d = max(here or runs, key=lambda fd: str(fd[1].get('date', '')))
     secs = d.get('stage_seconds') or {k: v['seconds'] for k, v in d.get('stages', {}).items()}
     return {'source': f.name, 'cpu': d.get('cpu', '?').removeprefix('CPU: '), 'date': str(d.get('date', '?'))[:10],
             'seconds': secs}
@@ -543,11 +548,11 @@ def _register_eval(run:Run, name:str, rep, J:dict):
 # %% ../nbs/99_pipeline.ipynb #8bec68be
 def stage_eval_config(recipe:dict, preset:str='cpu', **overrides) -> EvalConfig:
     ("The EvalConfig the evaluate stage answers and judges with: `preset` + overrides, and unless they say otherwise "
-     "sampled answers only, 64 prompts at a time, the recipe's seed and system message. Anything that must compare "
+     "sampled answers only, batches of 64 prompts two at a time, the recipe's seed and system message. Anything that must compare "
      "with the stage's answers (best-of-n) builds its config here.")
-    # 64 prompts a batch already reads the weights once for many answers: one batch at a time (two would double the
-    # kept log-probs' memory for little time)
-    for k, v in dict(modes=['sampled'], batch_size=64, batches_at_once=1, seed=recipe.get('seed', 0)).items():
+    # two batches of 64 decoded together, each from its own stream: the same answers as one at a time, and one
+    # straggler's tail of near-empty steps per two batches (bench/eval_gen_speed.py, '+ two batches at once')
+    for k, v in dict(modes=['sampled'], batch_size=64, batches_at_once=2, seed=recipe.get('seed', 0)).items():
         overrides.setdefault(k, v)
     if overrides.get('system') is None: overrides['system'] = recipe.get('system')   # null: the recipe's
     return EvalConfig.make(preset, **overrides)
@@ -579,8 +584,8 @@ def evaluate_stage(
 ) -> dict:
     ("Judge each trained policy of the run against its base on held-out prompts of the training distribution (sized "
      "by the power rule) and on out-of-distribution openers: win rate, LC win rate, KL, truncation, and each judge's "
-     "validity, with CIs. Unless the recipe says otherwise: sampled answers only (as the deployment answers), 64 "
-     "prompts at a time, the recipe's `system` message and seed.")
+     "validity, with CIs. Unless the recipe says otherwise: sampled answers only (as the deployment answers), "
+     "batches of 64 prompts two at a time, the recipe's `system` message and seed.")
     from rlnb.evaluation import evaluate_policy, eval_prompt_set, judge_validity, plot_report, plot_frontier
     import matplotlib.pyplot as plt
     cfg = stage_eval_config(run.recipe, preset, **overrides)
