@@ -23,8 +23,9 @@ added to the one before:
 - `+ two batches at once`: `generate_answers(batches_at_once=2)` (`EvalConfig.batches_at_once=2`): two batches decoded together, each
   sampled from its own stream seeded as that batch alone would be, so each step reads the weights once for both;
 - `+ prompts by length`: `decode(prefill_rows=16)`: the rest of each prompt passes in groups of similar length, each cut
-  to its own longest, instead of the whole batch padded to its longest prompt (the rows before pass `prefill_rows=None`).
-`path_kl` passes each answer without the batch's padding in every row (that change has no switch).
+  to its own longest, instead of the whole batch padded to its longest prompt; and `path_kl` passes each answer as its
+  own prompt and answer, without the batch's padding (the rows before pass `prefill_rows=None` and use
+  `padded_path_kl` below, the library's KL pass until then).
 Every row must give the same answers as the first row that draws the same way (checked) and the same KL to 1e-3 nats
 (checked); the time is the whole of it."""
 import json, os, sys, time
@@ -40,11 +41,11 @@ def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix
     import rlnb.evaluation as E
     from rlnb.evaluation import decode, path_kl, generate_answers
     if at_once > 1:   # the library's loop, several batches decoded together (seeded as the loop below seeds them)
-        D = E.decode
-        E.decode = functools.partial(D, prefill_rows=16 if by_length else None)
+        D, K = E.decode, E.path_kl
+        if not by_length: E.decode, E.path_kl = functools.partial(D, prefill_rows=None), padded_path_kl
         try: a = generate_answers(model, tok, prompts, NEW, True, 0.7, 0.9, seed=0, batch_size=BATCH, base=base,
                                   system=SYSTEM, repetition_penalty=1.1, batches_at_once=at_once)
-        finally: E.decode = D
+        finally: E.decode, E.path_kl = D, K
         return a.texts, a.kl
     texts, kls = [], []
     for i in range(0, len(prompts), BATCH):
@@ -52,9 +53,32 @@ def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix
         s = decode(model, tok, prompts[i:i + BATCH], NEW, True, 0.7, 0.9, SYSTEM, repetition_penalty=1.1,
                    logprobs=keep_logprobs, share_prefix=prefix, prefill_rows=16 if by_length else None)
         texts += [t.strip() for t in s['responses']]
-        kls += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'], 0.7, base=base, logprobs=s.get('logprobs'),
+        kls += (path_kl if by_length else padded_path_kl)(model, s['ids'], s['attn'], s['n_prompt'], s['mask'], 0.7, base=base, logprobs=s.get('logprobs'),
                        n_shared=s['n_shared'])
     return texts, kls
+
+def padded_path_kl(model, ids, attn, n_prompt, mask, temperature=1.0, base=None, rows=8, logprobs=None, n_shared=0):
+    "`path_kl` before `+ prompts by length`: rows grouped by answer length, each with the batch's whole prompt padding."
+    import torch
+    from rlnb.evaluation import _prefix_kv, _kv_rows
+    def lsm(m, x, a):
+        kv, pos = _prefix_kv(m, x, a, n_shared), (a.long().cumsum(-1) - 1).clamp(min=0)
+        o = m(input_ids=x[:, n_shared:], attention_mask=a, position_ids=pos[:, n_shared:], past_key_values=_kv_rows(kv, len(x)),
+              use_cache=kv is not None, logits_to_keep=x.shape[1] - n_prompt + 1)
+        return (o.logits[:, :-1].float() / temperature).log_softmax(-1)
+    lengths = mask.sum(-1).long()
+    order, out = lengths.argsort().tolist(), [0.0] * len(ids)
+    with torch.no_grad():
+        for i in range(0, len(order), rows):
+            idx = order[i:i + rows]
+            L = max(int(lengths[idx].max()), 1)
+            x, a, mk = ids[idx, :n_prompt + L], attn[idx, :n_prompt + L], mask[idx, :L]
+            lp = logprobs[idx, :L] if logprobs is not None else lsm(model, x, a)
+            if base is not None: lq = lsm(base, x, a)
+            else:
+                with model.disable_adapter(): lq = lsm(model, x, a)
+            for j, v in zip(idx, ((lp.exp() * (lp - lq)).sum(-1).clamp(min=0) * mk).sum(-1).tolist()): out[j] = v
+    return out
 
 def dense_next_token(logits, do_sample, temperature, top_p, seen=None, penalty=1.0, groups=None):
     "The draw before `+ draw in the nucleus`: a multinomial over the whole vocabulary, the nucleus scattered back."

@@ -616,7 +616,7 @@ class EvalConfig(StageConfig):
     system: str|None = None         # the deployment's system message (else the chat template's default)
     batch_size: int = 16            # prompts answered at once
     batches_at_once: int = 1        # batches decoded together, each from its own stream: the same answers, fewer passes
-                                    # over the weights; its speed on each CPU: bench/eval_gen_speed.py's last row
+                                    # over the weights; its speed on each CPU: bench/eval_gen_speed.py's '+ two batches at once' row
     tie: float = 0.0                # |P(better) - 1/2| <= tie counts as a tie
     conf: float = 0.95              # confidence level of every interval
     beta: float = 0.1               # implicit-reward scale, for pairs
