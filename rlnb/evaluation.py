@@ -417,11 +417,14 @@ def generate_answers(
     repetition_penalty: float = 1.0,  # > 1 discourages tokens the answer already holds (Ollama's default: 1.1)
     batches_at_once: int = 1,  # decode this many batches together, each from its own seeded stream: the same answers
                                # as one batch at a time, faster where each step is bound by reading the weights (CPUs)
+    progress: str | None = None,  # a progress bar with this label on a terminal's stderr (none when it is not a terminal)
 ) -> Answers:
     ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
      "batch); optionally the per-response KL to the base (`path_kl`).")
     import torch
+    from tqdm import tqdm
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
+    bar = tqdm(total=len(prompts), desc=progress, unit='answer', leave=False, disable=None if progress else True)
     step, dev = batch_size * max(1, batches_at_once), next(model.parameters()).device
     for i in range(0, len(prompts), step):
         torch.manual_seed(seed + i)       # what one batch at a time draws from; with several, each batch's own stream
@@ -437,6 +440,8 @@ def generate_answers(
         if out.kl is not None:
             out.kl += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'],
                               temperature if do_sample else 1.0, base=base, logprobs=s['logprobs'], n_shared=s['n_shared'])
+        bar.update(len(chunk))
+    bar.close()
     return out
 
 # %% ../nbs/08_evaluation.ipynb #992bed2f
@@ -476,13 +481,16 @@ def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, **
     ("Policy answers (with KL in sampled mode) and base answers, same seeds; the base's are taken from `cache` when "
      "another policy of the same base already asked for them.")
     pol = generate_answers(
-        model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None, **kw
+        model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None,
+        progress=f'{mode} policy answers', **kw
     )
     key = json.dumps([str(base_name), mode, prompts, kw], sort_keys=True)   # which base answered, and how
     if cache is not None and key in cache: return pol, cache[key]
-    if base is not None: bas = generate_answers(base, tok, prompts, do_sample=mode == 'sampled', **kw)
+    p = f'{mode} base answers'
+    if base is not None: bas = generate_answers(base, tok, prompts, do_sample=mode == 'sampled', progress=p, **kw)
     else:
-        with model.disable_adapter(): bas = generate_answers(model, tok, prompts, do_sample=mode == 'sampled', **kw)
+        with model.disable_adapter():
+            bas = generate_answers(model, tok, prompts, do_sample=mode == 'sampled', progress=p, **kw)
     if cache is not None: cache[key] = bas
     return pol, bas
 
