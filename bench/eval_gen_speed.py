@@ -20,7 +20,7 @@ added to the one before:
   identical to this row's, and its mean KL and length are shown beside the earlier rows';
 - `+ shared prefix once`: `decode(share_prefix=True)`: the prompts' common beginning (the system turn) passes the
   model once and its cache serves every row, in the answers and in the KL's base pass (`path_kl(n_shared=...)`);
-- `+ two batches at once`: `generate_answers(batches_at_once=2)` (`EvalConfig.batches_at_once=2`): two batches decoded together, each
+- `+ two batches at once`: `generate_answers(batches_at_once=2)` (the evaluate stage's setting): two batches decoded together, each
   sampled from its own stream seeded as that batch alone would be, so each step reads the weights once for both;
 - `+ prompts by length`: `decode(prefill_rows=16)`: the rest of each prompt passes in groups of similar length, each cut
   to its own longest, instead of the whole batch padded to its longest prompt; and `path_kl` passes each answer as its

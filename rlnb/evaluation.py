@@ -234,16 +234,16 @@ def _kv_rows(kv:list|None, n:int):
     "A fresh cache holding `kv` (`_prefix_kv`) for each of `n` rows; None for None."
     from transformers import DynamicCache
     if kv is None: return None
-    return DynamicCache(ddp_cache_data=[(k.expand(n, -1, -1, -1).contiguous(), v.expand(n, -1, -1, -1).contiguous())
-                                        for k, v in kv])
+    return DynamicCache(ddp_cache_data=[(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1)) for k, v in kv])  # copied in
 
 def _prefill(model, ids, attn, n_shared:int=0,
              rows: int|None = 16,   # prompts per pass, of similar lengths (None: all in one pass, as laid out)
             ):
     ("The prompts `ids` (B, W) through `model`: `(cache, logits)`, the cache laid out as `ids` is (the shared first "
-     "`n_shared` tokens, each row's left padding, the rest of its prompt; zeros where the padding is) and each row's "
-     "next-token logits (B, V). The shared part passes once, the rest in groups of `rows` prompts sorted by length, "
-     "each group cut to its own longest prompt: a batch of chat prompts padded to its longest is about half padding.")
+     "`n_shared` tokens, each row's left padding, the rest of its prompt; zeros in the columns before its group's "
+     "start, all masked) and each row's next-token logits (B, V). The shared part passes once, the rest in groups of "
+     "`rows` prompts sorted by length, each group cut to its own longest prompt: chat prompts of varied lengths, "
+     "padded to the batch's longest, are much padding, and only a group's own padding passes the model.")
     import torch
     from transformers import DynamicCache
     B, W = ids.shape
@@ -262,6 +262,9 @@ def _prefill(model, ids, attn, n_shared:int=0,
             layers = [(l.keys.new_zeros(B, l.keys.shape[1], W, l.keys.shape[3]),
                        l.values.new_zeros(B, l.values.shape[1], W, l.values.shape[3])) for l in o.past_key_values.layers]
         logits[idx] = o.logits[:, -1]
+        if any(l.keys.shape[2] != n_shared + W - c for l in o.past_key_values.layers):
+            raise NotImplementedError("a cache that drops keys (a sliding window shorter than the prompts): "
+                                      "decode with prefill_rows=None")
         for (K, V), l in zip(layers, o.past_key_values.layers):
             K[idx, :, c:], V[idx, :, c:] = l.keys[:, :, n_shared:], l.values[:, :, n_shared:]
     for (K, V), (k, v) in zip(layers, kv or []): K[:, :, :n_shared], V[:, :, :n_shared] = k, v
@@ -288,7 +291,7 @@ def decode(model, tok,
      "answer position (zeros after an answer's end). The prompts' common beginning (`n_shared` tokens: the chat "
      "template's system turn) runs once and its keys and values serve every row: the prompt ids are the shared "
      "part, then each row's left padding, then the rest of its prompt; the rest passes in groups of similar "
-     "length, each cut to its own longest (`_prefill`), so the padding costs no compute.")
+     "length, each cut to its own longest (`_prefill`), so little of the padding passes the model.")
     import torch
     from rlnb.core import render_chat
     dev = next(model.parameters()).device
@@ -424,24 +427,23 @@ def generate_answers(
     import torch
     from tqdm import tqdm
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
-    bar = tqdm(total=len(prompts), desc=progress, unit='answer', leave=False, disable=None if progress else True)
-    step, dev = batch_size * max(1, batches_at_once), next(model.parameters()).device
-    for i in range(0, len(prompts), step):
-        torch.manual_seed(seed + i)       # what one batch at a time draws from; with several, each batch's own stream
-        chunk = prompts[i:i + step]
-        streams = [(len(chunk[j:j + batch_size]), torch.Generator(dev).manual_seed(seed + i + j))
-                   for j in range(0, len(chunk), batch_size)] if batches_at_once > 1 else None
-        s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
-                   repetition_penalty=repetition_penalty, logprobs=out.kl is not None, streams=streams)
-        eos = s['has_eos'].tolist()
-        out.texts += [t.strip() for t in s['responses']]
-        out.has_eos += eos
-        out.n_tokens += [len(c) - int(e) for c, e in zip(s['completion_ids'], eos)]
-        if out.kl is not None:
-            out.kl += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'],
-                              temperature if do_sample else 1.0, base=base, logprobs=s['logprobs'], n_shared=s['n_shared'])
-        bar.update(len(chunk))
-    bar.close()
+    with tqdm(total=len(prompts), desc=progress, unit='answer', leave=False, disable=None if progress else True) as bar:
+        step, dev = batch_size * max(1, batches_at_once), next(model.parameters()).device
+        for i in range(0, len(prompts), step):
+            torch.manual_seed(seed + i)       # what one batch at a time draws from; with several, each batch's own stream
+            chunk = prompts[i:i + step]
+            streams = [(len(chunk[j:j + batch_size]), torch.Generator(dev).manual_seed(seed + i + j))
+                       for j in range(0, len(chunk), batch_size)] if batches_at_once > 1 else None
+            s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
+                       repetition_penalty=repetition_penalty, logprobs=out.kl is not None, streams=streams)
+            eos = s['has_eos'].tolist()
+            out.texts += [t.strip() for t in s['responses']]
+            out.has_eos += eos
+            out.n_tokens += [len(c) - int(e) for c, e in zip(s['completion_ids'], eos)]
+            if out.kl is not None:
+                out.kl += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'],
+                                  temperature if do_sample else 1.0, base=base, logprobs=s['logprobs'], n_shared=s['n_shared'])
+            bar.update(len(chunk))
     return out
 
 # %% ../nbs/08_evaluation.ipynb #992bed2f

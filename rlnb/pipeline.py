@@ -189,8 +189,11 @@ def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved r
     from rlnb.core import bench_results, cpu_line, isa_caps
     stem, res = Path(str(recipe)).stem, Path(results or bench_results())
     pats = PLAN_SOURCES.get(stem, (f'recipe_{stem}.json',))
-    runs = [(f, json.loads(f.read_text())) for f in sorted({f for p in pats for f in res.glob(p)})]
-    runs = [(f, d) for f, d in runs if d.get('stage_seconds') or d.get('stages')]
+    def read(f):
+        try: return json.loads(f.read_text())
+        except (OSError, ValueError): return {}          # an unreadable file plans nothing; the run still starts
+    runs = [(f, read(f)) for f in sorted({f for p in pats for f in res.glob(p)})]
+    runs = [(f, d) for f, d in runs if isinstance(d, dict) and (d.get('stage_seconds') or d.get('stages'))]
     if not runs: return None
     here = [(f, d) for f, d in runs if d.get('cpu') == cpu_line() and (d.get('isa_caps') or {}) == isa_caps()]
     f, d = max(here or runs, key=lambda fd: str(fd[1].get('date', '')))
@@ -551,7 +554,9 @@ def stage_eval_config(recipe:dict, preset:str='cpu', **overrides) -> EvalConfig:
      "sampled answers only, batches of 64 prompts two at a time, the recipe's seed and system message. Anything that must compare "
      "with the stage's answers (best-of-n) builds its config here.")
     # two batches of 64 decoded together, each from its own stream: the same answers as one at a time, and one
-    # straggler's tail of near-empty steps per two batches (bench/eval_gen_speed.py, '+ two batches at once')
+    # straggler's tail of near-empty steps per two batches (bench/eval_gen_speed.py, '+ two batches at once'); the
+    # policy's kept log-probs (rows x new tokens x vocabulary floats) are twice one batch's: the demo's stage peak RSS
+    # is in its saved run (bench/results/demo*.json)
     for k, v in dict(modes=['sampled'], batch_size=64, batches_at_once=2, seed=recipe.get('seed', 0)).items():
         overrides.setdefault(k, v)
     if overrides.get('system') is None: overrides['system'] = recipe.get('system')   # null: the recipe's

@@ -4,7 +4,7 @@
     .venv/bin/python tools/save_eval.py RUN --out demo_avx2.json   # another name (a demo on another kind of CPU)
 
 It copies, from the run's metrics.json: the evaluate stage's headline figures per policy and judge (in-distribution
-and out-of-distribution rows), each judge's validity, the prompt-set sizing, the stage timings, and the DPO/PPO
+and out-of-distribution rows), each judge's validity, the prompt-set sizing, the stage timings and peak RSS, and the DPO/PPO
 figures the reading needs (KL, steps), with the CPU (of the machine it runs on: run it where the demo ran) and the date of metrics.json. Nothing is typed by hand."""
 import json, sys
 from pathlib import Path
@@ -25,6 +25,7 @@ def main(run, name='eval_demo.json'):
            'commit': cfg.get('environment', {}).get('git_commit'), 'system': cfg.get('recipe', {}).get('system'),
            'evaluate': ev, 'options': eval_opts,
            'stage_seconds': {k: v.get('seconds') for k, v in m.items() if isinstance(v, dict) and 'seconds' in v},
+           'stage_peak_rss_mb': {k: v.get('peak_rss_mb') for k, v in m.items() if isinstance(v, dict) and 'peak_rss_mb' in v},
            'judges': {j: {k: m.get(j, {}).get(k) for k in ('accuracy', 'eval_examples', 'model', 'seed', 'prompt_half')}
                       for j in ('judge', 'reward')},
            'dpo': {k: m.get('dpo', {}).get(k) for k in ('steps', 'train_examples')},
