@@ -236,10 +236,10 @@ def _kv_rows(kv:list|None, n:int):
     if kv is None: return None
     return DynamicCache(ddp_cache_data=[(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1)) for k, v in kv])  # copied in
 
-def _prefill(model, ids, attn, n_shared:int=0,
+def _prefill(model, ids, attn, pos, n_shared:int=0,
              rows: int|None = 16,   # prompts per pass, of similar lengths (None: all in one pass, as laid out)
             ):
-    ("The prompts `ids` (B, W) through `model`: `(cache, logits)`, the cache laid out as `ids` is (the shared first "
+    ("The prompts `ids` (B, W), with their `attn` mask and position ids `pos`, through `model`: `(cache, logits)`, the cache laid out as `ids` is (the shared first "
      "`n_shared` tokens, each row's left padding, the rest of its prompt; zeros in the columns before its group's "
      "start, all masked) and each row's next-token logits (B, V). The shared part passes once, the rest in groups of "
      "`rows` prompts sorted by length, each group cut to its own longest prompt: chat prompts of varied lengths, "
@@ -247,7 +247,7 @@ def _prefill(model, ids, attn, n_shared:int=0,
     import torch
     from transformers import DynamicCache
     B, W = ids.shape
-    pos, kv = (attn.long().cumsum(-1) - 1).clamp(min=0), _prefix_kv(model, ids, attn, n_shared)
+    kv = _prefix_kv(model, ids, attn, n_shared)
     n = attn[:, n_shared:].sum(-1)
     order, rows = n.argsort(stable=True), rows or B
     logits, layers = None, None
@@ -306,7 +306,7 @@ def decode(model, tok,
     out = torch.full((B, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
     live, attn, pos = torch.arange(B, device=dev), p_attn, (p_attn.cumsum(-1) - 1).clamp(min=0)
     with torch.no_grad():   # the shared beginning once, the rest of the prompts by length
-        cache, logits = _prefill(model, p_ids, p_attn, S, prefill_rows)
+        cache, logits = _prefill(model, p_ids, p_attn, pos, S, prefill_rows)
     T = 0
     seen = None
     if streams is not None:
