@@ -13,7 +13,7 @@ from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request, Respo
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from . import __version__
-from .core import create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home
+from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home
 from .feedback import Feedback, FeedbackError, FeedbackStore
 
 # %% auto #0
@@ -67,7 +67,7 @@ class Jobs:
                  sqlite_where=self.t.c.status.in_(['queued', 'running']),
                  postgresql_where=self.t.c.status.in_(['queued', 'running']))
         create_tables(md, store.engine)
-        try: next(i for i in self.t.indexes if i.name == 'uq_one_active_job').create(store.engine, checkfirst=True)
+        try: create_index(next(i for i in self.t.indexes if i.name == 'uq_one_active_job'), store.engine)
         except sa.exc.IntegrityError: pass   # an older database with two active jobs of one agent: reaped later
 
 # %% ../nbs/10_api.ipynb #cf4a964b
@@ -288,9 +288,10 @@ def _job_db(db:str|None) -> str:
 
 def _watch_parent(jobs, jid:str, every:float=1.0):
     ("In a worker: end the job (and the worker's process group, its children included) when the server that started "
-     "it is gone.")
+     "it is gone. That server's pid comes from env RLNB_JOB_PARENT (set by `spawn_job`), so a server killed before "
+     "this runs is noticed too; else the parent now.")
     import threading, time
-    parent = os.getppid()
+    parent = int(os.environ.get('RLNB_JOB_PARENT') or os.getppid())
     def watch():
         while True:
             time.sleep(every)
@@ -434,7 +435,7 @@ def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
     log = Path(models_dir())/agent/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
     env = {**{k: v for k, v in os.environ.items() if k not in ('RLNB_API_TOKEN', 'RLNB_API_TOKENS')},
            'RLNB_JOB_DB': st.store.engine.url.render_as_string(hide_password=False),
-           'RLNB_HOME': str(rlnb_home())}
+           'RLNB_HOME': str(rlnb_home()), 'RLNB_JOB_PARENT': str(os.getpid())}
     code = f'import sys; from rlnb.api import {entry}; {entry}(sys.argv[1])'
     try:
         with open(log, 'ab') as f:

@@ -16,8 +16,8 @@ __all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_message', 'get_
            'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
            'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
            'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'torchrun', 'create_tables',
-           'atomic_write', 'atomic_dir', 'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports',
-           'package_sources']
+           'create_index', 'atomic_write', 'atomic_dir', 'prepare_assets', 'prepare_assets_cli', 'import_edges',
+           'upward_imports', 'package_sources']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -387,9 +387,15 @@ _HUB = {'smollm2': 'HuggingFaceTB/SmolLM2-135M-Instruct', 'minilm': 'sentence-tr
 
 def _tiny_dir(name:str) -> Path:
     d = cache_dir()/name
-    if not (d/'config.json').exists():
-        m, tok = tiny_policy() if name == 'tiny-llama' else tiny_encoder()
-        m.save_pretrained(d); tok.save_pretrained(d)
+    if not (d/'config.json').exists():   # built aside and renamed into place: processes racing on a cold cache never
+        m, tok = tiny_policy() if name == 'tiny-llama' else tiny_encoder()   # see a half-written folder
+        import shutil
+        tmp = d.with_name(f'{name}.partial-{os.getpid()}')
+        shutil.rmtree(tmp, ignore_errors=True); m.save_pretrained(tmp); tok.save_pretrained(tmp)
+        try: tmp.rename(d)
+        except OSError:                  # another process renamed its copy first: theirs is complete, ours goes
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not (d/'config.json').exists(): raise
     return d
 
 def model_path(
@@ -764,6 +770,15 @@ def create_tables(metadata, engine, tries:int=6):
             msg = str(e).lower()
             if i == tries - 1 or not any(w in msg for w in ('already exists', 'duplicate', 'unique', 'locked')): raise
             time.sleep(0.05 * (i + 1))
+
+def create_index(index, engine):
+    ("`index.create(engine, checkfirst=True)`, safe when another process creates the same index at the same moment: "
+     "an error after which the index exists was that race; one after which it does not (rows that break a unique "
+     "index) is raised.")
+    import sqlalchemy as sa
+    try: index.create(engine, checkfirst=True)
+    except sa.exc.DBAPIError:
+        if index.name not in {i['name'] for i in sa.inspect(engine).get_indexes(index.table.name)}: raise
 
 # %% ../nbs/00_core.ipynb #672a7ee5
 import contextlib, shutil

@@ -8,7 +8,7 @@ import json, time
 from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from .core import create_tables, check_agent, rlnb_home
+from .core import create_index, create_tables, check_agent, rlnb_home
 from .feedback import FeedbackStore
 from .stats import report_headline
 from fastcore.basics import patch
@@ -152,7 +152,7 @@ def _upgrade(reg):
     with reg.engine.begin() as c:
         if 'actor' not in cols: c.exec_driver_sql('ALTER TABLE deployments ADD COLUMN actor VARCHAR(128)')
     ix = next(i for i in reg.versions.indexes if i.name == 'uq_one_deployed')
-    try: ix.create(reg.engine, checkfirst=True)
+    try: create_index(ix, reg.engine)
     except sa.exc.IntegrityError as e:
         raise RuntimeError("this database has two deployed versions of one agent (written by an older rlnb): retire "
                            "one (UPDATE policy_versions SET status='retired' ...) and open it again") from e
