@@ -286,12 +286,12 @@ def _job_db(db:str|None) -> str:
     if not db: raise SystemExit("no database: the worker reads it from env RLNB_JOB_DB")
     return db
 
-def _watch_parent(jobs, jid:str, every:float=1.0):
+def _watch_parent(jobs, jid:str, parent:int|None=None, every:float=1.0):
     ("In a worker: end the job (and the worker's process group, its children included) when the server that started "
-     "it is gone. That server's pid comes from env RLNB_JOB_PARENT (set by `spawn_job`), so a server killed before "
-     "this runs is noticed too; else the parent now.")
+     "it is gone: `parent`, the server's pid that `spawn_job` passes on the worker's command line (so a server killed "
+     "before this runs is noticed too), else the parent now.")
     import threading, time
-    parent = int(os.environ.get('RLNB_JOB_PARENT') or os.getppid())
+    parent = parent or os.getppid()
     def watch():
         while True:
             time.sleep(every)
@@ -301,14 +301,14 @@ def _watch_parent(jobs, jid:str, every:float=1.0):
                 finally: os.killpg(os.getpgrp(), signal.SIGKILL)
     threading.Thread(target=watch, daemon=True, name='rlnb-watch-parent').start()
 
-def run_job(jid:str, db:str|None=None):
+def run_job(jid:str, db:str|None=None, parent:int|None=None):
     ("Worker-process entry point: run job `jid` (training, or a dry run's probe) stored in database `db` (default env "
-     "RLNB_JOB_DB), recording status, progress and result.")
+     "RLNB_JOB_DB), recording status, progress and result; it ends with the server `parent` (see `_watch_parent`).")
     db = _job_db(db)
     store = FeedbackStore(db); jobs = Jobs(store); j = jobs.get(jid)
     if j is None: raise SystemExit(f"no job {jid} in {redact_url(store.url)}")
     if not jobs.start(jid): raise SystemExit(f"job {jid} is {jobs.get(jid)['status']}: not started")
-    if j['params'].get('watch_parent', True): _watch_parent(jobs, jid)
+    if j['params'].get('watch_parent', True): _watch_parent(jobs, jid, parent)
     params = {k: v for k, v in j['params'].items() if k not in ('kind', 'watch_parent')}
     try:
         if j['params'].get('kind') == 'dry_run': res = dry_run(store, j['agent_id'], TrainRequest(**params))
@@ -377,13 +377,13 @@ class ChatRequest(BaseModel):
     user: str|None = Field(None, max_length=256, description='end-user id: the A/B unit')
     seed: int|None = None
 
-def run_online_job(jid:str, db:str|None=None):
+def run_online_job(jid:str, db:str|None=None, parent:int|None=None):
     ("Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and "
      "result.")
     from rlnb.online import OnlineLearner
     store = FeedbackStore(_job_db(db)); jobs = Jobs(store); j = jobs.get(jid)
     if not jobs.start(jid): raise SystemExit(f"job {jid} is {jobs.get(jid)['status']}: not started")
-    if j['params'].get('watch_parent', True): _watch_parent(jobs, jid)
+    if j['params'].get('watch_parent', True): _watch_parent(jobs, jid, parent)
     try:
         L = OnlineLearner(j['agent_id'], store, config=online_config(), judge=online_judge())
         res = L.trigger_retrain(progress=lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg[:500]),
@@ -435,11 +435,11 @@ def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
     log = Path(models_dir())/agent/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
     env = {**{k: v for k, v in os.environ.items() if k not in ('RLNB_API_TOKEN', 'RLNB_API_TOKENS')},
            'RLNB_JOB_DB': st.store.engine.url.render_as_string(hide_password=False),
-           'RLNB_HOME': str(rlnb_home()), 'RLNB_JOB_PARENT': str(os.getpid())}
-    code = f'import sys; from rlnb.api import {entry}; {entry}(sys.argv[1])'
+           'RLNB_HOME': str(rlnb_home())}
+    code = f'import sys; from rlnb.api import {entry}; {entry}(sys.argv[1], parent=int(sys.argv[2]))'
     try:
         with open(log, 'ab') as f:
-            p = subprocess.Popen([sys.executable, '-I', '-c', code, job['id']], stdout=f, stderr=subprocess.STDOUT,
+            p = subprocess.Popen([sys.executable, '-I', '-c', code, job['id'], str(os.getpid())], stdout=f, stderr=subprocess.STDOUT,
                                  start_new_session=True, cwd=rlnb_home(), env=env)
     except OSError as e:                                   # never leave a job 'queued' that no worker will run
         st.jobs.update(job['id'], status='failed', error=f'the worker could not start: {e}', finished_at=_now())

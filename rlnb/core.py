@@ -387,16 +387,20 @@ _HUB = {'smollm2': 'HuggingFaceTB/SmolLM2-135M-Instruct', 'minilm': 'sentence-tr
 
 def _tiny_dir(name:str) -> Path:
     d = cache_dir()/name
-    if not (d/'config.json').exists():   # built aside and renamed into place: processes racing on a cold cache never
-        m, tok = tiny_policy() if name == 'tiny-llama' else tiny_encoder()   # see a half-written folder
-        import shutil
-        tmp = d.with_name(f'{name}.partial-{os.getpid()}')
-        shutil.rmtree(tmp, ignore_errors=True); m.save_pretrained(tmp); tok.save_pretrained(tmp)
-        try: tmp.rename(d)
-        except OSError:                  # another process renamed its copy first: theirs is complete, ours goes
-            shutil.rmtree(tmp, ignore_errors=True)
-            if not (d/'config.json').exists(): raise
-    return d
+    if (d/'config.json').exists(): return d
+    import shutil, tempfile
+    for old in d.parent.glob(f'{name}.partial-*'):   # left by a process killed mid-build an hour or more ago
+        if time.time() - old.stat().st_mtime > 3600: shutil.rmtree(old, ignore_errors=True)
+    m, tok = tiny_policy() if name == 'tiny-llama' else tiny_encoder()
+    # built aside, then renamed into place: processes and threads racing on a cold cache never see a half-written folder
+    tmp = Path(tempfile.mkdtemp(dir=d.parent, prefix=f'{name}.partial-'))
+    tmp.chmod(0o755); m.save_pretrained(tmp); tok.save_pretrained(tmp)   # mkdtemp's own mode is the owner's only
+    for _ in range(2):
+        try: tmp.rename(d); return d
+        except OSError:
+            if (d/'config.json').exists(): shutil.rmtree(tmp, ignore_errors=True); return d   # another won: theirs stays
+            shutil.rmtree(d, ignore_errors=True)     # a folder without its config: an older rlnb's interrupted build
+    raise OSError(f"could not put the tiny model in place at {d}")
 
 def model_path(
     name: str | Path,  # 'smollm2', 'minilm', 'tiny' (= 'tiny-llama'), 'tiny-encoder', a hub name of these, or a folder
@@ -771,14 +775,18 @@ def create_tables(metadata, engine, tries:int=6):
             if i == tries - 1 or not any(w in msg for w in ('already exists', 'duplicate', 'unique', 'locked')): raise
             time.sleep(0.05 * (i + 1))
 
-def create_index(index, engine):
+def create_index(index, engine, tries:int=6):
     ("`index.create(engine, checkfirst=True)`, safe when another process creates the same index at the same moment: "
      "an error after which the index exists was that race; one after which it does not (rows that break a unique "
-     "index) is raised.")
+     "index) is raised; a locked database is waited for.")
     import sqlalchemy as sa
-    try: index.create(engine, checkfirst=True)
-    except sa.exc.DBAPIError:
-        if index.name not in {i['name'] for i in sa.inspect(engine).get_indexes(index.table.name)}: raise
+    for i in range(tries):
+        try: return index.create(engine, checkfirst=True)
+        except sa.exc.DBAPIError as e:
+            names = {x['name'] for x in sa.inspect(engine).get_indexes(index.table.name, schema=index.table.schema)}
+            if index.name in names: return
+            if i == tries - 1 or 'locked' not in str(e).lower(): raise
+            time.sleep(0.05 * (i + 1))
 
 # %% ../nbs/00_core.ipynb #672a7ee5
 import contextlib, shutil
