@@ -16,6 +16,7 @@ from pathlib import Path
 
 # the server is locked without a token: the benchmark starts it with one of its own and sends it
 TOKEN = secrets.token_urlsafe(24)
+NO_LIMITS = {'RLNB_API_RATE': '0', 'RLNB_API_CONCURRENCY': '0'}   # the server's capacity, not one token's limits
 HEADERS = {'Content-Type': 'application/json', 'Authorization': f'Bearer {TOKEN}'}
 
 def post_new(port, path, body):
@@ -108,7 +109,7 @@ def main():
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]
     argv = ['--port', str(port), '--db', db, '--workers', str(a.workers)]
     srv = subprocess.Popen([sys.executable, '-c', f'from rlnb.api import serve_api_cli; serve_api_cli({argv!r})'],
-                           env={**os.environ, 'RLNB_API_TOKEN': TOKEN})
+                           env={**os.environ, 'RLNB_API_TOKEN': TOKEN, **NO_LIMITS})
     runs = []
     try:
         for _ in range(300):
@@ -129,7 +130,7 @@ def main():
     n_single = a.threads * a.per_thread
     lost = sum(x['stored'][k] != n for x in runs for k, n in (('benchn', n_single), ('benchk', n_single),
                                                               ('benchb', a.batches * a.batch_size)))
-    res = {'cpu': cpu_line(), 'backend': backend, 'durability': durability(st), 'workers': a.workers, 'threads': a.threads,
+    res = {'cpu': cpu_line(), 'backend': backend, 'token_limits': 'off (RLNB_API_RATE=0, RLNB_API_CONCURRENCY=0)', 'durability': durability(st), 'workers': a.workers, 'threads': a.threads,
            'per_thread': a.per_thread, 'batch_size': a.batch_size, 'batches': a.batches, 'repeats': a.repeats,
            'runs_with_wrong_counts': lost,
            'errors': sum(x[k]['errors'] for x in runs for k in ('new_connection', 'keep_alive')),

@@ -18,12 +18,14 @@ from .feedback import Feedback, FeedbackError, FeedbackStore
 
 # %% auto #0
 __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'SCOPES',
-           'SEED_FEEDBACK', 'LOOPBACK_HOSTS', 'app', 'Jobs', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary',
-           'rl_seconds_per_step', 'dry_run', 'train_policy_job', 'run_job', 'online_enabled', 'online_config',
-           'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'Busy',
-           'max_jobs', 'active_jobs', 'spawn_job', 'spawn_online_job', 'cancel_job', 'OnlineScheduler', 'Principal',
-           'api_tokens', 'need', 'feedback_routes', 'training_routes', 'RetrainRequest', 'online_routes',
-           'policy_routes', 'chat_routes', 'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli']
+           'SEED_FEEDBACK', 'LOOPBACK_HOSTS', 'SINGLETON_HEADERS', 'app', 'Jobs', 'InsufficientFeedback',
+           'TrainRequest', 'feedback_summary', 'rl_seconds_per_step', 'dry_run', 'train_policy_job', 'run_job',
+           'online_enabled', 'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage',
+           'ChatRequest', 'run_online_job', 'Busy', 'max_jobs', 'active_jobs', 'spawn_job', 'spawn_online_job',
+           'cancel_job', 'OnlineScheduler', 'Principal', 'api_tokens', 'is_loopback', 'env_insecure',
+           'insecure_problem', 'Limits', 'api_limits', 'scrub_paths', 'non_finite', 'need', 'feedback_routes',
+           'training_routes', 'RetrainRequest', 'online_routes', 'policy_routes', 'chat_routes', 'storage_fault',
+           'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli']
 
 # %% ../nbs/10_api.ipynb #742ce079
 MIN_FEEDBACK = 10          # the replaced service's minimum before training
@@ -148,7 +150,7 @@ class InsufficientFeedback(ValueError): "Too little usable feedback to train."
 class TrainRequest(BaseModel):
     ("Body of `POST /api/policies/train_policy/{agent_id}` (the replaced service's fields, plus the algorithm and a few "
      "knobs).")
-    model_config = ConfigDict(extra='forbid')
+    model_config = ConfigDict(extra='forbid', allow_inf_nan=False)   # NaN/inf: 422, never a 500
     dryRun: bool = False
     maxSteps: int = Field(100, ge=1, le=MAX_STEPS, description='optimisation steps')
     learningRate: float = Field(5e-5, gt=0, le=1)
@@ -350,14 +352,14 @@ def _judge(path:str):
 
 class DeployRequest(BaseModel):
     "Body of `POST .../{agent_id}/deploy`: the version, and `force` with a `reason` to skip the gate."
-    model_config = ConfigDict(extra='forbid')
+    model_config = ConfigDict(extra='forbid', allow_inf_nan=False)
     version: str = Field(..., examples=['v3'])
     reason: str|None = Field(None, max_length=2000)
     force: bool = Field(False, description='deploy a version that has not passed the gate (needs a reason)')
 
 class RollbackRequest(BaseModel):
     "Body of `POST .../{agent_id}/rollback`: the version to go back to (default: the one before)."
-    model_config = ConfigDict(extra='forbid')
+    model_config = ConfigDict(extra='forbid', allow_inf_nan=False)
     version: str|None = Field(None, description='default: the version deployed before the current one')
     reason: str|None = Field(None, max_length=2000)
     force: bool = Field(False, description='deploy a version that has not passed the gate (needs a reason)')
@@ -365,11 +367,13 @@ class RollbackRequest(BaseModel):
 # %% ../nbs/10_api.ipynb #65960afc
 class ChatMessage(BaseModel):
     "One message of a chat: its role and text."
+    model_config = ConfigDict(allow_inf_nan=False)
     role: Literal['system', 'user', 'assistant']
     content: str = Field(..., max_length=20_000)
 
 class ChatRequest(BaseModel):
     "The OpenAI chat-completions body (the fields rlnb uses); `model` is the agent id."
+    model_config = ConfigDict(allow_inf_nan=False)                   # a NaN temperature: 422
     model: str = Field(..., examples=['chitchat'])
     messages: list[ChatMessage] = Field(..., min_length=1, max_length=64)
     max_tokens: int = Field(64, ge=1, le=1024)
@@ -528,7 +532,7 @@ def _version_out(v, full:bool=False) -> dict:
     if full: d['eval_report'] = rep
     return d
 
-# %% ../nbs/10_api.ipynb #c3efef9e
+# %% ../nbs/10_api.ipynb #bd52594e
 from dataclasses import dataclass as _dc
 
 @_dc(frozen=True)
@@ -569,21 +573,191 @@ def api_tokens(token:str|None=None, tokens:dict|str|None=None) -> list[tuple[byt
         out.append((dig, Principal(name, frozenset(scopes), frozenset(map(check_agent, agents)) if agents else None)))
     return out
 
-_OPEN = ('/docs', '/docs/oauth2-redirect', '/redoc', '/openapi.json')   # the schema and its pages: no data in them
+def _token_file(tokens) -> Path|None:
+    "The file `tokens` (or env RLNB_API_TOKENS) names, if it names one rather than holding the JSON itself."
+    tokens = os.environ.get('RLNB_API_TOKENS') if tokens is None else tokens
+    if isinstance(tokens, str) and tokens.strip() and not tokens.lstrip().startswith('{'): return Path(tokens).expanduser()
+    return None
+
+def _file_sig(p:Path|None) -> tuple|None:
+    "What changes when a file is rewritten or replaced: (inode, size, mtime in ns); None for no file."
+    if p is None: return None
+    try: s = os.stat(p); return (s.st_ino, s.st_size, s.st_mtime_ns)
+    except OSError: return ('missing',)
+
+# %% ../nbs/10_api.ipynb #2986a6f0
+import ipaddress
+
 LOOPBACK_HOSTS = ('localhost', '127.0.0.1', '::1', '[::1]')
 
-def _deny(status:int, detail:str, headers:dict|None=None):
-    return JSONResponse({'detail': detail}, status_code=status, headers=headers)
+def is_loopback(host:str|None) -> bool:
+    ("Whether `host` is this machine's loopback: the name `localhost`, or an address that parses as loopback "
+     "(127.0.0.0/8, ::1; IPv6 with or without brackets). Not a prefix test: `127.0.0.1.evil.invalid` is a name.")
+    h = (host or '').strip().lower()
+    if h.startswith('[') and h.endswith(']'): h = h[1:-1]
+    if h == 'localhost': return True
+    try: return ipaddress.ip_address(h).is_loopback
+    except ValueError: return False
+
+def env_insecure() -> bool:
+    "Whether env RLNB_API_INSECURE asks for no authentication (1/true/yes/on)."
+    return os.environ.get('RLNB_API_INSECURE', '').strip().lower() in ('1', 'true', 'yes', 'on')
+
+def insecure_problem(host:str|None=None,  # the interface the server binds (None: not known, e.g. inside the app)
+                     allowed_hosts=(),    # the Host names it answers (a list, or a comma-separated string)
+                     has_tokens:bool=False,  # whether any API token is configured
+                    ) -> str|None:
+    ("Why 'no token needed' (`--insecure`, `create_app(insecure=True)` or env RLNB_API_INSECURE=1: one rule for all) "
+     "must not hold here, or None. It is for a throwaway server on this machine: loopback interface, no Host name "
+     "but loopback's (a proxy on this machine carries the network in through loopback), no token configured (a "
+     "server with tokens is a real one).")
+    if isinstance(allowed_hosts, str): allowed_hosts = allowed_hosts.split(',')
+    extra = sorted({h.strip() for h in allowed_hosts or () if h.strip() and not is_loopback(h)})
+    if extra:
+        return (f"insecure mode serves this machine only, but the allowed hosts name {', '.join(extra)}, which a proxy "
+                "forwards from the network (through loopback): set RLNB_API_TOKEN instead of insecure mode")
+    if host is not None and not is_loopback(host):
+        return f"insecure mode is allowed on loopback only, not host {host!r}: set RLNB_API_TOKEN"
+    if has_tokens:
+        return ("insecure mode and an API token are both configured (RLNB_API_TOKEN/RLNB_API_TOKENS): a server with "
+                "tokens is a real one; drop --insecure / RLNB_API_INSECURE")
+    return None
+
+# %% ../nbs/10_api.ipynb #987ca0a6
+@_dc(frozen=True)
+class Limits:
+    ("What one token, one agent and the disk may take (env, read as requests arrive; 0 turns a bound off). Each uvicorn "
+     "worker counts on its own.")
+    rate: float = 100.0             # requests per second one token may sustain (RLNB_API_RATE); beyond: 429
+    burst: int = 1000               # requests one token may send at once above its rate (RLNB_API_BURST)
+    concurrency: int = 32           # requests of one token in flight at once (RLNB_API_CONCURRENCY); beyond: 429
+    feedback_quota: int = 1_000_000 # feedback records one agent may hold (RLNB_FEEDBACK_QUOTA); beyond: 507
+    min_free_mb: int = 100          # a SQLite store's disk keeps this much free: writes beyond it get 507 (RLNB_MIN_FREE_MB)
+
+_LIMIT_ENV = {'rate': 'RLNB_API_RATE', 'burst': 'RLNB_API_BURST', 'concurrency': 'RLNB_API_CONCURRENCY',
+              'feedback_quota': 'RLNB_FEEDBACK_QUOTA', 'min_free_mb': 'RLNB_MIN_FREE_MB'}
+
+@functools.lru_cache(maxsize=8)
+def _limits(values:tuple) -> Limits:
+    kw = {}
+    for (field, var), v in zip(_LIMIT_ENV.items(), values):
+        if v is None or not v.strip(): continue
+        try: x = float(v) if field == 'rate' else int(v)
+        except ValueError: x = None
+        if x is None or not (x >= 0) or x == float('inf'):
+            raise ValueError(f"{var} must be a finite number >= 0 (0: no limit), got {v!r}")
+        kw[field] = x
+    if kw.get('rate', 1) and kw.get('burst', 1) < 1: raise ValueError("RLNB_API_BURST must be >= 1 when RLNB_API_RATE is set")
+    return Limits(**kw)
+
+def api_limits() -> Limits:
+    "The service's `Limits` from the environment (ValueError names a variable that is not a number >= 0)."
+    return _limits(tuple(os.environ.get(v) for v in _LIMIT_ENV.values()))
+
+# %% ../nbs/10_api.ipynb #531b5d62
+_PATH = re.compile(r"(?<![\w.~/%-])/[^\s'\"<>|;,()\[\]{}\\]+")   # a POSIX absolute path, up to a space, quote or bracket
+
+@functools.cache
+def _fs_roots() -> frozenset:
+    try: return frozenset(os.listdir('/'))
+    except OSError: return frozenset()
+
+def scrub_paths(text:str, home:str|Path|None=None) -> str:
+    ("`text` with no absolute filesystem path in it: one under the rlnb home becomes relative to it, any other is cut "
+     "to its file name. Paths whose first folder does not exist at `/` (URL paths such as `/api/jobs/…`) are kept.")
+    h = Path(home) if home is not None else rlnb_home()
+    homes = sorted({str(h).rstrip('/'), str(h.resolve()).rstrip('/')}, key=len, reverse=True)
+    def sub(m):
+        p = m.group(0).rstrip('.:'); tail = m.group(0)[len(p):]
+        for r in homes:
+            if p == r: return '$RLNB_HOME' + tail
+            if p.startswith(r + '/'): return p[len(r) + 1:] + tail
+        if p.split('/')[1] not in _fs_roots(): return m.group(0)
+        return (p.rstrip('/').rsplit('/', 1)[-1] or '/') + tail
+    return _PATH.sub(sub, text)
+
+def _scrub(x):
+    "`scrub_paths` on every string in a JSON value."
+    if isinstance(x, str): return scrub_paths(x)
+    if isinstance(x, dict): return {k: _scrub(v) for k, v in x.items()}
+    if isinstance(x, list): return [_scrub(v) for v in x]
+    return x
+
+# %% ../nbs/10_api.ipynb #b8a367fe
+import math, time
+_OPEN = ('/docs', '/docs/oauth2-redirect', '/redoc', '/openapi.json')   # the schema and its pages: no data in them
+SINGLETON_HEADERS = (b'host', b'authorization', b'content-length', b'content-type')   # sent twice: 400 (RFC 9110)
+
+def _deny(status:int, detail, headers:dict|None=None):
+    return JSONResponse({'detail': _scrub(detail)}, status_code=status, headers=headers)
+
+def _why_not(p:Principal, scope_name:str, agent:str|None) -> str:
+    return f"token {p.name!r} may not do {scope_name!r}" + (f" on agent {agent!r}" if agent else '')
+
+class _Bad(str): "A NaN or ±Infinity met while parsing: its text."
+
+def _find_bad(x, loc=()):
+    "Where the first `_Bad` sits in a parsed JSON value: (its location, its text), or None."
+    if isinstance(x, _Bad): return loc, str(x)
+    for k, v in (x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else ()):
+        if (hit := _find_bad(v, loc + (k,))): return hit
+    return None
+
+def non_finite(body:bytes) -> tuple|None:
+    ("`(location, message)` when a JSON body holds NaN or ±Infinity (JSON has neither; Python's parser takes them), "
+     "naming the field; None otherwise, also for a body that is not JSON at all (the route says what is wrong).")
+    if b'NaN' not in body and b'Infinity' not in body: return None   # the common case: no parse
+    try: hit = _find_bad(json.loads(body, parse_constant=_Bad))
+    except (ValueError, UnicodeDecodeError, RecursionError): return None
+    if hit is None: return None
+    loc, c = hit
+    name = '.'.join(map(str, loc)) or 'the body'
+    return ['body', *loc], f"{name} holds {c}, which is not a JSON number: send a finite number (or null)"
+
+def _route_needs(route) -> list:
+    "The `need(...)` scopes of a route, with the path parameter naming their agent: [(scope, agent_from)]."
+    out, todo = [], [getattr(route, 'dependant', None)]
+    while todo:
+        d = todo.pop()
+        if d is None: continue
+        if (n := getattr(d.call, 'rlnb_need', None)): out.append(n)
+        todo.extend(d.dependencies)
+    return out
+
+def _scrubbing(send):
+    "`send` with every error response's body (status >= 400) passed through `scrub_paths`: no server path leaves."
+    held = {}
+    async def out(msg):
+        if msg['type'] == 'http.response.start' and msg['status'] >= 400:
+            held.update(start=msg, body=[]); return
+        if 'start' in held and msg['type'] == 'http.response.body':
+            held['body'].append(msg.get('body', b''))
+            if msg.get('more_body'): return
+            raw, start = b''.join(held.pop('body')), held.pop('start')
+            try: body = json.dumps(_scrub(json.loads(raw))).encode()
+            except ValueError: body = scrub_paths(raw.decode('utf-8', 'replace')).encode()
+            hs = [(k, v) for k, v in start['headers'] if k.lower() != b'content-length']
+            await send({**start, 'headers': hs + [(b'content-length', str(len(body)).encode())]})
+            return await send({'type': 'http.response.body', 'body': body})
+        await send(msg)
+    return out
 
 class _Guard:
-    ("Host check, bearer token and streamed body limit as plain ASGI middleware (Starlette's `@app.middleware('http')` "
-     "wraps every request in extra tasks). Authenticates; the routes authorise (scopes, agents).")
-    def __init__(self, app, token:str|None=None, tokens=None, insecure:bool|None=None, allowed_hosts=None):
+    ("The service's front door as plain ASGI middleware (Starlette's `@app.middleware('http')` wraps every request in "
+     "extra tasks), in this order, each before any body is read: one of each singleton header, the Host check, the "
+     "declared size, the bearer token, the route's scopes for the path's agent, the token's rate and concurrency. "
+     "Then the body, counted as it streams and refused if it holds NaN or Infinity. Error bodies leave without "
+     "server paths. The routes check what only the body says (chat's agent).")
+    def __init__(self, app, token:str|None=None, tokens=None, insecure:bool|None=None, allowed_hosts=None,
+                 routes:list=()):
         self.app, self.token, self.tokens, self.insecure = app, token, tokens, insecure
-        self.hosts = allowed_hosts
-        self._cache = (None, None)
+        self.hosts, self.routes = allowed_hosts, list(routes)     # the app's routes, in the order they match
+        self._cache, self._needs, self._buckets, self._inflight = (None, None), {}, {}, {}
     def principals(self):
-        key = (self.token, self.tokens, os.environ.get('RLNB_API_TOKEN'), os.environ.get('RLNB_API_TOKENS'))
+        "The accepted tokens (or the exception saying why the configuration is invalid), re-read when it changes."
+        f = _token_file(self.tokens)
+        key = (self.token, self.tokens, os.environ.get('RLNB_API_TOKEN'), os.environ.get('RLNB_API_TOKENS'),
+               _file_sig(f))                                           # a token file rewritten: revoked at once
         if self._cache[0] != key:
             try: self._cache = (key, api_tokens(self.token, self.tokens))
             except (ValueError, OSError, TypeError) as e: self._cache = (key, e)
@@ -592,73 +766,114 @@ class _Guard:
         if self.hosts is not None: return set(self.hosts)
         extra = [h.strip() for h in os.environ.get('RLNB_ALLOWED_HOSTS', '').split(',') if h.strip()]
         return set(LOOPBACK_HOSTS) | set(extra)
-    def who(self, h:dict, client) -> Principal|None|str:
-        if isinstance(self.principals(), Exception): return 'misconfigured'
+    def insecure_on(self) -> bool: return self.insecure if self.insecure is not None else env_insecure()
+    def who(self, h:dict, client) -> Principal|tuple:
+        "The caller, or the refusal `(status, detail, headers)`."
+        ps = self.principals()
+        if isinstance(ps, Exception): return 503, f"the server's token configuration is invalid: {ps}", None
+        if self.insecure_on() and (why := insecure_problem(None, self.allowed_hosts(), bool(ps))):
+            return 503, f"the server is misconfigured, so it answers nothing: {why}", None
         auth = h.get(b'authorization', b'')
         if auth.startswith(b'Bearer ') and len(auth) < 4096:
             d = hashlib.sha256(auth[7:]).digest()
-            hit = [p for dig, p in self.principals() if hmac.compare_digest(d, dig)]   # constant time per entry
+            hit = [p for dig, p in ps if hmac.compare_digest(d, dig)]   # constant time per entry
             if hit: return hit[0]
-            return 'invalid'
-        insecure = self.insecure if self.insecure is not None else os.environ.get('RLNB_API_INSECURE') == '1'
-        if insecure and (client or ('',))[0] in ('127.0.0.1', '::1', 'testclient'):   # loopback callers only
-            return Principal('insecure', frozenset(SCOPES))
-        return None if self.principals() else 'unconfigured'
+        elif self.insecure_on() and ((c := (client or ('',))[0]) == 'testclient' or is_loopback(c)):
+            return Principal('insecure', frozenset(SCOPES))           # loopback callers only (and the test client)
+        if not ps and not auth:
+            return 401, ('this server has no API token: set RLNB_API_TOKEN (and send Authorization: Bearer <token>), '
+                         'or start it with --insecure on loopback'), None
+        return 401, 'a valid bearer token is required (Authorization: Bearer <token>)', {'WWW-Authenticate': 'Bearer'}
+    def forbidden(self, scope, p:Principal) -> str|None:
+        "Why `p` may not call the route this request goes to (its scopes, the path's agent), or None."
+        from starlette.routing import Match
+        for route in self.routes:
+            m, child = route.matches(scope)
+            if m != Match.FULL: continue
+            if id(route) not in self._needs: self._needs[id(route)] = _route_needs(route)
+            params = child.get('path_params', {})
+            for s, agent_from in self._needs[id(route)]:
+                agent = params.get(agent_from) if agent_from else None
+                if not p.can(s, agent): return _why_not(p, s, agent)
+            return None
+        return None
+    def throttled(self, name:str, lim:Limits) -> float:
+        "Seconds `name` must wait (0: go): a token bucket of `lim.burst` requests refilled at `lim.rate` per second."
+        if not lim.rate: return 0.0
+        now = time.monotonic()
+        have, last = self._buckets.get(name, (float(lim.burst), now))
+        have = min(float(lim.burst), have + (now - last) * lim.rate)
+        if have < 1: self._buckets[name] = (have, now); return (1 - have) / lim.rate
+        self._buckets[name] = (have - 1, now); return 0.0
     async def __call__(self, scope, receive, send):
-        if scope['type'] != 'http': return await self.app(scope, receive, send)
+        kind = scope['type']
+        if kind == 'lifespan': return await self.app(scope, receive, send)
+        if kind != 'http':                       # websockets and any newer kind: this service has none, unchecked
+            if kind == 'websocket': await send({'type': 'websocket.close', 'code': 1008})
+            return
+        deny = lambda status, detail, headers=None: _deny(status, detail, headers)(scope, receive, send)
+        names = [k.lower() for k, _ in scope['headers']]
+        if (dup := next((n for n in SINGLETON_HEADERS if names.count(n) > 1), None)):
+            return await deny(400, f"more than one {dup.decode().title()} header: send it once")
         h = dict(scope['headers'])
         raw = h.get(b'host', b'').decode('latin-1')
         host = raw.split(']')[0] + ']' if raw.startswith('[') else raw.split(':')[0]
         hosts = self.allowed_hosts()
         if '*' not in hosts and host not in hosts:     # DNS rebinding: a page's own host name pointing here
-            return await _deny(400, f'Host {host!r} is not allowed (RLNB_ALLOWED_HOSTS / --allowed-hosts)')(
-                scope, receive, send)
+            return await deny(400, f'Host {host!r} is not allowed (RLNB_ALLOWED_HOSTS / --allowed-hosts)')
         n = h.get(b'content-length')
         if n is not None and (not n.isdigit() or int(n) > MAX_BODY):
-            return await _deny(413, f'request body over {MAX_BODY:,} bytes')(scope, receive, send)
-        if scope['path'] in _OPEN and scope['method'] not in ('GET', 'HEAD'):   # no body is read for these
-            return await _deny(405, 'Method Not Allowed')(scope, receive, send)
-        if scope['path'] not in _OPEN:
-            p = self.who(h, scope.get('client'))
-            if p == 'misconfigured':
-                return await _deny(503, f'the server\'s token configuration is invalid: {self.principals()}')(
-                    scope, receive, send)
-            if p == 'unconfigured':
-                return await _deny(401, 'this server has no API token: set RLNB_API_TOKEN (and send Authorization: '
-                                        'Bearer <token>), or start it with --insecure on loopback')(scope, receive, send)
-            if not isinstance(p, Principal):
-                return await _deny(401, 'a valid bearer token is required (Authorization: Bearer <token>)',
-                                   {'WWW-Authenticate': 'Bearer'})(scope, receive, send)
-            scope['rlnb_principal'] = p
-        if scope['method'] in ('POST', 'PUT', 'PATCH', 'DELETE'):
-            body, more, size = [], True, 0                 # counted as it arrives: a chunked body has no length
-            while more:
-                m = await receive()
-                if m['type'] != 'http.request': return
-                size += len(m.get('body', b''))
-                if size > MAX_BODY: return await _deny(413, f'request body over {MAX_BODY:,} bytes')(scope, receive, send)
-                body.append(m.get('body', b'')); more = m.get('more_body', False)
-            whole, sent = b''.join(body), [False]
-            async def replay():
-                if sent[0]: return await receive()
-                sent[0] = True
-                return {'type': 'http.request', 'body': whole, 'more_body': False}
-            return await self.app(scope, replay, send)
-        await self.app(scope, receive, send)
+            return await deny(413, f'request body over {MAX_BODY:,} bytes')
+        if scope['path'] in _OPEN:
+            if scope['method'] not in ('GET', 'HEAD'): return await deny(405, 'Method Not Allowed')   # no body read
+            return await self.app(scope, receive, send)
+        p = self.who(h, scope.get('client'))
+        if not isinstance(p, Principal): return await deny(*p)
+        scope['rlnb_principal'] = p
+        if (why := self.forbidden(scope, p)): return await deny(403, why)
+        try: lim = api_limits()
+        except ValueError as e: return await deny(503, f"the server's limits are misconfigured: {e}")
+        if (wait := self.throttled(p.name, lim)):
+            return await deny(429, f"token {p.name!r} is over its rate of {lim.rate:g} requests/s (burst {lim.burst}): "
+                                   "slow down, or send records in batches", {'Retry-After': str(math.ceil(wait))})
+        if lim.concurrency and self._inflight.get(p.name, 0) >= lim.concurrency:
+            return await deny(429, f"token {p.name!r} has {lim.concurrency} requests in flight, its limit "
+                                   "(RLNB_API_CONCURRENCY): wait for an answer first", {'Retry-After': '1'})
+        self._inflight[p.name] = self._inflight.get(p.name, 0) + 1
+        try: await self._pass(scope, receive, _scrubbing(send) if scope['method'] != 'HEAD' else send)
+        finally: self._inflight[p.name] -= 1
+    async def _pass(self, scope, receive, send):
+        "The request on to the app, its body (if any) read whole first: counted as it arrives, NaN refused."
+        if scope['method'] not in ('POST', 'PUT', 'PATCH', 'DELETE'): return await self.app(scope, receive, send)
+        body, more, size = [], True, 0                 # counted as it arrives: a chunked body has no length
+        while more:
+            m = await receive()
+            if m['type'] != 'http.request': return
+            size += len(m.get('body', b''))
+            if size > MAX_BODY: return await _deny(413, f'request body over {MAX_BODY:,} bytes')(scope, receive, send)
+            body.append(m.get('body', b'')); more = m.get('more_body', False)
+        whole, sent = b''.join(body), [False]
+        if (bad := non_finite(whole)):
+            return await _deny(422, [{'loc': bad[0], 'msg': bad[1], 'type': 'value_error'}])(scope, receive, send)
+        async def replay():
+            if sent[0]: return await receive()
+            sent[0] = True
+            return {'type': 'http.request', 'body': whole, 'more_body': False}
+        await self.app(scope, replay, send)
 
 def _allowed(p:Principal, scope_name:str, agent:str|None):
     "403 unless the caller may do `scope_name` on `agent`."
-    if not p.can(scope_name, agent):
-        raise HTTPException(403, detail=f"token {p.name!r} may not do {scope_name!r}" + (f" on agent {agent!r}" if agent else ''))
+    if not p.can(scope_name, agent): raise HTTPException(403, detail=_why_not(p, scope_name, agent))
 
 def need(scope_name:str, agent_from:str|None='agent_id'):
     ("A route dependency: the caller's token must hold `scope_name` (admin holds all) for the agent in path parameter "
-     "`agent_from`; else 403.")
+     "`agent_from`; else 403. The guard reads the same rule from the route before the body is read.")
     def check(request: Request) -> Principal:
         p = request.scope.get('rlnb_principal')
         if p is None: raise HTTPException(401, detail='no authenticated caller')   # fail closed
         _allowed(p, scope_name, request.path_params.get(agent_from) if agent_from else None)
         return p
+    check.rlnb_need = (scope_name, agent_from)
     return Depends(check)
 
 # %% ../nbs/10_api.ipynb #84b76f2a
@@ -667,6 +882,7 @@ class _State:
     def __init__(self, db):
         self.db, self._store, self.spawn_lock, self.spawned = db, None, threading.Lock(), set()
         self._open_lock, self._server = threading.Lock(), None
+        self._counts, self._free = {}, (0.0, None)        # agent -> [records, when counted]; (when, free MB)
     @property
     def store(self) -> FeedbackStore:
         "Opened once, by one thread; the others wait (a failed open is retried by the next request)."
@@ -700,6 +916,35 @@ class _State:
          "within a second).")
         srv = getattr(self, '_server', None)
         if srv is not None and v.agent_id in srv._live: srv.refresh(v.agent_id)
+    def count(self, agent:str) -> int:
+        "`agent`'s stored records, counted at most every 10 s (this process's own writes added in between)."
+        c = self._counts.get(agent)
+        if c is None or time.monotonic() - c[1] > 10:
+            c = self._counts[agent] = [self.store.count(agent=agent), time.monotonic()]
+        return c[0]
+    def stored(self, agent:str, n:int):
+        if agent in self._counts: self._counts[agent][0] += n
+    def free_mb(self) -> float|None:
+        "Free space on a SQLite store's disk in MB, measured at most once a second (None: not SQLite)."
+        if self.store.engine.dialect.name != 'sqlite': return None
+        t, free = self._free
+        if free is None or time.monotonic() - t > 1:
+            import shutil
+            free = shutil.disk_usage(Path(self.store.engine.url.database).parent).free / 2**20
+            self._free = (time.monotonic(), free)
+        return free
+    def room(self, agent:str, n:int):
+        ("507 unless `agent` may store `n` more feedback records: its quota (RLNB_FEEDBACK_QUOTA) and the disk's floor "
+         "(RLNB_MIN_FREE_MB). Checked before anything is written.")
+        lim = api_limits()
+        if lim.feedback_quota and (have := self.count(agent)) + n > lim.feedback_quota:
+            raise HTTPException(507, detail=f"agent {agent!r} holds {have:,} feedback records; its quota is "
+                                            f"{lim.feedback_quota:,} (RLNB_FEEDBACK_QUOTA): nothing of this request "
+                                            "was stored. Delete old records or raise the quota.")
+        if lim.min_free_mb and (free := self.free_mb()) is not None and free < lim.min_free_mb:
+            raise HTTPException(507, detail=f"the server's disk has {free:,.0f} MB free, under its floor of "
+                                            f"{lim.min_free_mb:,} MB (RLNB_MIN_FREE_MB): nothing of this request was "
+                                            "stored; earlier records are kept and readable.")
     def stop_jobs(self):
         "The server is stopping: its workers end with it (their jobs are marked cancelled)."
         if self._store is None: return
@@ -763,7 +1008,9 @@ def _batch(st, agent:str, body:list) -> dict:
         if r.id in clash:
             rejected.append({'index': i, 'reason': f'conflict: id {r.id!r} is stored for {agent!r} with other content'})
     keep = [r for _, r in uniq if r.id not in clash]
+    if keep: st.room(agent, len(keep))
     added = st.store.add_many(keep) if keep else 0
+    st.stored(agent, added)
     n_conflicts = sum(x['reason'].startswith('conflict') for x in rejected)
     return {'received': len(body), 'added': added, 'duplicates': len(keep) - added, 'conflicts': n_conflicts,
             'rejected': sorted(rejected, key=lambda x: x['index']), 'ids': [r.id for _, r in good]}
@@ -778,7 +1025,8 @@ def feedback_routes(st) -> APIRouter:
         try: rec = _record(st, agent, body)
         except (FeedbackError, TypeError, ValueError) as e:
             _reject(e, ('body', 'agent') if 'in the body differs' in str(e) else ('body',))
-        added = st.store.add(rec)
+        st.room(agent, 1)
+        added = st.store.add(rec); st.stored(agent, int(added))
         if not added and st.store.conflicts([rec]):
             raise HTTPException(409, detail=f"feedback id {rec.id!r} is stored for agent {agent!r} with other "
                                             "content: send a new id (or none: the content's hash is the id)")
@@ -803,7 +1051,7 @@ def _job_out(j:dict, p:Principal) -> dict:
         out['params'], out['error'] = j['params'], err
         out['log_tail'] = _tail(j['log_path']) if j.get('log_path') else None
     else: out['error'] = err.split('Log tail:')[0].strip() if err else None
-    return out
+    return _scrub(out)                                 # no server path, for any scope
 
 def _wait_job(st, jid:str, timeout:float=600) -> dict:
     import time
@@ -864,7 +1112,7 @@ def _deploy_call(f):
 
 class RetrainRequest(BaseModel):
     "Body of `POST .../{agent_id}/retrain`."
-    model_config = ConfigDict(extra='forbid')
+    model_config = ConfigDict(extra='forbid', allow_inf_nan=False)
     baseline: bool = Field(False, description="an agent with no deployed version: export and deploy its base model "
                                               "first (otherwise such an agent is refused)")
 
@@ -882,7 +1130,7 @@ def online_routes(st, allow_training:bool=True) -> APIRouter:
         s['online_learning_enabled'] = online_enabled()
         srv = st._server
         s['serving'] = srv.status(agent) if srv is not None else {'serving': None, 'load_error': None}
-        return s
+        return _scrub(s)
     @r.post('/api/policies/{agent_id}/retrain', status_code=202, dependencies=[need('admin')],
             summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
     def online_retrain(agent_id:str, body:RetrainRequest|None=None):
@@ -954,6 +1202,46 @@ def chat_routes(st) -> APIRouter:
         return out
     return r
 
+# %% ../nbs/10_api.ipynb #dc81b1d6
+from fastapi.exceptions import RequestValidationError
+from fastapi.encoders import jsonable_encoder
+from sqlalchemy.exc import DBAPIError
+import sqlite3
+try: from psycopg import Error as _PGError        # raw driver errors: the fast insert paths use the driver's cursor
+except ImportError: _PGError = None
+_STORE_ERRORS = tuple(e for e in (DBAPIError, sqlite3.Error, _PGError, OSError) if e)
+
+def _finite(x):
+    "A JSON value with NaN and ±inf written as strings (a validation error quotes the input it refused)."
+    if isinstance(x, float) and not math.isfinite(x): return repr(x)
+    if isinstance(x, dict): return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)): return [_finite(v) for v in x]
+    return x
+
+async def _invalid_request(request, e:RequestValidationError):
+    "422 for a body, path or query the routes refuse: always renders (FastAPI's own fails on a NaN input, a 500)."
+    return JSONResponse({'detail': _finite(jsonable_encoder(e.errors()))}, status_code=422)
+
+def storage_fault(e:BaseException) -> tuple|None:
+    "`(status, detail)` for an error of a full or read-only store or disk (SQLite, PostgreSQL, files); else None."
+    import errno
+    inner = getattr(e, 'orig', None) or e
+    msg, code = str(inner).lower(), getattr(inner, 'errno', None)
+    if code in (errno.ENOSPC, errno.EDQUOT) or any(s in msg for s in ('disk is full', 'no space left', 'disk full')):
+        return 507, ("the server's storage is full: nothing of this request was written (earlier records are kept "
+                     "and readable). Free some space, then send it again.")
+    if code == errno.EROFS or any(s in msg for s in ('readonly database', 'read-only', 'read only')):
+        return 503, ("the server's database is read-only: nothing of this request was written; reads still work. "
+                     "Send it again later.")
+    return None
+
+async def _storage_fault(request, e):
+    "A full or read-only store: a clear 507/503 and one log line; anything else stays a 500 with its traceback."
+    if (f := storage_fault(e)) is None: raise e
+    print(f"[rlnb api] {request.method} {request.url.path}: {f[0]}, {type(e).__name__}: "
+          f"{scrub_paths(str(getattr(e, 'orig', None) or e))[:300]}", file=sys.stderr, flush=True)
+    return JSONResponse({'detail': f[1]}, status_code=f[0], headers={'Retry-After': '60'})
+
 # %% ../nbs/10_api.ipynb #48aff2df
 def create_app(
     db: str | None = None,  # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
@@ -977,10 +1265,13 @@ def create_app(
                               'Endpoints compatible with the replaced service under /api/policies. Every request needs '
                               '`Authorization: Bearer <token>`; scopes: read, write, admin.')
     app.state.rlnb = st
-    app.add_middleware(_Guard, token=token, tokens=tokens, insecure=insecure, allowed_hosts=allowed_hosts)
-    for r in (feedback_routes(st), training_routes(st, allow_training), online_routes(st, allow_training),
-              policy_routes(st), chat_routes(st)):   # policy_routes after online_routes: its {version} takes any name
-        app.include_router(r)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
+    for exc in _STORE_ERRORS: app.add_exception_handler(exc, _storage_fault)
+    routers = (feedback_routes(st), training_routes(st, allow_training), online_routes(st, allow_training),
+               policy_routes(st), chat_routes(st))   # policy_routes after online_routes: its {version} takes any name
+    for r in routers: app.include_router(r)
+    app.add_middleware(_Guard, token=token, tokens=tokens, insecure=insecure, allowed_hosts=allowed_hosts,
+                       routes=[route for r in routers for route in r.routes])
     return app
 
 # %% ../nbs/10_api.ipynb #24c65495
@@ -999,6 +1290,7 @@ class ServeConfig(StageConfig):
     workers: int = 1          # uvicorn worker processes (several share the machine's cores; all open the same store)
     insecure: bool = False    # no token needed: loopback only, for a throwaway server on this machine
     allowed_hosts: str|None = None  # comma-separated Host names answered besides loopback (your domain behind a proxy)
+    limit_concurrency: int = 256    # connections answered at once (each worker); beyond them uvicorn answers 503
 
 _INSECURE = ("WARNING: rlnb_serve_api --insecure: NO AUTHENTICATION. Anyone who can reach "
              "{host}:{port} (any local user or process, any web page through your browser) can read your users' "
@@ -1006,18 +1298,18 @@ _INSECURE = ("WARNING: rlnb_serve_api --insecure: NO AUTHENTICATION. Anyone who 
 
 def serve_checks(cfg:ServeConfig) -> str|None:
     "Why the server must not start as configured (None: it may); a warning goes to stderr for --insecure."
-    loop = cfg.host in ('127.0.0.1', 'localhost', '::1') or cfg.host.startswith('127.')
+    insecure = cfg.insecure or env_insecure()            # the flag and the variable: one rule
     try: has = bool(api_tokens())
-    except (ValueError, OSError) as e: return f"rlnb_serve_api: RLNB_API_TOKENS is invalid: {e}"
+    except (ValueError, OSError) as e: return f"rlnb_serve_api: RLNB_API_TOKENS is invalid: {scrub_paths(str(e))}"
+    try: api_limits()
+    except ValueError as e: return f"rlnb_serve_api: {e}"
+    if cfg.limit_concurrency < 1: return f"rlnb_serve_api: --limit-concurrency must be >= 1, got {cfg.limit_concurrency}"
     if cfg.db and '://' in cfg.db and redact_url(cfg.db) != cfg.db:
         return ("rlnb_serve_api: --db holds a password, which every user of this machine can read in its command "
                 "line: put the URL in env DATABASE_URL instead")
-    if cfg.insecure and (cfg.allowed_hosts or '').strip():
-        return ("rlnb_serve_api: --insecure serves this machine only, but --allowed-hosts names hosts a proxy forwards "
-                "from the network (through loopback): set RLNB_API_TOKEN instead of --insecure")
-    if cfg.insecure and not loop:
-        return f"rlnb_serve_api: --insecure is allowed on loopback only, not --host {cfg.host}: set RLNB_API_TOKEN"
-    if not has and not cfg.insecure:
+    hosts = cfg.allowed_hosts if cfg.allowed_hosts is not None else os.environ.get('RLNB_ALLOWED_HOSTS', '')
+    if insecure and (why := insecure_problem(cfg.host, hosts, has)): return f"rlnb_serve_api: {why}"
+    if not has and not insecure:
         return ("rlnb_serve_api: no API token, so the server would refuse every request. Set one first:\n"
                 "  export RLNB_API_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\n"
                 "and send it as 'Authorization: Bearer $RLNB_API_TOKEN'. Scoped tokens: RLNB_API_TOKENS (see the README's "
@@ -1031,10 +1323,12 @@ def serve_api_cli(argv:list|None=None):
     _, parse = stage_cli(ServeConfig, 'rlnb_serve_api', 'rlnb HTTP API (OpenAPI docs at /docs).', run_flags=False)
     cfg, _ = parse(argv)
     if (why := serve_checks(cfg)): raise SystemExit(why)
-    if cfg.insecure: print(_INSECURE.format(host=cfg.host, port=cfg.port), file=sys.stderr, flush=True)
+    insecure = cfg.insecure or env_insecure()
+    if insecure: print(_INSECURE.format(host=cfg.host, port=cfg.port), file=sys.stderr, flush=True)
     if cfg.allowed_hosts: os.environ['RLNB_ALLOWED_HOSTS'] = cfg.allowed_hosts
-    if cfg.insecure: os.environ['RLNB_API_INSECURE'] = '1'        # the workers' app reads it too
-    kw = dict(host=cfg.host, port=cfg.port, log_level=cfg.log_level, access_log=cfg.access_log)
+    if insecure: os.environ['RLNB_API_INSECURE'] = '1'        # the workers' app reads it too (and checks it again)
+    kw = dict(host=cfg.host, port=cfg.port, log_level=cfg.log_level, access_log=cfg.access_log,
+              limit_concurrency=cfg.limit_concurrency)
     if cfg.workers < 2: return uvicorn.run(create_app(cfg.db), **kw)
     if cfg.db: os.environ['DATABASE_URL'] = cfg.db   # each worker imports rlnb.api:app, which opens DATABASE_URL
     uvicorn.run('rlnb.api:app', workers=cfg.workers, **kw)

@@ -8,16 +8,16 @@ import os, re, json, time, random, resource, importlib.util
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_message', 'get_device', 'seed_everything', 'rlnb_home',
-           'repo_dir', 'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run', 'redact_url',
-           'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup', 'auto_bf16', 'isa_caps', 'isa_caps_note',
-           'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy',
-           'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
-           'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
-           'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir',
-           'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'torchrun', 'create_tables',
-           'create_index', 'atomic_write', 'atomic_dir', 'prepare_assets', 'prepare_assets_cli', 'import_edges',
-           'upward_imports', 'package_sources']
+__all__ = ['BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_message', 'get_device', 'seed_everything',
+           'rlnb_home', 'repo_dir', 'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run',
+           'redact_url', 'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup', 'bf16_native', 'auto_bf16',
+           'precision_decision', 'isa_caps', 'isa_caps_note', 'MissingAssetError', 'asset_dir', 'policy_dir',
+           'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat',
+           'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path',
+           'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult',
+           'train_metrics', 'stage_cli', 'stage_dir', 'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt',
+           'torchrun', 'create_tables', 'create_index', 'atomic_write', 'atomic_dir', 'prepare_assets',
+           'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -187,11 +187,35 @@ def bf16_speedup(n:int=1024, k:int=576, m:int=1536, reps:int=20) -> float:
     _BF16[(n, k, m)] = round(f32 / t(a.bfloat16(), b.bfloat16(), budget=f32), 2)
     return _BF16[(n, k, m)]
 
-def auto_bf16(device:str|None=None, threshold:float=1.3) -> bool:
-    "Whether bf16 pays here: always on CUDA; on CPU when `bf16_speedup()` ≥ `threshold`."
+BF16_FLAGS = ('avx512_bf16', 'amx_bf16')   # CPU instructions that multiply bf16 natively (else it is emulated)
+_BF16_ISA = ('AVX512_CORE_BF16', 'AVX512_CORE_AMX', 'AVX10', 'ALL', 'DEFAULT')   # oneDNN caps that keep them
+
+def bf16_native(flags=None,  # CPU flags (default: this CPU's, from `cpu_info`)
+                env=None,    # environment (default: os.environ) whose ONEDNN_MAX_CPU_ISA may hold oneDNN lower
+               ) -> tuple[bool, str]:
+    ("`(whether bf16 products run natively here, why)`: the CPU's flags name AVX-512-BF16 or AMX-BF16 and "
+     "`ONEDNN_MAX_CPU_ISA` does not hold oneDNN below them. From the CPU's features, never from a timing, so a busy "
+     "CPU decides as a quiet one does.")
+    flags = cpu_info()['flags'] if flags is None else set(flags)
+    have = [f for f in BF16_FLAGS if f in flags]
+    if not have: return False, 'no AVX-512-BF16 or AMX-BF16 in the CPU flags: bf16 products would be emulated'
+    cap = (os.environ if env is None else env).get('ONEDNN_MAX_CPU_ISA', '').strip().upper()
+    if cap and not cap.startswith(_BF16_ISA):
+        return False, f'ONEDNN_MAX_CPU_ISA={cap} holds oneDNN below its bf16 instructions'
+    return True, f"CPU flags: {' '.join(have)}"
+
+def auto_bf16(device:str|None=None) -> bool:
+    "Whether bf16 pays here: always on CUDA; on CPU where `bf16_native()` (the CPU's features, never a timing)."
     dev = get_device(device)
     if dev.startswith('cuda'): return True
-    return dev == 'cpu' and bf16_speedup() >= threshold
+    return dev == 'cpu' and bf16_native()[0]
+
+def precision_decision(device:str|None=None) -> dict:
+    "What `auto_bf16` decides on `device` and on what basis: every stage records it in its metrics."
+    dev = get_device(device)
+    if dev.startswith('cuda'): return {'auto_bf16': True, 'basis': 'CUDA'}
+    ok, why = bf16_native()
+    return {'auto_bf16': dev == 'cpu' and ok, 'basis': why}
 
 ISA_CAPS = ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'MKL_ENABLE_INSTRUCTIONS')  # torch's kernels, oneDNN, MKL
 
@@ -597,6 +621,7 @@ def train_metrics(examples:int,      # distinct training rows (pairs, examples, 
         train_seconds=round(seconds, 2),
         examples_per_s=round(examples * epochs / seconds, 3) if seconds else None,
         peak_rss_mb=round(peak_rss_mb()),
+        precision=precision_decision(),   # what bf16 'auto' decides here, and why (CPU features, never a timing)
         **extra
     )
 
@@ -795,8 +820,12 @@ def atomic_write(path:str|Path, text:str) -> Path:
     "Write `text` to `path` whole or not at all: a temporary file beside it, flushed to disk, then renamed over it."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.partial')
-    with open(tmp, 'w', encoding='utf-8') as f: f.write(text); f.flush(); os.fsync(f.fileno())
-    os.replace(tmp, path); return path
+    try:
+        with open(tmp, 'w', encoding='utf-8') as f: f.write(text); f.flush(); os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:                          # a full disk, a read-only folder: no partial file left behind
+        tmp.unlink(missing_ok=True); raise
+    return path
 
 @contextlib.contextmanager
 def atomic_dir(final:str|Path):

@@ -179,7 +179,7 @@ class PreferenceConfig(StageConfig):
     precompute_ref_log_probs: bool = True  # reference log-probs once before training, not every step
     ref_batch_size: int|None = None  # pairs per batch of that one reference pass (no gradients); None: batch_size
     base_dtype: str = 'float32'     # frozen base weights: 'float32' or 'bfloat16' (LoRA weights stay fp32)
-    bf16: bool|None = False         # bf16 autocast; None: on CUDA, and on CPUs where `auto_bf16` measures it faster
+    bf16: bool|None = False         # bf16 autocast; None: on CUDA, and on CPUs with native bf16 (`auto_bf16`)
     attn_implementation: str|None = None  # attention kernel; None: 'eager' under bf16 on a CPU, else the model's own
     load_in_4bit: bool = False      # 4-bit base through bitsandbytes (CUDA only; skipped with a message on CPU)
     gradient_checkpointing: bool = (
@@ -241,7 +241,7 @@ PreferenceConfig.PRESETS = PRESETS
 # %% ../nbs/05_dpo.ipynb #c1dbe850
 def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceConfig:
     (
-        "`cfg` resolved for `device`: `bf16` None decided by `auto_bf16`, bf16 kept on a CPU only where it measures"
+        "`cfg` resolved for `device`: `bf16` None decided by `auto_bf16`, bf16 kept on a CPU only where it runs natively"
         " faster, 4-bit only on CUDA (a note says what was switched off), the attention kernel chosen."
     )
     from rlnb.core import auto_bf16
@@ -251,10 +251,10 @@ def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceCo
     off = [
         k for k, on in (('load_in_4bit', cfg.load_in_4bit and kind != 'cuda'), ('bf16', cfg.bf16 and not bf16)) if on
     ]
-    why = {'load_in_4bit': 'load_in_4bit (4-bit needs CUDA)', 'bf16': 'bf16 (measured no faster here)'}
+    why = {'load_in_4bit': 'load_in_4bit (4-bit needs CUDA)', 'bf16': 'bf16 (no native bf16 on this CPU: bf16_native)'}
     if off: print(f"[rlnb] not used on {dev}: " + ', '.join(why[k] for k in off))
     attn = cfg.attn_implementation or ('eager' if bf16 and kind == 'cpu' else None)
-    # bf16 left to the measurement and found slow on this CPU: frozen weights in bf16 would be slower still (no AMX)
+    # bf16 left to auto_bf16 and no native bf16 on this CPU: frozen weights in bf16 would be slower still (no AMX)
     base = 'float32' if cfg.bf16 is None and not bf16 and kind == 'cpu' else cfg.base_dtype
     return replace(cfg, bf16=bool(bf16), load_in_4bit=cfg.load_in_4bit and kind == 'cuda', attn_implementation=attn,
                    base_dtype=base)

@@ -15,11 +15,11 @@ from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts
                         length_controlled, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
 
 # %% auto #0
-__all__ = ['MIN_AB_UNITS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
+__all__ = ['BASE_STREAM', 'MIN_AB_UNITS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
            'load_policy_pair', 'plain_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport',
-           'EvalConfig', 'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'best_of_n_kl',
-           'answer_pool', 'best_of_n', 'best_of_n_report', 'best_of_n_table', 'ranking_agreement', 'draws_win_rate',
-           'best_of_n_vs_draws', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows',
+           'control_verdict', 'EvalConfig', 'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier',
+           'best_of_n_kl', 'answer_pool', 'best_of_n', 'best_of_n_report', 'best_of_n_table', 'ranking_agreement',
+           'draws_win_rate', 'best_of_n_vs_draws', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows',
            'plot_saved_methods', 'compare_items', 'human_outcomes', 'assign_variant', 'ABTest', 'arrival_ns',
            'ab_report', 'simulate_ab', 'heldout_prompts', 'topic_turns', 'train_prompt_set', 'eval_prompt_set',
            'judge_validity', 'read_prompt_file', 'evaluate_cli']
@@ -479,9 +479,12 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
         }
     return res
 
+BASE_STREAM = 1_000_000_007   # added to the seed of the base's comparison answers: a stream no policy answer draws from
+
 def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, **kw):
-    ("Policy answers (with KL in sampled mode) and base answers, same seeds; the base's are taken from `cache` when "
-     "another policy of the same base already asked for them.")
+    ("Policy answers (with KL in sampled mode) and base answers, each from its own seed stream (the base's seed is "
+     "`seed + BASE_STREAM`: sampled answers of the two never share random numbers); the base's are taken from `cache` "
+     "when another policy of the same base already asked for them.")
     pol = generate_answers(
         model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None,
         progress=f'{mode} policy answers', **kw
@@ -489,10 +492,11 @@ def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, **
     key = json.dumps([str(base_name), mode, prompts, kw], sort_keys=True)   # which base answered, and how
     if cache is not None and key in cache: return pol, cache[key]
     p = f'{mode} base answers'
-    if base is not None: bas = generate_answers(base, tok, prompts, do_sample=mode == 'sampled', progress=p, **kw)
+    kb = {**kw, 'seed': kw['seed'] + BASE_STREAM}
+    if base is not None: bas = generate_answers(base, tok, prompts, do_sample=mode == 'sampled', progress=p, **kb)
     else:
         with model.disable_adapter():
-            bas = generate_answers(model, tok, prompts, do_sample=mode == 'sampled', progress=p, **kw)
+            bas = generate_answers(model, tok, prompts, do_sample=mode == 'sampled', progress=p, **kb)
     if cache is not None: cache[key] = bas
     return pol, bas
 
@@ -558,7 +562,13 @@ def table(self:EvalReport) -> str:
                 f"| {mode} | {jn} | {w['rate']:.3f} [{_ci_txt(w)}] | {lc['rate']:.3f} [{_ci_txt(lc)}] | "
                 f"{w['sign_p']:.3f} | {sd} | {kl} | {f['policy']['any_rate']:.1%} / {f['base']['any_rate']:.1%} |"
             )
-    return '\n'.join(rows)
+        for jn, j in m.get('control', {}).get('judges', {}).items():   # the control: base against base, must hold ½
+            w, lc, c = j['win_rate'], j['lc_win_rate'], m['control']
+            kl = f"{c['kl']:.2f}" if c.get('kl') is not None else '–'
+            rows.append(f"| {mode} | {jn}, control: base vs base | {w['rate']:.3f} [{_ci_txt(w)}] | {lc['rate']:.3f} "
+                        f"[{_ci_txt(lc)}] | {w['sign_p']:.3f} | – | {kl} | – |")
+    bad = [f"{mode}: {m['control']['why']}" for mode, m in self.modes.items() if not m.get('control', {}).get('valid', True)]
+    return '\n'.join(rows) + (''.join(f"\n\n**No verdict** ({b})" for b in bad))
 
 @patch
 def examples(self:EvalReport, judge:str|None=None, mode:str|None=None, k:int=3) -> list[dict]:
@@ -589,7 +599,7 @@ def _check_eval_inputs(prompts, judges, modes) -> tuple:
     return prompts, judges
 
 def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, clusters=None, cache=None,
-               base_name=None, **kw) -> tuple:
+               base_name=None, control:bool=False, **kw) -> tuple:
     "One decoding mode: both models' answers, their lengths, diversity, failures, KL, and each judge's verdicts."
     import time, numpy as np
     t = time.perf_counter()
@@ -610,8 +620,44 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
     for jn, judge in judges.items():
         m['judges'][jn] = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie,
                                    clusters, memo=(jn, bas.scores))
-    return m, {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
+    timings = {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
                'prompts_per_s': round(len(prompts) / gen_s, 3)}
+    if control and mode == 'sampled':
+        t = time.perf_counter()
+        m['control'] = _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, **kw)
+        timings['control_s'] = round(time.perf_counter() - t, 2)
+    return m, timings
+
+def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, **kw) -> dict:
+    ("The base-against-base arm: the base answers as a policy would (`_answers`, the policy's seed stream and KL pass), "
+     "against the base's own comparison answers, under every judge. Kept in `cache` per base, prompts and settings.")
+    import numpy as np
+    key = json.dumps(['control', str(base_name), prompts, clusters, conf, tie, list(judges), kw], sort_keys=True, default=str)
+    if cache is not None and key in cache: return cache[key]
+    pol, bas = _answers(base_m, base_m, tok, prompts, 'sampled', kl=True, cache=cache, base_name=base_name, **kw)
+    c = {'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)),
+         'kl': round(float(np.mean(pol.kl)), 4) if pol.kl else None, 'judges': {}}
+    for jn, judge in judges.items():
+        r = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, kw['seed'], tie, clusters,
+                     memo=(jn, bas.scores))
+        c['judges'][jn] = {k: r[k] for k in ('win_rate', 'lc_win_rate')}
+    c['valid'], c['why'] = control_verdict(c, len(prompts))
+    if cache is not None: cache[key] = c
+    return c
+
+def control_verdict(control:dict, n:int, max_identical:float=0.5) -> tuple[bool, str]:
+    ("Whether an evaluation may give a verdict: its base-against-base arm (`control`, of `n` prompts) holds ½ inside "
+     "every judge's interval, and shares few answers with the base's (a share above `max_identical` means the two arms "
+     "drew the same random numbers: no control at all).")
+    if control['identical'] > max_identical * n:
+        return False, (f"{control['identical']} of {n} control answers are identical to the base's comparison answers: "
+                       "the arms share their random draws, so the control tests nothing")
+    for jn, j in control['judges'].items():
+        w = j['win_rate']
+        if not w['ci'][0] <= 0.5 <= w['ci'][1]:
+            return False, (f"the base against itself wins {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] under "
+                           f"{jn}, not ½: the evaluation is biased, so it gives no verdict")
+    return True, "the base against itself holds ½ under every judge"
 
 # %% ../nbs/08_evaluation.ipynb #8addc83a
 @dataclass
@@ -631,6 +677,7 @@ class EvalConfig(StageConfig):
     conf: float = 0.95              # confidence level of every interval
     beta: float = 0.1               # implicit-reward scale, for pairs
     seed: int = 0
+    control: bool = True            # sampled mode: the base-against-base arm (must hold ½, else no verdict)
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
 
 # %% ../nbs/08_evaluation.ipynb #7a907e23
@@ -669,6 +716,7 @@ def evaluate_policy(
     tok = tok or tk
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
     meta = dict(policy=pol_name, base=names['base'], prompts=len(prompts), judges=list(judges), seed=cfg.seed,
+                base_seed=cfg.seed + BASE_STREAM,
                 max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
                 conf=cfg.conf, repetition_penalty=cfg.repetition_penalty,
                 clusters=len(set(clusters)) if clusters is not None else None,
@@ -677,7 +725,8 @@ def evaluate_policy(
     ans_m, ans_b = plain_pair(model) if base_m is None else (model, base_m)   # answer without the adapter layers
     for mode in modes:
         report.modes[mode], meta['timings'][mode] = _eval_mode(ans_m, ans_b, tok, prompts, mode, judges, cfg.conf, cfg.tie,
-                                                               validate, clusters, cache, names['base'], **kw)
+                                                               validate, clusters, cache, names['base'],
+                                                               control=cfg.control, **kw)
     del ans_m, ans_b
     if pairs is not None and len(pairs):
         if base_m is not None:

@@ -299,6 +299,8 @@ def gate_decision(report, config:OnlineConfig) -> GateDecision:
         f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {m['n']} held-out prompts ({m['wins']} wins, {m['ties']}"
         f" ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})"
     )
+    if h.get('valid') is False:                         # the evaluation's own base-against-base control failed
+        return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({h['validity']}); {desc}", **base)
     if m['n'] < c.min_eval_prompts:
         return GateDecision(
             False,

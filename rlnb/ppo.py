@@ -81,7 +81,7 @@ class PPOConfig(StageConfig):
     lora_r: int = 16
     lora_alpha: int = 32
     lora_target_modules: str|list = 'all-linear'
-    bf16: bool|None = False     # bf16 autocast of the scoring and update passes; None: where faster (auto_bf16)
+    bf16: bool|None = False     # bf16 autocast of the scoring and update passes; None: where native (auto_bf16)
     attn_implementation: str|None = None  # attention of the scoring and update passes; None: 'eager' under bf16 on CPU
     sample_merged: bool = True  # sample from a plain copy with the LoRA folded in, refreshed each step
     sample_bf16: bool|None = None  # that copy in bf16, sampled under autocast; None: when the scoring passes run bf16
@@ -355,13 +355,13 @@ def normalize_scores(scores, prompts:list[str]):
 
 # %% ../nbs/06_ppo.ipynb #0bc5ce7f
 def bf16_on(cfg:PPOConfig, device) -> bool:
-    "Whether `cfg` runs bf16 autocast on `device`: `cfg.bf16`, or with None whether `auto_bf16` measures it faster."
+    "Whether `cfg` runs bf16 autocast on `device`: `cfg.bf16`, or with None whether `auto_bf16` finds native bf16."
     import torch
     from rlnb.core import auto_bf16
     return cfg.bf16 if cfg.bf16 is not None else auto_bf16(torch.device(device).type)
 
 def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
-    "bf16 autocast on `device` when `cfg.bf16` is on (None: when `auto_bf16` finds it faster here), else a no-op."
+    "bf16 autocast on `device` when `cfg.bf16` is on (None: when `auto_bf16` finds native bf16 here), else a no-op."
     import contextlib, torch
     dev = torch.device(device).type
     return torch.autocast(dev, dtype=torch.bfloat16) if bf16_on(cfg, dev) else contextlib.nullcontext()

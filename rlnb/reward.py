@@ -65,7 +65,7 @@ class RewardConfig(StageConfig):
     center_rewards_coefficient: float|None = None  # pairwise only: pull rewards towards 0 (TRL)
     weight_decay: float = 0.0
     warmup_ratio: float = 0.05
-    bf16: bool|None = False       # bf16 autocast (None: where `auto_bf16` measures it faster); TRL's default is on
+    bf16: bool|None = False       # bf16 autocast (None: where `auto_bf16` finds native bf16); TRL's default is on
     gradient_checkpointing: bool = False  # recompute activations in the backward (TRL's default is on)
     group_by_length: bool = False  # batches of similar lengths (less padding), order still seeded-random
     eval_every: int = 0  # evaluate on (up to 256 rows of) eval every N steps for learning curves; 0: 5 times per run

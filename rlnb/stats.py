@@ -237,4 +237,7 @@ def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dic
         'failure_rate': {'policy': m['failures']['policy']['any_rate'], 'base': m['failures']['base']['any_rate']},
         'truncated': {k: m['failures'][k].get('rates', {}).get('truncated') for k in ('policy', 'base')},   # older reports: None
         'prompts': len(m.get('prompts', [])) or None,
+        **({'control_win_rate': m['control']['judges'][judge]['win_rate']['rate'],        # base against base: ½ or
+            'control_win_rate_ci': m['control']['judges'][judge]['win_rate']['ci'],      # no verdict
+            'valid': m['control']['valid'], 'validity': m['control']['why']} if 'control' in m else {}),
     }
