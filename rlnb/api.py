@@ -23,9 +23,9 @@ __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S',
            'online_enabled', 'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage',
            'ChatRequest', 'run_online_job', 'Busy', 'max_jobs', 'active_jobs', 'spawn_job', 'spawn_online_job',
            'cancel_job', 'OnlineScheduler', 'Principal', 'api_tokens', 'is_loopback', 'env_insecure',
-           'insecure_problem', 'Limits', 'api_limits', 'scrub_paths', 'non_finite', 'need', 'feedback_routes',
-           'training_routes', 'RetrainRequest', 'online_routes', 'policy_routes', 'chat_routes', 'storage_fault',
-           'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli']
+           'insecure_problem', 'Limits', 'api_limits', 'scrub_paths', 'SafeJSON', 'non_finite', 'need',
+           'feedback_routes', 'training_routes', 'RetrainRequest', 'online_routes', 'policy_routes', 'chat_routes',
+           'storage_fault', 'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli']
 
 # %% ../nbs/10_api.ipynb #742ce079
 MIN_FEEDBACK = 10          # the replaced service's minimum before training
@@ -530,7 +530,7 @@ def _version_out(v, full:bool=False) -> dict:
     rep = d.pop('eval_report')
     d['evaluation'] = _headline(rep) if rep else None
     if full: d['eval_report'] = rep
-    return d
+    return _scrub(d)                                  # a model folder outside the rlnb home: its name alone
 
 # %% ../nbs/10_api.ipynb #bd52594e
 from dataclasses import dataclass as _dc
@@ -559,6 +559,8 @@ def api_tokens(token:str|None=None, tokens:dict|str|None=None) -> list[tuple[byt
         tokens = json.loads(tokens if tokens.lstrip().startswith('{') else Path(tokens).expanduser().read_text())
     if not isinstance(tokens or {}, dict): raise ValueError("RLNB_API_TOKENS must be a JSON object of named tokens")
     for name, d in (tokens or {}).items():
+        if name in ('RLNB_API_TOKEN', 'insecure'):      # limits and logs key on the name: one name, one token
+            raise ValueError(f"token name {name!r} is reserved: pick another name")
         if not isinstance(d, dict): raise ValueError(f"token {name!r}: must be an object with token/sha256 and scopes")
         scopes = set(d.get('scopes') or [])
         if not scopes or scopes - set(SCOPES):
@@ -662,17 +664,21 @@ def _fs_roots() -> frozenset:
     try: return frozenset(os.listdir('/'))
     except OSError: return frozenset()
 
+@functools.lru_cache(maxsize=16)
+def _homes(home:str|None) -> list:
+    h = Path(home).expanduser() if home else rlnb_home()
+    return sorted({str(h).rstrip('/'), str(h.resolve()).rstrip('/')}, key=len, reverse=True)
+
 def scrub_paths(text:str, home:str|Path|None=None) -> str:
     ("`text` with no absolute filesystem path in it: one under the rlnb home becomes relative to it, any other is cut "
      "to its file name. Paths whose first folder does not exist at `/` (URL paths such as `/api/jobs/…`) are kept.")
-    h = Path(home) if home is not None else rlnb_home()
-    homes = sorted({str(h).rstrip('/'), str(h.resolve()).rstrip('/')}, key=len, reverse=True)
+    homes = _homes(str(home) if home is not None else os.environ.get('RLNB_HOME'))
     def sub(m):
         p = m.group(0).rstrip('.:'); tail = m.group(0)[len(p):]
         for r in homes:
             if p == r: return '$RLNB_HOME' + tail
             if p.startswith(r + '/'): return p[len(r) + 1:] + tail
-        if p.split('/')[1] not in _fs_roots(): return m.group(0)
+        if p.lstrip('/').split('/')[0] not in _fs_roots(): return m.group(0)
         return (p.rstrip('/').rsplit('/', 1)[-1] or '/') + tail
     return _PATH.sub(sub, text)
 
@@ -687,9 +693,16 @@ def _scrub(x):
 import math, time
 _OPEN = ('/docs', '/docs/oauth2-redirect', '/redoc', '/openapi.json')   # the schema and its pages: no data in them
 SINGLETON_HEADERS = (b'host', b'authorization', b'content-length', b'content-type')   # sent twice: 400 (RFC 9110)
+_PROXY_HEADERS = (b'forwarded', b'x-forwarded-for', b'x-forwarded-host', b'x-real-ip', b'via')   # a proxy's marks
+_NO_ROUTE = 'no route'                                # `forbidden`: the app answers 404/405 without reading a body
+
+class SafeJSON(JSONResponse):
+    "A JSON response that always renders: ASCII only (a lone surrogate in an echoed input cannot break UTF-8), no NaN."
+    def render(self, content) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(',', ':')).encode('ascii')
 
 def _deny(status:int, detail, headers:dict|None=None):
-    return JSONResponse({'detail': _scrub(detail)}, status_code=status, headers=headers)
+    return SafeJSON({'detail': _scrub(detail)}, status_code=status, headers=headers)
 
 def _why_not(p:Principal, scope_name:str, agent:str|None) -> str:
     return f"token {p.name!r} may not do {scope_name!r}" + (f" on agent {agent!r}" if agent else '')
@@ -785,7 +798,7 @@ class _Guard:
                          'or start it with --insecure on loopback'), None
         return 401, 'a valid bearer token is required (Authorization: Bearer <token>)', {'WWW-Authenticate': 'Bearer'}
     def forbidden(self, scope, p:Principal) -> str|None:
-        "Why `p` may not call the route this request goes to (its scopes, the path's agent), or None."
+        "Why `p` may not call the route this request goes to (its scopes, the path's agent), None, or `_NO_ROUTE`."
         from starlette.routing import Match
         for route in self.routes:
             m, child = route.matches(scope)
@@ -796,7 +809,7 @@ class _Guard:
                 agent = params.get(agent_from) if agent_from else None
                 if not p.can(s, agent): return _why_not(p, s, agent)
             return None
-        return None
+        return _NO_ROUTE
     def throttled(self, name:str, lim:Limits) -> float:
         "Seconds `name` must wait (0: go): a token bucket of `lim.burst` requests refilled at `lim.rate` per second."
         if not lim.rate: return 0.0
@@ -827,10 +840,13 @@ class _Guard:
         if scope['path'] in _OPEN:
             if scope['method'] not in ('GET', 'HEAD'): return await deny(405, 'Method Not Allowed')   # no body read
             return await self.app(scope, receive, send)
+        if self.insecure_on() and (fw := [k.decode() for k in _PROXY_HEADERS if k in h]):
+            return await deny(403, f"insecure mode answers this machine only, and this request came through a proxy "
+                                   f"({', '.join(fw)}): set RLNB_API_TOKEN")
         p = self.who(h, scope.get('client'))
         if not isinstance(p, Principal): return await deny(*p)
         scope['rlnb_principal'] = p
-        if (why := self.forbidden(scope, p)): return await deny(403, why)
+        if (why := self.forbidden(scope, p)) and why is not _NO_ROUTE: return await deny(403, why)
         try: lim = api_limits()
         except ValueError as e: return await deny(503, f"the server's limits are misconfigured: {e}")
         if (wait := self.throttled(p.name, lim)):
@@ -840,7 +856,8 @@ class _Guard:
             return await deny(429, f"token {p.name!r} has {lim.concurrency} requests in flight, its limit "
                                    "(RLNB_API_CONCURRENCY): wait for an answer first", {'Retry-After': '1'})
         self._inflight[p.name] = self._inflight.get(p.name, 0) + 1
-        try: await self._pass(scope, receive, _scrubbing(send) if scope['method'] != 'HEAD' else send)
+        out = _scrubbing(send) if scope['method'] != 'HEAD' else send
+        try: await (self.app(scope, receive, out) if why is _NO_ROUTE else self._pass(scope, receive, out))   # 404/405: no body read
         finally: self._inflight[p.name] -= 1
     async def _pass(self, scope, receive, send):
         "The request on to the app, its body (if any) read whole first: counted as it arrives, NaN refused."
@@ -925,8 +942,8 @@ class _State:
     def stored(self, agent:str, n:int):
         if agent in self._counts: self._counts[agent][0] += n
     def free_mb(self) -> float|None:
-        "Free space on a SQLite store's disk in MB, measured at most once a second (None: not SQLite)."
-        if self.store.engine.dialect.name != 'sqlite': return None
+        "Free space on a SQLite store's disk in MB, measured at most once a second (None: not a SQLite file)."
+        if self.store.engine.dialect.name != 'sqlite' or not self.store.engine.url.database: return None
         t, free = self._free
         if free is None or time.monotonic() - t > 1:
             import shutil
@@ -1083,7 +1100,7 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
         if req.dryRun:                                 # DPO's probe trains two steps: in a worker, never in the server
             j = _wait_job(st, job['id'])
             if j['status'] != 'succeeded': raise HTTPException(400, detail=(j['error'] or 'the dry run failed')[:2000])
-            return j['result']
+            return _scrub(j['result'])
         response.status_code = 202
         return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
     def _job(job_id:str) -> dict:
@@ -1220,17 +1237,23 @@ def _finite(x):
 
 async def _invalid_request(request, e:RequestValidationError):
     "422 for a body, path or query the routes refuse: always renders (FastAPI's own fails on a NaN input, a 500)."
-    return JSONResponse({'detail': _finite(jsonable_encoder(e.errors()))}, status_code=422)
+    return SafeJSON({'detail': _finite(jsonable_encoder(e.errors()))}, status_code=422)
+
+async def _http_error(request, e):
+    "Every HTTPException (the routes' 4xx) rendered by `SafeJSON`: a detail echoing odd input cannot give a 500."
+    return SafeJSON({'detail': e.detail}, status_code=e.status_code, headers=getattr(e, 'headers', None))
 
 def storage_fault(e:BaseException) -> tuple|None:
     "`(status, detail)` for an error of a full or read-only store or disk (SQLite, PostgreSQL, files); else None."
     import errno
     inner = getattr(e, 'orig', None) or e
-    msg, code = str(inner).lower(), getattr(inner, 'errno', None)
-    if code in (errno.ENOSPC, errno.EDQUOT) or any(s in msg for s in ('disk is full', 'no space left', 'disk full')):
+    sq = getattr(inner, 'sqlite_errorcode', None)                 # SQLite's (extended) result code
+    sq = sq & 0xff if isinstance(sq, int) else None
+    state, code = getattr(inner, 'sqlstate', None), getattr(inner, 'errno', None) if isinstance(inner, OSError) else None
+    if code in (errno.ENOSPC, errno.EDQUOT) or sq == 13 or state == '53100':     # SQLITE_FULL; PostgreSQL disk_full
         return 507, ("the server's storage is full: nothing of this request was written (earlier records are kept "
                      "and readable). Free some space, then send it again.")
-    if code == errno.EROFS or any(s in msg for s in ('readonly database', 'read-only', 'read only')):
+    if code == errno.EROFS or sq == 8 or state == '25006':       # SQLITE_READONLY; read_only_sql_transaction
         return 503, ("the server's database is read-only: nothing of this request was written; reads still work. "
                      "Send it again later.")
     return None
@@ -1240,7 +1263,7 @@ async def _storage_fault(request, e):
     if (f := storage_fault(e)) is None: raise e
     print(f"[rlnb api] {request.method} {request.url.path}: {f[0]}, {type(e).__name__}: "
           f"{scrub_paths(str(getattr(e, 'orig', None) or e))[:300]}", file=sys.stderr, flush=True)
-    return JSONResponse({'detail': f[1]}, status_code=f[0], headers={'Retry-After': '60'})
+    return SafeJSON({'detail': f[1]}, status_code=f[0], headers={'Retry-After': '60'})
 
 # %% ../nbs/10_api.ipynb #48aff2df
 def create_app(
@@ -1266,6 +1289,8 @@ def create_app(
                               '`Authorization: Bearer <token>`; scopes: read, write, admin.')
     app.state.rlnb = st
     app.add_exception_handler(RequestValidationError, _invalid_request)
+    from starlette.exceptions import HTTPException as _StarletteHTTP
+    app.add_exception_handler(_StarletteHTTP, _http_error)
     for exc in _STORE_ERRORS: app.add_exception_handler(exc, _storage_fault)
     routers = (feedback_routes(st), training_routes(st, allow_training), online_routes(st, allow_training),
                policy_routes(st), chat_routes(st))   # policy_routes after online_routes: its {version} takes any name

@@ -814,12 +814,12 @@ def create_index(index, engine, tries:int=6):
             time.sleep(0.05 * (i + 1))
 
 # %% ../nbs/00_core.ipynb #672a7ee5
-import contextlib, shutil
+import contextlib, shutil, threading
 
 def atomic_write(path:str|Path, text:str) -> Path:
     "Write `text` to `path` whole or not at all: a temporary file beside it, flushed to disk, then renamed over it."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f'.{path.name}.{os.getpid()}.partial')
+    tmp = path.with_name(f'.{path.name}.{os.getpid()}.{threading.get_ident()}.partial')   # per process and thread
     try:
         with open(tmp, 'w', encoding='utf-8') as f: f.write(text); f.flush(); os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -633,7 +633,8 @@ def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name
      "against the base's own comparison answers, under every judge. Kept in `cache` per base, prompts and settings.")
     import numpy as np
     key = json.dumps(['control', str(base_name), prompts, clusters, conf, tie, list(judges), kw], sort_keys=True, default=str)
-    if cache is not None and key in cache: return cache[key]
+    if cache is not None and key in cache and all(a is b for a, b in zip(cache[key][0], judges.values())):
+        return cache[key][1]                        # the same judges (objects, not names) on the same answers
     pol, bas = _answers(base_m, base_m, tok, prompts, 'sampled', kl=True, cache=cache, base_name=base_name, **kw)
     c = {'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)),
          'kl': round(float(np.mean(pol.kl)), 4) if pol.kl else None, 'judges': {}}
@@ -642,7 +643,7 @@ def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name
                      memo=(jn, bas.scores))
         c['judges'][jn] = {k: r[k] for k in ('win_rate', 'lc_win_rate')}
     c['valid'], c['why'] = control_verdict(c, len(prompts))
-    if cache is not None: cache[key] = c
+    if cache is not None: cache[key] = (tuple(judges.values()), c)
     return c
 
 def control_verdict(control:dict, n:int, max_identical:float=0.5) -> tuple[bool, str]:
