@@ -724,6 +724,7 @@ def evaluate_policy(
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
     report = EvalReport(meta=meta)
     ans_m, ans_b = plain_pair(model) if base_m is None else (model, base_m)   # answer without the adapter layers
+    cache = {} if cache is None else cache      # the control reuses the base's answers (and their scores) at least
     for mode in modes:
         report.modes[mode], meta['timings'][mode] = _eval_mode(ans_m, ans_b, tok, prompts, mode, judges, cfg.conf, cfg.tie,
                                                                validate, clusters, cache, names['base'],
