@@ -629,19 +629,14 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
     return m, timings
 
 def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, **kw) -> dict:
-    ("The base-against-base arm: the base answers as a policy would (`_answers`, the policy's seed stream and KL pass), "
-     "against the base's own comparison answers, under every judge. Kept in `cache` per base, prompts and settings.")
-    import numpy as np
+    ("The base-against-base arm: the base run through `_eval_mode` as a policy would be (the policy's seed stream, its "
+     "KL pass, every judge), against the base's own comparison answers. Kept in `cache` per base, prompts and settings.")
     key = json.dumps(['control', str(base_name), prompts, clusters, conf, tie, list(judges), kw], sort_keys=True, default=str)
     if cache is not None and key in cache and all(a is b for a, b in zip(cache[key][0], judges.values())):
         return cache[key][1]                        # the same judges (objects, not names) on the same answers
-    pol, bas = _answers(base_m, base_m, tok, prompts, 'sampled', kl=True, cache=cache, base_name=base_name, **kw)
-    c = {'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)),
-         'kl': round(float(np.mean(pol.kl)), 4) if pol.kl else None, 'judges': {}}
-    for jn, judge in judges.items():
-        r = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, kw['seed'], tie, clusters,
-                     memo=(jn, bas.scores))
-        c['judges'][jn] = {k: r[k] for k in ('win_rate', 'lc_win_rate')}
+    m, _ = _eval_mode(base_m, base_m, tok, prompts, 'sampled', judges, conf, tie, None, clusters, cache, base_name, **kw)
+    c = {'identical': m['identical'], 'kl': m['kl']['mean'] if m.get('kl') else None,
+         'judges': {jn: {k: j[k] for k in ('win_rate', 'lc_win_rate')} for jn, j in m['judges'].items()}}
     c['valid'], c['why'] = control_verdict(c, len(prompts))
     if cache is not None: cache[key] = (tuple(judges.values()), c)
     return c
