@@ -11,18 +11,19 @@ from pathlib import Path
 from datetime import datetime, timezone
 from .core import create_tables, asset_dir, check_agent, StageConfig, StageResult
 from .feedback import Feedback
+from .reward import HEURISTICS
 from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
                         length_controlled, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
 
 # %% auto #0
-__all__ = ['BASE_STREAM', 'MIN_AB_UNITS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge',
-           'load_policy_pair', 'plain_pair', 'decode', 'Answers', 'path_kl', 'generate_answers', 'EvalReport',
-           'control_verdict', 'EvalConfig', 'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier',
-           'best_of_n_kl', 'answer_pool', 'best_of_n', 'best_of_n_report', 'best_of_n_table', 'ranking_agreement',
-           'draws_win_rate', 'best_of_n_vs_draws', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows',
-           'plot_saved_methods', 'compare_items', 'human_outcomes', 'assign_variant', 'ABTest', 'arrival_ns',
-           'ab_report', 'simulate_ab', 'heldout_prompts', 'topic_turns', 'train_prompt_set', 'eval_prompt_set',
-           'judge_validity', 'read_prompt_file', 'evaluate_cli']
+__all__ = ['BASE_STREAM', 'MIN_AB_UNITS', 'PARTS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name',
+           'run_judge', 'load_policy_pair', 'plain_pair', 'decode', 'Answers', 'path_kl', 'generate_answers',
+           'EvalReport', 'control_verdict', 'EvalConfig', 'evaluate_policy', 'plot_report', 'ci_errorbar',
+           'plot_frontier', 'best_of_n_kl', 'answer_pool', 'best_of_n', 'best_of_n_report', 'best_of_n_table',
+           'ranking_agreement', 'draws_win_rate', 'best_of_n_vs_draws', 'method_rows', 'methods_table', 'plot_methods',
+           'saved_method_rows', 'plot_saved_methods', 'compare_items', 'human_outcomes', 'assign_variant', 'ABTest',
+           'arrival_ns', 'ab_report', 'simulate_ab', 'heldout_prompts', 'topic_turns', 'train_prompt_set', 'topic_part',
+           'eval_prompt_set', 'judge_validity', 'beats_heuristic', 'read_prompt_file', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #0b510242
 def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
@@ -453,9 +454,19 @@ def _stats(x, conf:float=0.95, seed:int=0) -> dict:
     return {'mean': round(float(x.mean()), 4), 'std': round(float(x.std(ddof=1)), 4) if len(x) > 1 else 0.0,
             'ci': [round(v, 4) for v in bootstrap_ci(x, conf=conf, seed=seed)] if len(x) > 1 else None}
 
+def _kk_pairs(groups) -> tuple:
+    ("Row indices (policy row, base row) of every pair inside each prompt's group of rows: with K answers per arm per "
+     "prompt, all K×K pairs.")
+    import numpy as np
+    rows = defaultdict(list)
+    for i, g in enumerate(groups): rows[g].append(i)
+    a, b = zip(*[(i, j) for r in rows.values() for i in r for j in r])
+    return np.array(a), np.array(b)
+
 def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, clusters=None,
              memo:tuple|None=None,   # (judge name, Answers.scores of `bas`): the base's scores kept for the next policy
-            ) -> dict:
+             groups=None,            # prompt index per row, when each prompt has K answers per arm: the verdict is over
+            ) -> dict:               # all K×K pairs of a prompt (a U-statistic), resampled by cluster (or by prompt)
     ("One judge's verdict on policy vs base answers: scores, paired difference, win rate, length-controlled win rate, "
      "per-prompt rows.")
     import numpy as np
@@ -463,11 +474,25 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
     j = run_judge(judge, prompts, pol, bas, b_scores=kept[1] if kept and kept[0] is judge else None)
     if memo and 'score_b' in j: memo[1][memo[0]] = (judge, j['score_b'])
     o = outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)])
+    ia = ib = np.arange(len(o))
+    if groups is not None and len(set(groups)) < len(groups):      # K answers per arm per prompt: all K x K pairs
+        ia, ib = _kk_pairs(groups)
+        pk = (1 / (1 + np.exp(-(j['score_a'][ia] - j['score_b'][ib])))) if 'score_a' in j else run_judge(
+            judge, [prompts[i] for i in ia], [pol[i] for i in ia], [bas[i] for i in ib])['p']
+        o = outcomes(pk, tie, [pol[a] == bas[b] for a, b in zip(ia, ib)])
+        clusters = [(clusters if clusters is not None else groups)[a] for a in ia]
+    wr = win_rate(o, conf, clusters, seed)
+    if len(ia) > len(pol):                                          # the sign test counts prompts, not dependent pairs
+        per = defaultdict(list)
+        for a, x in zip(ia, o): per[groups[a]].append(x)
+        m = [np.mean(v) for v in per.values()]
+        wr.update(sign_p=round(sign_test(sum(x > 0.5 for x in m), sum(x < 0.5 for x in m)), 5), pairs=len(o),
+                  draws=len(o) // len(per) if len(o) % len(per) == 0 else None)
     res = {
-        'win_rate': win_rate(o, conf, clusters, seed),
-        'lc_win_rate': length_controlled(o, np.subtract(pol_len, bas_len), conf, seed=seed),
-        'p_policy_better': [round(float(v), 4) for v in j['p']],
-        'outcomes': o.tolist(),
+        'win_rate': wr,
+        'lc_win_rate': length_controlled(o, np.asarray(pol_len)[ia] - np.asarray(bas_len)[ib], conf, seed=seed),
+        'p_policy_better': [round(float(v), 4) for v in j['p']],   # per row: the row's policy answer vs its base answer
+        'outcomes': outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)]).tolist(),
     }
     if 'position_consistency' in j: res['position_consistency'] = j['position_consistency']
     if 'score_a' in j:
@@ -599,7 +624,7 @@ def _check_eval_inputs(prompts, judges, modes) -> tuple:
     return prompts, judges
 
 def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, clusters=None, cache=None,
-               base_name=None, control:bool=False, **kw) -> tuple:
+               base_name=None, control:bool=False, groups=None, **kw) -> tuple:
     "One decoding mode: both models' answers, their lengths, diversity, failures, KL, and each judge's verdicts."
     import time, numpy as np
     t = time.perf_counter()
@@ -619,22 +644,23 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
     t = time.perf_counter()
     for jn, judge in judges.items():
         m['judges'][jn] = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie,
-                                   clusters, memo=(jn, bas.scores))
+                                   clusters, memo=(jn, bas.scores), groups=groups)
     timings = {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
                'prompts_per_s': round(len(prompts) / gen_s, 3)}
     if control and mode == 'sampled':
         t = time.perf_counter()
-        m['control'] = _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, **kw)
+        m['control'] = _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, groups=groups, **kw)
         timings['control_s'] = round(time.perf_counter() - t, 2)
     return m, timings
 
-def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, **kw) -> dict:
+def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, groups=None, **kw) -> dict:
     ("The base-against-base arm: the base run through `_eval_mode` as a policy would be (the policy's seed stream, its "
      "KL pass, every judge), against the base's own comparison answers. Kept in `cache` per base, prompts and settings.")
-    key = json.dumps(['control', str(base_name), prompts, clusters, conf, tie, list(judges), kw], sort_keys=True, default=str)
+    key = json.dumps(['control', str(base_name), prompts, clusters, groups, conf, tie, list(judges), kw], sort_keys=True, default=str)
     if cache is not None and key in cache and all(a is b for a, b in zip(cache[key][0], judges.values())):
         return cache[key][1]                        # the same judges (objects, not names) on the same answers
-    m, _ = _eval_mode(base_m, base_m, tok, prompts, 'sampled', judges, conf, tie, None, clusters, cache, base_name, **kw)
+    m, _ = _eval_mode(base_m, base_m, tok, prompts, 'sampled', judges, conf, tie, None, clusters, cache, base_name,
+                  groups=groups, **kw)
     c = {'identical': m['identical'], 'kl': m['kl']['mean'] if m.get('kl') else None,
          'judges': {jn: {k: j[k] for k in ('win_rate', 'lc_win_rate')} for jn, j in m['judges'].items()}}
     c['valid'], c['why'] = control_verdict(c, len(prompts))
@@ -673,6 +699,7 @@ class EvalConfig(StageConfig):
     conf: float = 0.95              # confidence level of every interval
     beta: float = 0.1               # implicit-reward scale, for pairs
     seed: int = 0
+    answers_per_prompt: int = 1     # K sampled answers per arm per prompt (own seeds); the verdict averages all K x K pairs
     control: bool = True            # sampled mode: the base-against-base arm (must hold ½, else no verdict)
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
 
@@ -706,16 +733,23 @@ def evaluate_policy(
     keep = [i for i, p in enumerate(prompts or []) if isinstance(p, str) and p.strip()]
     clusters = [clusters[i] for i in keep] if clusters is not None else None
     prompts, judges = _check_eval_inputs(prompts, judges, modes)
+    k = cfg.answers_per_prompt
+    if not isinstance(k, int) or k < 1: raise ValueError(f"answers_per_prompt must be a positive integer, got {k!r}")
+    groups = [i for i in range(len(prompts)) for _ in range(k)] if k > 1 else None   # K rows per prompt, each its own draw
+    if k > 1:
+        prompts = [p for p in prompts for _ in range(k)]
+        clusters = [c for c in clusters for _ in range(k)] if clusters is not None else None
     t0 = time.perf_counter()
     pol_name = str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__
     model, base_m, tk, names = load_policy_pair(policy, base)
     tok = tok or tk
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
-    meta = dict(policy=pol_name, base=names['base'], prompts=len(prompts), judges=list(judges), seed=cfg.seed,
+    meta = dict(policy=pol_name, base=names['base'], prompts=len(prompts) // k, answers_per_prompt=k,
+                judges=list(judges), seed=cfg.seed,
                 base_seed=cfg.seed + BASE_STREAM,
                 max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
                 conf=cfg.conf, repetition_penalty=cfg.repetition_penalty,
-                clusters=len(set(clusters)) if clusters is not None else None,
+                clusters=len(set(clusters)) if clusters is not None else None if k == 1 else len(prompts) // k,
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
     report = EvalReport(meta=meta)
     ans_m, ans_b = plain_pair(model) if base_m is None else (model, base_m)   # answer without the adapter layers
@@ -723,7 +757,7 @@ def evaluate_policy(
     for mode in modes:
         report.modes[mode], meta['timings'][mode] = _eval_mode(ans_m, ans_b, tok, prompts, mode, judges, cfg.conf, cfg.tie,
                                                                validate, clusters, cache, names['base'],
-                                                               control=cfg.control, **kw)
+                                                               control=cfg.control, groups=groups, **kw)
     del ans_m, ans_b
     if pairs is not None and len(pairs):
         if base_m is not None:
@@ -1480,6 +1514,14 @@ def train_prompt_set(run, n:int=256, seed:int=0) -> list[str]:
                 if t not in held and t not in seen: out.append(t); seen.add(t); break
     return out or topics[:n]
 
+PARTS = ('development', 'confirmation')
+
+def topic_part(topic:str) -> str:
+    ("'development' or 'confirmation': a partition of every topic made once, by a stable hash of its text alone (no split "
+     "seed, no run), so that whichever topics a run holds out, a topic that tuned a choice never confirms it.")
+    h = int(hashlib.sha1(f'rlnb-confirmation:{topic.strip()}'.encode()).hexdigest()[:8], 16)
+    return 'confirmation' if h / 0xFFFFFFFF < 0.5 else 'development'
+
 def eval_prompt_set(
     run=None,                  # a run folder: its held-out split names the held-out topics
     n: int | None = None,      # in-distribution prompts; None: `prompts_needed(target)`
@@ -1488,15 +1530,24 @@ def eval_prompt_set(
     seed: int = 0,
     min_words: int = 3,
     max_words: int = 40,
+    part: str | None = None,   # 'development' (method choice, budgets, decoding) or 'confirmation' (a recipe's final
+                               # verdict) held-out topics only (`topic_part`); None: every held-out topic
 ) -> dict:
     ("In-distribution prompts: the held-out chitchat topics, then one later turn from each of as many held-out "
      "conversations as needed (no training stage saw them), round robin over the topics; chatterbot openers as an "
      "out-of-distribution set. Each prompt's cluster is its conversation (a prompt asked several times: the prompt), "
-     "so intervals hold for the held-out topics drawn; `topics` names each prompt's topic. "
+     "so intervals hold for the held-out topics drawn; `topics` names each prompt's topic; `part` keeps the development "
+     "or the confirmation topics only. "
      "`{'in_distribution': {'prompts', 'clusters', 'topics'}, 'out_of_distribution': {...}, 'n_rule'}`.")
     n = prompts_needed(target) if n is None else n
     if n < 1: raise ValueError(f"n must be a positive number of prompts (or None: the power rule), got {n}")
     topics = heldout_prompts(run, n=None, extra=None) if run is not None else []
+    if part is not None:
+        if part not in PARTS: raise ValueError(f"part must be one of {PARTS} or None, got {part!r}")
+        held, topics = topics, [t for t in topics if topic_part(t) == part]
+        if held and not topics:
+            raise ValueError(f"none of the run's {len(held)} held-out topics is a {part} topic (topic_part): hold out more "
+                             "topics (a larger eval_frac) or use another split seed")
     by_topic = topic_turns(topics, seed, min_words, max_words)
     prompts, clusters, tops, seen = list(topics), list(topics), list(topics), set(topics)
     queues = [by_topic.get(t, []) for t in topics]
@@ -1514,7 +1565,7 @@ def eval_prompt_set(
             'out_of_distribution': {'prompts': oodp, 'clusters': None},
             'n_rule': {'target_win_rate': target, 'prompts_needed': prompts_needed(target), 'n': len(prompts[:n]),
                        'distinct': len(set(prompts[:n])), 'topics': len(set(tops[:n])),
-                       'clusters': len(set(clusters[:n])), 'repeats': repeats}}
+                       'clusters': len(set(clusters[:n])), 'repeats': repeats, 'part': part}}
 
 def judge_validity(judge,             # the judge whose verdicts are reported (e.g. the independent RewardJudge)
                    report,            # an EvalReport in which `judge` and `reference` both judged the same answers
@@ -1550,7 +1601,28 @@ def judge_validity(judge,             # the judge whose verdicts are reported (e
         lo, hi = bootstrap_ci(correct, conf=conf, seed=seed, groups=ps)
         out['heldout_accuracy'] = {'rate': round(float(correct.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)],
                                    'n': len(rows), 'prompts': len(set(ps))}
+        out['vs_heuristic'] = beats_heuristic(correct, ps, [prompt_text(r['chosen']) for r in rows],
+                                              [prompt_text(r['rejected']) for r in rows], conf, seed)
     return out
+
+def beats_heuristic(correct,          # the judge's correctness per human pair: 1, ½ (no side), 0
+                    prompts, chosen, rejected, conf:float=0.95, seed:int=0) -> dict:
+    ("Whether a judge beats the best one-line heuristic of `rlnb.reward.HEURISTICS` (longer answer wins, ...) on the same "
+     "human pairs: the paired accuracy difference with an interval that resamples prompts (a chitchat pair's prompt is "
+     "its topic: a topic-level interval). `beats` only when the lower bound is above 0. The heuristic is the best on "
+     "these very pairs, which favours it: a judge that beats it beats every heuristic.")
+    import numpy as np
+    correct, acc = np.asarray(correct, dtype=float), {}
+    for name, f in HEURISTICS.items():
+        if name == 'random': continue
+        a, b = np.array([f(p, x) for p, x in zip(prompts, chosen)]), np.array([f(p, x) for p, x in zip(prompts, rejected)])
+        acc[name] = np.where(a > b, 1.0, np.where(a < b, 0.0, 0.5))
+    best = max(acc, key=lambda k: acc[k].mean())
+    d = correct - acc[best]
+    lo, hi = bootstrap_ci(d, conf=conf, seed=seed, groups=prompts) if len(set(prompts)) > 1 else (float('nan'),) * 2
+    return {'heuristic': best, 'heuristic_accuracy': round(float(acc[best].mean()), 4),
+            'diff': round(float(d.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)], 'topics': len(set(prompts)),
+            'beats': bool(lo > 0)}
 
 # %% ../nbs/08_evaluation.ipynb #d34a82db
 def read_prompt_file(path) -> list[str]:

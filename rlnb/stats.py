@@ -10,7 +10,7 @@ from statistics import NormalDist
 # %% auto #0
 __all__ = ['wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci', 'binom_two_sided',
            'outcomes', 'win_rate', 'length_controlled', 'two_proportion_test', 'welch_test', 'sample_size',
-           'msprt_pvalue', 'report_headline']
+           'msprt_pvalue', 'holm', 'hierarchical_bootstrap', 'replicate_interval', 'report_headline']
 
 # %% ../nbs/00a_stats.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -210,6 +210,48 @@ def msprt_pvalue(diffs, variances, tau:float=0.05):
     s2 = np.maximum(s2, 1e-12)
     log_lr = 0.5 * np.log(s2 / (s2 + tau ** 2)) + tau ** 2 * d ** 2 / (2 * s2 * (s2 + tau ** 2))
     return np.minimum.accumulate(np.minimum(1.0, np.exp(-log_lr)), axis=-1)
+
+# %% ../nbs/00a_stats.ipynb #5ac6a491
+def holm(pvals) -> list[float]:
+    "Holm's step-down adjusted p-values, in the order given: the i-th smallest times (m − i + 1), kept monotone, capped at 1."
+    p = [float(x) for x in pvals]
+    if any(not 0 <= x <= 1 for x in p): raise ValueError(f"p-values must lie in [0, 1], got {p}")
+    out, run = [0.0] * len(p), 0.0
+    for rank, i in enumerate(sorted(range(len(p)), key=lambda i: p[i])):
+        run = max(run, min(1.0, (len(p) - rank) * p[i])); out[i] = run
+    return out
+
+def hierarchical_bootstrap(runs,                 # one (outcomes, topics) per run: an outcome in [0, 1] and a topic per prompt
+                           conf:float=0.95, n_boot:int=2000, seed:int=0) -> tuple[float, float]:
+    "Percentile interval of the mean over runs of each run's mean: runs, topics within a run, prompts within a topic resampled."
+    import numpy as np
+    prep = []
+    for o, t in runs:
+        o, t = np.asarray(o, dtype=float), np.asarray(t)
+        if len(o) != len(t) or not len(o): raise ValueError(f"a run needs one topic per outcome, got {len(o)} and {len(t)}")
+        prep.append([o[t == u] for u in np.unique(t)])
+    if len(prep) < 2: raise ValueError(f"a between-run interval needs at least 2 runs, got {len(prep)}")
+    rng, boots = np.random.default_rng(seed), np.empty(n_boot)
+    for b in range(n_boot):
+        vals = []
+        for r in rng.integers(0, len(prep), len(prep)):
+            g = prep[r]
+            vals.append(np.concatenate([g[i][rng.integers(0, len(g[i]), len(g[i]))]
+                                        for i in rng.integers(0, len(g), len(g))]).mean())
+        boots[b] = np.mean(vals)
+    a = (1 - conf) / 2
+    return float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a))
+
+def replicate_interval(runs, conf:float=0.95, n_boot:int=2000, seed:int=0) -> dict:
+    ("Headline over replicated runs: the mean of the runs' means, the hierarchical bootstrap interval (runs → topics → "
+     "prompts), the between-run t interval of the runs' means, each run's mean, and the counts the intervals rest on.")
+    import numpy as np
+    means = [float(np.mean(np.asarray(o, dtype=float))) for o, _ in runs]
+    lo, hi = hierarchical_bootstrap(runs, conf, n_boot, seed)
+    m, blo, bhi = mean_ci(means, conf)
+    return {'rate': round(m, 4), 'ci': [round(lo, 4), round(hi, 4)], 'ci_method': 'hierarchical bootstrap: runs, topics, prompts',
+            'between_runs_ci': [round(blo, 4), round(bhi, 4)], 'runs': [round(x, 4) for x in means], 'n_runs': len(runs),
+            'topics': [len(set(map(str, t))) for _, t in runs], 'prompts': [len(o) for o, _ in runs]}
 
 # %% ../nbs/00a_stats.ipynb #79cad4a7
 def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dict:
