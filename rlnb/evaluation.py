@@ -474,7 +474,7 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
     j = run_judge(judge, prompts, pol, bas, b_scores=kept[1] if kept and kept[0] is judge else None)
     if memo and 'score_b' in j: memo[1][memo[0]] = (judge, j['score_b'])
     o = outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)])
-    ia = ib = np.arange(len(o))
+    ia = ib = np.arange(len(o)); res_prompt = None
     if groups is not None and len(set(groups)) < len(groups):      # K answers per arm per prompt: all K x K pairs
         ia, ib = _kk_pairs(groups)
         pk = (1 / (1 + np.exp(-(j['score_a'][ia] - j['score_b'][ib])))) if 'score_a' in j else run_judge(
@@ -485,7 +485,8 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
     if len(ia) > len(pol):                                          # the sign test counts prompts, not dependent pairs
         per = defaultdict(list)
         for a, x in zip(ia, o): per[groups[a]].append(x)
-        m = [np.mean(v) for v in per.values()]
+        m = [float(np.mean(v)) for v in per.values()]
+        res_prompt = [round(x, 4) for x in m]
         wr.update(sign_p=round(sign_test(sum(x > 0.5 for x in m), sum(x < 0.5 for x in m)), 5), pairs=len(o),
                   draws=len(o) // len(per) if len(o) % len(per) == 0 else None)
     res = {
@@ -494,6 +495,7 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
         'p_policy_better': [round(float(v), 4) for v in j['p']],   # per row: the row's policy answer vs its base answer
         'outcomes': outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)]).tolist(),
     }
+    if res_prompt is not None: res['prompt_outcomes'] = res_prompt   # per prompt: the mean of its K x K outcomes
     if 'position_consistency' in j: res['position_consistency'] = j['position_consistency']
     if 'score_a' in j:
         res['score'] = {'policy': _stats(j['score_a'], conf, seed), 'base': _stats(j['score_b'], conf, seed),
@@ -662,7 +664,8 @@ def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name
     m, _ = _eval_mode(base_m, base_m, tok, prompts, 'sampled', judges, conf, tie, None, clusters, cache, base_name,
                   groups=groups, **kw)
     c = {'identical': m['identical'], 'kl': m['kl']['mean'] if m.get('kl') else None,
-         'judges': {jn: {k: j[k] for k in ('win_rate', 'lc_win_rate')} for jn, j in m['judges'].items()}}
+         'judges': {jn: {'win_rate': j['win_rate'], 'lc_win_rate': j['lc_win_rate'],
+                        'prompt_outcomes': j.get('prompt_outcomes', j['outcomes'])} for jn, j in m['judges'].items()}}
     c['valid'], c['why'] = control_verdict(c, len(prompts))
     if cache is not None: cache[key] = (tuple(judges.values()), c)
     return c

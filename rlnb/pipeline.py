@@ -28,7 +28,8 @@ from .evaluation import EvalConfig
 __all__ = ['STAGES', 'PLAN_SOURCES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'recipe_plan', 'plan_line',
            'run_pipeline', 'base_answers', 'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage',
            'dpo_stage', 'policy_path', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config', 'evaluate_stage',
-           'export_stage', 'recipe_summary', 'PipelineOptions', 'main']
+           'export_stage', 'recipe_summary', 'replicate_summary', 'replicates_table', 'run_replicates',
+           'PipelineOptions', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
@@ -571,14 +572,29 @@ def _validity_line(v:dict) -> str:
     if a := v.get('agreement_with_reference'):
         parts.append(f"agrees with '{v['reference']}' on {a['n']} of the policy's answers {a['rate']:.3f} "
                      f"[{a['ci'][0]:.3f}, {a['ci'][1]:.3f}]")
+    if a := v.get('vs_heuristic'):
+        parts.append(f"{'beats' if a['beats'] else 'does not beat'} '{a['heuristic']}' ({a['heuristic_accuracy']:.3f}) by "
+                     f"{a['diff']:+.3f} [{a['ci'][0]:+.3f}, {a['ci'][1]:+.3f}] over {a['topics']} topics")
     return '; '.join(parts)
+
+def _judge_verdict(h:dict, j:str, vh:dict|None) -> dict:
+    ("A headline with the judge's validity folded in: no verdict (`valid` False) when the judge is not significantly "
+     "more accurate on held-out human pairs than the best one-line heuristic, whatever its control says.")
+    if vh and not vh['beats']:
+        why = (f"judge '{j}' is not significantly more accurate on held-out human pairs than '{vh['heuristic']}' "
+               f"(difference {vh['diff']:+.3f} [{vh['ci'][0]:+.3f}, {vh['ci'][1]:+.3f}] over {vh['topics']} topics): "
+               "its verdict is no evidence of what people prefer, so it gives no verdict")
+        h = {**h, 'valid': False, 'validity': why if h.get('valid', True) is not False else f"{h['validity']}; {why}"}
+    return h
 
 @stage('evaluate', config=EvalConfig)
 def evaluate_stage(
     run: Run,
     policies: list | None = None,      # None: every policy the run has trained (`POLICIES` holding an adapter)
     judges: list = ('judge', 'reward'),
-    n_prompts: int | None = None,      # in-distribution prompts; None: sized so a true `target_win_rate` shows (80 % power)
+    n_prompts: int | None = None,      # in-distribution prompts; None: the power rule's count for a true `target_win_rate`
+                                       # (80 % power), divided by `answers_per_prompt` (K answers per arm on each)
+    part: str | None = 'confirmation', # held-out topics to read: 'confirmation' (a recipe's verdict), 'development' (choices)
     target_win_rate: float = 0.58,
     ood_prompts: int = 64,             # chatterbot openers, their own out-of-distribution row (0: none)
     judge_pairs: int = 2000,           # held-out human pairs on which each judge's accuracy is measured
@@ -591,22 +607,30 @@ def evaluate_stage(
      "by the power rule) and on out-of-distribution openers: win rate, LC win rate, KL, truncation, and each judge's "
      "validity, with CIs. Unless the recipe says otherwise: sampled answers only (as the deployment answers), "
      "batches of 64 prompts two at a time, the recipe's `system` message and seed.")
-    from rlnb.evaluation import evaluate_policy, eval_prompt_set, judge_validity, plot_report, plot_frontier
+    from rlnb.evaluation import evaluate_policy, eval_prompt_set, heldout_prompts, judge_validity, plot_report, plot_frontier
+    from rlnb.stats import prompts_needed
     import matplotlib.pyplot as plt
     cfg = stage_eval_config(run.recipe, preset, **overrides)
     seed, system, max_new_tokens, temperature = cfg.seed, cfg.system, cfg.max_new_tokens, cfg.temperature
     top_p, repetition_penalty = cfg.top_p, cfg.repetition_penalty
-    sets, J = eval_prompt_set(run.path, n_prompts, target_win_rate, ood_prompts, seed), _run_judges(run, judges)
+    k = cfg.answers_per_prompt
+    if n_prompts is None: n_prompts = -(-prompts_needed(target_win_rate) // k)
+    sets, J = eval_prompt_set(run.path, n_prompts, target_win_rate, ood_prompts, seed, part=part), _run_judges(run, judges)
     ind, ood = sets['in_distribution'], sets['out_of_distribution']
     out, reports, cache, acc = {'prompts': len(ind['prompts']), 'ood_prompts': len(ood['prompts']),
                                 'n_rule': sets['n_rule'], 'system': system}, {}, {}, {}
     pairs = _datasets(run)['pairs']['eval']
     kw = dict(config=cfg, cache=cache)
+    (run.path/'eval').mkdir(parents=True, exist_ok=True)
+    atomic_write(run.path/'eval'/f"prompt_set{'_' + tag if tag else ''}.json", json.dumps({**ind, 'part': part, 'seed': seed, 'answers_per_prompt': k,
+                 'heldout_topics': heldout_prompts(run.path, n=None, extra=None)}, indent=1))
     lines = [f"# Evaluation of run {run.path.name}", '',
              f"{len(ind['prompts'])} in-distribution prompts ({sets['n_rule']['distinct']} distinct, from "
-             f"{sets['n_rule']['clusters']} conversations of {sets['n_rule']['topics']} held-out topics; intervals hold for "
-             f"these topics; the power rule asks for {sets['n_rule']['prompts_needed']} "
-             f"to see a true win rate of {target_win_rate}), {len(ood['prompts'])} out-of-distribution openers; "
+             f"{sets['n_rule']['clusters']} conversations of {sets['n_rule']['topics']} held-out {part or ''} topics, "
+             f"{k} sampled answer{'s' if k > 1 else ''} per arm on each; intervals resample conversations, so they hold for "
+             f"these topics only (between-run intervals: `rlnb_pipeline --replicates`); the power rule asks for "
+             f"{sets['n_rule']['prompts_needed']} answers to see a true win rate of {target_win_rate}), "
+             f"{len(ood['prompts'])} out-of-distribution openers; "
              f"{max_new_tokens} new tokens, temperature {temperature}, top-p {top_p}, repetition penalty {repetition_penalty}, "
              f"system message {system!r}.", '']
     if policies is None: policies = [n for n in POLICIES if (policy_path(run, n)/'adapter_config.json').exists()]
@@ -623,7 +647,7 @@ def evaluate_stage(
         val = {}
         for j in J:
             if j not in acc: acc[j] = judge_validity(J[j], rep, j, j, pairs, max_pairs=judge_pairs, seed=seed)
-            val[j] = {'heldout_accuracy': acc[j].get('heldout_accuracy')}
+            val[j] = {'heldout_accuracy': acc[j].get('heldout_accuracy'), 'vs_heuristic': acc[j].get('vs_heuristic')}
             if j != reference and reference in J:
                 val[j].update({k: v for k, v in judge_validity(J[j], rep, j, reference, seed=seed).items()
                                if k != 'heldout_accuracy'})
@@ -636,9 +660,13 @@ def evaluate_stage(
         lines += [f"## {name} vs base", '', '### In distribution (held-out chitchat topics and conversations)', '',
                   rep.table(), '', *[f"- judge `{j}`: {_validity_line(val[j])}" for j in J], '']
         if rep_ood: lines += ['### Out of distribution (chatterbot-corpus openers)', '', rep_ood.table(), '']
-        out[name] = {'headline': {j: rep.headline(j) for j in J}, 'judge_validity': val,
-                     'timings': rep.meta['timings'], 'seconds': secs,
-                     **({'ood_headline': {j: rep_ood.headline(j) for j in J}} if rep_ood else {})}
+        out[name] = {'headline': {j: _judge_verdict(rep.headline(j), j, val[j]['vs_heuristic']) for j in J},
+                     'judge_validity': val, 'timings': rep.meta['timings'], 'seconds': secs,
+                     **({'ood_headline': {j: _judge_verdict(rep_ood.headline(j), j, val[j]['vs_heuristic']) for j in J}}
+                        if rep_ood else {})}
+        bad = [f"judge `{j}`: {h['validity']}" for j, h in out[name]['headline'].items() if h.get('valid') is False]
+        for b in bad: print(f"      no verdict from {b}")
+        lines += [f"**No verdict** from {b}" for b in bad] + ([''] if bad else [])
         if (v := _register_eval(run, name, rep, J)) is not None: out[name]['registry_version'] = v
     sfx = f'_{tag}' if tag else ''
     if reports: plot_frontier(reports, run.path/'plots'/f'eval_frontier{sfx}.png')
@@ -688,6 +716,92 @@ def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<na
                        f"{lhi:.3f}] (95 % CI; {'above' if lo > 0.5 else 'not significantly above'} 50 %), KL {v['kl']:.2f} nats")
     return '\n'.join(out)
 
+# %% ../nbs/99_pipeline.ipynb #87497fce
+def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False) -> tuple|None:
+    "Per-prompt outcomes (K x K means) of one policy and judge in one run, with each prompt's topic; `None` if not evaluated."
+    f = path/'eval'/f"{name}{'_ood' if ood else ''}.json"
+    if not f.exists(): return None
+    m = json.loads(f.read_text())['modes'].get('sampled')
+    j = (m or {}).get('judges', {}).get(judge)
+    if j is None: return None
+    o = j.get('prompt_outcomes', j['outcomes'])
+    if ood: return o, list(dict.fromkeys(m['prompts']))[:len(o)]                # an opener is its own topic
+    ps = json.loads((path/'eval'/'prompt_set.json').read_text())
+    return o, ps['topics'][:len(o)]
+
+def replicate_summary(runs:list,              # run folders of one recipe under different split seeds
+                      judges:tuple|None=None, # default: every judge of the first run's evaluation
+                      conf:float=0.95, seed:int=0) -> dict:
+    ("Per policy and judge, over replicated runs: in-distribution and out-of-distribution win rates (mean over runs, "
+     "hierarchical bootstrap interval, between-run interval, each run's own figure), the control's, and how many runs "
+     "gave a valid verdict.")
+    from rlnb.stats import replicate_interval
+    runs = [Path(r) for r in runs]
+    if len(runs) < 2: raise ValueError(f"a replicate summary needs at least 2 runs, got {len(runs)}")
+    ev = [json.loads((r/'metrics.json').read_text()).get('evaluate') for r in runs]
+    if missing := [str(r) for r, e in zip(runs, ev) if not e]:
+        raise FileNotFoundError(f"no 'evaluate' stage in {missing}: replicate a recipe that evaluates")
+    names = [n for n, v in ev[0].items() if isinstance(v, dict) and 'headline' in v]
+    judges = list(judges or ev[0][names[0]]['headline'])
+    sets = [json.loads((r/'eval'/'prompt_set.json').read_text()) for r in runs]
+    seeds = [json.loads((r/'config.json').read_text()).get('recipe', {}).get('seed', 0) for r in runs]
+    out = {'runs': [f'{r.parent.name}/{r.name}' for r in runs], 'seeds': seeds, 'policies': {}, 'control': {},
+           'part': sets[0].get('part'), 'topics': [sorted(set(p['topics'])) for p in sets]}
+    for name in names:
+        for j in judges:
+            row = {}
+            for key, ood in (('in_distribution', False), ('out_of_distribution', True)):
+                xs = [_outcomes_by_run(r, name, j, ood) for r in runs]
+                if all(x is not None for x in xs): row[key] = replicate_interval(xs, conf, seed=seed)
+            hs = [e[name]['headline'][j] for e in ev]
+            row['within_run'] = [{'rate': h['win_rate'], 'ci': h['win_rate_ci']} for h in hs]
+            row['valid_runs'] = sum(h.get('valid') is not False for h in hs)
+            row['validity'] = [h.get('validity') for h in hs]
+            out['policies'].setdefault(name, {})[j] = row
+    for j in judges:                               # the control: base against base, once per run (cached across policies)
+        xs = []
+        for r, p in zip(runs, sets):
+            m = json.loads((r/'eval'/f'{names[0]}.json').read_text())['modes'].get('sampled', {})
+            c = m.get('control', {}).get('judges', {}).get(j)
+            if c is None: xs = None; break
+            xs.append((c['prompt_outcomes'], p['topics'][:len(c['prompt_outcomes'])]))
+        if xs: out['control'][j] = replicate_interval(xs, conf, seed=seed)
+    return out
+
+def replicates_table(s:dict, judge:str='judge') -> str:
+    "Markdown of `replicate_summary` for one judge: per policy, in and out of distribution, and the control."
+    ci = lambda v: f"[{v[0]:.3f}, {v[1]:.3f}]"
+    out = [f"| policy | row | mean of {len(s['runs'])} runs (hierarchical 95 % CI) | between-run 95 % CI | each run | "
+           "valid verdicts |", '|---|---|---|---|---|---|']
+    for name, js in s['policies'].items():
+        r = js.get(judge)
+        if not r: continue
+        for key in ('in_distribution', 'out_of_distribution'):
+            if v := r.get(key):
+                each = ', '.join(f"{x:.3f}" for x in v['runs'])
+                out.append(f"| {name} | {key.replace('_', ' ')} | {v['rate']:.3f} {ci(v['ci'])} | {ci(v['between_runs_ci'])} | "
+                           f"{each} | {r['valid_runs']} of {len(s['runs'])} |")
+    if c := s['control'].get(judge):
+        out.append(f"| base (control) | in distribution | {c['rate']:.3f} {ci(c['ci'])} | {ci(c['between_runs_ci'])} | "
+                   f"{', '.join(f'{x:.3f}' for x in c['runs'])} | must hold ½ |")
+    return '\n'.join(out)
+
+def run_replicates(recipe:str|Path|dict, # recipe path or dict
+                   n:int=3,               # runs, under split seeds seed, seed + 1, ..., seed + n - 1
+                   root:str|Path|None=None) -> dict:
+    ("Run `recipe` `n` times under consecutive split seeds (each its own run folder, each holding out other topics) and "
+     "summarise them (`replicate_summary`), written to `replicates.json` in the last run folder.")
+    if not isinstance(n, int) or n < 2: raise ValueError(f"replicates must be an integer >= 2, got {n!r}")
+    r0 = load_recipe(recipe); s0 = r0.get('seed', 0); paths = []
+    for i in range(n):
+        print(f"== replicate {i + 1} of {n}: split seed {s0 + i}", flush=True)
+        paths.append(run_pipeline({**r0, 'seed': s0 + i}, root=root).path)
+    s = {**replicate_summary(paths), 'recipe': str(recipe) if isinstance(recipe, (str, Path)) else None,
+         'cpu': cpu_line(), 'commit': _git_commit(), 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
+    atomic_write(paths[-1]/'replicates.json', json.dumps(s, indent=1))
+    print(replicates_table(s)); print(f"summary in {paths[-1]/'replicates.json'}")
+    return s
+
 # %% ../nbs/99_pipeline.ipynb #5efbca7a
 from .core import StageConfig
 
@@ -697,6 +811,7 @@ class PipelineOptions(StageConfig):
     resume: str|None = None   # an existing run folder to continue, skipping the stages already done
     root: str|None = None     # parent of the agent folders (default: models/)
     check: bool = False       # only read and check the recipe (names, options, types), then exit
+    replicates: int = 1       # run the recipe this many times under split seeds seed, seed + 1, ... and summarise them
 
 def main(argv:list|None=None):
     "Console script `rlnb_pipeline RECIPE [--resume RUN_DIR]`, generated from `PipelineOptions` by `stage_cli`."
@@ -709,5 +824,8 @@ def main(argv:list|None=None):
         print(f"{args.recipe}: agent {r['agent']!r}, stages {', '.join(s['stage'] for s in r['stages'])}: ok")
         return r
     import transformers; transformers.logging.set_verbosity_error()   # keep the demo's output to rlnb's own report
+    if opts.replicates != 1:
+        if opts.resume: raise SystemExit("--replicates starts new runs: it cannot --resume one")
+        return run_replicates(args.recipe, opts.replicates, root=opts.root)
     with Timer() as t: run = run_pipeline(args.recipe, resume=opts.resume, root=opts.root)
     print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; metrics in {run.path/'metrics.json'}")
