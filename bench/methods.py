@@ -34,7 +34,10 @@ def main(run:str, name:str, save:bool=False):
     ev = {k: v for k, v in next((s for s in recipe['stages'] if s['stage'] == 'evaluate'), {}).items() if k != 'stage'}
     if name not in METHODS: raise SystemExit(f"methods: {', '.join(METHODS)}; got {name!r}")
     stage = {**METHODS[name], **SMOKE.get(METHODS[name]['stage'], {})}
+    # development topics only: a method is chosen here, so it is never confirmed here (the recipe's own evaluation reads
+    # the confirmation topics); the table's Holm column adjusts for comparing every method with one base
     evaluate = {**ev, 'stage': 'evaluate', 'key': f'evaluate_{name}', 'tag': name, 'policies': [name], 'ood_prompts': 0,
+                'part': 'development',
                 **SMOKE.get('evaluate', {})}
     print(cpu_line(), flush=True)
     r = run_pipeline({'agent': recipe['agent'], 'seed': recipe.get('seed', 0), 'system': recipe.get('system'),

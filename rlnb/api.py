@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from . import __version__
 from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home
 from .feedback import Feedback, FeedbackError, FeedbackStore
+from .core import console_script
 
 # %% auto #0
 __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'SCOPES',
@@ -1341,6 +1342,7 @@ def serve_checks(cfg:ServeConfig) -> str|None:
                 "Security section). A throwaway server on this machine only: --insecure")
     return None
 
+@console_script
 def serve_api_cli(argv:list|None=None):
     "Console script `rlnb_serve_api`: the HTTP service under uvicorn, generated from `ServeConfig` by `stage_cli`."
     import uvicorn

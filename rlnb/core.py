@@ -15,9 +15,9 @@ __all__ = ['BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_m
            'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat',
            'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path',
            'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult',
-           'train_metrics', 'stage_cli', 'stage_dir', 'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt',
-           'torchrun', 'create_tables', 'create_index', 'atomic_write', 'atomic_dir', 'prepare_assets',
-           'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
+           'train_metrics', 'console_script', 'stage_cli', 'stage_dir', 'report_targets', 'Tracker',
+           'end_group_at_exit', 'crash_excerpt', 'torchrun', 'create_tables', 'create_index', 'atomic_write',
+           'atomic_dir', 'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -658,6 +658,15 @@ def _flag_type(ann:str):
     return lambda s: None if 'None' in parts and s.lower() in ('none', 'null') else s
 
 # %% ../nbs/00_core.ipynb #39ad6b02
+def console_script(fn):
+    ("Give a command-line function `fn(argv)` the entry point its console script calls, `fn.console()`: it runs `fn` "
+     "and returns None, so the process exits 0. A console script runs `sys.exit(entry())`, and any other return value "
+     "is printed and exits 1; `fn` itself keeps returning its result to Python callers.")
+    def console(): fn(None)
+    console.__qualname__ = f'{fn.__qualname__}.console'
+    fn.console = console
+    return fn
+
 def stage_cli(config_cls, prog:str, description:str,
               extra:list=(),   # (flags, argparse kwargs) the stage adds: its data options, positionals
               run_flags:bool=True, # False: no --output-dir/--run (a tool that writes no stage folder)
@@ -847,6 +856,7 @@ def prepare_assets() -> dict:
     print(f"assets ready ({t.secs:.1f} s): " + ', '.join(f'{k}={v}' for k, v in found.items()))
     return found
 
+@console_script
 def prepare_assets_cli(argv:list|None=None):
     "Console script `rlnb_assets`: check every asset package and convert the policy once (`--help` only explains)."
     import argparse

@@ -28,6 +28,7 @@ from rlnb.core import (
 from .formatting import prompt_text
 from .core import atomic_dir, atomic_write
 from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
+from .core import console_script
 
 # %% auto #0
 __all__ = ['PRESETS', 'CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs',
@@ -543,6 +544,7 @@ _DPO_FLAGS = [
 ]
 
 # %% ../nbs/05_dpo.ipynb #53134d48
+@console_script
 def train_dpo_cli(argv:list|None=None):
     "Console script `rlnb_train_dpo`: every `PreferenceConfig` field is a flag."
     from rlnb.core import stage_cli, stage_dir

@@ -9,11 +9,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
 from datetime import datetime, timezone
-from .core import create_tables, asset_dir, check_agent, StageConfig, StageResult
+from .core import create_tables, asset_dir, check_agent, console_script, StageConfig, StageResult
 from .feedback import Feedback
 from .reward import HEURISTICS
 from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
-                        length_controlled, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
+                        length_controlled, holm, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
 
 # %% auto #0
 __all__ = ['BASE_STREAM', 'MIN_AB_UNITS', 'PARTS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name',
@@ -1031,14 +1031,14 @@ def method_rows(evaluation:dict|None,       # a run's saved evaluation (`bench/r
         r = (best or {}).get('rows', {}).get(str(n))
         if r: rows.append({'method': f'best-of-{n}' if n > 1 else 'base again (A/A)', 'train_s': 0.0, 'kl': r['kl'],
                            's_per_answer': r['seconds_per_answer'],
-                           'judges': {j: {k: v[k] for k in keys} for j, v in r['judges'].items()},
+                           'judges': {j: {k: v[k] for k in keys + ('sign_p',) if k in v} for j, v in r['judges'].items()},
                            'vs_draws': draws('vs_fresh_draws', str(n))})
     trained = [(pol, secs.get(pol), ev.get(pol, {}).get('headline')) for pol in ('dpo', 'ppo')]
     trained += [(n, r.get('train_s'), r.get('headline')) for n, r in (methods or {}).get('methods', {}).items()]
     for pol, train_s, h in trained:
         if h: rows.append({'method': _METHOD_NAMES.get(pol, pol), 'train_s': train_s,
                            'kl': next(iter(h.values())).get('kl'), 's_per_answer': None,
-                           'judges': {j: {k: v[k] for k in keys} for j, v in h.items()},
+                           'judges': {j: {k: v[k] for k in keys + ('sign_p',) if k in v} for j, v in h.items()},
                            'vs_draws': draws('policies_vs_draws', pol)})
     return rows
 
@@ -1047,13 +1047,18 @@ _METHOD_NAMES = {'dpo': 'DPO', 'ppo': 'PPO', 'dpo_on_policy': 'DPO on-policy',
 
 def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
     ("Markdown of `method_rows`: one line per method, per judge (the independent one first) the win rate and the "
-     "length-controlled one against the base's evaluation answer, and, where measured, against every draw of the base.")
+     "length-controlled one against the base's evaluation answer, and, where measured, against every draw of the base; "
+     "last, the first judge's sign-test p adjusted by Holm over every method compared with the base (the A/A row, the "
+     "control, is not a method).")
     ci = lambda v: f"[{v[0]:.3f}, {v[1]:.3f}]"
     dr = any(r.get('vs_draws') for r in rows)
     head = ' | '.join(f"{j}: win rate (95 % CI) | {j}: length-controlled" + (f" | {j}: vs the base's draws" if dr else '')
                       for j in judges)
-    out = [f"| method | training s | KL nats | {head} | s per answer |", '|---' * (4 + (3 if dr else 2) * len(judges)) + '|']
-    for r in rows:
+    out = [f"| method | training s | KL nats | {head} | s per answer | Holm p ({judges[0]}) |",
+           '|---' * (5 + (3 if dr else 2) * len(judges)) + '|']
+    tested = [i for i, r in enumerate(rows) if 'sign_p' in r['judges'].get(judges[0], {}) and r['method'] != 'base again (A/A)']
+    adj = dict(zip(tested, holm([rows[i]['judges'][judges[0]]['sign_p'] for i in tested])))
+    for i, r in enumerate(rows):
         cells = []
         for j in judges:
             v = r['judges'].get(j)
@@ -1062,7 +1067,8 @@ def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
         kl = f"{r['kl']:.2f}" if r.get('kl') is not None else '–'
         ts = f"{r['train_s']:.0f}" if r.get('train_s') is not None else '–'
         spa = f"{r['s_per_answer']:.2f}" if r.get('s_per_answer') is not None else '–'
-        out.append(f"| {r['method']} | {ts} | {kl} | " + ' | '.join(cells) + f" | {spa} |")
+        hp = f"{adj[i]:.3f}" if i in adj else '–'
+        out.append(f"| {r['method']} | {ts} | {kl} | " + ' | '.join(cells) + f" | {spa} | {hp} |")
     return '\n'.join(out)
 
 def plot_methods(rows:list[dict], judges:tuple = ('judge', 'reward'), path=None, title:str|None=None):
@@ -1670,6 +1676,7 @@ def _eval_inputs(a, cfg) -> tuple:
     return prompts, {Path(d).parent.name: RewardJudge(d) for d in judge_dirs}
 
 # %% ../nbs/08_evaluation.ipynb #76df95bb
+@console_script
 def evaluate_cli(argv:list|None=None):
     ("Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
      "`EvalConfig` field is a flag.")

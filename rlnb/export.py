@@ -8,6 +8,7 @@ import json, os, pickle, re, shutil, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import cache_dir, cpu_info, atomic_dir, atomic_write, StageConfig, StageResult
+from .core import console_script
 
 # %% auto #0
 __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'llama_version', 'converter_dir',
@@ -776,6 +777,7 @@ def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prom
     return res
 
 # %% ../nbs/07_export.ipynb #946f6766
+@console_script
 def export_cli(argv:list|None=None):
     "Console script `rlnb_export`: every `ExportConfig` field is a flag."
     from rlnb.core import stage_cli

@@ -8,6 +8,7 @@ import random, hashlib
 from collections import defaultdict
 from pathlib import Path
 from .feedback import Feedback
+from .core import console_script
 
 # %% auto #0
 __all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_reward_targets', 'to_dataset', 'prompt_text',
@@ -281,6 +282,7 @@ def export_data(cfg:ExportDataConfig, store=None) -> int:
     print(f"{len(rows)} {cfg.format} rows of {cfg.agent!r} -> {cfg.output}")
     return len(rows)
 
+@console_script
 def export_data_cli(argv:list|None=None):
     ("Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets or raw "
      "JSONL.")

@@ -813,6 +813,7 @@ class PipelineOptions(StageConfig):
     check: bool = False       # only read and check the recipe (names, options, types), then exit
     replicates: int = 1       # run the recipe this many times under split seeds seed, seed + 1, ... and summarise them
 
+@console_script
 def main(argv:list|None=None):
     "Console script `rlnb_pipeline RECIPE [--resume RUN_DIR]`, generated from `PipelineOptions` by `stage_cli`."
     from rlnb.core import stage_cli

@@ -17,6 +17,7 @@ from rlnb.core import (
     Tracker,
     end_group_at_exit,
 )
+from .core import console_script
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
@@ -845,6 +846,7 @@ _PPO_FLAGS = [
     (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry')),
 ]
 
+@console_script
 def train_ppo_cli(argv:list|None=None):
     "Console script `rlnb_train_ppo`: every `PPOConfig` field is a flag (`--algorithm grpo` for TRL's GRPO)."
     import json

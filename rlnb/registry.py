@@ -12,6 +12,7 @@ from .core import create_index, create_tables, check_agent, rlnb_home
 from .feedback import FeedbackStore
 from .stats import report_headline
 from fastcore.basics import patch
+from .core import console_script
 
 # %% auto #0
 __all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'check_gguf', 'PoliciesConfig', 'policies_cli']
@@ -490,6 +491,7 @@ def _policies_print(cmd:str, out):
     else: print(json.dumps(out, indent=1, default=str))
 
 # %% ../nbs/01a_registry.ipynb #f3f0a55f
+@console_script
 def policies_cli(argv:list|None=None):
     "Console script `rlnb_policies COMMAND AGENT [VERSION ...]`, generated from `PoliciesConfig` by `stage_cli`."
     from rlnb.core import stage_cli

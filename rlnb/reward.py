@@ -23,6 +23,7 @@ from rlnb.core import (
     auto_bf16,
 )
 from .formatting import prompt_text
+from .core import console_script
 
 # %% auto #0
 __all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode',
@@ -466,6 +467,7 @@ def rm_curve_table(r:dict) -> str:
             f"Run {r['run']}, {r['cpu']}, {r['date']}.\n\n" + '\n'.join(rows))
 
 # %% ../nbs/04_reward.ipynb #b6a8ff11
+@console_script
 def train_reward_cli(argv:list|None=None):
     "Console script `rlnb_train_reward`: every `RewardConfig` field is a flag."
     import json

@@ -243,12 +243,14 @@ def hierarchical_bootstrap(runs,                 # one (outcomes, topics) per ru
     return float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a))
 
 def replicate_interval(runs, conf:float=0.95, n_boot:int=2000, seed:int=0) -> dict:
-    ("Headline over replicated runs: the mean of the runs' means, the hierarchical bootstrap interval (runs → topics → "
-     "prompts), the between-run t interval of the runs' means, each run's mean, and the counts the intervals rest on.")
+    ("Headline over replicated runs of a rate: the mean of the runs' means, the hierarchical bootstrap interval (runs → "
+     "topics → prompts), the between-run t interval of the runs' means (clipped to [0, 1]), each run's mean, and the "
+     "counts the intervals rest on.")
     import numpy as np
     means = [float(np.mean(np.asarray(o, dtype=float))) for o, _ in runs]
     lo, hi = hierarchical_bootstrap(runs, conf, n_boot, seed)
     m, blo, bhi = mean_ci(means, conf)
+    blo, bhi = max(blo, 0.0), min(bhi, 1.0)           # a rate: the t interval clipped to [0, 1]
     return {'rate': round(m, 4), 'ci': [round(lo, 4), round(hi, 4)], 'ci_method': 'hierarchical bootstrap: runs, topics, prompts',
             'between_runs_ci': [round(blo, 4), round(bhi, 4)], 'runs': [round(x, 4) for x in means], 'n_runs': len(runs),
             'topics': [len(set(map(str, t))) for _, t in runs], 'prompts': [len(o) for o, _ in runs]}
