@@ -34,11 +34,12 @@ def main(run:str, pool:int=16, save:bool=False, base:str='smollm2'):
     ev = next((s for s in recipe.get('stages', []) if s.get('stage') == 'evaluate'), {})
     print(cpu_line(), f'torch threads {torch.get_num_threads()}', flush=True)
     stage_opts = {k: v for k, v in ev.items() if k != 'stage'}
-    sizing = {k: stage_opts.pop(k) for k in ('n_prompts', 'target_win_rate') if k in stage_opts}
+    sizing = {k: stage_opts.pop(k) for k in ('n_prompts', 'target_win_rate', 'part') if k in stage_opts}
     for k in ('policies', 'judges', 'ood_prompts', 'judge_pairs', 'reference', 'tag', 'key'): stage_opts.pop(k, None)
     cfg = stage_eval_config(recipe, stage_opts.pop('preset', 'cpu'), **{**stage_opts, **SMOKE.get('evaluate', {})})
     sets = eval_prompt_set(run, SMOKE.get('n_prompts', sizing.get('n_prompts')), sizing.get('target_win_rate', 0.58),
-                           ood=0, seed=cfg.seed)['in_distribution']   # the evaluate stage's prompts, seed and sampling
+                           ood=0, seed=cfg.seed, part=SMOKE.get('part', 'development'))['in_distribution']
+    # the evaluate stage's sizing, seed and sampling, on development topics: best-of-n is a choice, never a confirmation
     J = {j: RewardJudge(RewardModel.load(run/j/'reward_model'), name=j) for j in ('judge', 'reward')}
     ns = tuple(n for n in (1, 4, 8, 16, 32) if n <= pool)
     t0 = time.perf_counter()
@@ -72,7 +73,8 @@ def pool_agreement(run:Path, prompts:list, J:dict) -> dict:
     pols = {}
     for f in sorted((run/'eval').glob('*.json')):
         m = json.loads(f.read_text()).get('modes', {}).get('sampled')
-        if m and m['prompts'] == list(prompts): pols[f.stem] = m['answers']['policy']   # the same prompts, in order
+        k = (m or {}).get('answers_per_prompt', 1)       # K answers per prompt: the first of each prompt's K
+        if m and m['prompts'][::k] == list(prompts): pols[f.stem] = m['answers']['policy'][::k]   # same prompts, in order
     out = {}
     for j in J:
         js, jb = np.stack([J[j].score(prompts, d) for d in pool]), np.asarray(J[j].score(prompts, rep['answers']['base']))
@@ -92,7 +94,7 @@ def agreement_only(run:str, save:bool=False):
     cfg = json.loads((run/'config.json').read_text()); recipe = cfg.get('recipe', cfg)
     ev = next((s for s in recipe.get('stages', []) if s.get('stage') == 'evaluate'), {})
     prompts = eval_prompt_set(run, SMOKE.get('n_prompts', ev.get('n_prompts')), ev.get('target_win_rate', 0.58), ood=0,
-                              seed=ev.get('seed', recipe.get('seed', 0)))['in_distribution']['prompts']
+                              seed=ev.get('seed', recipe.get('seed', 0)), part=SMOKE.get('part', 'development'))['in_distribution']['prompts']
     J = {j: RewardJudge(RewardModel.load(run/j/'reward_model'), name=j) for j in ('judge', 'reward')}
     a = pool_agreement(run, prompts, J); print(json.dumps(a))
     if save:

@@ -448,11 +448,14 @@ def generate_answers(
     return out
 
 # %% ../nbs/08_evaluation.ipynb #992bed2f
-def _stats(x, conf:float=0.95, seed:int=0) -> dict:
+def _stats(x, conf:float=0.95, seed:int=0, groups=None) -> dict:
+    "Mean, sd and bootstrap interval of `x`; with `groups` (a cluster per element, e.g. K answers of one prompt) clusters are resampled."
     import numpy as np
     x = np.asarray(x, dtype=float)
+    g = groups if groups is not None and len(set(groups)) < len(x) else None
+    ok = len(x) > 1 and (g is None or len(set(g)) > 1)
     return {'mean': round(float(x.mean()), 4), 'std': round(float(x.std(ddof=1)), 4) if len(x) > 1 else 0.0,
-            'ci': [round(v, 4) for v in bootstrap_ci(x, conf=conf, seed=seed)] if len(x) > 1 else None}
+            'ci': [round(v, 4) for v in bootstrap_ci(x, conf=conf, seed=seed, groups=g)] if ok else None}
 
 def _kk_pairs(groups) -> tuple:
     ("Row indices (policy row, base row) of every pair inside each prompt's group of rows: with K answers per arm per "
@@ -480,26 +483,31 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
         pk = (1 / (1 + np.exp(-(j['score_a'][ia] - j['score_b'][ib])))) if 'score_a' in j else run_judge(
             judge, [prompts[i] for i in ia], [pol[i] for i in ia], [bas[i] for i in ib])['p']
         o = outcomes(pk, tie, [pol[a] == bas[b] for a, b in zip(ia, ib)])
-        clusters = [(clusters if clusters is not None else groups)[a] for a in ia]
-    wr = win_rate(o, conf, clusters, seed)
-    if len(ia) > len(pol):                                          # the sign test counts prompts, not dependent pairs
+    unit = clusters if clusters is not None else groups              # the independent unit of each row, if any
+    pc = [unit[a] for a in ia] if unit is not None else None         # ... of each pair
+    wr = win_rate(o, conf, pc, seed)
+    if len(ia) > len(pol):                                           # K x K pairs: one outcome per prompt, their mean
         per = defaultdict(list)
         for a, x in zip(ia, o): per[groups[a]].append(x)
+        res_prompt = [round(float(np.mean(v)), 4) for v in per.values()]
+        wr.update(pairs=len(o), draws=len(o) // len(per) if len(o) % len(per) == 0 else None)
+    if pc is not None and len(set(pc)) < len(o):                     # the sign test counts independent units, not rows
+        per = defaultdict(list)
+        for u, x in zip(pc, o): per[u].append(x)
         m = [float(np.mean(v)) for v in per.values()]
-        res_prompt = [round(x, 4) for x in m]
-        wr.update(sign_p=round(sign_test(sum(x > 0.5 for x in m), sum(x < 0.5 for x in m)), 5), pairs=len(o),
-                  draws=len(o) // len(per) if len(o) % len(per) == 0 else None)
+        wr['sign_p'] = round(sign_test(sum(x > 0.5 for x in m), sum(x < 0.5 for x in m)), 5)
     res = {
         'win_rate': wr,
-        'lc_win_rate': length_controlled(o, np.asarray(pol_len)[ia] - np.asarray(bas_len)[ib], conf, seed=seed),
+        'lc_win_rate': length_controlled(o, np.asarray(pol_len)[ia] - np.asarray(bas_len)[ib], conf, seed=seed,
+                                         groups=pc if pc is not None and len(set(pc)) < len(o) else None),
         'p_policy_better': [round(float(v), 4) for v in j['p']],   # per row: the row's policy answer vs its base answer
         'outcomes': outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)]).tolist(),
     }
     if res_prompt is not None: res['prompt_outcomes'] = res_prompt   # per prompt: the mean of its K x K outcomes
     if 'position_consistency' in j: res['position_consistency'] = j['position_consistency']
     if 'score_a' in j:
-        res['score'] = {'policy': _stats(j['score_a'], conf, seed), 'base': _stats(j['score_b'], conf, seed),
-                        'diff': _stats(j['score_a'] - j['score_b'], conf, seed)}
+        res['score'] = {k: _stats(v, conf, seed, unit) for k, v in
+                        (('policy', j['score_a']), ('base', j['score_b']), ('diff', j['score_a'] - j['score_b']))}
         res['scores'] = {
             'policy': [round(float(v), 4) for v in j['score_a']],
             'base': [round(float(v), 4) for v in j['score_b']],
@@ -573,7 +581,9 @@ class EvalReport(StageResult):
 # %% ../nbs/08_evaluation.ipynb #2015695f
 from fastcore.basics import patch
 
-def _ci_txt(d:dict, fmt:str='.3f') -> str: return f"{d['ci'][0]:{fmt}}, {d['ci'][1]:{fmt}}"
+def _ci_txt(d:dict, fmt:str='.3f') -> str:
+    "The interval of `d` as text; 'no interval' where it has none (one cluster: nothing to resample)."
+    return f"{d['ci'][0]:{fmt}}, {d['ci'][1]:{fmt}}" if d.get('ci') else 'no interval'
 
 @patch
 def table(self:EvalReport) -> str:
@@ -632,16 +642,18 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
     t = time.perf_counter()
     pol, bas = _answers(model, base_m, tok, prompts, mode, kl=mode == 'sampled', cache=cache, base_name=base_name, **kw)
     gen_s, seed, both = time.perf_counter() - t, kw['seed'], (('policy', pol), ('base', bas))
+    unit = clusters if clusters is not None else groups        # rows of one cluster (or prompt) are resampled together
     m = {'prompts': prompts, **({'clusters': [c.item() if hasattr(c, 'item') else c for c in clusters]}
                                 if clusters is not None else {}), 'answers': {'policy': pol.texts, 'base': bas.texts},
          'tokens': {'policy': pol.n_tokens, 'base': bas.n_tokens},
-         'length': {k: _stats(a.n_tokens, conf, seed) for k, a in both},
+         'length': {k: _stats(a.n_tokens, conf, seed, unit) for k, a in both},
          'distinct': {k: {f'distinct_{n}': distinct_n(a.texts, n) for n in (1, 2)} for k, a in both},
          'failures': {k: failures(a.texts, a.has_eos, validate) for k, a in both},
-         'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)), 'judges': {}}
+         'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)), 'judges': {},
+         'answers_per_prompt': len(prompts) // len(set(groups)) if groups is not None else 1}
     if pol.kl is not None:
         kl = np.asarray(pol.kl)
-        m['kl'] = {**_stats(kl, conf, seed), 'median': round(float(np.median(kl)), 4),
+        m['kl'] = {**_stats(kl, conf, seed, unit), 'median': round(float(np.median(kl)), 4),
                    'p90': round(float(np.quantile(kl, 0.9)), 4), 'values': [round(float(v), 4) for v in kl]}
     t = time.perf_counter()
     for jn, judge in judges.items():
@@ -739,28 +751,29 @@ def evaluate_policy(
     k = cfg.answers_per_prompt
     if not isinstance(k, int) or k < 1: raise ValueError(f"answers_per_prompt must be a positive integer, got {k!r}")
     groups = [i for i in range(len(prompts)) for _ in range(k)] if k > 1 else None   # K rows per prompt, each its own draw
-    if k > 1:
-        prompts = [p for p in prompts for _ in range(k)]
-        clusters = [c for c in clusters for _ in range(k)] if clusters is not None else None
+    rows = {False: (prompts, clusters, None),                                       # greedy: one answer is every answer
+            True: ([p for p in prompts for _ in range(k)],
+                   [c for c in clusters for _ in range(k)] if clusters is not None else None, groups)}
     t0 = time.perf_counter()
     pol_name = str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__
     model, base_m, tk, names = load_policy_pair(policy, base)
     tok = tok or tk
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
-    meta = dict(policy=pol_name, base=names['base'], prompts=len(prompts) // k, answers_per_prompt=k,
+    meta = dict(policy=pol_name, base=names['base'], prompts=len(prompts), answers_per_prompt=k,
                 judges=list(judges), seed=cfg.seed,
                 base_seed=cfg.seed + BASE_STREAM,
                 max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
                 conf=cfg.conf, repetition_penalty=cfg.repetition_penalty,
-                clusters=len(set(clusters)) if clusters is not None else None if k == 1 else len(prompts) // k,
+                clusters=len(set(clusters)) if clusters is not None else None,
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
     report = EvalReport(meta=meta)
     ans_m, ans_b = plain_pair(model) if base_m is None else (model, base_m)   # answer without the adapter layers
     cache = {} if cache is None else cache      # the control reuses the base's answers (and their scores) at least
     for mode in modes:
-        report.modes[mode], meta['timings'][mode] = _eval_mode(ans_m, ans_b, tok, prompts, mode, judges, cfg.conf, cfg.tie,
-                                                               validate, clusters, cache, names['base'],
-                                                               control=cfg.control, groups=groups, **kw)
+        ps, cs, gs = rows[mode == 'sampled' and k > 1]
+        report.modes[mode], meta['timings'][mode] = _eval_mode(ans_m, ans_b, tok, ps, mode, judges, cfg.conf, cfg.tie,
+                                                               validate, cs, cache, names['base'],
+                                                               control=cfg.control, groups=gs, **kw)
     del ans_m, ans_b
     if pairs is not None and len(pairs):
         if base_m is not None:
@@ -825,6 +838,7 @@ def plot_report(report:EvalReport, path=None, mode:str|None=None):
 # %% ../nbs/08_evaluation.ipynb #9875193f
 def ci_errorbar(ax, x, est:list, ci:list, horizontal:bool=False, **kw):
     "Points `est` at positions `x`, with asymmetric error bars out to their intervals `ci` (a [lo, hi] per point)."
+    ci = [c if c else (e, e) for e, c in zip(est, ci)]    # no interval (one cluster): the point alone
     err = [[e - c[0] for e, c in zip(est, ci)], [c[1] - e for e, c in zip(est, ci)]]
     return ax.errorbar(est, x, xerr=err, **kw) if horizontal else ax.errorbar(x, est, yerr=err, **kw)
 
@@ -1038,7 +1052,7 @@ def method_rows(evaluation:dict|None,       # a run's saved evaluation (`bench/r
     for pol, train_s, h in trained:
         if h: rows.append({'method': _METHOD_NAMES.get(pol, pol), 'train_s': train_s,
                            'kl': next(iter(h.values())).get('kl'), 's_per_answer': None,
-                           'judges': {j: {k: v[k] for k in keys + ('sign_p',) if k in v} for j, v in h.items()},
+                           'judges': {j: {k: v[k] for k in keys + ('sign_p', 'valid') if k in v} for j, v in h.items()},
                            'vs_draws': draws('policies_vs_draws', pol)})
     return rows
 
@@ -1056,8 +1070,8 @@ def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
                       for j in judges)
     out = [f"| method | training s | KL nats | {head} | s per answer | Holm p ({judges[0]}) |",
            '|---' * (5 + (3 if dr else 2) * len(judges)) + '|']
-    tested = [i for i, r in enumerate(rows) if 'sign_p' in r['judges'].get(judges[0], {}) and r['method'] != 'base again (A/A)']
-    adj = dict(zip(tested, holm([rows[i]['judges'][judges[0]]['sign_p'] for i in tested])))
+    tested = [i for i, r in enumerate(rows) if judges[0] in r['judges'] and r['method'] != 'base again (A/A)']
+    adj = dict(zip(tested, holm([rows[i]['judges'][judges[0]].get('sign_p', 1.0) for i in tested])))   # no p: counted as 1
     for i, r in enumerate(rows):
         cells = []
         for j in judges:
@@ -1067,7 +1081,8 @@ def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
         kl = f"{r['kl']:.2f}" if r.get('kl') is not None else '–'
         ts = f"{r['train_s']:.0f}" if r.get('train_s') is not None else '–'
         spa = f"{r['s_per_answer']:.2f}" if r.get('s_per_answer') is not None else '–'
-        hp = f"{adj[i]:.3f}" if i in adj else '–'
+        hp = (f"{adj[i]:.3f}" + (', no verdict' if r['judges'][judges[0]].get('valid') is False else '')
+              if i in adj and 'sign_p' in r['judges'][judges[0]] else '–')
         out.append(f"| {r['method']} | {ts} | {kl} | " + ' | '.join(cells) + f" | {spa} | {hp} |")
     return '\n'.join(out)
 
@@ -1619,7 +1634,7 @@ def beats_heuristic(correct,          # the judge's correctness per human pair: 
     ("Whether a judge beats the best one-line heuristic of `rlnb.reward.HEURISTICS` (longer answer wins, ...) on the same "
      "human pairs: the paired accuracy difference with an interval that resamples prompts (a chitchat pair's prompt is "
      "its topic: a topic-level interval). `beats` only when the lower bound is above 0. The heuristic is the best on "
-     "these very pairs, which favours it: a judge that beats it beats every heuristic.")
+     "these very pairs, which favours it; the heuristics are tried in one direction each (longer, not shorter, wins).")
     import numpy as np
     correct, acc = np.asarray(correct, dtype=float), {}
     for name, f in HEURISTICS.items():

@@ -154,14 +154,21 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
     return recipe
 
 # %% ../nbs/99_pipeline.ipynb #4e2af06c
+_COMMIT = []
+
 def _git_commit() -> str|None:
+    ("The commit of the code this process runs: HEAD when first asked (a run's start), kept for the process, so the "
+     "replicates of one `run_replicates` (one process, code loaded once) all name the code they ran.")
+    if _COMMIT: return _COMMIT[0]
     try:
-        return (
+        c = (
             subprocess.run(
                 ['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=repo_dir(), timeout=5
             ).stdout.strip()
             or None
         )
+        _COMMIT.append(c)
+        return c
     except Exception: return None
 
 def _redact(x):
@@ -580,10 +587,11 @@ def _validity_line(v:dict) -> str:
 def _judge_verdict(h:dict, j:str, vh:dict|None) -> dict:
     ("A headline with the judge's validity folded in: no verdict (`valid` False) when the judge is not significantly "
      "more accurate on held-out human pairs than the best one-line heuristic, whatever its control says.")
-    if vh and not vh['beats']:
+    if not vh or not vh['beats']:
         why = (f"judge '{j}' is not significantly more accurate on held-out human pairs than '{vh['heuristic']}' "
                f"(difference {vh['diff']:+.3f} [{vh['ci'][0]:+.3f}, {vh['ci'][1]:+.3f}] over {vh['topics']} topics): "
-               "its verdict is no evidence of what people prefer, so it gives no verdict")
+               "its verdict is no evidence of what people prefer, so it gives no verdict") if vh else (
+               f"judge '{j}' was not checked against people (no held-out human pairs): no verdict")
         h = {**h, 'valid': False, 'validity': why if h.get('valid', True) is not False else f"{h['validity']}; {why}"}
     return h
 
@@ -613,8 +621,8 @@ def evaluate_stage(
     cfg = stage_eval_config(run.recipe, preset, **overrides)
     seed, system, max_new_tokens, temperature = cfg.seed, cfg.system, cfg.max_new_tokens, cfg.temperature
     top_p, repetition_penalty = cfg.top_p, cfg.repetition_penalty
-    k = cfg.answers_per_prompt
-    if n_prompts is None: n_prompts = -(-prompts_needed(target_win_rate) // k)
+    k, sfx = cfg.answers_per_prompt, f'_{tag}' if tag else ''
+    if n_prompts is None: n_prompts = -(-prompts_needed(target_win_rate) // k)   # power at most the rule's: prompts vary
     sets, J = eval_prompt_set(run.path, n_prompts, target_win_rate, ood_prompts, seed, part=part), _run_judges(run, judges)
     ind, ood = sets['in_distribution'], sets['out_of_distribution']
     out, reports, cache, acc = {'prompts': len(ind['prompts']), 'ood_prompts': len(ood['prompts']),
@@ -622,7 +630,7 @@ def evaluate_stage(
     pairs = _datasets(run)['pairs']['eval']
     kw = dict(config=cfg, cache=cache)
     (run.path/'eval').mkdir(parents=True, exist_ok=True)
-    atomic_write(run.path/'eval'/f"prompt_set{'_' + tag if tag else ''}.json", json.dumps({**ind, 'part': part, 'seed': seed, 'answers_per_prompt': k,
+    atomic_write(run.path/'eval'/f'prompt_set{sfx}.json', json.dumps({**ind, 'part': part, 'seed': seed, 'answers_per_prompt': k,
                  'heldout_topics': heldout_prompts(run.path, n=None, extra=None)}, indent=1))
     lines = [f"# Evaluation of run {run.path.name}", '',
              f"{len(ind['prompts'])} in-distribution prompts ({sets['n_rule']['distinct']} distinct, from "
@@ -640,10 +648,10 @@ def evaluate_stage(
             raise FileNotFoundError(f"{path} holds no adapter: run the stage that trains {name!r} before 'evaluate', "
                                     "or leave it out of `policies`")
         rep = evaluate_policy(path, ind['prompts'], J, clusters=ind['clusters'],
-                              output=run.path/'eval'/f'{name}.json', **kw)
-        rep_ood = evaluate_policy(path, ood['prompts'], J, output=run.path/'eval'/f'{name}_ood.json',
+                              output=run.path/'eval'/f'{name}{sfx}.json', **kw)
+        rep_ood = evaluate_policy(path, ood['prompts'], J, output=run.path/'eval'/f'{name}_ood{sfx}.json',
                                   **kw) if ood['prompts'] else None
-        plot_report(rep, run.path/'plots'/f'eval_{name}.png'); reports[name] = rep; plt.close('all')
+        plot_report(rep, run.path/'plots'/f'eval_{name}{sfx}.png'); reports[name] = rep; plt.close('all')
         val = {}
         for j in J:
             if j not in acc: acc[j] = judge_validity(J[j], rep, j, j, pairs, max_pairs=judge_pairs, seed=seed)
@@ -667,8 +675,8 @@ def evaluate_stage(
         bad = [f"judge `{j}`: {h['validity']}" for j, h in out[name]['headline'].items() if h.get('valid') is False]
         for b in bad: print(f"      no verdict from {b}")
         lines += [f"**No verdict** from {b}" for b in bad] + ([''] if bad else [])
-        if (v := _register_eval(run, name, rep, J)) is not None: out[name]['registry_version'] = v
-    sfx = f'_{tag}' if tag else ''
+        if not tag and (v := _register_eval(run, name, rep, J)) is not None:   # a tagged (second) evaluation
+            out[name]['registry_version'] = v                                  # never replaces the version's report
     if reports: plot_frontier(reports, run.path/'plots'/f'eval_frontier{sfx}.png')
     (run.path/'eval').mkdir(parents=True, exist_ok=True)
     atomic_write(run.path/'eval'/f'report{sfx}.md', '\n'.join(lines) + '\n')
@@ -713,7 +721,7 @@ def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<na
             (lo, hi), (llo, lhi) = v['win_rate_ci'], v['lc_win_rate_ci']
             out.append(f"- `{p}` against the base under the `{judge}` judge, {v['prompts']} held-out prompts: win rate "
                        f"{v['win_rate']:.3f} [{lo:.3f}, {hi:.3f}], length-controlled {v['lc_win_rate']:.3f} [{llo:.3f}, "
-                       f"{lhi:.3f}] (95 % CI; {'above' if lo > 0.5 else 'not significantly above'} 50 %), KL {v['kl']:.2f} nats")
+                       f"{lhi:.3f}] (95 % CI; {'no verdict: ' + v['validity'] if v.get('valid') is False else 'above 50 %' if lo > 0.5 else 'not significantly above 50 %'}), KL {v['kl']:.2f} nats")
     return '\n'.join(out)
 
 # %% ../nbs/99_pipeline.ipynb #87497fce
@@ -725,9 +733,9 @@ def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False) -> tuple|No
     j = (m or {}).get('judges', {}).get(judge)
     if j is None: return None
     o = j.get('prompt_outcomes', j['outcomes'])
-    if ood: return o, list(dict.fromkeys(m['prompts']))[:len(o)]                # an opener is its own topic
-    ps = json.loads((path/'eval'/'prompt_set.json').read_text())
-    return o, ps['topics'][:len(o)]
+    t = list(dict.fromkeys(m['prompts'])) if ood else json.loads((path/'eval'/'prompt_set.json').read_text())['topics']
+    if len(t) != len(o): raise ValueError(f"{f}: {len(o)} prompt outcomes but {len(t)} topics: the report and its prompt set disagree")
+    return o, t                                                              # (an opener is its own topic)
 
 def replicate_summary(runs:list,              # run folders of one recipe under different split seeds
                       judges:tuple|None=None, # default: every judge of the first run's evaluation
@@ -738,7 +746,8 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
     from rlnb.stats import replicate_interval
     runs = [Path(r) for r in runs]
     if len(runs) < 2: raise ValueError(f"a replicate summary needs at least 2 runs, got {len(runs)}")
-    ev = [json.loads((r/'metrics.json').read_text()).get('evaluate') for r in runs]
+    ms = [json.loads((r/'metrics.json').read_text()) for r in runs]
+    ev = [m.get('evaluate') for m in ms]
     if missing := [str(r) for r, e in zip(runs, ev) if not e]:
         raise FileNotFoundError(f"no 'evaluate' stage in {missing}: replicate a recipe that evaluates")
     names = [n for n, v in ev[0].items() if isinstance(v, dict) and 'headline' in v]
@@ -746,7 +755,10 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
     sets = [json.loads((r/'eval'/'prompt_set.json').read_text()) for r in runs]
     seeds = [json.loads((r/'config.json').read_text()).get('recipe', {}).get('seed', 0) for r in runs]
     out = {'runs': [f'{r.parent.name}/{r.name}' for r in runs], 'seeds': seeds, 'policies': {}, 'control': {},
-           'part': sets[0].get('part'), 'topics': [sorted(set(p['topics'])) for p in sets]}
+           'part': sets[0].get('part'), 'topics': [sorted(set(p['topics'])) for p in sets],
+           'stage_seconds': [{k: v['seconds'] for k, v in m.items() if isinstance(v, dict) and 'seconds' in v} for m in ms],
+           'peak_rss_mb': [max((v.get('peak_rss_mb') or 0) for v in m.values() if isinstance(v, dict)) for m in ms],
+           'judge_validity': {j: [e[names[0]]['judge_validity'].get(j) for e in ev] for j in judges}}
     for name in names:
         for j in judges:
             row = {}
@@ -764,25 +776,29 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
             m = json.loads((r/'eval'/f'{names[0]}.json').read_text())['modes'].get('sampled', {})
             c = m.get('control', {}).get('judges', {}).get(j)
             if c is None: xs = None; break
-            xs.append((c['prompt_outcomes'], p['topics'][:len(c['prompt_outcomes'])]))
+            if len(c['prompt_outcomes']) != len(p['topics']): raise ValueError(f"{r}: control and prompt set disagree")
+            xs.append((c['prompt_outcomes'], p['topics']))
         if xs: out['control'][j] = replicate_interval(xs, conf, seed=seed)
     return out
 
 def replicates_table(s:dict, judge:str='judge') -> str:
-    "Markdown of `replicate_summary` for one judge: per policy, in and out of distribution, and the control."
+    ("Markdown of `replicate_summary` for one judge: per policy, in and out of distribution, and the control; the 95 % CI "
+     "is the union of the hierarchical bootstrap and the between-run t interval (`rlnb.stats.replicate_interval`).")
     ci = lambda v: f"[{v[0]:.3f}, {v[1]:.3f}]"
-    out = [f"| policy | row | mean of {len(s['runs'])} runs (hierarchical 95 % CI) | between-run 95 % CI | each run | "
-           "valid verdicts |", '|---|---|---|---|---|---|']
+    out = [f"| policy | row | mean of {len(s['runs'])} runs (95 % CI) | hierarchical bootstrap | between-run t | each run | "
+           "valid verdicts |", '|---|---|---|---|---|---|---|']
     for name, js in s['policies'].items():
         r = js.get(judge)
         if not r: continue
         for key in ('in_distribution', 'out_of_distribution'):
             if v := r.get(key):
                 each = ', '.join(f"{x:.3f}" for x in v['runs'])
-                out.append(f"| {name} | {key.replace('_', ' ')} | {v['rate']:.3f} {ci(v['ci'])} | {ci(v['between_runs_ci'])} | "
+                out.append(f"| {name} | {key.replace('_', ' ')} | {v['rate']:.3f} {ci(v['ci'])} | {ci(v['hierarchical_ci'])} | "
+                           f"{ci(v['between_runs_ci'])} | "
                            f"{each} | {r['valid_runs']} of {len(s['runs'])} |")
     if c := s['control'].get(judge):
-        out.append(f"| base (control) | in distribution | {c['rate']:.3f} {ci(c['ci'])} | {ci(c['between_runs_ci'])} | "
+        out.append(f"| base (control) | in distribution | {c['rate']:.3f} {ci(c['ci'])} | {ci(c['hierarchical_ci'])} | "
+                   f"{ci(c['between_runs_ci'])} | "
                    f"{', '.join(f'{x:.3f}' for x in c['runs'])} | must hold ½ |")
     return '\n'.join(out)
 

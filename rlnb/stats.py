@@ -113,10 +113,11 @@ def win_rate(o, conf:float=0.95,
         raise ValueError(f"{len(clusters)} cluster ids for {len(o)} outcomes")
     w, t, l = int((o == 1).sum()), int((o == 0.5).sum()), int((o == 0).sum())
     k = len(set(clusters)) if clusters is not None else len(o)
-    lo, hi = wilson_interval(w + t / 2, len(o), conf) if k == len(o) or k < 2 else bootstrap_ci(o, conf=conf, seed=seed,
-                                                                                                groups=clusters)
+    if k == len(o): (lo, hi), how = wilson_interval(w + t / 2, len(o), conf), 'wilson'
+    elif k >= 2: (lo, hi), how = bootstrap_ci(o, conf=conf, seed=seed, groups=clusters), 'cluster bootstrap'
+    else: (lo, hi), how = (0.0, 1.0), 'one cluster: no interval'   # dependent outcomes of one unit say nothing beyond it
     return {'rate': round(float(o.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)], 'n': len(o), 'clusters': k,
-            'ci_method': 'wilson' if k == len(o) or k < 2 else 'cluster bootstrap',
+            'ci_method': how,
             'wins': w, 'ties': t, 'losses': l, 'sign_p': round(sign_test(w, l), 5)}
 
 # %% ../nbs/00a_stats.ipynb #25124864
@@ -136,7 +137,9 @@ def _logistic_fit(x, y, l2:float=1e-2, iters:int=50):
         if np.abs(step).max() < 1e-8: break
     return w
 
-def length_controlled(o, len_diff, conf:float=0.95, n_boot:int=1000, seed:int=0, bins:int=3) -> dict:
+def length_controlled(o, len_diff, conf:float=0.95, n_boot:int=1000, seed:int=0, bins:int=3,
+                      groups=None,   # cluster id per outcome: the interval resamples clusters, not outcomes
+                     ) -> dict:
     ("Win rate with the length difference regressed out (AlpacaEval-LC style) and within bins of similar length "
      "difference.")
     import numpy as np
@@ -146,7 +149,8 @@ def length_controlled(o, len_diff, conf:float=0.95, n_boot:int=1000, seed:int=0,
     lc = lambda i: float(1 / (1 + np.exp(-_logistic_fit(x[i], o[i])[0])))
     w = _logistic_fit(x, o)
     idx = np.arange(len(o))
-    lo, hi = bootstrap_ci(idx, lambda i: lc(i.astype(int)), n_boot, conf, seed) if len(o) > 2 else (float('nan'),) * 2
+    lo, hi = (bootstrap_ci(idx, lambda i: lc(i.astype(int)), n_boot, conf, seed, groups=groups) if len(o) > 2
+              and (groups is None or len(set(groups)) > 1) else (float('nan'),) * 2)
     edges = np.unique(np.quantile(d, np.linspace(0, 1, bins + 1)))
     which = np.clip(np.searchsorted(edges, d, side='right') - 1, 0, max(len(edges) - 2, 0))
     rows = [{'len_diff': [round(float(edges[b]), 1), round(float(edges[min(b + 1, len(edges) - 1)]), 1)],
@@ -243,16 +247,18 @@ def hierarchical_bootstrap(runs,                 # one (outcomes, topics) per ru
     return float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a))
 
 def replicate_interval(runs, conf:float=0.95, n_boot:int=2000, seed:int=0) -> dict:
-    ("Headline over replicated runs of a rate: the mean of the runs' means, the hierarchical bootstrap interval (runs → "
-     "topics → prompts), the between-run t interval of the runs' means (clipped to [0, 1]), each run's mean, and the "
-     "counts the intervals rest on.")
+    ("Headline over replicated runs of a rate: the mean of the runs' means; `ci`, the union of the hierarchical bootstrap "
+     "interval (runs → topics → prompts, `hierarchical_ci`) and the between-run t interval of the runs' means "
+     "(`between_runs_ci`, clipped to [0, 1]): with few runs the bootstrap alone under-covers when runs differ (simulated "
+     "below); each run's mean and the counts the intervals rest on.")
     import numpy as np
     means = [float(np.mean(np.asarray(o, dtype=float))) for o, _ in runs]
     lo, hi = hierarchical_bootstrap(runs, conf, n_boot, seed)
     m, blo, bhi = mean_ci(means, conf)
     blo, bhi = max(blo, 0.0), min(bhi, 1.0)           # a rate: the t interval clipped to [0, 1]
-    return {'rate': round(m, 4), 'ci': [round(lo, 4), round(hi, 4)], 'ci_method': 'hierarchical bootstrap: runs, topics, prompts',
-            'between_runs_ci': [round(blo, 4), round(bhi, 4)], 'runs': [round(x, 4) for x in means], 'n_runs': len(runs),
+    return {'rate': round(m, 4), 'ci': [round(min(lo, blo), 4), round(max(hi, bhi), 4)],
+            'ci_method': 'union of a hierarchical bootstrap (runs, topics, prompts) and the between-run t interval',
+            'hierarchical_ci': [round(lo, 4), round(hi, 4)], 'between_runs_ci': [round(blo, 4), round(bhi, 4)], 'runs': [round(x, 4) for x in means], 'n_runs': len(runs),
             'topics': [len(set(map(str, t))) for _, t in runs], 'prompts': [len(o) for o, _ in runs]}
 
 # %% ../nbs/00a_stats.ipynb #79cad4a7
@@ -280,7 +286,7 @@ def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dic
         **({'kl': m['kl']['mean'], 'kl_ci': m['kl']['ci']} if m.get('kl') else {}),
         'failure_rate': {'policy': m['failures']['policy']['any_rate'], 'base': m['failures']['base']['any_rate']},
         'truncated': {k: m['failures'][k].get('rates', {}).get('truncated') for k in ('policy', 'base')},   # older reports: None
-        'prompts': len(m.get('prompts', [])) or None,
+        'prompts': len(m.get('prompts', [])) // m.get('answers_per_prompt', 1) or None,   # distinct prompts
         **({'control_win_rate': m['control']['judges'][judge]['win_rate']['rate'],        # base against base: ½ or
             'control_win_rate_ci': m['control']['judges'][judge]['win_rate']['ci'],      # no verdict
             'valid': m['control']['valid'], 'validity': m['control']['why']} if 'control' in m else {}),
