@@ -457,6 +457,12 @@ def _stats(x, conf:float=0.95, seed:int=0, groups=None) -> dict:
     return {'mean': round(float(x.mean()), 4), 'std': round(float(x.std(ddof=1)), 4) if len(x) > 1 else 0.0,
             'ci': [round(v, 4) for v in bootstrap_ci(x, conf=conf, seed=seed, groups=g)] if ok else None}
 
+def _unit_means(units, o) -> list[float]:
+    "The mean outcome of each unit (prompt or cluster), in the order units first appear."
+    per = defaultdict(list)
+    for u, x in zip(units, o): per[u].append(float(x))
+    return [sum(v) / len(v) for v in per.values()]
+
 def _kk_pairs(groups) -> tuple:
     ("Row indices (policy row, base row) of every pair inside each prompt's group of rows: with K answers per arm per "
      "prompt, all K×K pairs.")
@@ -487,14 +493,10 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
     pc = [unit[a] for a in ia] if unit is not None else None         # ... of each pair
     wr = win_rate(o, conf, pc, seed)
     if len(ia) > len(pol):                                           # K x K pairs: one outcome per prompt, their mean
-        per = defaultdict(list)
-        for a, x in zip(ia, o): per[groups[a]].append(x)
-        res_prompt = [round(float(np.mean(v)), 4) for v in per.values()]
-        wr.update(pairs=len(o), draws=len(o) // len(per) if len(o) % len(per) == 0 else None)
+        res_prompt = [round(x, 4) for x in _unit_means([groups[a] for a in ia], o)]
+        wr.update(pairs=len(o), draws=len(o) // len(res_prompt) if len(o) % len(res_prompt) == 0 else None)
     if pc is not None and len(set(pc)) < len(o):                     # the sign test counts independent units, not rows
-        per = defaultdict(list)
-        for u, x in zip(pc, o): per[u].append(x)
-        m = [float(np.mean(v)) for v in per.values()]
+        m = _unit_means(pc, o)
         wr['sign_p'] = round(sign_test(sum(x > 0.5 for x in m), sum(x < 0.5 for x in m)), 5)
     res = {
         'win_rate': wr,

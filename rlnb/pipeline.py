@@ -4,7 +4,7 @@
 
 # %% ../nbs/99_pipeline.ipynb #977973bc
 from __future__ import annotations
-import json, sys, time, platform, subprocess, argparse
+import functools, json, sys, time, platform, subprocess, argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import *
@@ -154,21 +154,17 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
     return recipe
 
 # %% ../nbs/99_pipeline.ipynb #4e2af06c
-_COMMIT = []
-
+@functools.cache
 def _git_commit() -> str|None:
     ("The commit of the code this process runs: HEAD when first asked (a run's start), kept for the process, so the "
      "replicates of one `run_replicates` (one process, code loaded once) all name the code they ran.")
-    if _COMMIT: return _COMMIT[0]
     try:
-        c = (
+        return (
             subprocess.run(
                 ['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=repo_dir(), timeout=5
             ).stdout.strip()
             or None
         )
-        _COMMIT.append(c)
-        return c
     except Exception: return None
 
 def _redact(x):
@@ -725,17 +721,23 @@ def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<na
     return '\n'.join(out)
 
 # %% ../nbs/99_pipeline.ipynb #87497fce
-def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False) -> tuple|None:
-    "Per-prompt outcomes (K x K means) of one policy and judge in one run, with each prompt's topic; `None` if not evaluated."
-    f = path/'eval'/f"{name}{'_ood' if ood else ''}.json"
-    if not f.exists(): return None
-    m = json.loads(f.read_text())['modes'].get('sampled')
-    j = (m or {}).get('judges', {}).get(judge)
+def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False,
+                     control:bool=False,      # the report's base-against-base arm instead of the policy
+                     topics:list|None=None,   # the run's prompt-set topics (default: read from eval/prompt_set.json)
+                     cache:dict|None=None,    # reports already read (a summary reads each file once)
+                    ) -> tuple|None:
+    ("Per-prompt outcomes (K x K means) of one policy (or its control) and judge in one run, with each prompt's topic; "
+     "`None` if not evaluated.")
+    f, cache = path/'eval'/f"{name}{'_ood' if ood else ''}.json", {} if cache is None else cache
+    if f not in cache: cache[f] = json.loads(f.read_text())['modes'].get('sampled') if f.exists() else None
+    m = cache[f] or {}
+    j = (m.get('control', {}) if control else m).get('judges', {}).get(judge)
     if j is None: return None
-    o = j.get('prompt_outcomes', j['outcomes'])
-    t = list(dict.fromkeys(m['prompts'])) if ood else json.loads((path/'eval'/'prompt_set.json').read_text())['topics']
+    o = j['prompt_outcomes'] if 'prompt_outcomes' in j else j['outcomes']   # K x K means, else one outcome per prompt
+    if ood: t = list(dict.fromkeys(m['prompts']))                           # an opener is its own topic
+    else: t = topics if topics is not None else json.loads((path/'eval'/'prompt_set.json').read_text())['topics']
     if len(t) != len(o): raise ValueError(f"{f}: {len(o)} prompt outcomes but {len(t)} topics: the report and its prompt set disagree")
-    return o, t                                                              # (an opener is its own topic)
+    return o, t
 
 def replicate_summary(runs:list,              # run folders of one recipe under different split seeds
                       judges:tuple|None=None, # default: every judge of the first run's evaluation
@@ -759,11 +761,12 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
            'stage_seconds': [{k: v['seconds'] for k, v in m.items() if isinstance(v, dict) and 'seconds' in v} for m in ms],
            'peak_rss_mb': [max((v.get('peak_rss_mb') or 0) for v in m.values() if isinstance(v, dict)) for m in ms],
            'judge_validity': {j: [e[names[0]]['judge_validity'].get(j) for e in ev] for j in judges}}
+    read = {}                                      # each report file read once
     for name in names:
         for j in judges:
             row = {}
             for key, ood in (('in_distribution', False), ('out_of_distribution', True)):
-                xs = [_outcomes_by_run(r, name, j, ood) for r in runs]
+                xs = [_outcomes_by_run(r, name, j, ood, topics=p['topics'], cache=read) for r, p in zip(runs, sets)]
                 if all(x is not None for x in xs): row[key] = replicate_interval(xs, conf, seed=seed)
             hs = [e[name]['headline'][j] for e in ev]
             row['within_run'] = [{'rate': h['win_rate'], 'ci': h['win_rate_ci']} for h in hs]
@@ -771,14 +774,8 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
             row['validity'] = [h.get('validity') for h in hs]
             out['policies'].setdefault(name, {})[j] = row
     for j in judges:                               # the control: base against base, once per run (cached across policies)
-        xs = []
-        for r, p in zip(runs, sets):
-            m = json.loads((r/'eval'/f'{names[0]}.json').read_text())['modes'].get('sampled', {})
-            c = m.get('control', {}).get('judges', {}).get(j)
-            if c is None: xs = None; break
-            if len(c['prompt_outcomes']) != len(p['topics']): raise ValueError(f"{r}: control and prompt set disagree")
-            xs.append((c['prompt_outcomes'], p['topics']))
-        if xs: out['control'][j] = replicate_interval(xs, conf, seed=seed)
+        xs = [_outcomes_by_run(r, names[0], j, control=True, topics=p['topics'], cache=read) for r, p in zip(runs, sets)]
+        if all(x is not None for x in xs): out['control'][j] = replicate_interval(xs, conf, seed=seed)
     return out
 
 def replicates_table(s:dict, judge:str='judge') -> str:
