@@ -51,6 +51,7 @@ def main(run:str, name:str, save:bool=False):
            'train_examples': m.get('train_examples'), 'steps': m.get('steps'),
            'reward_first': m.get('reward_first'), 'reward_last': m.get('reward_last'), 'kl_last': m.get('kl_last'), 'evaluate_s': e['seconds'],
            'headline': e[name]['headline'], 'judge_validity': e[name].get('judge_validity'),
+           'part': e.get('n_rule', {}).get('part'), 'prompts': e.get('prompts'), 'topics': e.get('n_rule', {}).get('topics'),
            'cpu': cpu_line(), 'date': datetime.now(timezone.utc).isoformat(timespec='seconds'),
            'commit': subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
                                     cwd=repo_dir()).stdout.strip() or None, 'run': f'{run.parent.name}/{run.name}'}
