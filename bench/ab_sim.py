@@ -4,7 +4,7 @@
                                                 # writes bench/results/ab_sim.json
     .venv/bin/python bench/ab_sim.py --smoke    # 6 + 4 tests; the JSON in a temporary folder
 
-Each experiment is what `rlnb.evaluation.simulate_ab` runs: units arriving one after another (half in bursts within
+Each experiment is what `rlnb.abtest.simulate_ab` runs: units arriving one after another (half in bursts within
 one second), every 4th unit rating twice, thumbs and 1-5 ratings in turn, 50/50 and 70/30 splits in turn, and
 `ab_report` read after every 5 units like a dashboard. A/A: how often a winner is named while watching, at the
 horizon, either way. A/B: the planned power (thumbs 0.3 -> 0.4 at `sample_size(0.3, 0.1)` units per arm), found at
@@ -25,7 +25,8 @@ def main():
     else: results = Path(__file__).parent/'results'
     from rlnb.core import cpu_line
     from rlnb.feedback import FeedbackStore
-    from rlnb.evaluation import simulate_ab, sample_size, wilson_interval
+    from rlnb.evaluation import sample_size, wilson_interval
+    from rlnb.abtest import simulate_ab
     seed = a.seed if a.seed is not None else int(time.time()) % 100_000   # a fresh seed each run, recorded
     st = FeedbackStore(Path(tempfile.mkdtemp())/'ab_sim.db')
     t0 = time.perf_counter()

@@ -26,7 +26,9 @@ FIGURE = Path(__file__).resolve().parent.parent/'nbs'/'images'/'methods.png'   #
 def main(run:str, pool:int=16, save:bool=False, base:str='smollm2'):
     import torch
     from rlnb.core import cpu_line, peak_rss_mb, repo_dir
-    from rlnb.evaluation import best_of_n_report, eval_prompt_set, RewardJudge
+    from rlnb.evaluation import best_of_n_report
+    from rlnb.prompts import eval_prompt_set
+    from rlnb.judges import RewardJudge
     from rlnb.pipeline import stage_eval_config
     from rlnb.reward import RewardModel
     run = Path(run); cfg = json.loads((run/'config.json').read_text())
@@ -88,7 +90,8 @@ def pool_agreement(run:Path, prompts:list, J:dict) -> dict:
 
 def agreement_only(run:str, save:bool=False):
     "Add `pool_agreement` to a saved result from the pool in <run>/best_of_n/report.json (no new answers)."
-    from rlnb.evaluation import eval_prompt_set, RewardJudge
+    from rlnb.prompts import eval_prompt_set
+    from rlnb.judges import RewardJudge
     from rlnb.reward import RewardModel
     run = Path(run); rep = json.loads((run/'best_of_n'/'report.json').read_text())
     cfg = json.loads((run/'config.json').read_text()); recipe = cfg.get('recipe', cfg)

@@ -38,8 +38,8 @@ def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix
     ("generate_answers' loop with the KL and shared-prefix levers as switches (the library always keeps the log-probs "
      "and shares the prefix); `at_once`: the library's own loop.")
     import functools, torch
-    import rlnb.evaluation as E
-    from rlnb.evaluation import decode, path_kl, generate_answers
+    import rlnb.policy as E
+    from rlnb.policy import decode, path_kl, generate_answers
     if at_once > 1:   # the library's loop, several batches decoded together (seeded as the loop below seeds them)
         D, K = E.decode, E.path_kl
         if not by_length: E.decode, E.path_kl = functools.partial(D, prefill_rows=None), padded_path_kl
@@ -60,7 +60,7 @@ def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix
 def padded_path_kl(model, ids, attn, n_prompt, mask, temperature=1.0, base=None, rows=8, logprobs=None, n_shared=0):
     "`path_kl` before `+ prompts by length`: rows grouped by answer length, each with the batch's whole prompt padding."
     import torch
-    from rlnb.evaluation import _prefix_kv, _kv_rows
+    from rlnb.policy import _prefix_kv, _kv_rows
     def lsm(m, x, a):
         kv, pos = _prefix_kv(m, x, a, n_shared), (a.long().cumsum(-1) - 1).clamp(min=0)
         o = m(input_ids=x[:, n_shared:], attention_mask=a, position_ids=pos[:, n_shared:], past_key_values=_kv_rows(kv, len(x)),
@@ -83,7 +83,7 @@ def padded_path_kl(model, ids, attn, n_prompt, mask, temperature=1.0, base=None,
 def dense_next_token(logits, do_sample, temperature, top_p, seen=None, penalty=1.0, groups=None):
     "The draw before `+ draw in the nucleus`: a multinomial over the whole vocabulary, the nucleus scattered back."
     import torch
-    from rlnb.evaluation import _nucleus
+    from rlnb.policy import _nucleus
     if seen is not None and penalty != 1.0:
         logits = torch.where(seen, torch.where(logits > 0, logits / penalty, logits * penalty), logits)
     if not do_sample: return logits.argmax(-1)
@@ -97,9 +97,10 @@ def dense_next_token(logits, do_sample, temperature, top_p, seen=None, penalty=1
 def main(save='eval_gen_speed.json', smoke=False, results=None):
     import torch
     from peft import LoraConfig, get_peft_model
-    import rlnb.evaluation as E
+    import rlnb.policy as E
     from rlnb.core import cpu_line, isa_caps, load_policy, tiny_policy, bench_results
-    from rlnb.evaluation import heldout_prompts, plain_pair
+    from rlnb.prompts import heldout_prompts
+    from rlnb.policy import plain_pair
     print(cpu_line(), f'| torch threads {torch.get_num_threads()}', flush=True)
     model, tok = tiny_policy(init_range=0.4) if smoke else load_policy()
     torch.manual_seed(0)

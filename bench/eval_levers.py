@@ -47,7 +47,9 @@ def train(run:Path, name:str, v:dict) -> Path:
 
 def main(run:str, name:str):
     from rlnb.core import cpu_line
-    from rlnb.evaluation import evaluate_policy, RewardJudge, heldout_prompts, plot_report
+    from rlnb.evaluation import evaluate_policy, plot_report
+    from rlnb.judges import RewardJudge
+    from rlnb.prompts import heldout_prompts
     from rlnb.reward import RewardModel
     run = Path(run); print(cpu_line(), flush=True)
     t0 = time.perf_counter(); path, m = train(run, name, VARIANTS[name]); t_train = time.perf_counter() - t0

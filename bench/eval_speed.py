@@ -11,7 +11,9 @@ def main(batch_sizes=(8, 16, 32), n_prompts=64, max_new_tokens=48, results=Path(
     import torch
     from peft import LoraConfig, get_peft_model
     from rlnb.core import cpu_line, load_policy, peak_rss_mb
-    from rlnb.evaluation import evaluate_policy, heldout_prompts, generate_answers
+    from rlnb.evaluation import evaluate_policy
+    from rlnb.prompts import heldout_prompts
+    from rlnb.policy import generate_answers
     print(cpu_line(), f'| torch threads {torch.get_num_threads()}', flush=True)
     model, tok = load_policy()
     torch.manual_seed(0)

@@ -48,7 +48,8 @@ def main():
     if not (home/'models'/'.cache').exists(): (home/'models'/'.cache').symlink_to(cache)
     import uvicorn
     from rlnb.api import create_app
-    from rlnb.evaluation import bootstrap_ci, heldout_prompts
+    from rlnb.evaluation import bootstrap_ci
+    from rlnb.prompts import heldout_prompts
     from rlnb.online import OnlineConfig, OnlineLearner, HiddenPreference, word_count
     from rlnb.feedback import Feedback
     db = str(home/'feedback.db')

@@ -348,7 +348,7 @@ def online_judge():
 
 @functools.lru_cache(maxsize=4)
 def _judge(path:str):
-    from rlnb.evaluation import RewardJudge
+    from rlnb.judges import RewardJudge
     return RewardJudge(path)
 
 class DeployRequest(BaseModel):
@@ -985,7 +985,7 @@ def _check_ab(st, rec:Feedback):
      "variant (model_version) of this agent's experiment.")
     if not (rec.run_id or '').startswith('ab:'): return
     import sqlalchemy as sa
-    from rlnb.evaluation import _ab_tables
+    from rlnb.abtest import _ab_tables
     exps, expo = _ab_tables(st.store)
     with st.store.engine.connect() as c:
         e = c.execute(sa.select(exps.c.agent).where(exps.c.experiment == rec.run_id[3:])).scalar()
@@ -1004,7 +1004,7 @@ def _record(st, agent:str, d) -> Feedback:
     rec = Feedback.from_dict({**d, 'agent': agent})
     _check_time(rec); _check_ab(st, rec)
     if (rec.run_id or '').startswith('ab:'):          # the server stamps the arrival: the order A/B tests replay
-        from rlnb.evaluation import arrival_ns
+        from rlnb.abtest import arrival_ns
         rec.metadata = {**rec.metadata, 'arrival_ns': arrival_ns()}
     return rec
 

@@ -867,7 +867,7 @@ def prepare_assets_cli(argv:list|None=None):
     except MissingAssetError as e: raise SystemExit(str(e))
 
 # %% ../nbs/00_core.ipynb #21ae2583
-LAYERS = ['core', 'stats', 'feedback', 'export', 'packing', 'formatting', 'widgets', 'registry', 'reward', 'dpo', 'ppo',
+LAYERS = ['core', 'stats', 'policy', 'feedback', 'export', 'packing', 'formatting', 'prompts', 'abtest', 'widgets', 'registry', 'reward', 'judges', 'dpo', 'ppo',
           'evaluation', 'online', 'reliability', 'api', 'pipeline', 'bench']   # each module imports only from those before it
 
 def import_edges(src:dict) -> set:

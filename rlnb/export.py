@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from .core import cache_dir, cpu_info, atomic_dir, atomic_write, StageConfig, StageResult
 from .core import console_script
+from .policy import is_adapter, adapter_base, load_checkpoint
 
 # %% auto #0
 __all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'llama_version', 'converter_dir',
            'prepare_converter', 'supported_architectures', 'check_llama_cpu', 'native_instructions', 'llama_build_info',
-           'NativeCrash', 'isolated', 'is_adapter', 'adapter_base', 'load_checkpoint', 'export_lora', 'export_merged',
-           'check_disk', 'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits',
-           'gguf_greedy', 'hf_greedy', 'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer',
-           'gguf_template', 'ollama_template', 'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf',
-           'openai_chat', 'model_card', 'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model',
-           'export_cli', 'decode_benchmark']
+           'NativeCrash', 'isolated', 'export_lora', 'export_merged', 'check_disk', 'convert_to_gguf', 'quantize_gguf',
+           'ParityError', 'prompt_ids', 'load_gguf', 'last_logits', 'gguf_greedy', 'hf_greedy', 'gguf_eval',
+           'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template', 'ollama_template',
+           'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'model_card',
+           'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model', 'export_cli', 'decode_benchmark']
 
 # %% ../nbs/07_export.ipynb #65a5648c
 def llama_version() -> str:
@@ -167,44 +167,6 @@ def isolated(fn:str, *args, timeout:float|None=None, **kw):
         raise RuntimeError(f"{fn} failed in its child process (exit {r.returncode}):\n{tail}")
 
 def _crash(sig:int=signal.SIGSEGV): os.kill(os.getpid(), sig)   # for the test below
-
-# %% ../nbs/07_export.ipynb #cce2e2de
-def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
-
-def adapter_base(adapter:Path, base=None) -> Path:
-    "The local folder of the adapter's base: `base`, else the name in its config (a hub name rlnb knows, a path)."
-    from rlnb.core import model_path
-    if base: return model_path(str(base))
-    b = json.loads((adapter/'adapter_config.json').read_text()).get('base_model_name_or_path')
-    if b:
-        try: return model_path(b)
-        except ValueError: pass
-    raise ValueError(f"the adapter in {adapter} names base {b!r}, which is not a local model folder: pass base=")
-
-def load_checkpoint(checkpoint, base=None, merge:bool=True):
-    ("`(model, tokenizer)` from an adapter folder (merged into its base unless `merge=False`), a HF folder, or "
-     "'smollm2'/'tiny'.")
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from rlnb.core import model_path
-    ck = Path(checkpoint) if Path(checkpoint).exists() else model_path(str(checkpoint))
-    if is_adapter(ck):
-        from peft import PeftModel
-        bp = adapter_base(ck, base)
-        try: model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(bp, dtype=torch.float32), ck)
-        except RuntimeError as e:
-            if 'size mismatch' not in str(e): raise
-            raise ValueError(f"the adapter in {ck} was not trained on the base {bp} (its weight shapes differ): "
-                             "pass the base it was trained from") from None
-        tok = AutoTokenizer.from_pretrained(ck if (ck/'tokenizer_config.json').exists() else bp)
-        if merge: model = model.merge_and_unload()
-    else:
-        if not (ck/'config.json').exists():
-            raise FileNotFoundError(
-                f"{ck} is neither an adapter (adapter_config.json) nor a model folder (config.json)"
-            )
-        model, tok = AutoModelForCausalLM.from_pretrained(ck, dtype=torch.float32), AutoTokenizer.from_pretrained(ck)
-    return model.eval(), tok
 
 # %% ../nbs/07_export.ipynb #8813fb07
 def _fresh(out:Path, overwrite:bool) -> Path:

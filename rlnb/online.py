@@ -133,7 +133,7 @@ class OnlineLearner:
         self.registry = registry or Registry(self.store)
         self.config, self.clock, self.on_deploy = config or OnlineConfig(), clock, on_deploy
         if isinstance(judge, (str, Path)):
-            from rlnb.evaluation import RewardJudge
+            from rlnb.judges import RewardJudge
             judge = RewardJudge(judge)
         self.judge = judge
         md = sa.MetaData(); self.used, self.runs = _tables(md); create_tables(md, self.store.engine)
@@ -168,7 +168,7 @@ def buffer(self:OnlineLearner) -> list[Feedback]:
 
 @patch
 def _mark_used(self:OnlineLearner, ids:list[str], version:int|None):
-    from rlnb.evaluation import _upsert_ignore
+    from rlnb.abtest import _upsert_ignore
     now = _now()
     _upsert_ignore(
         self.store, self.used, [dict(agent_id=self.agent, feedback_id=i, version=version, at=now) for i in ids]
@@ -448,7 +448,8 @@ def _fit_candidate(self:OnlineLearner, dep, rows:list, run:Path) -> tuple:
 @patch
 def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], run:Path) -> tuple:
     "The candidate's answers judged against the deployed policy's: (EvalReport, GateDecision), both saved in `run`."
-    from rlnb.evaluation import evaluate_policy, judge_name
+    from rlnb.evaluation import evaluate_policy
+    from rlnb.judges import judge_name
     from rlnb.core import atomic_write
     c = self.config
     report = evaluate_policy(merged, prompts, {judge_name(self.judge): self.judge}, base=_abs(dep.model_path),
@@ -636,7 +637,7 @@ def train_dpo_on_policy(
     import tempfile, numpy as np
     from rlnb.core import StageResult, atomic_write, peak_rss_mb
     from rlnb.dpo import PreferenceConfig, train_dpo
-    from rlnb.export import load_checkpoint
+    from rlnb.policy import load_checkpoint
     from rlnb.evaluation import answer_pool, evaluate_policy
     from datasets import Dataset
     cfg = OnPolicyConfig.make(config, **overrides)
@@ -783,7 +784,7 @@ class PolicyServer:
 def start_ab(self:PolicyServer, agent:str, candidate, share:float=0.5, experiment:str|None=None) -> str:
     ("Send `share` of users (consistently per user) to `candidate`; exposures are recorded as an `ABTest` (variants = "
      "version names). Returns its name.")
-    from rlnb.evaluation import ABTest
+    from rlnb.abtest import ABTest
     if not 0 < share < 1: raise ValueError(f"share must be in (0, 1), got {share}")
     v = self.registry.get(agent, candidate)
     self.refresh(agent)

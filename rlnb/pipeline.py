@@ -467,7 +467,8 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
     ("On-policy DPO (`rlnb.online.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers ranked "
      "by the run's reward model, best against worst; the reference stays the base. Unless the recipe says otherwise: "
      "the recipe's system message and seed.")
-    from rlnb.evaluation import train_prompt_set, eval_prompt_set, RewardJudge
+    from rlnb.prompts import train_prompt_set, eval_prompt_set
+    from rlnb.judges import RewardJudge
     if overrides.get('system') is None: overrides['system'] = run.recipe.get('system')
     overrides.setdefault('seed', run.recipe.get('seed', 0))
     overrides.setdefault('eval_prompts', heldout)
@@ -501,7 +502,7 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     out = run.path/(out or algorithm)
     if prompt_set not in _CHOICES[('ppo', 'prompt_set')]: raise ValueError(f"prompt_set must be 'pairs' or 'turns', got {prompt_set!r}")
     if prompt_set == 'turns':   # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
-        from rlnb.evaluation import train_prompt_set
+        from rlnb.prompts import train_prompt_set
         prompts = train_prompt_set(run.path, max_prompts or 1024, run.recipe.get('seed', 0))
     else: prompts = list(dict.fromkeys(prompt_text(p) for p in _datasets(run)['pairs']['train']['prompt']))[:max_prompts]
     res = train_rl(None, None, prompts, reward_model_fn(_reward_model(run)), cfg, out)
@@ -531,7 +532,7 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
 # %% ../nbs/99_pipeline.ipynb #c7c4c9da
 def _run_judges(run:Run, judges) -> dict:
     "The run's judge reward models (`judge/`, `reward/` or named folders) as RewardJudges, loaded once per run."
-    from rlnb.evaluation import RewardJudge
+    from rlnb.judges import RewardJudge
     from rlnb.reward import RewardModel
     J = {}
     for j in judges:
@@ -611,7 +612,9 @@ def evaluate_stage(
      "by the power rule) and on out-of-distribution openers: win rate, LC win rate, KL, truncation, and each judge's "
      "validity, with CIs. Unless the recipe says otherwise: sampled answers only (as the deployment answers), "
      "batches of 64 prompts two at a time, the recipe's `system` message and seed.")
-    from rlnb.evaluation import evaluate_policy, eval_prompt_set, heldout_prompts, judge_validity, plot_report, plot_frontier
+    from rlnb.evaluation import evaluate_policy, plot_report, plot_frontier
+    from rlnb.prompts import eval_prompt_set, heldout_prompts
+    from rlnb.judges import judge_validity
     from rlnb.stats import prompts_needed
     import matplotlib.pyplot as plt
     cfg = stage_eval_config(run.recipe, preset, **overrides)
@@ -725,23 +728,27 @@ def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False,
                      control:bool=False,      # the report's base-against-base arm instead of the policy
                      topics:list|None=None,   # the run's prompt-set topics (default: read from eval/prompt_set.json)
                      cache:dict|None=None,    # reports already read (a summary reads each file once)
+                     tag:str|None=None,       # a tagged evaluation's reports (`evaluate(tag=...)`: <name>_<tag>.json)
                     ) -> tuple|None:
     ("Per-prompt outcomes (K x K means) of one policy (or its control) and judge in one run, with each prompt's topic; "
      "`None` if not evaluated.")
-    f, cache = path/'eval'/f"{name}{'_ood' if ood else ''}.json", {} if cache is None else cache
+    sfx = f'_{tag}' if tag else ''
+    f, cache = path/'eval'/f"{name}{'_ood' if ood else ''}{sfx}.json", {} if cache is None else cache
     if f not in cache: cache[f] = json.loads(f.read_text())['modes'].get('sampled') if f.exists() else None
     m = cache[f] or {}
     j = (m.get('control', {}) if control else m).get('judges', {}).get(judge)
     if j is None: return None
     o = j['prompt_outcomes'] if 'prompt_outcomes' in j else j['outcomes']   # K x K means, else one outcome per prompt
     if ood: t = list(dict.fromkeys(m['prompts']))                           # an opener is its own topic
-    else: t = topics if topics is not None else json.loads((path/'eval'/'prompt_set.json').read_text())['topics']
+    else: t = topics if topics is not None else json.loads((path/'eval'/f'prompt_set{sfx}.json').read_text())['topics']
     if len(t) != len(o): raise ValueError(f"{f}: {len(o)} prompt outcomes but {len(t)} topics: the report and its prompt set disagree")
     return o, t
 
 def replicate_summary(runs:list,              # run folders of one recipe under different split seeds
                       judges:tuple|None=None, # default: every judge of the first run's evaluation
-                      conf:float=0.95, seed:int=0) -> dict:
+                      conf:float=0.95, seed:int=0,
+                      tag:str|None=None,      # a tagged evaluation of each run (stage key `evaluate_<tag>`)
+                     ) -> dict:
     ("Per policy and judge, over replicated runs: in-distribution and out-of-distribution win rates (mean over runs, "
      "hierarchical bootstrap interval, between-run interval, each run's own figure), the control's, and how many runs "
      "gave a valid verdict.")
@@ -749,16 +756,18 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
     runs = [Path(r) for r in runs]
     if len(runs) < 2: raise ValueError(f"a replicate summary needs at least 2 runs, got {len(runs)}")
     ms = [json.loads((r/'metrics.json').read_text()) for r in runs]
-    ev = [m.get('evaluate') for m in ms]
+    key, sfx = f'evaluate_{tag}' if tag else 'evaluate', f'_{tag}' if tag else ''
+    ev = [m.get(key) for m in ms]
     if missing := [str(r) for r, e in zip(runs, ev) if not e]:
-        raise FileNotFoundError(f"no 'evaluate' stage in {missing}: replicate a recipe that evaluates")
+        raise FileNotFoundError(f"no {key!r} stage in {missing}: replicate a recipe that evaluates")
     names = [n for n, v in ev[0].items() if isinstance(v, dict) and 'headline' in v]
     judges = list(judges or ev[0][names[0]]['headline'])
-    sets = [json.loads((r/'eval'/'prompt_set.json').read_text()) for r in runs]
+    sets = [json.loads((r/'eval'/f'prompt_set{sfx}.json').read_text()) for r in runs]
     seeds = [json.loads((r/'config.json').read_text()).get('recipe', {}).get('seed', 0) for r in runs]
     out = {'runs': [f'{r.parent.name}/{r.name}' for r in runs], 'seeds': seeds, 'policies': {}, 'control': {},
            'part': sets[0].get('part'), 'topics': [sorted(set(p['topics'])) for p in sets],
            'stage_seconds': [{k: v['seconds'] for k, v in m.items() if isinstance(v, dict) and 'seconds' in v} for m in ms],
+           **({'tag': tag} if tag else {}),
            'peak_rss_mb': [max((v.get('peak_rss_mb') or 0) for v in m.values() if isinstance(v, dict)) for m in ms],
            'judge_validity': {j: [e[names[0]]['judge_validity'].get(j) for e in ev] for j in judges}}
     read = {}                                      # each report file read once
@@ -766,7 +775,7 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
         for j in judges:
             row = {}
             for key, ood in (('in_distribution', False), ('out_of_distribution', True)):
-                xs = [_outcomes_by_run(r, name, j, ood, topics=p['topics'], cache=read) for r, p in zip(runs, sets)]
+                xs = [_outcomes_by_run(r, name, j, ood, topics=p['topics'], cache=read, tag=tag) for r, p in zip(runs, sets)]
                 if all(x is not None for x in xs): row[key] = replicate_interval(xs, conf, seed=seed)
             hs = [e[name]['headline'][j] for e in ev]
             row['within_run'] = [{'rate': h['win_rate'], 'ci': h['win_rate_ci']} for h in hs]
@@ -774,7 +783,7 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
             row['validity'] = [h.get('validity') for h in hs]
             out['policies'].setdefault(name, {})[j] = row
     for j in judges:                               # the control: base against base, once per run (cached across policies)
-        xs = [_outcomes_by_run(r, names[0], j, control=True, topics=p['topics'], cache=read) for r, p in zip(runs, sets)]
+        xs = [_outcomes_by_run(r, names[0], j, control=True, topics=p['topics'], cache=read, tag=tag) for r, p in zip(runs, sets)]
         if all(x is not None for x in xs): out['control'][j] = replicate_interval(xs, conf, seed=seed)
     return out
 

@@ -1,0 +1,91 @@
+"""Confirm a method chosen on development topics: run a recipe's own stages into replicate runs of `make demo` that
+already hold its shared stages, evaluate it on each run's confirmation topics, and summarise over the runs.
+
+    .venv/bin/python bench/confirm.py data/recipes/chitchat_best.yaml models/chitchat/v1 models/chitchat/v2 models/chitchat/v3 --save
+    .venv/bin/python bench/confirm.py --smoke
+
+The runs are what `rlnb_pipeline data/recipes/chitchat.yaml --replicates N` made, one split seed each. A stage of the
+recipe that a run already holds is checked to have the same options (the data, the reward model, the judge) and is not
+run again: the recipe under that split seed would make it the same way. Its other stages run into the run under the
+run's own seed; a method stage that `bench/methods.py` already trained there under the same key is kept after its
+options are checked against `methods.METHODS`. The evaluation runs as `evaluate_<tag>` with its own report files, so the
+demo's own evaluation is untouched. The export stage is left out (a verdict needs none). `--save` writes the replicate
+summary (`rlnb.pipeline.replicate_summary(tag=...)`) with the CPU, the date and the commit of this process to
+bench/results/replicates_<tag>.json, which nbs/08_evaluation renders."""
+import json, subprocess, sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE/'results'
+
+def plan(recipe:dict, run:Path, tag:str) -> list[dict]:
+    "The stages of `recipe` still to run in `run`; raises when a stage the run holds has other options than the recipe's."
+    sys.path.insert(0, str(HERE))
+    from methods import METHODS
+    cfg = json.loads((run/'config.json').read_text())['recipe']
+    done = json.loads((run/'metrics.json').read_text())
+    own = {s.get('key', s['stage']): s for s in cfg['stages']}
+    if cfg.get('system') != recipe.get('system'): raise SystemExit(f"{run}: another system message than the recipe's")
+    todo = []
+    for s in recipe['stages']:
+        k = s.get('key', s['stage'])
+        if s['stage'] == 'export': continue
+        if s['stage'] == 'evaluate': todo.append({**s, 'key': f'evaluate_{tag}', 'tag': tag}); continue
+        if k in own:
+            if own[k] != s: raise SystemExit(f"{run}: its {k!r} stage has options {own[k]} but the recipe's are {s}")
+            continue
+        if k in done and {**(METHODS.get(k) or {}), 'stage': s['stage']} != {**s}:
+            raise SystemExit(f"{run}: holds a {k!r} stage, but not with the recipe's options {s}")
+        todo.append(s)
+    return todo
+
+def main(recipe_path, runs:list, tag:str='best', save:bool=False, results:Path=RESULTS) -> dict:
+    from rlnb.core import cpu_line, isa_caps, repo_dir
+    from rlnb.pipeline import load_recipe, run_pipeline, replicate_summary, replicates_table
+    recipe, runs = load_recipe(recipe_path), [Path(r) for r in runs]
+    commit = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=repo_dir()).stdout.strip() or None
+    print(cpu_line(), flush=True)
+    todos = [plan(recipe, r, tag) for r in runs]          # every run checked before any runs
+    for run, todo in zip(runs, todos):
+        seed = json.loads((run/'config.json').read_text())['recipe'].get('seed', 0)
+        print(f"== {run} (split seed {seed}): {', '.join(s.get('key', s['stage']) for s in todo)}", flush=True)
+        run_pipeline({'agent': recipe['agent'], 'seed': seed, 'system': recipe.get('system'), 'stages': todo}, resume=run)
+    s = replicate_summary(runs, tag=tag)
+    print(replicates_table(s))
+    if save:
+        metas = [json.loads(f.read_text()).get('meta') or {} for f in sorted((runs[-1]/'eval').glob(f'*_{tag}.json'))]
+        out = {**s, 'recipe': recipe, 'recipe_path': str(recipe_path), 'commit': commit, 'cpu': cpu_line(),
+               'isa_caps': isa_caps(), 'date': max((m['created_at'] for m in metas if m.get('created_at')),
+                                                   default=datetime.now(timezone.utc).isoformat(timespec='seconds')),
+               'shared_commits': [json.loads((r/'config.json').read_text()).get('environment', {}).get('git_commit') for r in runs]}
+        p = Path(results)/f'replicates_{tag}.json'; p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(out, indent=1, default=str) + '\n'); print(f"wrote {p}")
+    return s
+
+def smoke():
+    "Two toy replicate runs (split seeds 0 and 1), then a toy on-policy recipe confirmed on both."
+    from _smoke import smoke_home, toy_stages
+    from rlnb.pipeline import run_pipeline
+    home = smoke_home()
+    shared = toy_stages(home) + [dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None)]
+    runs = [run_pipeline(dict(agent='toy', seed=s, stages=shared), root=home/'models').path for s in (0, 1)]
+    recipe = dict(agent='toy', seed=0, stages=shared + [
+        dict(stage='dpo_on_policy', preset='tiny', rounds=1),
+        dict(stage='evaluate', policies=['dpo_on_policy'], part=None, n_prompts=4, max_new_tokens=4, ood_prompts=0),
+        dict(stage='export', source='dpo_on_policy')])
+    (home/'recipe.json').write_text(json.dumps(recipe))
+    s = main(home/'recipe.json', runs, 'smoke', save=True, results=home/'results')
+    assert 'dpo_on_policy' in s['policies'] and s['tag'] == 'smoke', s
+    saved = json.loads((home/'results'/'replicates_smoke.json').read_text())
+    assert saved['runs'] == s['runs'] and saved['commit'], saved
+    bad = {**recipe, 'stages': [{**shared[2], 'epochs': 2}] + recipe['stages'][3:]}
+    try: plan(bad, runs[0], 'smoke'); raise AssertionError('a changed shared stage must be refused')
+    except SystemExit as e: assert 'options' in str(e), e
+
+if __name__ == '__main__':
+    a = sys.argv[1:]
+    if '--smoke' in a: smoke(); sys.exit()
+    tag = a[a.index('--tag') + 1] if '--tag' in a else 'best'
+    pos = [x for i, x in enumerate(a) if not x.startswith('--') and (i == 0 or a[i - 1] != '--tag')]
+    main(pos[0], pos[1:], tag, '--save' in a)
