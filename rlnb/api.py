@@ -29,6 +29,7 @@ __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S',
            'storage_fault', 'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli']
 
 # %% ../nbs/10_api.ipynb #742ce079
+from .core import utc_now
 MIN_FEEDBACK = 10          # the replaced service's minimum before training
 MAX_BODY = 10_000_000      # bytes per request body, counted as they arrive (chunked bodies included)
 MAX_BATCH = 10_000         # records per batch request
@@ -37,8 +38,6 @@ MAX_FUTURE_S = 300         # a record's created_at may be at most this far ahead
 ALGORITHMS = ('dpo', 'kto', 'ppo', 'grpo', 'rloo')
 JOB_STATES = ('queued', 'running', 'succeeded', 'failed', 'cancelled')
 SCOPES = ('read', 'write', 'admin')   # read: lists and status; write: feedback and chat; admin: everything else
-
-def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='seconds')
 
 # %% ../nbs/10_api.ipynb #b563aa4a
 from fastcore.basics import patch
@@ -81,7 +80,7 @@ def create(self:Jobs, agent:str, params:dict) -> dict:
     with self.store.engine.begin() as c:
         c.execute(
             self.t.insert().values(
-                id=jid, agent_id=agent, params=params, status='queued', progress=0.0, created_at=_now()
+                id=jid, agent_id=agent, params=params, status='queued', progress=0.0, created_at=utc_now()
             )
         )
     return self.get(jid)
@@ -98,7 +97,7 @@ def start(self:Jobs, jid:str) -> bool:
     "Mark a queued job running in this process; False if it is no longer queued (cancelled while its worker started)."
     with self.store.engine.begin() as c:
         return c.execute(self.t.update().where(self.t.c.id == jid, self.t.c.status == 'queued')
-                         .values(status='running', started_at=_now(), pid=os.getpid())).rowcount == 1
+                         .values(status='running', started_at=utc_now(), pid=os.getpid())).rowcount == 1
 
 @patch
 def update(self:Jobs, jid:str, **fields):
@@ -120,11 +119,11 @@ def reap(self:Jobs, jid:str) -> dict|None:
     if j and j['status'] in ('running', 'queued') and j['pid'] and not _alive(j['pid']):
         tail = _tail(j['log_path'])
         self.update(jid, status='failed', error=f"the worker process died before finishing. Log tail:\n{tail}",
-                    finished_at=_now())
+                    finished_at=utc_now())
         j = self.get(jid)
     elif j and j['status'] == 'queued' and not j['pid'] and \
             datetime.now(timezone.utc) - datetime.fromisoformat(j['created_at']) > timedelta(seconds=60):
-        self.update(jid, status='failed', error='no worker started for this job', finished_at=_now())
+        self.update(jid, status='failed', error='no worker started for this job', finished_at=utc_now())
         j = self.get(jid)
     return j
 
@@ -300,7 +299,7 @@ def _watch_parent(jobs, jid:str, parent:int|None=None, every:float=1.0):
             time.sleep(every)
             if os.getppid() != parent:
                 try: jobs.update(jid, status='failed', error='the server that started this job stopped',
-                                 finished_at=_now())
+                                 finished_at=utc_now())
                 finally: os.killpg(os.getpgrp(), signal.SIGKILL)
     threading.Thread(target=watch, daemon=True, name='rlnb-watch-parent').start()
 
@@ -318,10 +317,10 @@ def run_job(jid:str, db:str|None=None, parent:int|None=None):
         else:
             res = train_policy_job(store, j['agent_id'], TrainRequest(**params),
                                    lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg))
-        jobs.update(jid, status='succeeded', progress=1.0, result=res, finished_at=_now(), message='done')
+        jobs.update(jid, status='succeeded', progress=1.0, result=res, finished_at=utc_now(), message='done')
     except BaseException as e:
         import traceback; traceback.print_exc()
-        jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=_now())
+        jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=utc_now())
         raise SystemExit(1)
 
 # %% ../nbs/10_api.ipynb #182f2423
@@ -398,12 +397,12 @@ def run_online_job(jid:str, db:str|None=None, parent:int|None=None):
             status='succeeded',
             progress=1.0,
             result=res,
-            finished_at=_now(),
+            finished_at=utc_now(),
             message=res['decision']['reason'][:500],
         )
     except BaseException as e:
         import traceback; traceback.print_exc()
-        jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=_now())
+        jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=utc_now())
         raise SystemExit(1)
 
 # %% ../nbs/10_api.ipynb #7ed86e9b
@@ -447,7 +446,7 @@ def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
             p = subprocess.Popen([sys.executable, '-I', '-c', code, job['id'], str(os.getpid())], stdout=f, stderr=subprocess.STDOUT,
                                  start_new_session=True, cwd=rlnb_home(), env=env)
     except OSError as e:                                   # never leave a job 'queued' that no worker will run
-        st.jobs.update(job['id'], status='failed', error=f'the worker could not start: {e}', finished_at=_now())
+        st.jobs.update(job['id'], status='failed', error=f'the worker could not start: {e}', finished_at=utc_now())
         raise
     st.spawned.add(p.pid)
     st.jobs.update(job['id'], pid=p.pid, log_path=str(log))
@@ -462,7 +461,7 @@ def cancel_job(st, jid:str, reason:str='cancelled') -> dict:
     import time
     j = st.jobs.reap(jid)
     if j is None or j['status'] not in ('queued', 'running'): return j
-    st.jobs.update(jid, status='cancelled', error=reason, finished_at=_now())
+    st.jobs.update(jid, status='cancelled', error=reason, finished_at=utc_now())
     if j['pid']:
         for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
             try: os.killpg(j['pid'], sig)
@@ -977,7 +976,7 @@ def _check_time(rec:Feedback):
     "A record dated in the future (beyond clock skew) would sort newest forever: refused."
     limit = datetime.now(timezone.utc) + timedelta(seconds=MAX_FUTURE_S)
     if datetime.fromisoformat(rec.created_at) > limit:
-        raise FeedbackError(f"created_at {rec.created_at} is in the future (server time {_now()}; at most "
+        raise FeedbackError(f"created_at {rec.created_at} is in the future (server time {utc_now()}; at most "
                             f"{MAX_FUTURE_S} s of clock skew): send the time the feedback was given, or none")
 
 def _check_ab(st, rec:Feedback):

@@ -14,9 +14,9 @@ __all__ = ['BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_m
            'precision_decision', 'isa_caps', 'isa_caps_note', 'MissingAssetError', 'asset_dir', 'policy_dir',
            'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat',
            'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path',
-           'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'fits_type', 'StageConfig', 'StageResult',
-           'train_metrics', 'console_script', 'stage_cli', 'stage_dir', 'report_targets', 'Tracker',
-           'end_group_at_exit', 'crash_excerpt', 'torchrun', 'create_tables', 'create_index', 'atomic_write',
+           'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'fits_type', 'unknown_option', 'StageConfig',
+           'StageResult', 'train_metrics', 'console_script', 'stage_cli', 'stage_dir', 'report_targets', 'Tracker',
+           'end_group_at_exit', 'crash_excerpt', 'torchrun', 'create_tables', 'create_index', 'utc_now', 'atomic_write',
            'atomic_dir', 'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
@@ -518,6 +518,14 @@ def fits_type(ann, v) -> bool:
 # %% ../nbs/00_core.ipynb #02f67902
 _RENAMED = {'backbone': 'model', 'policy': 'model', 'responses_per_prompt': 'num_generations'}  # names used before v0.2
 
+# %% ../nbs/00_core.ipynb #8df293a3
+def unknown_option(what:str, k:str, opts) -> ValueError:
+    "The error for an option `k` that `what` does not have: the closest known one, then every one of `opts`."
+    import difflib
+    close = difflib.get_close_matches(k, list(opts), 1)
+    return ValueError(f"{what} has no option {k!r}" + (f" (did you mean {close[0]!r}?)" if close else '')
+                      + f"; options: {', '.join(opts)}")
+
 # %% ../nbs/00_core.ipynb #31d0d042
 from fastcore.basics import patch
 class StageConfig:
@@ -568,12 +576,7 @@ def make(cls:StageConfig, config=None,
     opts = cls.options()
     for k, v in given.items():
         if k not in opts:
-            close = difflib.get_close_matches(k, opts, 1)
-            raise ValueError(
-                f"{cls.__name__} has no option {k!r}"
-                + (f" (did you mean {close[0]!r}?)" if close else '')
-                + f"; options: {', '.join(opts)}"
-            )
+            raise unknown_option(cls.__name__, k, opts)
         if isinstance(v, tuple) and 'list' in str(opts[k][0]): given[k] = v = list(v)   # ('a', 'b') for a list field
         if not fits_type(opts[k][0], v):
             raise ValueError(f"{cls.__name__}.{k} must be {opts[k][0]}, got {v!r} ({type(v).__name__})")
@@ -821,6 +824,12 @@ def create_index(index, engine, tries:int=6):
             if index.name in names: return
             if i == tries - 1 or 'locked' not in str(e).lower(): raise
             time.sleep(0.05 * (i + 1))
+
+# %% ../nbs/00_core.ipynb #29513ee3
+def utc_now(timespec:str='seconds') -> str:
+    "Now, in UTC, as ISO 8601 to `timespec` ('seconds' or 'microseconds')."
+    from datetime import datetime, timezone
+    return datetime.now(timezone.utc).isoformat(timespec=timespec)
 
 # %% ../nbs/00_core.ipynb #672a7ee5
 import contextlib, shutil, threading

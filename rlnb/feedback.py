@@ -16,6 +16,7 @@ __all__ = ['KINDS', 'CHOICES', 'MAX_TEXT', 'MAX_DEPTH', 'DEFAULT_WEIGHTS', 'MAX_
            'load_records', 'opening_reply', 'chitchat_records', 'import_chitchat']
 
 # %% ../nbs/01_feedback.ipynb #e42e10ac
+from .core import utc_now
 KINDS = ('thumbs', 'rating', 'score', 'correction', 'comparison')
 CHOICES = ('a', 'b', 'tie', 'both_bad')
 MAX_TEXT = 32_000  # characters per text field
@@ -23,7 +24,6 @@ MAX_TEXT = 32_000  # characters per text field
 class FeedbackError(ValueError):
     "A feedback record is invalid; the message says which field and why."
 
-def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='seconds')
 
 def _iso(t) -> str:
     "Normalise a datetime or ISO string (a trailing Z allowed) to an ISO string in UTC."
@@ -62,7 +62,7 @@ class Feedback:
 
     def __post_init__(self):
         _validate(self)
-        self.created_at = _iso(self.created_at) if self.created_at else _now()
+        self.created_at = _iso(self.created_at) if self.created_at else utc_now()
         if not self.id: self.id = self.content_hash()
 
     def content_hash(self) -> str:

@@ -83,7 +83,7 @@ OnlineConfig.PRESETS = {
 }
 
 # %% ../nbs/09_online.ipynb #0aecbc82
-def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='microseconds')
+from .core import utc_now
 
 def _tables(md):
     import sqlalchemy as sa
@@ -169,7 +169,7 @@ def buffer(self:OnlineLearner) -> list[Feedback]:
 @patch
 def _mark_used(self:OnlineLearner, ids:list[str], version:int|None):
     from rlnb.abtest import _upsert_ignore
-    now = _now()
+    now = utc_now('microseconds')
     _upsert_ignore(
         self.store, self.used, [dict(agent_id=self.agent, feedback_id=i, version=version, at=now) for i in ids]
     )
@@ -409,14 +409,14 @@ def _start_run(self:OnlineLearner, n:int) -> int:
     with self.store.engine.begin() as c:
         return c.execute(
             self.runs.insert().values(
-                agent_id=self.agent, status='running', started_at=_now(), buffer_size=n, pid=os.getpid()
+                agent_id=self.agent, status='running', started_at=utc_now('microseconds'), buffer_size=n, pid=os.getpid()
             )
         ).inserted_primary_key[0]
 
 @patch
 def _finish_run(self:OnlineLearner, rid:int, status:str, **kw):
     with self.store.engine.begin() as c:
-        c.execute(self.runs.update().where(self.runs.c.id == rid).values(status=status, finished_at=_now(), **kw))
+        c.execute(self.runs.update().where(self.runs.c.id == rid).values(status=status, finished_at=utc_now('microseconds'), **kw))
 
 # %% ../nbs/09_online.ipynb #e25c3407
 @patch
@@ -753,7 +753,7 @@ class PolicyServer:
                     from rlnb.core import rlnb_home                      # paths in the message: relative to the home
                     msg = f'{type(e).__name__}: {e}'.replace(str(rlnb_home()) + os.sep, '')
                     self.load_errors[a] = {'version': dep.name, 'error': msg[:500],
-                                           'at': _now(), 'serving': cur.version if cur else None}
+                                           'at': utc_now('microseconds'), 'serving': cur.version if cur else None}
                     self._checked[a] = time.monotonic()
                     if cur is None: raise
                     continue

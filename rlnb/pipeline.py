@@ -91,17 +91,11 @@ _CHOICES = {('ppo', 'prompt_set'): ('pairs', 'turns')}   # options with a fixed 
 
 def _check_stage(s:dict, where:str):
     "Every option known to its stage, of the right type; output folders inside the run folder."
-    import difflib
     opts = stage_options(s['stage'])
     for k, v in s.items():
         if k == 'stage': continue
         if k not in opts:
-            close = difflib.get_close_matches(k, opts, 1)
-            raise ValueError(
-                f"{where}: stage {s['stage']!r} has no option {k!r}"
-                + (f" (did you mean {close[0]!r}?)" if close else '')
-                + f"; its options: {', '.join(sorted(opts))}"
-            )
+            raise unknown_option(f"{where}: stage {s['stage']!r}", k, sorted(opts))
         if not _fits(opts[k], v):
             raise ValueError(
                 f"{where}: option {k!r} of stage {s['stage']!r} must be {opts[k]}, got {v!r} ({type(v).__name__})"

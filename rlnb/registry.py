@@ -18,11 +18,10 @@ from .core import console_script
 __all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'check_gguf', 'PoliciesConfig', 'policies_cli']
 
 # %% ../nbs/01a_registry.ipynb #0f1cbbb3
+from .core import utc_now
 SCHEMA_VERSION = 1
 KINDS = ('base', 'dpo', 'kto', 'ppo', 'grpo', 'rloo', 'dpo_on_policy')
 STATUSES = ('candidate', 'deployed', 'retired', 'failed')
-
-def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='microseconds')
 
 # %% ../nbs/01a_registry.ipynb #f226b19c
 def _tables(md):
@@ -194,7 +193,7 @@ def register(self:Registry, agent:str, model_path, kind:str,
                data_counts=fields.pop('data_counts', None) or {}, **fields)
     row = json.loads(json.dumps(row, default=str))                      # JSON-safe (paths, numpy numbers)
     for attempt in range(50):
-        now = _now()
+        now = utc_now('microseconds')
         try:
             with self.engine.begin() as c:
                 n = c.execute(sa.select(sa.func.coalesce(sa.func.max(self.versions.c.version), 0))
@@ -271,7 +270,7 @@ def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
         c.execute(
             self.versions.update()
             .where(self.versions.c.agent_id == agent, self.versions.c.version == v)
-            .values(**fields, updated_at=_now())
+            .values(**fields, updated_at=utc_now('microseconds'))
         )
     return self.get(agent, v)
 
@@ -339,7 +338,7 @@ def _set_deployed(self:Registry, agent:str, version:int, action:str, reason:str|
                     .scalars()
                     .all()
                 )
-                now = _now()
+                now = utc_now('microseconds')
                 c.execute(
                     t.update()
                     .where(t.c.agent_id == agent, t.c.status == 'deployed', t.c.version != target.version)
@@ -425,7 +424,7 @@ def fail(self:Registry, agent:str, version, reason:str) -> PolicyVersion:
         c.execute(
             self.versions.update()
             .where(self.versions.c.id == v.id)
-            .values(status='failed', status_reason=reason, updated_at=_now())
+            .values(status='failed', status_reason=reason, updated_at=utc_now('microseconds'))
         )
     return self.get(agent, v.version)
 
