@@ -8,9 +8,10 @@ import hashlib, json, math
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from .core import check_agent, create_tables
-from .feedback import Feedback
+from .feedback import Feedback, _where
 from .stats import (_z, wilson_interval, t_quantile, mean_ci, two_proportion_test, welch_test, sample_size,
                         msprt_pvalue)
+from .formatting import utility
 
 # %% auto #0
 __all__ = ['MIN_AB_UNITS', 'assign_variant', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab']
@@ -167,8 +168,6 @@ def _ab_outcomes(store, t, agent:str, experiment:str) -> tuple:
     ("Per unit (variant, rater): its outcomes (0-1) and when the first arrived (ns, in arrival order); exposures per "
      "variant; thumbs only?")
     import sqlalchemy as sa
-    from rlnb.formatting import utility
-    from rlnb.feedback import _where
     with store.engine.connect() as c:
         expo = c.execute(sa.select(t.expo).where(t.expo.c.experiment == experiment)).mappings().all()
         # only the columns the test reads (records were checked when stored): a dashboard re-reads them every look

@@ -13,9 +13,17 @@ from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request, Respo
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from . import __version__
-from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home
+from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, bench_results, stage_cli
 from .feedback import Feedback, FeedbackError, FeedbackStore
 from .core import console_script
+from .formatting import utility, build_datasets, prompt_text
+from .dpo import estimate, PreferenceConfig, train_dpo, train_kto
+from .reward import train_reward_model
+from .ppo import PPOConfig, train_rl, reward_model_fn
+from .registry import Registry, _rel, _headline
+from .online import OnlineConfig, OnlineLearner
+from .judges import RewardJudge
+from .abtest import _ab_tables
 
 # %% auto #0
 __all__ = ['MIN_FEEDBACK', 'MAX_BODY', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'SCOPES',
@@ -163,7 +171,6 @@ class TrainRequest(BaseModel):
 def feedback_summary(store:FeedbackStore, agent:str) -> dict:
     "Usable feedback of `agent`: count and mean/std of the utilities (thumbs, ratings, scores on a 0-1 scale)."
     import statistics
-    from rlnb.formatting import utility
     recs = store.query(agent=agent)
     u = [x for x in (utility(r) for r in recs) if x is not None]
     return {'records': recs, 'count': len(u), 'mean': round(statistics.fmean(u), 4) if u else None,
@@ -179,7 +186,6 @@ def rl_seconds_per_step(algorithm:str) -> tuple:
      "saved benchmarks: PPO's `cpu` preset from `bench/results/ppo_speed.json`, KTO from the `cpu` row of "
      "`dpo_speed.json` (a step of the same size); `(None, why)` where nothing was measured (GRPO, RLOO).")
     import json
-    from rlnb.core import bench_results
     f = {'ppo': 'ppo_speed.json', 'kto': 'dpo_speed.json'}.get(algorithm)
     if f is None or not (bench_results()/f).exists():
         return None, f"no saved measurement of {algorithm} steps (bench/ppo_speed.py, bench/dpo_speed.py measure PPO, DPO)"
@@ -194,8 +200,6 @@ def rl_seconds_per_step(algorithm:str) -> tuple:
 def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
     ("The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO: a short measured "
      "probe; KTO and PPO: the saved benchmarks), score statistics, the model config.")
-    from rlnb.formatting import build_datasets
-    from rlnb.dpo import estimate
     fs = feedback_summary(store, agent); _need_feedback(fs['count'])
     cfg = _cpu_config(req)
     if req.algorithm == 'dpo':
@@ -218,13 +222,11 @@ def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
 
 # %% ../nbs/10_api.ipynb #c80041fa
 def _cpu_config(req:TrainRequest):
-    from rlnb.dpo import PreferenceConfig
     return PreferenceConfig.make('cpu', model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize,
                                  beta=req.beta, save_steps=10**9)   # the preset, with the request's fields checked
 
 def _train_preference(req:TrainRequest, ds:dict, run:Path, cb) -> tuple:
     "DPO or KTO on the agent's pairs / examples: (policy path, metrics, reward mean, reward model path)."
-    from rlnb.dpo import train_dpo, train_kto
     cfg = _cpu_config(req)
     if req.algorithm == 'dpo':
         res = train_dpo(ds['pairs']['train'], ds['pairs']['eval'], cfg, run/'dpo', max_steps=req.maxSteps,
@@ -235,9 +237,6 @@ def _train_preference(req:TrainRequest, ds:dict, run:Path, cb) -> tuple:
 
 def _train_rl_job(req:TrainRequest, ds:dict, run:Path, progress) -> tuple:
     "PPO / GRPO / RLOO: a reward model on the pairs first, then the policy against it (the replaced service's two-stage design)."
-    from rlnb.reward import train_reward_model
-    from rlnb.ppo import PPOConfig, train_rl, reward_model_fn
-    from rlnb.formatting import prompt_text
     rres = train_reward_model(
         ds['pairs']['train'],
         ds['pairs']['eval'],
@@ -256,8 +255,6 @@ def _train_rl_job(req:TrainRequest, ds:dict, run:Path, progress) -> tuple:
 def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=None) -> dict:
     ("Train `agent`'s policy on its feedback (DPO/KTO directly; PPO/GRPO/RLOO from a reward model trained first), "
      "register it, return the replaced service's answer.")
-    from rlnb.formatting import build_datasets
-    from rlnb.registry import Registry, _rel
     progress = progress or (lambda p, m: None)
     fs = feedback_summary(store, agent); _need_feedback(fs['count'])
     run = new_run(agent)
@@ -331,7 +328,6 @@ def online_enabled() -> bool: return os.environ.get('ENABLE_ONLINE_LEARNING', ''
 def online_config():
     ("The learners' OnlineConfig: defaults, or the fields in the JSON or YAML file named by env RLNB_ONLINE_CONFIG "
      "(names and types checked).")
-    from rlnb.online import OnlineConfig
     p = os.environ.get('RLNB_ONLINE_CONFIG')
     return (
         OnlineConfig.make(p if p.endswith(('.json', '.yaml', '.yml')) else json.loads(Path(p).read_text()))
@@ -347,7 +343,6 @@ def online_judge():
 
 @functools.lru_cache(maxsize=4)
 def _judge(path:str):
-    from rlnb.judges import RewardJudge
     return RewardJudge(path)
 
 class DeployRequest(BaseModel):
@@ -384,7 +379,6 @@ class ChatRequest(BaseModel):
 def run_online_job(jid:str, db:str|None=None, parent:int|None=None):
     ("Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and "
      "result.")
-    from rlnb.online import OnlineLearner
     store = FeedbackStore(_job_db(db)); jobs = Jobs(store); j = jobs.get(jid)
     if not jobs.start(jid): raise SystemExit(f"job {jid} is {jobs.get(jid)['status']}: not started")
     if j['params'].get('watch_parent', True): _watch_parent(jobs, jid, parent)
@@ -525,7 +519,6 @@ def _reject(e:Exception, loc=('body',)):
     raise HTTPException(422, detail=[{'loc': list(loc), 'msg': str(e), 'type': 'value_error'}])
 
 def _version_out(v, full:bool=False) -> dict:
-    from rlnb.registry import _headline
     d = v.to_dict()
     rep = d.pop('eval_report')
     d['evaluation'] = _headline(rep) if rep else None
@@ -923,7 +916,6 @@ class _State:
                     self._server = PolicyServer(self.registry)
         return self._server
     def learner(self, agent:str):
-        from rlnb.online import OnlineLearner
         _ = self.store
         return OnlineLearner(
             agent, self.store, self.registry, online_config(), judge=online_judge(), on_deploy=self._deployed
@@ -984,7 +976,6 @@ def _check_ab(st, rec:Feedback):
      "variant (model_version) of this agent's experiment.")
     if not (rec.run_id or '').startswith('ab:'): return
     import sqlalchemy as sa
-    from rlnb.abtest import _ab_tables
     exps, expo = _ab_tables(st.store)
     with st.store.engine.connect() as c:
         e = c.execute(sa.select(exps.c.agent).where(exps.c.experiment == rec.run_id[3:])).scalar()
@@ -1345,7 +1336,6 @@ def serve_checks(cfg:ServeConfig) -> str|None:
 def serve_api_cli(argv:list|None=None):
     "Console script `rlnb_serve_api`: the HTTP service under uvicorn, generated from `ServeConfig` by `stage_cli`."
     import uvicorn
-    from rlnb.core import stage_cli
     _, parse = stage_cli(ServeConfig, 'rlnb_serve_api', 'rlnb HTTP API (OpenAPI docs at /docs).', run_flags=False)
     cfg, _ = parse(argv)
     if (why := serve_checks(cfg)): raise SystemExit(why)

@@ -6,6 +6,8 @@
 from __future__ import annotations
 import json
 from pathlib import Path
+from .stats import wilson_interval, mean_ci
+from .core import bench_results, isa_caps_note
 
 # %% auto #0
 __all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'reward_seed_summary', 'reward_speed_table', 'dpo_speed_table',
@@ -32,7 +34,6 @@ def cpu_kind(r:dict) -> str:
 
 def _best_ratio(name:str, r:dict) -> tuple[str, str]:
     "(ratio as text, what it is) of a saved result: the best variant within the goal's conditions, against the anchor."
-    from rlnb.stats import wilson_interval
     if name.startswith('DPO'):
         base = next(x for x in r['rows'] if x['variant'] == 'trl_defaults')
         ok = [x for x in r['rows'] if x['peak_rss_mb'] <= base['peak_rss_mb']
@@ -74,7 +75,6 @@ def speed_by_cpu(results=None) -> str:
     ("Markdown: one row per saved result of each benchmark of `SPEED_GOALS` (`STEM.json`, `STEM_*.json`): the CPU kind "
      "it ran on, the best figure within the goal, and whether it meets it; a benchmark with none says so.")
     import re
-    from rlnb.core import bench_results
     res = Path(results or bench_results())
     out = ['| benchmark | goal | CPU | best | goal met | what |', '|---|---|---|---|---|---|']
     for name, (stem, goal) in SPEED_GOALS.items():
@@ -95,7 +95,6 @@ def reward_seed_summary(rows:list, conf:float=0.95) -> dict:
      "pairs/s and speed-up; and against `trl_defaults` the per-seed accuracy differences (the same seed, the same "
      "held-out pairs), their mean and its Student-t interval over the seeds. One seed's accuracy on this data moves by "
      "a few points, so a single run cannot say whether two settings learn equally well.")
-    from rlnb.stats import mean_ci
     _mean_or_none = lambda xs: round(sum(xs) / len(xs), 2) if xs and None not in xs else None   # a timed-out anchor: none
     by = {}
     for r in rows:
@@ -118,8 +117,6 @@ def reward_seed_summary(rows:list, conf:float=0.95) -> dict:
 def reward_speed_table(path=None) -> str:
     ("Markdown: pairs/s, peak RSS and held-out accuracy (95 % Wilson interval) of each variant of "
      "`bench/reward_speed.py`.")
-    from rlnb.core import bench_results
-    from rlnb.stats import wilson_interval
     path = Path(path or bench_results()/'reward_speed_minilm.json')
     if not path.exists(): return f'no saved result at {path}: run bench/reward_speed.py'
     r = json.loads(path.read_text())
@@ -142,7 +139,6 @@ def reward_speed_table(path=None) -> str:
                    f"| {sp} | | {m['accuracy_mean']:.3f}"
                    + (f"; vs TRL {m['diff_mean']:+.3f} ({m['diff_ci'][0]:+.3f}, {m['diff_ci'][1]:+.3f})" if 'diff_mean' in m else '')
                    + ' |')
-    from rlnb.core import isa_caps_note
     return '\n'.join(out) + (f"\n\n{r['rows'][0]['pairs']} training pairs, backbone {r['backbone']}. {r['cpu']}"
                               f"{isa_caps_note(r.get('isa_caps'))}")
 
@@ -150,7 +146,6 @@ def reward_speed_table(path=None) -> str:
 def dpo_speed_table(path=None) -> str:
     "Markdown: each variant of `bench/dpo_speed.py` against TRL's defaults, per step and for the whole run."
     import json
-    from rlnb.core import bench_results
     path = Path(path or bench_results()/'dpo_speed.json')
     if not path.exists(): return f'no saved result at {path}: run bench/dpo_speed.py'
     r = json.loads(path.read_text()); rows = r['rows']
@@ -177,14 +172,12 @@ def dpo_speed_table(path=None) -> str:
             f"{base['total_s'] / best['total_s']:.2f}× ({base['s_per_step'] / best['s_per_step']:.2f}× per step) at "
             f"{best['peak_rss_mb'] / 1024:.2f} GiB against {base['peak_rss_mb'] / 1024:.2f}: "
             + ('met.' if base['total_s'] / best['total_s'] >= 3 else 'not met.'))
-    from rlnb.core import isa_caps_note
     return '\n'.join(out) + (f"\n\n{goal}\n\n{r['steps']} steps of {r['batch']} pairs. {r['cpu']}"
                               f"{isa_caps_note(r.get('isa_caps'))}")
 
 # %% ../nbs/12_bench.ipynb #bc874aa2
 def _ci_cell(xs:list, d:int) -> str:
     "`mean (lo, hi)` with a Student-t interval; one value has none (a smoke run of a step or two)."
-    from rlnb.stats import mean_ci
     if len(xs) < 2: return f"{xs[0]:.{d}f} (one step: no interval)" if xs else 'no steps'
     m, lo, hi = mean_ci(xs)
     return f"{m:.{d}f} ({lo:.{d}f}, {hi:.{d}f})"
@@ -192,7 +185,6 @@ def _ci_cell(xs:list, d:int) -> str:
 def ppo_speed_table(path=None) -> str:
     "Markdown: seconds per step by phase, peak RSS and the learning figures of each side of `bench/ppo_speed.py`."
     import json
-    from rlnb.core import bench_results
     path = Path(path or bench_results()/'ppo_speed.json')
     if not path.exists(): return f'no saved result at {path}: run bench/ppo_speed.py'
     r = json.loads(path.read_text()); s = r['summary']
@@ -211,7 +203,6 @@ def ppo_speed_table(path=None) -> str:
     x = s['trl']['step'] / s[best]['step']
     goal = (f"Goal, ≥ 2× TRL 0.29 per step at no more memory: `{best}` is {x:.2f}× at {rss(best):,} MiB against "
             f"{rss('trl'):,}: " + ('met.' if x >= 2 else 'not met.'))
-    from rlnb.core import isa_caps_note
     return '\n'.join(rows) + (f"\n\n{goal}\n\n{r['steps']} steps each, the first left out of the per-step means "
                               f"(warm-up); intervals are Student-t over the steps. {r['cpu']}"
                               f"{isa_caps_note(r.get('isa_caps'))}")
@@ -220,7 +211,6 @@ def ppo_speed_table(path=None) -> str:
 def plot_ppo_speed(path=None):
     "Per-step reward and KL of each run, and its seconds per step split by phase."
     import json, matplotlib.pyplot as plt
-    from rlnb.core import bench_results
     r = json.loads(Path(path or bench_results()/'ppo_speed.json').read_text())
     fig, ax = plt.subplots(1, 3, figsize=(15, 3.6))
     for k, run in r['runs'].items():
@@ -241,7 +231,6 @@ def plot_ppo_speed(path=None):
 def scale_out_table(paths=None) -> str:
     "Markdown: seconds per step of DPO and PPO by number of processes, from `bench/scale_out.py`'s results."
     import json
-    from rlnb.core import bench_results
     paths = [Path(p) for p in paths] if paths else sorted(bench_results().glob('scale_out*.json'))
     if not paths: return f'no saved result in {bench_results()}: run bench/scale_out.py'
     out = ['| stage | device | processes | threads each | s / step | vs 1 process |', '|---|---|---|---|---|---|']
@@ -259,7 +248,6 @@ def scale_out_table(paths=None) -> str:
 def gpu_speed_table(path=None) -> str:
     "Markdown: DPO, PPO and generation on a GPU, from `bench/gpu_speed.py`'s results."
     import json
-    from rlnb.core import bench_results
     path = Path(path or bench_results()/'gpu_speed.json')
     if not path.exists(): return f'no saved result at {path}: run bench/gpu_speed.py on a machine with a CUDA GPU'
     r = json.loads(path.read_text())
@@ -286,7 +274,6 @@ def eval_gen_speed_table(paths=None) -> str:
      "shows –. Answers are checked identical to the first row that draws tokens the same way; a row that draws "
      "differently gives another sample of the same distribution, so its answers' mean length (words) is shown beside "
      "the time. Each run's CPU and caps below.")
-    from rlnb.core import bench_results, isa_caps_note
     paths = [Path(p) for p in paths] if paths else sorted(bench_results().glob('eval_gen_speed*.json'))
     runs = [json.loads(p.read_text()) for p in paths if p.exists()]
     if not runs: return f"no saved result in {bench_results()}: run bench/eval_gen_speed.py"
@@ -308,7 +295,6 @@ def eval_gen_speed_table(paths=None) -> str:
 # %% ../nbs/12_bench.ipynb #3b10b24c
 def serve_speed_table(path=None) -> str:
     "Markdown: prefill time and decode tokens/s per engine and batch size, from `bench/serve_speed.py`'s results."
-    from rlnb.core import bench_results
     path = Path(path or bench_results()/'serve_speed.json')
     if not path.exists(): return f'no saved result at {path}: run bench/serve_speed.py'
     r = json.loads(path.read_text())
@@ -336,7 +322,6 @@ def api_speed_table(pattern:str|None=None) -> str:
         ),
         '|---|---|---|---|---|---|---|---|---|',
     ]
-    from rlnb.core import bench_results
     for f in sorted(glob.glob(pattern or str(bench_results()/'api_speed_*.json'))):
         r = json.load(open(f))
         if 'keep_alive_requests_per_s' not in r: continue

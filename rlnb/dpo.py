@@ -25,10 +25,12 @@ from rlnb.core import (
     report_targets,
     name_base,
 )
-from .formatting import prompt_text
-from .core import atomic_dir, atomic_write
+from .formatting import prompt_text, to_preference_pairs, to_kto, to_dataset, split_by_prompt
+from .core import atomic_dir, atomic_write, auto_bf16, stage_cli, stage_dir
 from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
 from .core import console_script
+from .reward import pairwise_accuracy
+from .feedback import load_records
 
 # %% auto #0
 __all__ = ['PRESETS', 'CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs',
@@ -136,7 +138,6 @@ def preference_accuracy(model, tok, pairs, beta:float=0.1, max_length=None,
                         ref:dict|None=None,   # `pair_logprobs`'s cache: before and after training share one reference pass
                        ) -> dict:
     "Held-out implicit-reward accuracy and mean margin (policy vs adapters-disabled reference)."
-    from rlnb.reward import pairwise_accuracy
     lp = pair_logprobs(model, tok, pairs, max_length, ref=ref)
     rc, rr = beta * (lp['pc'] - lp['rc']), beta * (lp['pr'] - lp['rr'])
     return dict(
@@ -245,7 +246,6 @@ def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceCo
         "`cfg` resolved for `device`: `bf16` None decided by `auto_bf16`, bf16 kept on a CPU only where it runs natively"
         " faster, 4-bit only on CUDA (a note says what was switched off), the attention kernel chosen."
     )
-    from rlnb.core import auto_bf16
     dev = get_device(device); kind = dev.split(':')[0]
     fast = auto_bf16(kind)
     bf16 = fast if cfg.bf16 is None else cfg.bf16 and (kind == 'cuda' or fast)
@@ -547,9 +547,6 @@ _DPO_FLAGS = [
 @console_script
 def train_dpo_cli(argv:list|None=None):
     "Console script `rlnb_train_dpo`: every `PreferenceConfig` field is a flag."
-    from rlnb.core import stage_cli, stage_dir
-    from rlnb.feedback import load_records
-    from rlnb.formatting import to_preference_pairs, to_kto, to_dataset, split_by_prompt
     ap, parse = stage_cli(PreferenceConfig, 'rlnb_train_dpo', 'DPO (or KTO) on collected feedback, with LoRA.',
                           extra=_DPO_FLAGS)
     cfg, a = parse(argv)

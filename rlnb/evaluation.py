@@ -9,13 +9,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
 from datetime import datetime, timezone
-from .core import create_tables, asset_dir, check_agent, console_script, StageConfig, StageResult
+from .core import create_tables, asset_dir, check_agent, console_script, StageConfig, StageResult, bench_results, stage_cli
 from .feedback import Feedback
 from .policy import load_checkpoint, load_policy_pair, plain_pair, decode, Answers, path_kl, generate_answers, tiny_adapter
 from .prompts import heldout_prompts, eval_prompt_set, read_prompt_file, topic_part, PARTS
 from .judges import failures, distinct_n, is_degenerate, RewardJudge, judge_name, run_judge, judge_validity, beats_heuristic, WordJudge
 from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
                         length_controlled, holm, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
+from .dpo import preference_accuracy
 
 # %% auto #0
 __all__ = ['BASE_STREAM', 'EvalReport', 'control_verdict', 'EvalConfig', 'evaluate_policy', 'plot_report', 'ci_errorbar',
@@ -356,7 +357,6 @@ def evaluate_policy(
     if pairs is not None and len(pairs):
         if base_m is not None:
             raise ValueError("held-out pair accuracy needs an adapter policy (reference = adapters disabled)")
-        from rlnb.dpo import preference_accuracy
         pa = preference_accuracy(model, tok, pairs, cfg.beta)
         k = round(pa['preference_accuracy'] * pa['pairs'] * 2) / 2
         report.preference_accuracy = {**pa, 'ci': [round(v, 4) for v in wilson_interval(k, pa['pairs'], cfg.conf)]}
@@ -693,7 +693,6 @@ def saved_method_rows(results=None) -> list[dict]:
     ("`method_rows` of the saved results in `results` (default `bench/results/`). When every row of methods.json says "
      "which topics it was judged on (`part`), the table is those rows alone: one run, one prompt set, each row with its "
      "own control. Else the older files beside it (eval_demo.json, best_of_n.json) join in, as they were measured.")
-    from rlnb.core import bench_results
     d = Path(results) if results else bench_results()
     read = lambda n: json.loads((d/n).read_text()) if (d/n).exists() else None
     meth = read('methods.json')
@@ -771,7 +770,6 @@ def evaluate_cli(argv:list|None=None):
     ("Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
      "`EvalConfig` field is a flag.")
     import sys
-    from rlnb.core import stage_cli
     ap, parse = stage_cli(EvalConfig, 'rlnb_evaluate', 'Judge a trained policy against its base on held-out prompts '
                          '(win rate, KL, failures, with CIs).', extra=_EVAL_FLAGS)
     cfg, a = parse(argv)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, os, pickle, re, shutil, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import cache_dir, cpu_info, atomic_dir, atomic_write, StageConfig, StageResult
+from .core import cache_dir, cpu_info, atomic_dir, atomic_write, StageConfig, StageResult, model_path, hub_name, stage_cli
 from .core import console_script
 from .policy import is_adapter, adapter_base, load_checkpoint
 
@@ -673,7 +673,6 @@ def export_model(
     **overrides,  # ExportConfig fields on top of `config`: format, quantization, model_name, base, parity, system, ...
 ) -> ExportResult:
     "Export a trained policy as a LoRA adapter, a merged model or GGUF files (with parity check and Modelfile)."
-    from rlnb.core import model_path, hub_name
     overrides = {k: str(v) if isinstance(v, Path) else v for k, v in overrides.items()}
     cfg = ExportConfig.make(config or 'cpu', **overrides)
     format, quantization, model_name, base = cfg.format, cfg.quantization, cfg.model_name, cfg.base
@@ -742,7 +741,6 @@ def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prom
 @console_script
 def export_cli(argv:list|None=None):
     "Console script `rlnb_export`: every `ExportConfig` field is a flag."
-    from rlnb.core import stage_cli
     ap, parse = stage_cli(
         ExportConfig,
         'rlnb_export',

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random, hashlib
 from collections import defaultdict
 from pathlib import Path
-from .feedback import Feedback
-from .core import console_script
+from .feedback import Feedback, FeedbackStore
+from .core import console_script, atomic_write, stage_cli
 
 # %% auto #0
 __all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_reward_targets', 'to_dataset', 'prompt_text',
@@ -275,8 +275,6 @@ def export_rows(recs:list[Feedback], cfg:ExportDataConfig) -> list[dict]:
 def export_data(cfg:ExportDataConfig, store=None) -> int:
     "Write the rows `cfg` asks for to `cfg.output` (whole or not at all); the number of rows."
     import json
-    from rlnb.feedback import FeedbackStore
-    from rlnb.core import atomic_write
     rows = export_rows((store or FeedbackStore(cfg.store)).query(agent=cfg.agent), cfg)
     atomic_write(cfg.output, ''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in rows))
     print(f"{len(rows)} {cfg.format} rows of {cfg.agent!r} -> {cfg.output}")
@@ -286,7 +284,6 @@ def export_data(cfg:ExportDataConfig, store=None) -> int:
 def export_data_cli(argv:list|None=None):
     ("Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets or raw "
      "JSONL.")
-    from rlnb.core import stage_cli
     _, parse = stage_cli(ExportDataConfig, 'rlnb_export_data', "Export an agent's feedback as training data (JSONL).",
                          run_flags=False)
     return export_data(parse(argv)[0])   # a config the checks refuse is a usage error naming the field

@@ -7,8 +7,9 @@ from __future__ import annotations
 import math, re
 from pathlib import Path
 from collections import Counter
-from .reward import HEURISTICS
+from .reward import HEURISTICS, RewardModel
 from .stats import wilson_interval, bootstrap_ci
+from .formatting import prompt_text
 
 # %% auto #0
 __all__ = ['distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'WordJudge', 'judge_validity',
@@ -68,7 +69,6 @@ def failures(answers:list[str], has_eos:list[bool]|None=None, validate=None) -> 
 class RewardJudge:
     "A reward model as a judge: scores each answer; P(a better than b) = σ(r(a) − r(b)) (Bradley–Terry)."
     def __init__(self, rm, name:str|None=None):   # an `rlnb.reward.RewardModel` or the folder of a saved one
-        from rlnb.reward import RewardModel
         self.name = name or (Path(rm).parent.name if isinstance(rm, (str, Path)) else 'reward')
         self.rm = RewardModel.load(rm) if isinstance(rm, (str, Path)) else rm
     def score(self, prompts:list[str], answers:list[str]):
@@ -136,7 +136,6 @@ def judge_validity(judge,             # the judge whose verdicts are reported (e
      "training reward model on the policy's own answers (low agreement where the reward model sees a win: "
      "over-optimisation), each with an interval that resamples prompts.")
     import numpy as np
-    from rlnb.formatting import prompt_text
     mode = mode or ('sampled' if 'sampled' in report.modes else next(iter(report.modes)))
     m = report.modes[mode]
     a, b = np.asarray(m['judges'][judge_name]['outcomes']), np.asarray(m['judges'][reference]['outcomes'])

@@ -9,9 +9,16 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from fastcore.basics import patch
-from .core import create_tables, check_agent, models_dir, new_run, StageConfig
+from .core import create_tables, check_agent, models_dir, new_run, StageConfig, atomic_write, StageResult, peak_rss_mb, rlnb_home
 from .feedback import Feedback, FeedbackStore
 from .registry import Registry, _version, _abs, _rel, check_gguf   # check_gguf: every deploy path checks the GGUF
+from .formatting import _in_eval, to_kto, to_preference_pairs, to_dataset, utility, NotEnoughData
+from .abtest import _upsert_ignore, ABTest
+from .export import export_model, register_ollama, export_merged
+from .dpo import PreferenceConfig, train_dpo, train_kto
+from .evaluation import evaluate_policy, answer_pool, ci_errorbar
+from .judges import judge_name
+from .policy import load_checkpoint
 
 # %% auto #0
 __all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'GateDecision', 'gate_decision', 'word_count', 'HiddenPreference',
@@ -114,7 +121,6 @@ def _tables(md):
 
 def in_heldout(prompt:str, share:float, seed:int=0) -> bool:
     "Whether `prompt` belongs to the held-out prompts (a stable hash: the same prompts across retrains and restarts)."
-    from rlnb.formatting import _in_eval
     return _in_eval(prompt, share, seed)          # the same prompt hash as the stages' prompt-grouped splits
 
 # %% ../nbs/09_online.ipynb #dfced5a3
@@ -168,7 +174,6 @@ def buffer(self:OnlineLearner) -> list[Feedback]:
 
 @patch
 def _mark_used(self:OnlineLearner, ids:list[str], version:int|None):
-    from rlnb.abtest import _upsert_ignore
     now = utc_now('microseconds')
     _upsert_ignore(
         self.store, self.used, [dict(agent_id=self.agent, feedback_id=i, version=version, at=now) for i in ids]
@@ -320,7 +325,6 @@ def gate_decision(report, config:OnlineConfig) -> GateDecision:
 def _export(self:OnlineLearner, merged:Path, run:Path) -> dict:
     ("GGUF of `merged` into `run/gguf`, written to `run/gguf.partial` first and renamed (a crash never leaves a half "
      "export behind).")
-    from rlnb.export import export_model
     c, tmp, out = self.config, run/'gguf.partial', run/'gguf'
     if tmp.exists(): shutil.rmtree(tmp)
     res = export_model(merged, 'cpu', tmp, quantization=c.quantization, model_name=f'{self.agent}-{run.name}', parity=True)
@@ -361,7 +365,6 @@ def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promot
     if v.gguf_paths and shutil.which(
         'ollama'
     ):  # the replaced service's target: Ollama serves the agent's name from the new GGUF
-        from rlnb.export import register_ollama
         mf = _abs(next(iter(v.gguf_paths.values()))).parent/'Modelfile'
         if mf.exists(): print(register_ollama(mf, self.agent))
     return v
@@ -422,7 +425,6 @@ def _finish_run(self:OnlineLearner, rid:int, status:str, **kw):
 @patch
 def _candidate_rows(self:OnlineLearner, snap:list[Feedback]) -> tuple:
     "(training records, replayed records, DPO pairs or KTO rows) of a buffer snapshot; held-out prompts stay out."
-    from rlnb.formatting import to_kto, to_preference_pairs
     c = self.config
     train_recs = [r for r in snap if not in_heldout(r.prompt, c.heldout_share, c.seed)]
     replay = self._replay(round(c.replay_share * len(train_recs)), {r.id for r in snap})
@@ -433,9 +435,6 @@ def _candidate_rows(self:OnlineLearner, snap:list[Feedback]) -> tuple:
 @patch
 def _fit_candidate(self:OnlineLearner, dep, rows:list, run:Path) -> tuple:
     "Train from the deployed policy `dep` on `rows`, merge into `run/policy`: (training result, train config, path)."
-    from rlnb.dpo import PreferenceConfig, train_dpo, train_kto
-    from rlnb.export import export_merged
-    from rlnb.formatting import to_dataset
     c = self.config
     over = {k: getattr(c, k) for k in ('learning_rate', 'epochs', 'beta') if getattr(c, k) is not None}
     cfg = PreferenceConfig.make(c.preset, model=str(_abs(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
@@ -448,9 +447,6 @@ def _fit_candidate(self:OnlineLearner, dep, rows:list, run:Path) -> tuple:
 @patch
 def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], run:Path) -> tuple:
     "The candidate's answers judged against the deployed policy's: (EvalReport, GateDecision), both saved in `run`."
-    from rlnb.evaluation import evaluate_policy
-    from rlnb.judges import judge_name
-    from rlnb.core import atomic_write
     c = self.config
     report = evaluate_policy(merged, prompts, {judge_name(self.judge): self.judge}, base=_abs(dep.model_path),
                              modes=[c.eval_mode], max_new_tokens=c.max_new_tokens, temperature=c.temperature,
@@ -465,7 +461,6 @@ def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], ru
 def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> dict:
     ("Train from the deployed policy on `snap` (+ replay), merge, judge against the deployed policy, gate, export, "
      "register.")
-    from rlnb.formatting import utility
     c, t0 = self.config, time.perf_counter()
     train_recs, replay, rows = self._candidate_rows(snap)
     prompts = self.heldout_prompts()
@@ -512,7 +507,6 @@ def trigger_retrain(self:OnlineLearner,
                    ) -> dict:
     ("One retrain: buffer → candidate → judged against the deployed policy → registered (and deployed if the gate "
      "passes and auto_deploy).")
-    from rlnb.formatting import NotEnoughData
     if self.judge is None:
         raise ValueError(
             "the gate needs a judge: OnlineLearner(..., judge=RewardJudge(folder)), a reward model the policy never"
@@ -635,10 +629,6 @@ def train_dpo_on_policy(
      "where the last round stopped, the reference stays the base. Returns a `StageResult` whose `model_path` is the "
      "last round's adapter and whose metrics hold one row per round.")
     import tempfile, numpy as np
-    from rlnb.core import StageResult, atomic_write, peak_rss_mb
-    from rlnb.dpo import PreferenceConfig, train_dpo
-    from rlnb.policy import load_checkpoint
-    from rlnb.evaluation import answer_pool, evaluate_policy
     from datasets import Dataset
     cfg = OnPolicyConfig.make(config, **overrides)
     prompts = [p for p in dict.fromkeys(prompts or []) if isinstance(p, str) and p.strip()]
@@ -750,7 +740,6 @@ class PolicyServer:
                 t = time.perf_counter()
                 try: new = self._load(dep)                                 # load first (slow), outside the lock
                 except Exception as e:                                     # keep serving the last good model
-                    from rlnb.core import rlnb_home                      # paths in the message: relative to the home
                     msg = f'{type(e).__name__}: {e}'.replace(str(rlnb_home()) + os.sep, '')
                     self.load_errors[a] = {'version': dep.name, 'error': msg[:500],
                                            'at': utc_now('microseconds'), 'serving': cur.version if cur else None}
@@ -784,7 +773,6 @@ class PolicyServer:
 def start_ab(self:PolicyServer, agent:str, candidate, share:float=0.5, experiment:str|None=None) -> str:
     ("Send `share` of users (consistently per user) to `candidate`; exposures are recorded as an `ABTest` (variants = "
      "version names). Returns its name.")
-    from rlnb.abtest import ABTest
     if not 0 < share < 1: raise ValueError(f"share must be in (0, 1), got {share}")
     v = self.registry.get(agent, candidate)
     self.refresh(agent)
@@ -843,7 +831,6 @@ def chat(
 # %% ../nbs/09_online.ipynb #48d74a3f
 def _traffic_panel(ax, res:dict):
     "The hidden-preference utility of what users got in each round, one line per served version, with 95 % CIs."
-    from rlnb.evaluation import ci_errorbar
     import matplotlib.pyplot as plt
     vers = sorted({t['version'] for t in res['traffic']}, key=lambda v: int(v[1:]))
     for i, v in enumerate(vers):
@@ -856,7 +843,6 @@ def _traffic_panel(ax, res:dict):
 
 def _gate_panel(ax, res:dict):
     "Each candidate's win rate against the deployed version with its interval: green deployed, red rejected."
-    from rlnb.evaluation import ci_errorbar
     ev = [e for e in res['events'] if 'decision' in e]
     for i, e in enumerate(ev):
         d = e['decision']

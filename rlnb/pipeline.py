@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from .core import *
 from .feedback import FeedbackStore, import_chitchat
-from .formatting import build_datasets, dataset_stats, plot_stats
+from .formatting import build_datasets, dataset_stats, plot_stats, prompt_text
 from rlnb.reward import (
     RewardConfig,
     PRESETS as REWARD_PRESETS,
@@ -22,7 +22,13 @@ from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo
 from .online import OnPolicyConfig, train_dpo_on_policy
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
 from .export import export_model, isolated, ExportConfig
-from .evaluation import EvalConfig
+from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
+from .core import bench_results, cpu_line, isa_caps, stage_cli
+from .registry import Registry
+from .prompts import train_prompt_set, eval_prompt_set, heldout_prompts
+from .judges import RewardJudge, judge_validity
+from .reward import RewardModel
+from .stats import prompts_needed, replicate_interval
 
 # %% auto #0
 __all__ = ['STAGES', 'PLAN_SOURCES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'recipe_plan', 'plan_line',
@@ -184,7 +190,6 @@ def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved r
      "and the fresh-clone `demo*.json` for the demo, `recipe_<stem>.json` from bench/recipe_run.py for others), the "
      "newest of those measured on this CPU as it is now (same `cpu_line`, same `isa_caps`), else the newest of all: "
      "`{'source', 'cpu', 'date', 'seconds': {stage: s}}`, or None when it never was.")
-    from rlnb.core import bench_results, cpu_line, isa_caps
     stem, res = Path(str(recipe)).stem, Path(results or bench_results())
     pats = PLAN_SOURCES.get(stem, (f'recipe_{stem}.json',))
     def read(f):
@@ -390,7 +395,6 @@ def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None
 def _register(run:Run, kind:str, path:Path, metrics:dict, config:dict, data_counts:dict, **fields) -> int:
     ("Record a trained policy of the run in the registry (same database as the run's feedback store); returns its "
      "version.")
-    from rlnb.registry import Registry
     v = Registry(_store(run)).register(
         run.agent, path, kind, metrics=metrics, config=config, data_counts=data_counts, **fields
     )
@@ -461,8 +465,6 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
     ("On-policy DPO (`rlnb.online.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers ranked "
      "by the run's reward model, best against worst; the reference stays the base. Unless the recipe says otherwise: "
      "the recipe's system message and seed.")
-    from rlnb.prompts import train_prompt_set, eval_prompt_set
-    from rlnb.judges import RewardJudge
     if overrides.get('system') is None: overrides['system'] = run.recipe.get('system')
     overrides.setdefault('seed', run.recipe.get('seed', 0))
     overrides.setdefault('eval_prompts', heldout)
@@ -490,7 +492,6 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
               **overrides) -> dict:
     ("RL from the run's reward model on the run's training prompts (`algorithm`: ppo, grpo or rloo); reports reward "
      "and KL per step and the timings.")
-    from rlnb.formatting import prompt_text
     cfg = PPOConfig.make(preset, **overrides)
     algorithm = cfg.algorithm
     out = run.path/(out or algorithm)
@@ -526,8 +527,6 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
 # %% ../nbs/99_pipeline.ipynb #c7c4c9da
 def _run_judges(run:Run, judges) -> dict:
     "The run's judge reward models (`judge/`, `reward/` or named folders) as RewardJudges, loaded once per run."
-    from rlnb.judges import RewardJudge
-    from rlnb.reward import RewardModel
     J = {}
     for j in judges:
         key = {'judge': 'judge_model', 'reward': 'reward_model'}.get(j, j)   # as `_train_rm` caches them
@@ -540,7 +539,6 @@ def _run_judges(run:Run, judges) -> dict:
 
 def _register_eval(run:Run, name:str, rep, J:dict):
     "Attach the evaluation report (and the judge's mean score) to the policy's registry version, if it has one."
-    from rlnb.registry import Registry
     if (v := run.metrics.get(name, {}).get('registry_version')) is None: return None
     s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
     Registry(_store(run)).update(run.agent, v, eval_report=rep.to_json(), reward_mean=s.get('mean'),
@@ -606,10 +604,6 @@ def evaluate_stage(
      "by the power rule) and on out-of-distribution openers: win rate, LC win rate, KL, truncation, and each judge's "
      "validity, with CIs. Unless the recipe says otherwise: sampled answers only (as the deployment answers), "
      "batches of 64 prompts two at a time, the recipe's `system` message and seed.")
-    from rlnb.evaluation import evaluate_policy, plot_report, plot_frontier
-    from rlnb.prompts import eval_prompt_set, heldout_prompts
-    from rlnb.judges import judge_validity
-    from rlnb.stats import prompts_needed
     import matplotlib.pyplot as plt
     cfg = stage_eval_config(run.recipe, preset, **overrides)
     seed, system, max_new_tokens, temperature = cfg.seed, cfg.system, cfg.max_new_tokens, cfg.temperature
@@ -746,7 +740,6 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
     ("Per policy and judge, over replicated runs: in-distribution and out-of-distribution win rates (mean over runs, "
      "hierarchical bootstrap interval, between-run interval, each run's own figure), the control's, and how many runs "
      "gave a valid verdict.")
-    from rlnb.stats import replicate_interval
     runs = [Path(r) for r in runs]
     if len(runs) < 2: raise ValueError(f"a replicate summary needs at least 2 runs, got {len(runs)}")
     ms = [json.loads((r/'metrics.json').read_text()) for r in runs]
@@ -832,7 +825,6 @@ class PipelineOptions(StageConfig):
 @console_script
 def main(argv:list|None=None):
     "Console script `rlnb_pipeline RECIPE [--resume RUN_DIR]`, generated from `PipelineOptions` by `stage_cli`."
-    from rlnb.core import stage_cli
     ap, parse = stage_cli(PipelineOptions, 'rlnb_pipeline', 'Run an rlnb recipe end to end.', run_flags=False,
                           extra=[(['recipe'], dict(help='recipe YAML, e.g. data/recipes/chitchat.yaml'))])
     opts, args = parse(argv)

@@ -17,7 +17,7 @@ from rlnb.core import (
     Tracker,
     end_group_at_exit,
 )
-from .core import console_script
+from .core import console_script, auto_bf16, report_targets, model_path, stage_cli, stage_dir, atomic_write
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
@@ -358,7 +358,6 @@ def normalize_scores(scores, prompts:list[str]):
 def bf16_on(cfg:PPOConfig, device) -> bool:
     "Whether `cfg` runs bf16 autocast on `device`: `cfg.bf16`, or with None whether `auto_bf16` finds native bf16."
     import torch
-    from rlnb.core import auto_bf16
     return cfg.bf16 if cfg.bf16 is not None else auto_bf16(torch.device(device).type)
 
 def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
@@ -711,7 +710,6 @@ def _trl_trainer(model, tok, prompts, reward_fn, cfg:PPOConfig, output_dir):
     import torch
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
-    from rlnb.core import report_targets
     Config, Trainer = (GRPOConfig, GRPOTrainer) if cfg.algorithm == 'grpo' else (RLOOConfig, RLOOTrainer)
     cuda, report = torch.cuda.is_available(), report_targets(cfg.report_to)
     args = Config(
@@ -772,7 +770,6 @@ def train_rl(
     if not prompts: raise ValueError("no prompts to train on")
     if model is None:                                   # the config names the policy: 'smollm2', 'tiny' or a folder
         from transformers import AutoModelForCausalLM, AutoTokenizer
-        from rlnb.core import model_path
         p = model_path(cfg.model)
         model, tok = AutoModelForCausalLM.from_pretrained(p), tok or AutoTokenizer.from_pretrained(p)
     out = Path(output_dir) if output_dir else None
@@ -850,7 +847,6 @@ _PPO_FLAGS = [
 def train_ppo_cli(argv:list|None=None):
     "Console script `rlnb_train_ppo`: every `PPOConfig` field is a flag (`--algorithm grpo` for TRL's GRPO)."
     import json
-    from rlnb.core import stage_cli, stage_dir, model_path, atomic_write
     _, parse = stage_cli(PPOConfig, 'rlnb_train_ppo', 'RL from a reward model: PPO (ours), GRPO or RLOO (TRL), with '
                          'LoRA.', extra=_PPO_FLAGS)
     cfg, a = parse(argv)

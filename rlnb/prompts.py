@@ -6,8 +6,9 @@
 from __future__ import annotations
 import hashlib, json
 from pathlib import Path
-from .core import asset_dir
+from .core import asset_dir, load_chitchat
 from .stats import prompts_needed
+from .formatting import prompt_text
 
 # %% auto #0
 __all__ = ['PARTS', 'heldout_prompts', 'topic_turns', 'train_prompt_set', 'topic_part', 'eval_prompt_set', 'read_prompt_file']
@@ -29,7 +30,6 @@ def heldout_prompts(
     ("Held-out prompts: the run's held-out chitchat prompts (no stage trained on them), topped up to `n` with "
      "chatterbot-corpus conversation openers.")
     import random
-    from rlnb.formatting import prompt_text
     out = []
     if run is not None:
         d = Path(run)/'datasets'/'pairs'/'eval'
@@ -54,7 +54,6 @@ def topic_turns(topics, seed:int=0, min_words:int=3, max_words:int=40) -> dict:
     ("For each chitchat topic, one later turn of each of its conversations (asked on its own, `min_words` to "
      "`max_words` words), shuffled: `{topic: [(turn, 'conversation <id>'), ...]}`.")
     import random
-    from rlnb.core import load_chitchat
     held, rng, by_topic = set(topics), random.Random(seed), {}
     for cid, c in sorted(load_chitchat().items()):
         topic = (c.get('prompt') or '').strip()
@@ -69,7 +68,6 @@ def train_prompt_set(run, n:int=256, seed:int=0) -> list[str]:
     ("Prompts a policy may train on: later turns of conversations on the run's *training* topics, round robin over "
      "the topics; none is a prompt `eval_prompt_set` could draw (the same words asked in a held-out conversation).")
     from datasets import load_from_disk
-    from rlnb.formatting import prompt_text
     d = Path(run)/'datasets'/'pairs'/'train'
     if not d.exists(): raise FileNotFoundError(f"{d} is missing: run the 'format' stage first")
     topics = sorted(dict.fromkeys(prompt_text(p) for p in load_from_disk(str(d))['prompt']))

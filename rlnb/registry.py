@@ -8,7 +8,7 @@ import json, time
 from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from .core import create_index, create_tables, check_agent, rlnb_home
+from .core import create_index, create_tables, check_agent, rlnb_home, stage_cli
 from .feedback import FeedbackStore
 from .stats import report_headline
 from fastcore.basics import patch
@@ -493,7 +493,6 @@ def _policies_print(cmd:str, out):
 @console_script
 def policies_cli(argv:list|None=None):
     "Console script `rlnb_policies COMMAND AGENT [VERSION ...]`, generated from `PoliciesConfig` by `stage_cli`."
-    from rlnb.core import stage_cli
     C = PoliciesConfig.COMMANDS
     ap, parse = stage_cli(
         PoliciesConfig, 'rlnb_policies', 'List, compare, promote and roll back policy versions.', run_flags=False,

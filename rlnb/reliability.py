@@ -6,7 +6,7 @@
 from __future__ import annotations
 import json, os, random, signal, sqlite3, subprocess, sys, time
 from pathlib import Path
-from .core import rlnb_home, repo_dir
+from .core import rlnb_home, repo_dir, cpu_line, atomic_write
 
 # %% auto #0
 __all__ = ['FIGURES', 'corpus', 'check_rejects', 'snapshot', 'run_py', 'start_py', 'kill_during', 'sqlite_check', 'save_figures',
@@ -86,7 +86,6 @@ FIGURES = 'bench/results/reliability.json'   # what the slow kills measured, sho
 
 def save_figures(stage:str, **figures):
     "Record a stage's kill figures (with the CPU) in `FIGURES`, merged with the other stages'."
-    from rlnb.core import cpu_line, atomic_write
     p = repo_dir()/FIGURES
     d = json.loads(p.read_text()) if p.exists() else {}
     d[stage] = {**figures, 'cpu': cpu_line()}

@@ -22,8 +22,9 @@ from rlnb.core import (
     atomic_write,
     auto_bf16,
 )
-from .formatting import prompt_text
-from .core import console_script
+from .formatting import prompt_text, build_datasets
+from .core import console_script, stage_cli, stage_dir
+from .feedback import load_records
 
 # %% auto #0
 __all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode',
@@ -471,9 +472,6 @@ def rm_curve_table(r:dict) -> str:
 def train_reward_cli(argv:list|None=None):
     "Console script `rlnb_train_reward`: every `RewardConfig` field is a flag."
     import json
-    from rlnb.core import stage_cli, stage_dir
-    from rlnb.feedback import load_records
-    from rlnb.formatting import build_datasets
     ap, parse = stage_cli(
         RewardConfig,
         'rlnb_train_reward',

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import html, hashlib, random, time
 from collections import Counter
-from .core import check_agent
+from .core import check_agent, generate
 from .feedback import Feedback, FeedbackStore
 from .formatting import prompt_text
 from .stats import binom_two_sided
@@ -53,7 +53,6 @@ class PolicyItems:
     def __getitem__(self, i:int) -> dict:
         if i not in self._cache:
             import torch
-            from rlnb.core import generate
             torch.manual_seed(self.seed * 100_003 + i)
             outs = generate(self.model, self.tok, [self.prompts[i]] * self.n, **self.gen)
             keys = ['response'] if self.n == 1 else ['response_a', 'response_b']
