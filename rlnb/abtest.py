@@ -199,6 +199,7 @@ def _floored_var(x) -> float:
     import numpy as np
     return float(np.var(np.concatenate([x, [0.0, 1.0]]), ddof=1) / len(x))
 
+# %% ../nbs/08a_abtest.ipynb #c7918c37
 def _ab_sequential(per_unit, first, ctrl:str, v:str, tau:float, min_units:int=MIN_AB_UNITS) -> float:
     ("The always-valid p-value, replayed over the units in the order their first outcome arrived, looking only once "
      "both arms have `min_units` units, with floored variances.")

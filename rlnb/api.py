@@ -450,6 +450,7 @@ def spawn_online_job(st, agent:str, baseline:bool=False) -> dict:
     "Queue an online retrain of `agent` in a worker process (the server never trains in a request)."
     return spawn_job(st, agent, {'kind': 'online', 'baseline': baseline}, 'run_online_job')
 
+# %% ../nbs/10_api.ipynb #6c73a109
 def cancel_job(st, jid:str, reason:str='cancelled') -> dict:
     "End a queued or running job: its worker and the worker's children are killed (TERM, then KILL after 5 s)."
     import time
@@ -730,6 +731,7 @@ def _route_needs(route) -> list:
         todo.extend(d.dependencies)
     return out
 
+# %% ../nbs/10_api.ipynb #ac1250ca
 def _scrubbing(send):
     "`send` with every error response's body (status >= 400) passed through `scrub_paths`: no server path leaves."
     held = {}
@@ -748,6 +750,7 @@ def _scrubbing(send):
         await send(msg)
     return out
 
+# %% ../nbs/10_api.ipynb #f19cd93a
 class _Guard:
     ("The service's front door as plain ASGI middleware (Starlette's `@app.middleware('http')` wraps every request in "
      "extra tasks), in this order, each before any body is read: one of each singleton header, the Host check, the "
@@ -871,6 +874,7 @@ class _Guard:
             return {'type': 'http.request', 'body': whole, 'more_body': False}
         await self.app(scope, replay, send)
 
+# %% ../nbs/10_api.ipynb #8c7d242a
 def _allowed(p:Principal, scope_name:str, agent:str|None):
     "403 unless the caller may do `scope_name` on `agent`."
     if not p.can(scope_name, agent): raise HTTPException(403, detail=_why_not(p, scope_name, agent))
@@ -998,6 +1002,7 @@ def _record(st, agent:str, d) -> Feedback:
         rec.metadata = {**rec.metadata, 'arrival_ns': arrival_ns()}
     return rec
 
+# %% ../nbs/10_api.ipynb #874cdbce
 def _batch(st, agent:str, body:list) -> dict:
     ("Store the valid records of `body`; report the rejected ones by index and reason, and those whose id is stored "
      "with other content as conflicts (never dropped silently).")
@@ -1071,6 +1076,7 @@ def _wait_job(st, jid:str, timeout:float=600) -> dict:
     cancel_job(st, jid, f'the dry run took over {timeout:.0f} s')
     raise HTTPException(504, detail=f'the dry run took over {timeout:.0f} s and was cancelled')
 
+# %% ../nbs/10_api.ipynb #0ef01c28
 def training_routes(st, allow_training:bool=True) -> APIRouter:
     ("`POST /api/policies/train_policy/{agent_id}` (dry run or job; admin), `GET /api/jobs/{job_id}` (read) and "
      "`DELETE /api/jobs/{job_id}` (admin: cancel).")

@@ -71,6 +71,7 @@ GOAL_MET = {   # benchmark: whether its best figure (the number `_best_ratio` sh
     'DPO, whole run vs TRL defaults': lambda x: x >= 3, 'PPO, per step vs TRL 0.29': lambda x: x >= 2,
     'make demo, its stages summed': lambda x: x <= 20}
 
+# %% ../nbs/12_bench.ipynb #7d075108
 def speed_by_cpu(results=None) -> str:
     ("Markdown: one row per saved result of each benchmark of `SPEED_GOALS` (`STEM.json`, `STEM_*.json`): the CPU kind "
      "it ran on, the best figure within the goal, and whether it meets it; a benchmark with none says so.")
@@ -87,7 +88,6 @@ def speed_by_cpu(results=None) -> str:
             out.append(f"| {name} | {goal} | {cpu_kind(r)} | **{x}**{' min' if name.startswith('make') else ''} "
                        f"| {met} | {what.removeprefix('min; ')} (`{f.name}`) |")
     return '\n'.join(out)
-
 
 # %% ../nbs/12_bench.ipynb #8f512fd4
 def reward_seed_summary(rows:list, conf:float=0.95) -> dict:

@@ -388,6 +388,7 @@ def _shared_rows(ds, out:Path, name:str='train'):
         except OSError: shutil.rmtree(tmp, ignore_errors=True)   # another process renamed first: the same rows
     return load_from_disk(str(d))
 
+# %% ../nbs/05_dpo.ipynb #96116f83
 def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, callbacks=None):
     from trl import DPOTrainer, KTOTrainer
     cfg = effective_config(PreferenceConfig.make(config))

@@ -49,6 +49,7 @@ def _kk_pairs(groups) -> tuple:
     a, b = zip(*[(i, j) for r in rows.values() for i in r for j in r])
     return np.array(a), np.array(b)
 
+# %% ../nbs/08_evaluation.ipynb #d31f2328
 def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, clusters=None,
              memo:tuple|None=None,   # (judge name, Answers.scores of `bas`): the base's scores kept for the next policy
              groups=None,            # prompt index per row, when each prompt has K answers per arm: the verdict is over
@@ -95,6 +96,7 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
 
 BASE_STREAM = 1_000_000_007   # added to the seed of the base's comparison answers: a stream no policy answer draws from
 
+# %% ../nbs/08_evaluation.ipynb #314ca93e
 def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, **kw):
     ("Policy answers (with KL in sampled mode) and base answers, each from its own seed stream (the base's seed is "
      "`seed + BASE_STREAM`: sampled answers of the two never share random numbers); the base's are taken from `cache` "
@@ -246,6 +248,7 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
         timings['control_s'] = round(time.perf_counter() - t, 2)
     return m, timings
 
+# %% ../nbs/08_evaluation.ipynb #97d03c97
 def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, groups=None, **kw) -> dict:
     ("The base-against-base arm: the base run through `_eval_mode` as a policy would be (the policy's seed stream, its "
      "KL pass, every judge), against the base's own comparison answers. Kept in `cache` per base, prompts and settings.")
@@ -637,6 +640,7 @@ def method_rows(evaluation:dict|None,       # a run's saved evaluation (`bench/r
 _METHOD_NAMES = {'dpo': 'DPO', 'ppo': 'PPO', 'dpo_on_policy': 'DPO on-policy',
                  'dpo_on_policy_budget': 'DPO on-policy, one round', 'grpo': 'GRPO', 'rloo': 'RLOO'}
 
+# %% ../nbs/08_evaluation.ipynb #be3f4048
 def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
     ("Markdown of `method_rows`: one line per method, per judge (the independent one first) the win rate and the "
      "length-controlled one against the base's evaluation answer, and, where measured, against every draw of the base; "

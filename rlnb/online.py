@@ -616,6 +616,7 @@ def _on_policy_pairs(prompts:list[str], pool, scores, min_gap:float, system:str|
                      'rejected': [{'role': 'assistant', 'content': r}], 'gap': round(float(s[best[i], i] - s[worst[i], i]), 4)})
     return rows
 
+# %% ../nbs/09_online.ipynb #1237514e
 def train_dpo_on_policy(
     prompts: list[str],      # training prompts (never the held-out ones): each round draws `prompts_per_round`
     reward,                  # ranks the answers: a RewardModel, a RewardJudge, or anything with .score(prompts, answers)
@@ -706,6 +707,7 @@ class _Live:
     def __init__(self, version:str, path:Path, llm):
         self.version, self.path, self.llm, self.lock = version, path, llm, threading.Lock()
 
+# %% ../nbs/09_online.ipynb #f6669840
 class PolicyServer:
     "OpenAI-style chat answers for each agent from its deployed GGUF; hot swap on deploy; optional A/B split."
     def __init__(self, registry:Registry, n_ctx:int=1024, n_threads:int|None=None, ttl:float=1.0,

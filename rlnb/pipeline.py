@@ -213,6 +213,7 @@ def plan_line(plan:dict|None, keys:list) -> str:
             + ', '.join(f"{k} {s:.0f} s" for k, s in known.items()) + f"; total {sum(known.values()) / 60:.1f} min"
             + (f" (not measured: {', '.join(miss)})" if miss else ''))
 
+# %% ../nbs/99_pipeline.ipynb #6ec291c4
 def run_pipeline(recipe:str|Path|dict, # recipe path or dict
                  resume:str|Path|None=None, # an existing run folder to continue
                  root:str|Path|None=None,   # parent of agent folders; default `models_dir()`
@@ -584,6 +585,7 @@ def _judge_verdict(h:dict, j:str, vh:dict|None) -> dict:
         h = {**h, 'valid': False, 'validity': why if h.get('valid', True) is not False else f"{h['validity']}; {why}"}
     return h
 
+# %% ../nbs/99_pipeline.ipynb #29a93313
 @stage('evaluate', config=EvalConfig)
 def evaluate_stage(
     run: Run,
@@ -732,6 +734,7 @@ def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False,
     if len(t) != len(o): raise ValueError(f"{f}: {len(o)} prompt outcomes but {len(t)} topics: the report and its prompt set disagree")
     return o, t
 
+# %% ../nbs/99_pipeline.ipynb #cf4304d3
 def replicate_summary(runs:list,              # run folders of one recipe under different split seeds
                       judges:tuple|None=None, # default: every judge of the first run's evaluation
                       conf:float=0.95, seed:int=0,
@@ -774,6 +777,7 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
         if all(x is not None for x in xs): out['control'][j] = replicate_interval(xs, conf, seed=seed)
     return out
 
+# %% ../nbs/99_pipeline.ipynb #b9982438
 def replicates_table(s:dict, judge:str='judge') -> str:
     ("Markdown of `replicate_summary` for one judge: per policy, in and out of distribution, and the control; the 95 % CI "
      "is the union of the hierarchical bootstrap and the between-run t interval (`rlnb.stats.replicate_interval`).")

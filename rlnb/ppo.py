@@ -257,6 +257,7 @@ def _final_norm(model):
     norms = (getattr(dec, k, None) for k in ('norm', 'ln_f', 'final_layernorm', 'final_layer_norm'))
     return next((m for m in norms if m is not None), None)
 
+# %% ../nbs/06_ppo.ipynb #0db5da9f
 def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sampler=None, keep:bool=False) -> dict:
     ("Sample responses: `ids` (B, P+T), `attn`, response `mask` (B, T), `n_prompt` P, `responses` (texts), "
      "`completion_ids`, `has_eos` (B,). With `keep`, also the sampling pass's own log-probs `logp` (B, T) at "

@@ -90,6 +90,7 @@ def topic_part(topic:str) -> str:
     h = int(hashlib.sha1(f'rlnb-confirmation:{topic.strip()}'.encode()).hexdigest()[:8], 16)
     return 'confirmation' if h / 0xFFFFFFFF < 0.5 else 'development'
 
+# %% ../nbs/02a_prompts.ipynb #f2a6471d
 def eval_prompt_set(
     run=None,                  # a run folder: its held-out split names the held-out topics
     n: int | None = None,      # in-distribution prompts; None: `prompts_needed(target)`

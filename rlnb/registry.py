@@ -322,6 +322,7 @@ def _check_deploy(self:Registry, target:PolicyVersion, force:bool, reason:str|No
         if not (reason or '').strip(): raise ValueError("a forced deploy needs a reason (it is kept in the history)")
     for path in (target.gguf_paths or {}).values(): check_gguf(path)   # every path that deploys checks the GGUF
 
+# %% ../nbs/01a_registry.ipynb #d5c042ee
 def _set_deployed(self:Registry, agent:str, version:int, action:str, reason:str|None, force:bool=False,
                   actor:str|None=None) -> PolicyVersion:
     import sqlalchemy as sa

@@ -332,6 +332,7 @@ def _curve_callback(rows, cfg:RewardConfig, tok, every:int):
             state.log_history.append({**point, 'epoch': state.epoch, 'step': state.global_step})
     return Curve()
 
+# %% ../nbs/04_reward.ipynb #9a42b0f4
 def train_reward_model(
     train,  # pairs (prompt/chosen/rejected) or targets (prompt/completion/target)
     eval=None,  # held-out rows of the same kind, for curves and final metrics

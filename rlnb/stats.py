@@ -58,6 +58,7 @@ def prompts_needed(p:float,               # the true win rate to detect
     za, zb = _z(conf), NormalDist().inv_cdf(power)
     return math.ceil(((za * 0.5 + zb * math.sqrt(p * (1 - p))) / (p - 0.5)) ** 2)
 
+# %% ../nbs/00a_stats.ipynb #328b6d94
 def bootstrap_ci(x, stat=None,            # statistic of a resample (default: the mean)
                  n_boot:int=2000, conf:float=0.95, seed:int=0,
                  groups=None,             # cluster id per element: resample clusters (e.g. prompts), not elements
