@@ -18,13 +18,14 @@ from rlnb.core import (
     end_group_at_exit,
 )
 from .core import console_script, auto_bf16, report_targets, model_path, stage_cli, stage_dir, atomic_write
+from .prompts import read_prompts
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
            'masked_mean', 'masked_whiten', 'policy_loss', 'value_loss', 'AdaptiveKLController', 'FixedKLController',
            'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores',
            'bf16_on', 'amp', 'merged_sampler', 'attn_kernel', 'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer',
-           'plot_ppo', 'trl_reward', 'RLResult', 'train_rl', 'read_prompts', 'train_ppo_cli']
+           'plot_ppo', 'trl_reward', 'RLResult', 'train_rl', 'train_ppo_cli']
 
 # %% ../nbs/06_ppo.ipynb #2c1f16cd
 def _check_ppo_config(c):
@@ -808,26 +809,6 @@ def train_rl(
         reward_last=round(sum(rewards[-k:]) / k, 4) if rewards else None,
     )
     return RLResult(policy, tok, metrics, history, out, out/'policy' if out else None, tr, cfg.algorithm)
-
-# %% ../nbs/06_ppo.ipynb #a43d796b
-def read_prompts(data:str) -> list[str]:
-    "Prompts from 'chitchat', a .jsonl file (field `prompt`) or a text file (one per line)."
-    import json
-    if data == 'chitchat':
-        from rlnb.core import chitchat_prompts
-        return chitchat_prompts()
-    p = Path(data)
-    if not p.exists(): raise FileNotFoundError(f"no prompt file {p}: pass 'chitchat', a .jsonl file or a text file")
-    lines = [l for l in p.read_text().splitlines() if l.strip()]
-    if p.suffix == '.jsonl':
-        out = []
-        for i, l in enumerate(lines, 1):
-            try: out.append(json.loads(l)['prompt'].strip())
-            except (ValueError, KeyError, TypeError, AttributeError) as e:
-                raise ValueError(f"{p} line {i}: expected a JSON object with a 'prompt' string") from e
-    else: out = [l.strip() for l in lines]
-    if not out: raise ValueError(f"{p} holds no prompts")
-    return list(dict.fromkeys(out))
 
 # %% ../nbs/06_ppo.ipynb #0fe97119
 _PPO_FLAGS = [

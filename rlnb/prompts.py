@@ -11,7 +11,7 @@ from .stats import prompts_needed
 from .formatting import prompt_text
 
 # %% auto #0
-__all__ = ['PARTS', 'heldout_prompts', 'topic_turns', 'train_prompt_set', 'topic_part', 'eval_prompt_set', 'read_prompt_file']
+__all__ = ['PARTS', 'heldout_prompts', 'topic_turns', 'train_prompt_set', 'topic_part', 'eval_prompt_set', 'read_prompts']
 
 # %% ../nbs/02a_prompts.ipynb #4c53591b
 _NOT_SMALL_TALK = (
@@ -137,15 +137,21 @@ def eval_prompt_set(
                        'clusters': len(set(clusters[:n])), 'repeats': repeats, 'part': part}}
 
 # %% ../nbs/02a_prompts.ipynb #d34a82db
-def read_prompt_file(path) -> list[str]:
-    "Prompts from a JSONL file (`prompt` or `query` per line) or a text file (one per line)."
-    p = Path(path)
-    if not p.exists(): raise FileNotFoundError(f"prompt file {p} not found")
+def read_prompts(source) -> list[str]:
+    ("Prompts from 'chitchat' (the bundled conversations' openers), a .jsonl file (`prompt`, or `query`, per line) or "
+     "a text file (one per line); blank lines skipped, repeats kept once, in order.")
+    if str(source) == 'chitchat':
+        from rlnb.core import chitchat_prompts
+        return chitchat_prompts()
+    p = Path(source)
+    if not p.exists(): raise FileNotFoundError(f"no prompt file {p}: pass 'chitchat', a .jsonl file or a text file")
     lines = [l for l in p.read_text(encoding='utf-8').splitlines() if l.strip()]
-    if p.suffix != '.jsonl': return lines
-    out = []
-    for i, l in enumerate(lines, 1):
-        try: d = json.loads(l); out.append(d.get('prompt') or d['query'])
-        except (ValueError, KeyError, AttributeError) as e:
-            raise ValueError(f"{p}:{i}: need a JSON object with 'prompt' ({e})") from None
-    return out
+    if p.suffix == '.jsonl':
+        out = []
+        for i, l in enumerate(lines, 1):
+            try: d = json.loads(l); out.append((d.get('prompt') or d['query']).strip())
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise ValueError(f"{p} line {i}: expected a JSON object with a 'prompt' string") from e
+    else: out = [l.strip() for l in lines]
+    if not out: raise ValueError(f"{p} holds no prompts")
+    return list(dict.fromkeys(out))
