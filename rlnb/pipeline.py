@@ -19,7 +19,7 @@ from rlnb.reward import (
     plot_calibration,
 )
 from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo
-from .online import OnPolicyConfig, train_dpo_on_policy
+from .on_policy import OnPolicyConfig, train_dpo_on_policy
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
 from .export import export_model, isolated, ExportConfig
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
@@ -463,7 +463,7 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
                         heldout: int = 0,          # held-out prompts judged after each round by the run's judge (0: none)
                         out: str = 'dpo_on_policy',  # the folder in the run (another one: a second on-policy setup)
                         **overrides) -> dict:
-    ("On-policy DPO (`rlnb.online.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers ranked "
+    ("On-policy DPO (`rlnb.on_policy.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers ranked "
      "by the run's reward model, best against worst; the reference stays the base. Unless the recipe says otherwise: "
      "the recipe's system message and seed.")
     if overrides.get('system') is None: overrides['system'] = run.recipe.get('system')
