@@ -4,7 +4,7 @@
 
 # %% ../nbs/10_api.ipynb #8be140e4
 from __future__ import annotations
-import contextlib, hashlib, hmac, json, math, os, re, signal, subprocess, sys, threading
+import contextlib, hashlib, hmac, json, math, os, re, signal, subprocess, sys, threading, time
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -24,7 +24,7 @@ from .registry import Registry, _rel, _headline
 from .online import OnlineConfig, OnlineLearner
 from .judges import RewardJudge
 from .abtest import _ab_tables
-from .jobs import Busy, ChatRequest, DeployRequest, Jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, create, dry_run, feedback_summary, list, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
+from .jobs import Busy, ChatRequest, DeployRequest, Jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
 from .auth import Principal, SafeJSON, _Guard, _allowed, _scrub, api_limits, api_tokens, env_insecure, insecure_problem, need, scrub_paths
 
 # %% auto #0
