@@ -60,7 +60,7 @@ def main(run:str, name:str, save:bool=False):
         allr = json.loads(RESULTS.read_text()) if RESULTS.exists() else {'methods': {}}
         allr['methods'][name] = row
         RESULTS.parent.mkdir(exist_ok=True); RESULTS.write_text(json.dumps(allr, indent=1) + '\n'); print('saved', RESULTS)
-        from rlnb.evaluation import plot_saved_methods
+        from rlnb.bench import plot_saved_methods
         plot_saved_methods(FIGURE, RESULTS.parent); print('drew', FIGURE)
         if not SMOKE:   # the pipeline map names the best saved method
             sys.path.insert(0, str(Path(__file__).resolve().parent.parent/'tools'))

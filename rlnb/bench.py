@@ -6,13 +6,15 @@
 from __future__ import annotations
 import json
 from pathlib import Path
-from .stats import wilson_interval, mean_ci
+from .stats import wilson_interval, mean_ci, holm
+from .evaluation import ci_errorbar
 from .core import bench_results, isa_caps_note
 
 # %% auto #0
 __all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'reward_seed_summary', 'reward_speed_table', 'dpo_speed_table',
            'ppo_speed_table', 'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table', 'eval_gen_speed_table',
-           'serve_speed_table', 'api_speed_table']
+           'serve_speed_table', 'api_speed_table', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods',
+           'saved_method_rows', 'plot_saved_methods']
 
 # %% ../nbs/12_bench.ipynb #62e9b83c
 SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal in words)
@@ -331,3 +333,120 @@ def api_speed_table(pattern:str|None=None) -> str:
                     f"{rng(r['batch_records_per_s'])} | {r['repeats']} | {r['runs_with_wrong_counts']} |")
     if len(rows) == 2: return 'no saved results: run bench/api_speed.py'
     return '\n'.join(rows) + f"\n\n{r['cpu']}"
+
+# %% ../nbs/12_bench.ipynb #4b1ca65a
+def best_of_n_table(r:dict) -> str:
+    ("Markdown: one row per n and judge of a `best_of_n_report` (or `bench/results/best_of_n.json`): win rate and "
+     "length-controlled win rate with their intervals, the KL bound, seconds per served answer, answer length.")
+    ci = lambda v, f='.3f': f"[{v[0]:{f}}, {v[1]:{f}}]"
+    rows = ['| n | judge | win rate over the base (95 % CI) | length-controlled (95 % CI) | score Δ (95 % CI) | KL nats | '
+            's per answer | tokens |', '|---|---|---|---|---|---|---|---|']
+    for row in r['rows'].values():
+        for jn, j in row['judges'].items():
+            sd = f"{j['score_diff']:+.3f} {ci(j['score_diff_ci'], '+.3f')}" if 'score_diff' in j else '–'
+            rows.append(f"| {row['n']} | {jn} | {j['win_rate']:.3f} {ci(j['win_rate_ci'])} | {j['lc_win_rate']:.3f} "
+                        f"{ci(j['lc_win_rate_ci'])} | {sd} | {row['kl']:.2f} | {row['seconds_per_answer']:.2f} | "
+                        f"{row['mean_tokens']:.1f} |")
+    return '\n'.join(rows)
+
+# %% ../nbs/12_bench.ipynb #83e621c1
+def method_rows(evaluation:dict|None,       # a run's saved evaluation (`bench/results/eval_demo.json`)
+                best: dict | None = None,   # a best-of-n report of the same run (`bench/results/best_of_n.json`)
+                methods: dict | None = None,  # more methods trained on the same run (`bench/results/methods.json`)
+                ns: tuple = (1, 4, 8, 16),  # best-of-n rows to show (1: another plain draw of the base, an A/A row)
+               ) -> list[dict]:
+    ("One row per method, trained or not: `method`, `train_s` (stage seconds; best-of-n: 0), `kl` (mean nats), "
+     "`s_per_answer` (best-of-n only), `judges` {name: win rate, LC win rate and their intervals, against the base's "
+     "one evaluation answer per prompt, and the base-against-base control where the report has one} and `vs_draws` {name: win rate and interval against every draw of the base in "
+     "best-of-n's pool, where `best` holds its `pool_agreement`}.")
+    keys = ('win_rate', 'win_rate_ci', 'lc_win_rate', 'lc_win_rate_ci', 'control_win_rate', 'control_win_rate_ci')
+    secs, ev, rows = (evaluation or {}).get('stage_seconds', {}), (evaluation or {}).get('evaluate', {}), []
+    pa = (best or {}).get('pool_agreement', {})
+    draws = lambda f, name: {j: {'win_rate': v[name]['win_rate'], 'ci': v[name]['ci']}
+                             for j, a in pa.items() if (v := a.get(f, {})) and name in v}
+    for n in ns:
+        r = (best or {}).get('rows', {}).get(str(n))
+        if r: rows.append({'method': f'best-of-{n}' if n > 1 else 'base again (A/A)', 'train_s': 0.0, 'kl': r['kl'],
+                           's_per_answer': r['seconds_per_answer'],
+                           'judges': {j: {k: v[k] for k in keys + ('sign_p',) if k in v} for j, v in r['judges'].items()},
+                           'vs_draws': draws('vs_fresh_draws', str(n))})
+    saved = (methods or {}).get('methods', {})   # a method measured there wins over the run's own evaluation of it
+    trained = [(pol, secs.get(pol), ev.get(pol, {}).get('headline')) for pol in ('dpo', 'ppo') if pol not in saved]
+    trained += [(n, r.get('train_s'), r.get('headline')) for n, r in saved.items()]
+    for pol, train_s, h in trained:
+        if h: rows.append({'method': _METHOD_NAMES.get(pol, pol), 'train_s': train_s,
+                           'kl': next(iter(h.values())).get('kl'), 's_per_answer': None,
+                           'judges': {j: {k: v[k] for k in keys + ('sign_p', 'valid') if k in v} for j, v in h.items()},
+                           'vs_draws': draws('policies_vs_draws', pol)})
+    return rows
+
+_METHOD_NAMES = {'dpo': 'DPO', 'ppo': 'PPO', 'dpo_on_policy': 'DPO on-policy',
+                 'dpo_on_policy_budget': 'DPO on-policy, one round', 'grpo': 'GRPO', 'rloo': 'RLOO'}
+
+# %% ../nbs/12_bench.ipynb #be3f4048
+def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
+    ("Markdown of `method_rows`: one line per method, per judge (the independent one first) the win rate and the "
+     "length-controlled one against the base's evaluation answer, and, where measured, against every draw of the base; "
+     "last, the first judge's sign-test p adjusted by Holm over every method compared with the base (the A/A row, the "
+     "control, is not a method).")
+    ci = lambda v: f"[{v[0]:.3f}, {v[1]:.3f}]"
+    dr = any(r.get('vs_draws') for r in rows)
+    head = ' | '.join(f"{j}: win rate (95 % CI) | {j}: length-controlled" + (f" | {j}: vs the base's draws" if dr else '')
+                      for j in judges)
+    ctl = any('control_win_rate' in r['judges'].get(judges[0], {}) for r in rows)   # each row's own base-vs-base arm
+    out = [f"| method | training s | KL nats | {head} | " + (f"control: base vs base ({judges[0]}) | " if ctl else '')
+           + f"s per answer | Holm p ({judges[0]}) |", '|---' * (5 + ctl + (3 if dr else 2) * len(judges)) + '|']
+    tested = [i for i, r in enumerate(rows) if judges[0] in r['judges'] and r['method'] != 'base again (A/A)']
+    adj = dict(zip(tested, holm([rows[i]['judges'][judges[0]].get('sign_p', 1.0) for i in tested])))   # no p: counted as 1
+    for i, r in enumerate(rows):
+        cells = []
+        for j in judges:
+            v = r['judges'].get(j)
+            cells += [f"{v['win_rate']:.3f} {ci(v['win_rate_ci'])}", f"{v['lc_win_rate']:.3f} {ci(v['lc_win_rate_ci'])}"] if v else ['–', '–']
+            if dr: cells.append(f"{d['win_rate']:.3f} {ci(d['ci'])}" if (d := r.get('vs_draws', {}).get(j)) else '–')
+        kl = f"{r['kl']:.2f}" if r.get('kl') is not None else '–'
+        ts = f"{r['train_s']:.0f}" if r.get('train_s') is not None else '–'
+        spa = f"{r['s_per_answer']:.2f}" if r.get('s_per_answer') is not None else '–'
+        hp = (f"{adj[i]:.3f}" + (', no verdict' if r['judges'][judges[0]].get('valid') is False else '')
+              if i in adj and 'sign_p' in r['judges'][judges[0]] else '–')
+        if ctl: cells.append(f"{v['control_win_rate']:.3f} {ci(v['control_win_rate_ci'])}"
+                             if (v := r['judges'].get(judges[0], {})).get('control_win_rate') is not None else '–')
+        out.append(f"| {r['method']} | {ts} | {kl} | " + ' | '.join(cells) + f" | {spa} | {hp} |")
+    return '\n'.join(out)
+
+def plot_methods(rows:list[dict], judges:tuple = ('judge', 'reward'), path=None, title:str|None=None):
+    ("Win rate over the base with its 95 % interval, per method and judge; the dashed line is a tie with the base. "
+     "Where rows hold `vs_draws`, a second panel: against every draw of the base instead of its one evaluation answer.")
+    import matplotlib.pyplot as plt
+    panels = [('judges', 'win_rate', 'win_rate_ci', "against the base's evaluation answer")]
+    if any(r.get('vs_draws') for r in rows): panels.append(('vs_draws', 'win_rate', 'ci', "against every draw of the base"))
+    fig, axs = plt.subplots(1, len(panels), figsize=((1.2 + 1.1 * len(rows)) * len(panels), 3.8), squeeze=False)
+    for ax, (f, w, c, sub) in zip(axs[0], panels):
+        for k, j in enumerate(judges):
+            pts = [(i, r[f][j]) for i, r in enumerate(rows) if j in r.get(f, {})]
+            if not pts: continue
+            ci_errorbar(ax, [i + 0.15 * (k - (len(judges) - 1) / 2) for i, _ in pts], [v[w] for _, v in pts],
+                        [v[c] for _, v in pts], fmt='o', capsize=3, label=j)
+        ax.axhline(0.5, ls='--', c='gray')
+        ax.set_xticks(range(len(rows)), [r['method'] for r in rows], fontsize=8, rotation=20)
+        ax.set(ylim=(0.2, 1.0), ylabel='win rate over the base', title=sub)
+        ax.legend(fontsize=8)
+    fig.suptitle(title or 'win rate over the base, 95 % CI', fontsize=10); fig.tight_layout()
+    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
+    return fig
+
+# %% ../nbs/12_bench.ipynb #0e00ab23
+def saved_method_rows(results=None) -> list[dict]:
+    ("`method_rows` of the saved results in `results` (default `bench/results/`). When every row of methods.json says "
+     "which topics it was judged on (`part`), the table is those rows alone: one run, one prompt set, each row with its "
+     "own control. Else the older files beside it (eval_demo.json, best_of_n.json) join in, as they were measured.")
+    d = Path(results) if results else bench_results()
+    read = lambda n: json.loads((d/n).read_text()) if (d/n).exists() else None
+    meth = read('methods.json')
+    if meth and meth.get('methods') and all(r.get('part') for r in meth['methods'].values()): return method_rows(None, None, meth)
+    return method_rows(read('eval_demo.json'), read('best_of_n.json'), meth)
+
+def plot_saved_methods(path=None, results=None):
+    ("`plot_methods` of `saved_method_rows(results)`: the figure the README shows, written to `path` "
+     "(`bench/best_of_n.py --save` and `bench/methods.py --save` redraw nbs/images/methods.png).")
+    return plot_methods(saved_method_rows(results), path=path, title='win rate over SmolLM2 on held-out chitchat prompts (sampled), 95 % CI')

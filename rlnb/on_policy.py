@@ -10,7 +10,8 @@ from pathlib import Path
 from .core import StageConfig, atomic_write, StageResult, peak_rss_mb
 from .registry import Registry
 from .dpo import PreferenceConfig, train_dpo
-from .evaluation import evaluate_policy, answer_pool
+from .evaluation import evaluate_policy
+from .policy import answer_pool
 from .policy import load_checkpoint
 from .core import console_script, stage_cli, stage_dir
 from .prompts import read_prompts

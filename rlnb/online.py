@@ -16,7 +16,8 @@ from .formatting import _in_eval, to_kto, to_preference_pairs, to_dataset, utili
 from .abtest import _upsert_ignore, ABTest
 from .export import export_model, register_ollama, export_merged
 from .dpo import PreferenceConfig, train_dpo, train_kto
-from .evaluation import evaluate_policy, answer_pool, ci_errorbar
+from .evaluation import evaluate_policy, ci_errorbar
+from .policy import answer_pool
 from .judges import judge_name
 from .policy import load_checkpoint
 

@@ -11,7 +11,7 @@ from .core import model_path, render_chat
 
 # %% auto #0
 __all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'tiny_adapter', 'decode', 'Answers',
-           'path_kl', 'generate_answers']
+           'path_kl', 'generate_answers', 'answer_pool']
 
 # %% ../nbs/00b_policy.ipynb #cce2e2de
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
@@ -386,3 +386,16 @@ def generate_answers(
                                   temperature if do_sample else 1.0, base=base, logprobs=s['logprobs'], n_shared=s['n_shared'])
             bar.update(len(chunk))
     return out
+
+# %% ../nbs/00b_policy.ipynb #b633efc8
+def answer_pool(model, tok, prompts:list[str],
+                k: int = 16,       # answers per prompt
+                seed: int = 0,     # draw j is seeded seed + 1_000_003·(j + 1): never the evaluation's own seed
+                progress: bool = True,   # a progress bar over the draws (stderr)
+                **kw) -> list[Answers]:
+    "k sampled answers to every prompt, as k `Answers` (draw j answers every prompt once)."
+    from tqdm.auto import tqdm
+    if k < 1: raise ValueError(f"k must be >= 1, got {k}")
+    kw = {'do_sample': True, **kw}
+    return [generate_answers(model, tok, prompts, seed=seed + 1_000_003 * (j + 1), **kw)
+            for j in tqdm(range(k), desc=f'{k} answers to {len(prompts)} prompts', disable=not progress, leave=False)]

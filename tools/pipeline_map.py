@@ -37,7 +37,7 @@ def best_method(results=None) -> str|None:
      "(`rlnb.evaluation.saved_method_rows`), as one line; None when nothing is saved.")
     import json
     from rlnb.core import bench_results
-    from rlnb.evaluation import saved_method_rows, _METHOD_NAMES
+    from rlnb.bench import saved_method_rows, _METHOD_NAMES
     rows = [r for r in saved_method_rows(results) if 'judge' in r['judges']]
     if not rows: return None
     r = max(rows, key=lambda r: r['judges']['judge']['win_rate_ci'][0]); v = r['judges']['judge']
