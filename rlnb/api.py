@@ -81,7 +81,7 @@ class _State:
             _ = self.store
             with self._open_lock:
                 if self._server is None:
-                    from rlnb.online import PolicyServer
+                    from rlnb.serve import PolicyServer
                     self._server = PolicyServer(self.registry)
         return self._server
     def learner(self, agent:str):

@@ -23,7 +23,7 @@ from .policy import load_checkpoint
 
 # %% auto #0
 __all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'GateDecision', 'gate_decision', 'word_count', 'HiddenPreference',
-           'PolicyServer', 'plot_online']
+           'plot_online']
 
 # %% ../nbs/09_online.ipynb #5e02f059
 def _check_online_config(c):
@@ -562,136 +562,6 @@ class HiddenPreference:
     def score(self, prompts:list[str], answers:list[str]):
         import numpy as np
         return np.array([4 * self.utility(a) for a in answers])
-
-# %% ../nbs/09_online.ipynb #282c3b38
-class _Live:
-    ("One loaded GGUF: its version name, path, the llama.cpp model and a lock (a llama.cpp context serves one request "
-     "at a time).")
-    def __init__(self, version:str, path:Path, llm):
-        self.version, self.path, self.llm, self.lock = version, path, llm, threading.Lock()
-
-# %% ../nbs/09_online.ipynb #f6669840
-class PolicyServer:
-    "OpenAI-style chat answers for each agent from its deployed GGUF; hot swap on deploy; optional A/B split."
-    def __init__(self, registry:Registry, n_ctx:int=1024, n_threads:int|None=None, ttl:float=1.0,
-                 max_loaded:int|None=None):  # models kept loaded (least recently used evicted); default env RLNB_MAX_LOADED or 2
-        self.registry, self.n_ctx, self.n_threads, self.ttl = registry, n_ctx, n_threads or os.cpu_count() or 1, ttl
-        self.max_loaded = max(1, max_loaded or int(os.environ.get('RLNB_MAX_LOADED', 2)))
-        self._live, self._ab, self._checked, self._swap, self._reload = {}, {}, {}, threading.Lock(), threading.Lock()
-        self.swaps, self.load_errors = [], {}    # (agent, old, new, seconds to load); agent -> the last failed load
-
-    def _load(self, v) -> _Live:
-        from llama_cpp import Llama
-        if not v.gguf_paths:
-            raise ValueError(f"{v.agent_id} {v.name} has no GGUF to serve: export it (auto_export) first")
-        p = check_gguf(next(iter(v.gguf_paths.values())))
-        return _Live(v.name, p, Llama(str(p), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False))
-
-    def refresh(self, agent:str|None=None, wait:bool=True) -> dict:
-        ("Load the deployed version of `agent` (or of every agent already served) when it changed; returns {agent: "
-         "version}. One reload at a time; `wait=False` skips when one is under way.")
-        if not self._reload.acquire(blocking=wait): return {a: l.version for a, l in self._live.items()}
-        try: return self._refresh(agent)
-        finally: self._reload.release()
-
-    def _refresh(self, agent):
-        for a in ([agent] if agent else list(self._live)):
-            dep = self.registry.deployed(a)
-            if dep is None: raise LookupError(f"agent {a!r} has no deployed policy version")
-            cur = self._live.get(a)
-            failed = self.load_errors.get(a, {}).get('version') == dep.name
-            if cur is not None and cur.version != dep.name and failed: pass   # no reload loop: wait for a new deploy
-            elif cur is None or cur.version != dep.name:
-                t = time.perf_counter()
-                try: new = self._load(dep)                                 # load first (slow), outside the lock
-                except Exception as e:                                     # keep serving the last good model
-                    msg = f'{type(e).__name__}: {e}'.replace(str(rlnb_home()) + os.sep, '')
-                    self.load_errors[a] = {'version': dep.name, 'error': msg[:500],
-                                           'at': utc_now('microseconds'), 'serving': cur.version if cur else None}
-                    self._checked[a] = time.monotonic()
-                    if cur is None: raise
-                    continue
-                with self._swap:
-                    self._live[a] = new                                    # then swap the reference (instant)
-                    self.load_errors.pop(a, None)
-                self.swaps.append((a, cur.version if cur else None, new.version, round(time.perf_counter() - t, 3)))
-            else: self.load_errors.pop(a, None)                            # the deployed version serves
-            self._checked[a] = time.monotonic()
-        self._evict(agent)
-        return {a: l.version for a, l in self._live.items()}
-
-    def _evict(self, keep:str|None):
-        "Unload the least recently used agents' models beyond `max_loaded` (never `keep`, nor one answering now)."
-        with self._swap:
-            for a in sorted(self._live, key=lambda a: self._checked.get(a, 0)):
-                if len(self._live) <= self.max_loaded: break
-                if a != keep and not self._live[a].lock.locked(): del self._live[a]
-
-    def status(self, agent:str) -> dict:
-        "What this server answers `agent` with now, and its last failed load (None when the deployed version loaded)."
-        live = self._live.get(agent)
-        return {'serving': live.version if live else None, 'load_error': self.load_errors.get(agent)}
-    __call__ = lambda self, v: self.refresh(v.agent_id)    # usable as OnlineLearner(on_deploy=server)
-
-# %% ../nbs/09_online.ipynb #ccaabd49
-@patch
-def start_ab(self:PolicyServer, agent:str, candidate, share:float=0.5, experiment:str|None=None) -> str:
-    ("Send `share` of users (consistently per user) to `candidate`; exposures are recorded as an `ABTest` (variants = "
-     "version names). Returns its name.")
-    if not 0 < share < 1: raise ValueError(f"share must be in (0, 1), got {share}")
-    v = self.registry.get(agent, candidate)
-    self.refresh(agent)
-    ctrl = self._live[agent].version
-    if v.name == ctrl: raise ValueError(f"{v.name} is the deployed version: an A/B test needs another one")
-    exp = experiment or f'{agent}-{ctrl}-vs-{v.name}'
-    test = ABTest(self.registry.store, agent, exp, variants=[ctrl, v.name], weights=[1 - share, share])
-    self._ab[agent] = {'experiment': exp, 'test': test, 'live': self._load(v)}
-    return exp
-
-@patch
-def stop_ab(self:PolicyServer, agent:str): self._ab.pop(agent, None)
-
-@patch
-def pick(self:PolicyServer, agent:str, user:str|None=None) -> tuple:
-    "`(live model, A/B experiment or None)` that answers `user` of `agent` now."
-    if agent not in self._live: self.refresh(agent)
-    elif time.monotonic() - self._checked.get(agent, 0) > self.ttl:
-        self.refresh(agent, wait=False)  # a reload under way: serve the current one
-    with self._swap:
-        live, ab = self._live.get(agent), self._ab.get(agent)
-    if live is None:                                  # evicted by another request's load in between
-        self.refresh(agent)
-        with self._swap: live = self._live[agent]
-    if ab and user is not None:
-        return (ab['live'] if ab['test'].expose(user) == ab['live'].version else live), ab['experiment']
-    return live, None
-
-# %% ../nbs/09_online.ipynb #b68b5016
-@patch
-def chat(
-    self: PolicyServer,
-    agent: str,
-    messages: list[dict],
-    user: str | None = None,
-    max_tokens: int = 64,
-    temperature: float = 0.7,
-    seed: int | None = None,
-) -> dict:
-    ("An OpenAI chat.completion for `messages`, answered by the version `user` is assigned to; `model_version` says "
-     "which.")
-    if not messages or not all(
-        isinstance(m, dict) and m.get('role') in ('system', 'user', 'assistant') and isinstance(m.get('content'), str)
-        for m in messages
-    ):
-        raise ValueError("messages must be a non-empty list of {role: system|user|assistant, content: str}")
-    live, exp = self.pick(agent, user)
-    with live.lock:
-        out = live.llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature,
-                                              seed=seed if seed is not None else random.randrange(2**31))
-    out.update(model=agent, model_version=live.version)
-    if exp:
-        out['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}  # send the user's rating with this run_id, rater=user
-    return out
 
 # %% ../nbs/09_online.ipynb #48d74a3f
 def _traffic_panel(ax, res:dict):
