@@ -13,7 +13,8 @@ from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request, Respo
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 from . import __version__
-from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, bench_results, stage_cli
+from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, bench_results
+from .config import stage_cli
 from .feedback import Feedback, FeedbackError, FeedbackStore
 from .core import console_script, utc_now
 from .formatting import utility, build_datasets, prompt_text
@@ -463,8 +464,7 @@ def create_app(
 
 # %% ../nbs/10_api.ipynb #24c65495
 from dataclasses import dataclass
-from .core import StageConfig
-
+from .config import StageConfig
 @dataclass
 class ServeConfig(StageConfig):
     ("Options of `rlnb_serve_api` (tokens are read from env RLNB_API_TOKEN / RLNB_API_TOKENS, never from the command "

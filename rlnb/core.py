@@ -14,10 +14,10 @@ __all__ = ['BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_m
            'precision_decision', 'isa_caps', 'isa_caps_note', 'MissingAssetError', 'asset_dir', 'policy_dir',
            'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat',
            'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path',
-           'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'fits_type', 'unknown_option', 'StageConfig',
-           'StageResult', 'train_metrics', 'console_script', 'stage_cli', 'stage_dir', 'report_targets', 'Tracker',
-           'end_group_at_exit', 'crash_excerpt', 'torchrun', 'create_tables', 'create_index', 'utc_now', 'atomic_write',
-           'atomic_dir', 'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
+           'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'report_targets', 'Tracker', 'end_group_at_exit',
+           'crash_excerpt', 'torchrun', 'create_tables', 'create_index', 'utc_now', 'atomic_write', 'atomic_dir',
+           'console_script', 'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports',
+           'package_sources']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -494,229 +494,6 @@ def last_checkpoint(folder:str|Path,   # a training output folder holding checkp
         if any(p.iterdir()) and _complete(p, required): return p
     return None
 
-# %% ../nbs/00_core.ipynb #d9f117d5
-_KINDS = {
-    'int': (int,),
-    'float': (int, float),
-    'str': (str,),
-    'bool': (bool,),
-    'list': (list, tuple),
-    'tuple': (list, tuple),
-    'dict': (dict,),
-    'None': (type(None),),
-}
-
-def fits_type(ann, v) -> bool:
-    ("Whether value `v` fits a simple annotation ('int', 'float|None', 'str|list', ...); other annotations are not "
-     "checked.")
-    ann = ann if isinstance(ann, str) else getattr(ann, '__name__', str(ann))
-    parts = [p.strip() for p in ann.split('|')]
-    if ann in ('', 'inspect._empty', '_empty') or any(p not in _KINDS for p in parts): return True
-    if isinstance(v, bool) and 'bool' not in parts: return False
-    return isinstance(v, tuple(t for p in parts for t in _KINDS[p]))
-
-# %% ../nbs/00_core.ipynb #02f67902
-_RENAMED = {'backbone': 'model', 'policy': 'model', 'responses_per_prompt': 'num_generations'}  # names used before v0.2
-
-# %% ../nbs/00_core.ipynb #8df293a3
-def unknown_option(what:str, k:str, opts) -> ValueError:
-    "The error for an option `k` that `what` does not have: the closest known one, then every one of `opts`."
-    import difflib
-    close = difflib.get_close_matches(k, list(opts), 1)
-    return ValueError(f"{what} has no option {k!r}" + (f" (did you mean {close[0]!r}?)" if close else '')
-                      + f"; options: {', '.join(opts)}")
-
-# %% ../nbs/00_core.ipynb #31d0d042
-from fastcore.basics import patch
-class StageConfig:
-    "What every stage config (a dataclass) shares: `PRESETS`, `make`, `options`, `to_dict` and `save`."
-    PRESETS = {}    # set by each stage: {name: instance}
-
-# %% ../nbs/00_core.ipynb #fffc2374
-import functools
-@functools.cache   # a class's fields' help: parsing its source is slow, and `make` and the CLIs ask many times
-def _field_help(cls) -> dict:
-    from fastcore.docments import docments
-    return docments(cls)
-
-@patch(cls_method=True)
-def options(cls:StageConfig) -> dict:
-    "`{field: (annotation, default, help)}`; the help is the field's trailing comment."
-    import dataclasses
-    docs = _field_help(cls)
-    return {f.name: (f.type, f.default if f.default is not dataclasses.MISSING else None, docs.get(f.name) or '')
-            for f in dataclasses.fields(cls)}
-
-# %% ../nbs/00_core.ipynb #8dd87549
-@patch(cls_method=True)
-# None (preset 'cpu' if there is one), a preset name, a .yaml/.json file, a dict or a config
-def make(cls:StageConfig, config=None,
-         **overrides):      # field values on top
-    "A checked config: unknown names and wrong types are errors that name them."
-    import dataclasses, difflib
-    if isinstance(config, cls): base, given = config, {}
-    elif config is None or (isinstance(config, str) and config in cls.PRESETS):
-        base, given = cls.PRESETS.get(config or 'cpu', None), {}
-    elif isinstance(config, dict): base, given = None, dict(config)
-    elif isinstance(config, (str, Path)) and Path(config).suffix in ('.yaml', '.yml', '.json'):
-        import yaml
-        if not Path(config).exists(): raise FileNotFoundError(f"config file {config} not found")
-        given = yaml.safe_load(Path(config).read_text()) or {}
-        if not isinstance(given, dict):
-            raise ValueError(f"{config}: a config file is a mapping of {cls.__name__} fields")
-        base = None
-    else:
-        raise ValueError(
-            f"Unknown {cls.__name__} preset {config!r}; presets: {', '.join(cls.PRESETS)} (or a .yaml file)"
-        )
-    given = {
-        _RENAMED.get(k, k) if _RENAMED.get(k) in cls.options() else k: v for k, v in {**given, **overrides}.items()
-    }
-    if 'preset' in given and 'preset' not in cls.options(): base = cls.make(given.pop('preset'))   # OnlineConfig.preset is a field
-    opts = cls.options()
-    for k, v in given.items():
-        if k not in opts:
-            raise unknown_option(cls.__name__, k, opts)
-        if isinstance(v, tuple) and 'list' in str(opts[k][0]): given[k] = v = list(v)   # ('a', 'b') for a list field
-        if not fits_type(opts[k][0], v):
-            raise ValueError(f"{cls.__name__}.{k} must be {opts[k][0]}, got {v!r} ({type(v).__name__})")
-    if base is None:
-        need = [f.name for f in dataclasses.fields(cls) if f.name not in given
-                and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
-        if need: raise ValueError(f"{cls.__name__} needs {', '.join(need)} (no default)")
-    return dataclasses.replace(base, **given) if base is not None else cls(**given)
-
-# %% ../nbs/00_core.ipynb #7f55d13f
-@patch
-def to_dict(self:StageConfig) -> dict:
-    import dataclasses; return dataclasses.asdict(self)
-
-@patch
-def save(self:StageConfig, path) -> Path:
-    "Write the config as YAML (what `make(path)` and `--config` read back)."
-    import yaml
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False)); return path
-
-# %% ../nbs/00_core.ipynb #04de8e6e
-from dataclasses import dataclass, field
-
-@dataclass
-class StageResult:
-    "What every training stage returns."
-    model: object = None                          # the trained model (a PEFT policy, a RewardModel)
-    tokenizer: object = None
-    metrics: dict = field(default_factory=dict)   # `train_metrics` names, plus the stage's own figures
-    history: list = field(default_factory=list)   # one dict per logged step
-    output_dir: Path|None = None                  # the stage's folder: checkpoints, metrics.json, plots/
-    model_path: Path|None = None                  # what the next stage starts from (adapter, policy/ or reward_model/)
-    trainer: object = None                        # the trainer, for further evaluation
-
-def train_metrics(examples:int,      # distinct training rows (pairs, examples, prompts)
-                  steps:int,          # optimiser steps
-                  seconds:float,      # training wall time
-                  epochs:float=1.0,   # passes over the rows: examples_per_s counts each pass
-                  **extra) -> dict:
-    "The speed and memory figures every stage reports, under the same names."
-    return dict(
-        train_examples=examples,
-        steps=steps,
-        train_seconds=round(seconds, 2),
-        examples_per_s=round(examples * epochs / seconds, 3) if seconds else None,
-        peak_rss_mb=round(peak_rss_mb()),
-        precision=precision_decision(),   # what bf16 'auto' decides here, and why (CPU features, never a timing)
-        **extra
-    )
-
-# %% ../nbs/00_core.ipynb #612a25c5
-def _config_flags(group, config_cls):
-    "One flag per field of `config_cls` in argparse `group`: `--no-x` for booleans, typed values, the comment as help."
-    import argparse, dataclasses
-    opts = config_cls.options()
-    for f in dataclasses.fields(config_cls):
-        ann, doc = opts[f.name][0], (opts[f.name][2] or ' ').replace('%', '%%')   # argparse formats help with %
-        flag = '--' + f.name.replace('_', '-')
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING: doc += ' (required)'
-        if str(ann) == 'bool':
-            group.add_argument(flag, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc)
-        else:
-            group.add_argument(flag, type=_flag_type(ann), default=argparse.SUPPRESS,
-                               metavar='TRUE|FALSE|AUTO' if 'bool' in str(ann) else '|'.join(p.strip() for p in str(ann).split('|') if p.strip() != 'None').upper(),
-                               help=doc)
-
-def _bool_flag(s:str):
-    import argparse
-    v = s.lower()
-    if v in ('true', 'yes', 'on', '1'): return True
-    if v in ('false', 'no', 'off', '0'): return False
-    if v in ('auto', 'none', 'null'): return None
-    raise argparse.ArgumentTypeError(f"expected true, false or auto, got {s!r}")
-
-def _flag_type(ann:str):
-    parts = [p.strip() for p in str(ann).split('|')]
-    if 'list' in parts: return lambda s: s.split(',')         # comma-separated; one item is a list of one
-    if 'bool' in parts: return _bool_flag               # bool|None: true / false, or auto (none) to let rlnb measure
-    for p, t in (('int', int), ('float', float)):
-        if p in parts: return lambda s, t=t: None if s.lower() in ('none', 'null') else t(s)
-    return lambda s: None if 'None' in parts and s.lower() in ('none', 'null') else s
-
-# %% ../nbs/00_core.ipynb #39ad6b02
-def console_script(fn):
-    ("Give a command-line function `fn(argv)` the entry point its console script calls, `fn.console()`: it runs `fn` "
-     "and returns None, so the process exits 0. A console script runs `sys.exit(entry())`, and any other return value "
-     "is printed and exits 1; `fn` itself keeps returning its result to Python callers.")
-    def console(): fn(None)
-    console.__qualname__ = f'{fn.__qualname__}.console'
-    fn.console = console
-    return fn
-
-def stage_cli(config_cls, prog:str, description:str,
-              extra:list=(),   # (flags, argparse kwargs) the stage adds: its data options, positionals
-              run_flags:bool=True, # False: no --output-dir/--run (a tool that writes no stage folder)
-             ):
-    ("An argparse parser for `config_cls` and a function `parse(argv) -> (config, args)`; every rlnb console "
-     "script is built by it.")
-    import argparse
-    ap = argparse.ArgumentParser(
-        prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    g = ap.add_argument_group('run')
-    if config_cls.PRESETS:
-        g.add_argument('--preset', default='cpu' if 'cpu' in config_cls.PRESETS else None,
-                       help=f"one of: {', '.join(config_cls.PRESETS)}")
-    g.add_argument('--config', help='a YAML or JSON file of config fields (may name a preset); flags override it')
-    if run_flags:
-        g.add_argument('--output-dir', help='the stage folder to write (default: a new models/<agent>/v<N>/<stage>/)')
-        g.add_argument('--run', help='an existing run folder to write the stage into (models/<agent>/vN)')
-    g.add_argument('--print-config', action='store_true', help='print the resolved config as YAML and exit')
-    for flags, kw in extra: g.add_argument(*flags, **kw)
-    _config_flags(ap.add_argument_group(f'{config_cls.__name__} (defaults: the preset)'), config_cls)
-    def parse(argv=None):
-        a = ap.parse_args(argv)
-        over = {k: getattr(a, k) for k in config_cls.options() if hasattr(a, k)}
-        preset = getattr(a, 'preset', None)
-        try:
-            cfg = config_cls.make(
-                a.config or preset,
-                **({'preset': preset} if a.config and preset != ap.get_default('preset') else {}),
-                **over
-            )
-        except (ValueError, TypeError, FileNotFoundError) as e: ap.error(str(e))
-        if a.print_config:
-            import yaml; print(yaml.safe_dump(cfg.to_dict(), sort_keys=False)); raise SystemExit(0)
-        return cfg, a
-    return ap, parse
-
-# %% ../nbs/00_core.ipynb #730b4165
-def stage_dir(a, agent:str, stage:str) -> Path:
-    "Where a CLI call writes: `--output-dir`, else `--run`/<stage>, else a new run folder's <stage>."
-    if a.output_dir: return Path(a.output_dir)
-    if a.run:
-        r = Path(a.run)
-        if not r.is_dir(): raise SystemExit(f"--run {r}: no such run folder")
-        return r/stage
-    return new_run(agent)/stage
-
 # %% ../nbs/00_core.ipynb #a0ec0b4f
 def report_targets(report_to:str|list|None) -> list[str]:
     "`report_to` as a list of tracker names, checked."
@@ -857,6 +634,16 @@ def atomic_dir(final:str|Path):
     if final.exists(): final.rename(old)           # the old artifact goes only once the new one is complete
     part.rename(final); shutil.rmtree(old, ignore_errors=True)
 
+# %% ../nbs/00_core.ipynb #41988492
+def console_script(fn):
+    ("Give a command-line function `fn(argv)` the entry point its console script calls, `fn.console()`: it runs `fn` "
+     "and returns None, so the process exits 0. A console script runs `sys.exit(entry())`, and any other return value "
+     "is printed and exits 1; `fn` itself keeps returning its result to Python callers.")
+    def console(): fn(None)
+    console.__qualname__ = f'{fn.__qualname__}.console'
+    fn.console = console
+    return fn
+
 # %% ../nbs/00_core.ipynb #24c2fa92
 def prepare_assets() -> dict:
     "Check every asset package, convert the policy if needed; returns `{asset: path}`."
@@ -876,7 +663,7 @@ def prepare_assets_cli(argv:list|None=None):
     except MissingAssetError as e: raise SystemExit(str(e))
 
 # %% ../nbs/00_core.ipynb #21ae2583
-LAYERS = ['core', 'stats', 'policy', 'feedback', 'export', 'packing', 'formatting', 'prompts', 'abtest', 'widgets', 'registry', 'reward', 'judges', 'dpo', 'ppo',
+LAYERS = ['core', 'config', 'stats', 'policy', 'feedback', 'export', 'packing', 'formatting', 'prompts', 'abtest', 'widgets', 'registry', 'reward', 'judges', 'dpo', 'ppo',
           'evaluation', 'on_policy', 'online', 'serve', 'reliability', 'jobs', 'auth', 'api', 'pipeline', 'bench']   # each module imports only from those before it
 
 def import_edges(src:dict) -> set:

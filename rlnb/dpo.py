@@ -7,26 +7,11 @@ from __future__ import annotations
 import json, math, time, types
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
-from rlnb.core import (
-    chat_ids,
-    get_device,
-    seed_everything,
-    peak_rss_mb,
-    Timer,
-    new_run,
-    cache_dir,
-    StageConfig,
-    StageResult,
-    model_path,
-    end_group_at_exit,
-    lora_config,
-    last_checkpoint,
-    train_metrics,
-    report_targets,
-    name_base,
-)
+from .core import chat_ids, get_device, seed_everything, peak_rss_mb, Timer, new_run, cache_dir, model_path, end_group_at_exit, lora_config, last_checkpoint, report_targets, name_base
+from .config import StageConfig, StageResult, train_metrics
 from .formatting import prompt_text, to_preference_pairs, to_kto, to_dataset, split_by_prompt
-from .core import atomic_dir, atomic_write, auto_bf16, stage_cli, stage_dir
+from .core import atomic_dir, atomic_write, auto_bf16
+from .config import stage_cli, stage_dir
 from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
 from .core import console_script
 from .reward import pairwise_accuracy

@@ -9,7 +9,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
 from datetime import datetime, timezone
-from .core import create_tables, asset_dir, check_agent, console_script, StageConfig, StageResult, bench_results, stage_cli
+from .core import create_tables, asset_dir, check_agent, console_script, bench_results
+from .config import StageConfig, StageResult, stage_cli
 from .feedback import Feedback
 from .policy import answer_pool, load_checkpoint, load_policy_pair, plain_pair, decode, Answers, path_kl, generate_answers, tiny_adapter
 from .prompts import heldout_prompts, eval_prompt_set, read_prompts, topic_part, PARTS

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json, os, pickle, re, shutil, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import cache_dir, cpu_info, atomic_dir, atomic_write, StageConfig, StageResult, model_path, hub_name, stage_cli
+from .core import cache_dir, cpu_info, atomic_dir, atomic_write, model_path, hub_name
+from .config import StageConfig, StageResult, stage_cli
 from .core import console_script
 from .policy import is_adapter, adapter_base, load_checkpoint
 

@@ -8,7 +8,8 @@ import random, hashlib
 from collections import defaultdict
 from pathlib import Path
 from .feedback import Feedback, FeedbackStore
-from .core import console_script, atomic_write, stage_cli
+from .core import console_script, atomic_write
+from .config import stage_cli
 
 # %% auto #0
 __all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_reward_targets', 'to_dataset', 'prompt_text',
@@ -237,8 +238,7 @@ def build_datasets(
 
 # %% ../nbs/02_formatting.ipynb #9418e0ce
 from dataclasses import dataclass
-from .core import StageConfig
-
+from .config import StageConfig
 @dataclass
 class ExportDataConfig(StageConfig):
     "What `export_data` (console script `rlnb_export_data`) writes: whose feedback, in which format, filtered how."

@@ -7,13 +7,15 @@ from __future__ import annotations
 import hashlib, json, random, shutil, time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from .core import StageConfig, atomic_write, StageResult, peak_rss_mb
+from .core import atomic_write, peak_rss_mb
+from .config import StageConfig, StageResult
 from .registry import Registry
 from .dpo import PreferenceConfig, train_dpo
 from .evaluation import evaluate_policy
 from .policy import answer_pool
 from .policy import load_checkpoint
-from .core import console_script, stage_cli, stage_dir
+from .core import console_script
+from .config import stage_cli, stage_dir
 from .prompts import read_prompts
 from .reward import RewardModel
 

@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from fastcore.basics import patch
-from .core import create_tables, check_agent, models_dir, new_run, StageConfig, atomic_write, StageResult, peak_rss_mb, rlnb_home
+from .core import create_tables, check_agent, models_dir, new_run, atomic_write, peak_rss_mb, rlnb_home
+from .config import StageConfig, StageResult
 from .feedback import Feedback, FeedbackStore
 from .registry import Registry, _version, _abs, _rel, check_gguf   # check_gguf: every deploy path checks the GGUF
 from .formatting import _in_eval, to_kto, to_preference_pairs, to_dataset, utility, NotEnoughData

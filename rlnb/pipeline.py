@@ -8,6 +8,7 @@ import functools, json, sys, time, platform, subprocess, argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import *
+from .config import *
 from .feedback import FeedbackStore, import_chitchat
 from .formatting import build_datasets, dataset_stats, plot_stats, prompt_text
 from rlnb.reward import (
@@ -23,7 +24,8 @@ from .on_policy import OnPolicyConfig, train_dpo_on_policy
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
 from .export import export_model, isolated, ExportConfig
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
-from .core import bench_results, cpu_line, isa_caps, stage_cli
+from .core import bench_results, cpu_line, isa_caps
+from .config import stage_cli
 from .registry import Registry
 from .prompts import train_prompt_set, eval_prompt_set, heldout_prompts
 from .judges import RewardJudge, judge_validity
@@ -66,8 +68,7 @@ class Run:
         return self.cache[name]
 
 # %% ../nbs/99_pipeline.ipynb #9150de7d
-from .core import fits_type as _fits
-
+from .config import fits_type as _fits
 def stage_options(name:str) -> dict:
     ("`{option: annotation}` that stage `name` accepts: its keyword parameters, plus its config's fields when it takes "
      "`**overrides`.")
@@ -816,8 +817,7 @@ def run_replicates(recipe:str|Path|dict, # recipe path or dict
     return s
 
 # %% ../nbs/99_pipeline.ipynb #5efbca7a
-from .core import StageConfig
-
+from .config import StageConfig
 @dataclass
 class PipelineOptions(StageConfig):
     "Options of `rlnb_pipeline RECIPE` (the recipe itself says what each stage does)."

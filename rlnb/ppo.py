@@ -6,18 +6,10 @@
 from __future__ import annotations
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
-from rlnb.core import (
-    name_base,
-    StageConfig,
-    StageResult,
-    lora_config,
-    render_chat,
-    last_checkpoint,
-    train_metrics,
-    Tracker,
-    end_group_at_exit,
-)
-from .core import console_script, auto_bf16, report_targets, model_path, stage_cli, stage_dir, atomic_write
+from .core import name_base, lora_config, render_chat, last_checkpoint, Tracker, end_group_at_exit
+from .config import StageConfig, StageResult, train_metrics
+from .core import console_script, auto_bf16, report_targets, model_path, atomic_write
+from .config import stage_cli, stage_dir
 from .prompts import read_prompts
 
 # %% auto #0

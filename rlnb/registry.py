@@ -8,7 +8,8 @@ import json, time
 from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from .core import create_index, create_tables, check_agent, rlnb_home, stage_cli
+from .core import create_index, create_tables, check_agent, rlnb_home
+from .config import stage_cli
 from .feedback import FeedbackStore
 from .stats import report_headline
 from fastcore.basics import patch
@@ -467,8 +468,7 @@ def compare(self:Registry, agent:str, a, b) -> list[dict]:
 
 # %% ../nbs/01a_registry.ipynb #43754d79
 from dataclasses import dataclass
-from .core import StageConfig
-
+from .config import StageConfig
 @dataclass
 class PoliciesConfig(StageConfig):
     "Options of `rlnb_policies` (its command and arguments are positional)."

@@ -7,23 +7,11 @@ from __future__ import annotations
 import json, math, random, re
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
-from rlnb.core import (
-    chat_ids,
-    seed_everything,
-    get_device,
-    Timer,
-    StageConfig,
-    StageResult,
-    model_path,
-    lora_config,
-    train_metrics,
-    report_targets,
-    atomic_dir,
-    atomic_write,
-    auto_bf16,
-)
+from .core import chat_ids, seed_everything, get_device, Timer, model_path, lora_config, report_targets, atomic_dir, atomic_write, auto_bf16
+from .config import StageConfig, StageResult, train_metrics
 from .formatting import prompt_text, build_datasets
-from .core import console_script, stage_cli, stage_dir
+from .core import console_script
+from .config import stage_cli, stage_dir
 from .feedback import load_records
 
 # %% auto #0

@@ -7,7 +7,8 @@ from __future__ import annotations
 import os, random, threading, time
 from pathlib import Path
 from fastcore.basics import patch
-from .core import rlnb_home
+from .core import rlnb_home, utc_now
+from .online import check_gguf
 from .registry import Registry
 from .abtest import ABTest
 
