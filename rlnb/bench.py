@@ -394,8 +394,9 @@ def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
     head = ' | '.join(f"{j}: win rate (95 % CI) | {j}: length-controlled" + (f" | {j}: vs the base's draws" if dr else '')
                       for j in judges)
     ctl = any('control_win_rate' in r['judges'].get(judges[0], {}) for r in rows)   # each row's own base-vs-base arm
+    sp = any(r.get('s_per_answer') is not None for r in rows)                      # best-of-n rows pay per answer
     out = [f"| method | training s | KL nats | {head} | " + (f"control: base vs base ({judges[0]}) | " if ctl else '')
-           + f"s per answer | Holm p ({judges[0]}) |", '|---' * (5 + ctl + (3 if dr else 2) * len(judges)) + '|']
+           + ("s per answer | " if sp else '') + f"Holm p ({judges[0]}) |", '|---' * (4 + ctl + sp + (3 if dr else 2) * len(judges)) + '|']
     tested = [i for i, r in enumerate(rows) if judges[0] in r['judges'] and r['method'] != 'base again (A/A)']
     adj = dict(zip(tested, holm([rows[i]['judges'][judges[0]].get('sign_p', 1.0) for i in tested])))   # no p: counted as 1
     for i, r in enumerate(rows):
@@ -411,7 +412,8 @@ def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:
               if i in adj and 'sign_p' in r['judges'][judges[0]] else '–')
         if ctl: cells.append(f"{v['control_win_rate']:.3f} {ci(v['control_win_rate_ci'])}"
                              if (v := r['judges'].get(judges[0], {})).get('control_win_rate') is not None else '–')
-        out.append(f"| {r['method']} | {ts} | {kl} | " + ' | '.join(cells) + f" | {spa} | {hp} |")
+        if sp: cells.append(spa)
+        out.append(f"| {r['method']} | {ts} | {kl} | " + ' | '.join(cells) + f" | {hp} |")
     return '\n'.join(out)
 
 def plot_methods(rows:list[dict], judges:tuple = ('judge', 'reward'), path=None, title:str|None=None):
