@@ -42,7 +42,8 @@ def plan(recipe:dict, run:Path, tag:str) -> list[dict]:
 
 def main(recipe_path, runs:list, tag:str='best', save:bool=False, results:Path=RESULTS) -> dict:
     from rlnb.core import cpu_line, isa_caps, repo_dir
-    from rlnb.pipeline import load_recipe, run_pipeline, replicate_summary, replicates_table
+    from rlnb.pipeline import load_recipe, run_pipeline
+    from rlnb.bench import replicate_summary, replicates_table
     recipe, runs = load_recipe(recipe_path), [Path(r) for r in runs]
     commit = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=repo_dir()).stdout.strip() or None
     print(cpu_line(), flush=True)

@@ -664,7 +664,7 @@ def prepare_assets_cli(argv:list|None=None):
 
 # %% ../nbs/00_core.ipynb #21ae2583
 LAYERS = ['core', 'config', 'stats', 'policy', 'feedback', 'export', 'packing', 'formatting', 'prompts', 'abtest', 'widgets', 'registry', 'reward', 'judges', 'dpo', 'ppo',
-          'evaluation', 'on_policy', 'online', 'serve', 'reliability', 'jobs', 'auth', 'api', 'pipeline', 'bench']   # each module imports only from those before it
+          'evaluation', 'on_policy', 'online', 'serve', 'reliability', 'jobs', 'auth', 'api', 'bench', 'pipeline']   # each module imports only from those before it
 
 def import_edges(src:dict) -> set:
     "`(module, rlnb module it imports)` for every import in `src` (`{module: source}`), those inside functions included."
