@@ -66,7 +66,8 @@ def cached_wheel() -> Path|None:
 def main(native:str, portable:str, smoke:bool=False):
     global QUANTS, REPEATS
     from rlnb.core import cpu_line, chitchat_prompts, cache_dir
-    from rlnb.export import export_model, prompt_ids, native_instructions
+    from rlnb.export import export_model, prompt_ids
+    from rlnb.llama import native_instructions
     from rlnb.policy import load_checkpoint
     if smoke:
         from _smoke import smoke_home, skip

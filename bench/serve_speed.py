@@ -54,7 +54,7 @@ def hf(dtype:str):
 def llama(path:str):
     import ctypes, numpy as np
     import llama_cpp as L
-    from rlnb.export import check_llama_cpu
+    from rlnb.llama import check_llama_cpu
     check_llama_cpu()
     L.llama_backend_init()
     model = L.llama_model_load_from_file(path.encode(), L.llama_model_default_params())

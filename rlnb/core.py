@@ -663,7 +663,7 @@ def prepare_assets_cli(argv:list|None=None):
     except MissingAssetError as e: raise SystemExit(str(e))
 
 # %% ../nbs/00_core.ipynb #21ae2583
-LAYERS = ['core', 'config', 'stats', 'policy', 'feedback', 'export', 'packing', 'formatting', 'prompts', 'abtest', 'widgets', 'registry', 'reward', 'judges', 'dpo', 'ppo',
+LAYERS = ['core', 'config', 'stats', 'policy', 'feedback', 'llama', 'export', 'packing', 'formatting', 'prompts', 'abtest', 'widgets', 'registry', 'reward', 'judges', 'dpo', 'ppo',
           'evaluation', 'on_policy', 'online', 'serve', 'reliability', 'jobs', 'auth', 'api', 'bench', 'pipeline']   # each module imports only from those before it
 
 def import_edges(src:dict) -> set:

@@ -11,128 +11,15 @@ from .core import cache_dir, cpu_info, atomic_dir, atomic_write, model_path, hub
 from .config import StageConfig, StageResult, stage_cli
 from .core import console_script
 from .policy import is_adapter, adapter_base, load_checkpoint
+from .llama import check_llama_cpu, converter_dir, llama_version, prepare_converter, supported_architectures
 
 # %% auto #0
-__all__ = ['LLAMA_BASELINE', 'QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'llama_version', 'converter_dir',
-           'prepare_converter', 'supported_architectures', 'check_llama_cpu', 'native_instructions', 'llama_build_info',
-           'NativeCrash', 'isolated', 'export_lora', 'export_merged', 'check_disk', 'convert_to_gguf', 'quantize_gguf',
-           'ParityError', 'prompt_ids', 'load_gguf', 'last_logits', 'gguf_greedy', 'hf_greedy', 'gguf_eval',
-           'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer', 'gguf_template', 'ollama_template',
-           'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'model_card',
-           'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model', 'export_cli', 'decode_benchmark']
-
-# %% ../nbs/07_export.ipynb #65a5648c
-def llama_version() -> str:
-    "The installed llama-cpp-python version."
-    from importlib.metadata import version
-    return version('llama-cpp-python')
-
-def converter_dir() -> Path:
-    ("Folder holding llama.cpp's `convert_hf_to_gguf.py` for the installed llama-cpp-python (`$RLNB_LLAMA_CPP` "
-     "overrides).")
-    d = Path(os.environ.get('RLNB_LLAMA_CPP') or cache_dir()/f'llama.cpp-{llama_version()}')
-    if not (d/'convert_hf_to_gguf.py').exists():
-        raise FileNotFoundError(
-            f"llama.cpp's converter is not at {d}. Fix: run `rlnb_export --prepare-converter` (or `make assets`), "
-            f"which unpacks it from the llama-cpp-python=={llama_version()} source distribution"
-        )
-    return d
-
-# %% ../nbs/07_export.ipynb #80e49a4d
-_CONVERTER_FILES = ('vendor/llama.cpp/convert_hf_to_gguf.py', 'vendor/llama.cpp/convert_lora_to_gguf.py',
-                    'vendor/llama.cpp/conversion/', 'vendor/llama.cpp/gguf-py/')
-
-def _unpack_converter(sdist:Path, part:Path):
-    "Copy llama.cpp's two converter scripts and the Python packages they import out of the sdist into `part`."
-    import tarfile
-    shutil.rmtree(part, ignore_errors=True)
-    with tarfile.open(sdist) as tf:
-        for m in tf.getmembers():
-            rel = m.name.split('/', 1)[1] if '/' in m.name else ''
-            if m.isfile() and rel.startswith(_CONVERTER_FILES):
-                out = part/rel[len('vendor/llama.cpp/'):]
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_bytes(tf.extractfile(m).read())
-    if not (part/'convert_hf_to_gguf.py').exists():
-        raise RuntimeError(f"{sdist} holds no vendor/llama.cpp/convert_hf_to_gguf.py")
-
-# %% ../nbs/07_export.ipynb #a406fc8c
-def prepare_converter(sdist:str|Path|None=None) -> Path:
-    ("Unpack the converter, `conversion/` and `gguf-py/` from the llama-cpp-python sdist (found or downloaded); "
-     "returns the folder.")
-    import tempfile
-    ver = llama_version()
-    dst = Path(os.environ.get('RLNB_LLAMA_CPP') or cache_dir()/f'llama.cpp-{ver}')
-    if (dst/'convert_hf_to_gguf.py').exists() and (dst/'convert_lora_to_gguf.py').exists(): return dst
-    name = f'llama_cpp_python-{ver}.tar.gz'
-    if sdist is None:
-        for d in [os.environ.get('RLNB_WHEELS'), Path.home()/'.cache'/'rlnb'/'wheels']:
-            if d and (Path(d)/name).exists(): sdist = Path(d)/name; break
-    tmp = None
-    if sdist is None:
-        tmp = tempfile.mkdtemp()
-        print(f"downloading the llama-cpp-python=={ver} source distribution for its converter")
-        subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '--no-binary', ':all:',
-                        f'llama-cpp-python=={ver}', '-d', tmp], check=True)
-        sdist = Path(tmp)/name
-    part = dst.with_name(dst.name + '.partial')
-    _unpack_converter(sdist, part)
-    shutil.rmtree(dst, ignore_errors=True); part.rename(dst)
-    if tmp: shutil.rmtree(tmp, ignore_errors=True)
-    return dst
-
-# %% ../nbs/07_export.ipynb #172d2d6f
-def supported_architectures(conv:Path|None=None) -> set[str]:
-    "HF architectures (`config.json` → `architectures`) the converter registers."
-    conv = conv or converter_dir()
-    names = set()
-    for f in [conv/'convert_hf_to_gguf.py', *sorted((conv/'conversion').glob('*.py'))]:
-        for args in re.findall(r'\.register\(([^)]*)\)', f.read_text()):
-            names |= set(re.findall(r'"([A-Za-z0-9_]+)"', args))
-    return names
-
-# %% ../nbs/07_export.ipynb #66b51c34
-LLAMA_BASELINE = ('sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'bmi2')   # the instruction sets `make` compiles llama.cpp for
-_AMX_OPS = re.compile(r'\b(ldtilecfg|sttilecfg|tileloadd\w*|tilestored|tilezero|tilerelease|tdp\w+ps|tdpb\w+d)\b')
-
-def check_llama_cpu(required=LLAMA_BASELINE):
-    ("Raise a clear error when this CPU lacks an instruction set the llama.cpp build needs (instead of dying with "
-     "SIGILL).")
-    info = cpu_info()
-    if info['arch'] not in ('x86_64', 'AMD64') or not info['flags']: return info
-    if missing := [f for f in required if f not in info['flags']]:
-        raise RuntimeError(
-            f"this CPU ({info['model']}) lacks {', '.join(missing)}, which rlnb's llama.cpp build needs "
-            f"(x86-64-v3: {', '.join(required)}). GGUF export/serving cannot run here; training and evaluation can."
-        )
-    return info
-
-def native_instructions(lib) -> dict:
-    "Count AMX instructions and AVX-512 (zmm) register uses in a shared library's code (`objdump -d`)."
-    if not shutil.which('objdump'): raise FileNotFoundError("objdump (binutils) is needed: apt-get install binutils")
-    asm = subprocess.run(
-        ['objdump', '-d', '--no-show-raw-insn', str(lib)], capture_output=True, text=True, check=True
-    ).stdout
-    return {'amx': len(_AMX_OPS.findall(asm)), 'avx512_zmm': asm.count('%zmm'), 'ymm': asm.count('%ymm')}
-
-# %% ../nbs/07_export.ipynb #afcc3bef
-def llama_build_info(disassemble:bool=True) -> dict:
-    ("How the installed llama-cpp-python was built: compiled-in CPU features and, per ggml library, AMX/AVX-512 "
-     "instruction counts.")
-    import llama_cpp
-    sysinfo = llama_cpp.llama_print_system_info().decode()
-    feats = dict(re.findall(r'([A-Z0-9_]+) = (\d)', sysinfo))
-    libdir = Path(llama_cpp.__file__).parent/'lib'
-    libs = {
-        p.name: native_instructions(p) for p in sorted(libdir.glob('lib*.so*')) if disassemble and not p.is_symlink()
-    }
-    return {
-        'version': llama_version(),
-        'features': {k: int(v) for k, v in feats.items()},
-        'system_info': sysinfo.strip(),
-        'libs': libs,
-        'build_key': os.environ.get('RLNB_LLAMA_BUILD_KEY'),
-    }
+__all__ = ['QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'NativeCrash', 'isolated', 'export_lora', 'export_merged',
+           'check_disk', 'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits',
+           'gguf_greedy', 'hf_greedy', 'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer',
+           'gguf_template', 'ollama_template', 'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf',
+           'openai_chat', 'model_card', 'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model',
+           'export_cli', 'decode_benchmark']
 
 # %% ../nbs/07_export.ipynb #80b71209
 class NativeCrash(RuntimeError):
