@@ -25,7 +25,8 @@ def main(recipe, save:bool=False, root=None, name:str|None=None):
                 if isinstance(v, dict) and 'headline' in v}
     row = {'recipe': str(recipe), 'run': f'{r.path.parent.name}/{r.path.name}', 'wall_s': round(wall, 1),
            'stages_s': round(sum(s['seconds'] for s in stages.values()), 1), 'stages': stages, 'headline': headline,
-           'peak_rss_mb': round(peak_rss_mb()), 'cpu': cpu_line(),
+           'peak_rss_mb': max([round(peak_rss_mb())] + [s['peak_rss_mb'] or 0 for s in stages.values()]),   # stages report their own peaks
+           'cpu': cpu_line(),
            'date': datetime.now(timezone.utc).isoformat(timespec='seconds'),
            'commit': subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
                                     cwd=repo_dir()).stdout.strip() or None}

@@ -17,15 +17,10 @@ from .core import create_index, create_tables, check_agent, models_dir, new_run,
 from .config import stage_cli
 from .feedback import Feedback, FeedbackError, FeedbackStore
 from .core import console_script, utc_now
-from .formatting import utility, build_datasets, prompt_text
-from .dpo import estimate, PreferenceConfig, train_dpo, train_kto
-from .reward import train_reward_model
-from .ppo import PPOConfig, train_rl, reward_model_fn
 from .registry import Registry, _rel, _headline
 from .online import OnlineConfig, OnlineLearner
-from .judges import RewardJudge
 from .abtest import _ab_tables
-from .jobs import Busy, ChatRequest, DeployRequest, Jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
+from .jobs import Busy, ChatRequest, DeployRequest, Jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, plan_training, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
 from .auth import Principal, SafeJSON, _Guard, _allowed, _scrub, api_limits, api_tokens, env_insecure, insecure_problem, need, scrub_paths
 
 # %% auto #0
@@ -254,8 +249,8 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
         agent = _agent(agent_id)
         if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
         try:
-            _need_feedback(feedback_summary(st.store, agent)['count'])
-            if req.dryRun and req.algorithm != 'dpo': return dry_run(st.store, agent, req)   # arithmetic only
+            plan = plan_training(st.store, agent, req)   # what the data can train, decided before a worker starts
+            if req.dryRun and plan['method'] != 'dpo': return dry_run(st.store, agent, req)   # arithmetic only
             job = spawn_job(st, agent, {**req.model_dump(), **({'kind': 'dry_run'} if req.dryRun else {})})
         except ValueError as e: raise HTTPException(400, detail=str(e))   # InsufficientFeedback included
         except Busy as e: _busy(e)
@@ -265,7 +260,8 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
             if j['status'] != 'succeeded': raise HTTPException(400, detail=(j['error'] or 'the dry run failed')[:2000])
             return _scrub(j['result'])
         response.status_code = 202
-        return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
+        return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}",
+                'method': plan['method'], 'methodReason': plan['why']}
     def _job(job_id:str) -> dict:
         if not re.fullmatch(r'[0-9a-f]{32}', job_id): raise HTTPException(404, detail=f'no job {job_id!r}')
         _ = st.store

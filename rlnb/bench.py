@@ -13,8 +13,9 @@ from .core import bench_results, isa_caps_note
 # %% auto #0
 __all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'reward_seed_summary', 'reward_speed_table', 'dpo_speed_table',
            'ppo_speed_table', 'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table', 'eval_gen_speed_table',
-           'serve_speed_table', 'api_speed_table', 'replicate_summary', 'replicates_table', 'best_of_n_table',
-           'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows', 'plot_saved_methods']
+           'eval_memory_table', 'judge_ensemble_table', 'serve_speed_table', 'api_speed_table', 'replicate_summary',
+           'replicates_table', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows',
+           'plot_saved_methods']
 
 # %% ../nbs/12_bench.ipynb #62e9b83c
 SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal in words)
@@ -293,6 +294,48 @@ def eval_gen_speed_table(paths=None) -> str:
     foot = '\n\n'.join(f"{cpu_kind(r)}: {r['prompts']} prompts, {r['new_tokens']} new tokens, batch {r['batch']}, "
                        f"{r['threads']} threads, {r['date']}. {r['cpu']}{isa_caps_note(r.get('isa_caps'))}" for r in runs)
     return '\n'.join(out) + '\n\n' + foot
+
+# %% ../nbs/12_bench.ipynb #0e229175
+def eval_memory_table(path=None) -> str:
+    "Markdown: seconds and peak RSS of each variant of `bench/eval_memory.py`, with the plan `decode_plan` made."
+    r = json.loads(Path(path or bench_results()/'eval_memory.json').read_text())
+    base = r['rows'][0]
+    out = [f"{r['prompts']} answers of 128 new tokens with their exact KL, on {r['cpu'].removeprefix('CPU: ')}, "
+           f"{r['date'][:10]}; same answers in every row, KL within {r['kl_max_abs_diff']:.1e} nats.", '',
+           '| variant | rows per pass | log-probs kept | seconds | time vs first row | peak RSS MiB | memory vs first row |',
+           '|---|---|---|---|---|---|---|']
+    for x in r['rows']:
+        p = x['plan']
+        out.append(f"| {x['variant']} | {p['batch_size']} x {p['batches_at_once']} | {'yes' if p['keep_logprobs'] else 'no'} "
+                   f"| {x['seconds']:.1f} | {x['seconds'] / base['seconds']:.2f}× | {x['peak_rss_mb']:,} "
+                   f"| {x['peak_rss_mb'] / base['peak_rss_mb']:.2f}× |")
+    return '\n'.join(out)
+
+# %% ../nbs/12_bench.ipynb #808f631e
+def judge_ensemble_table(path=None, smollm2=None) -> str:
+    ("Markdown: held-out human-pair accuracy of each judge of `bench/judge_ensemble.py` and of their ensemble, against "
+     "the best one-line heuristic, the decision, and the SmolLM2 backbone's saved result beside them.")
+    r = json.loads(Path(path or bench_results()/'judge_ensemble.json').read_text())
+    ci = lambda c, s='': f"[{c[0]:{s}.3f}, {c[1]:{s}.3f}]"
+    out = [f"{r['pairs']:,} held-out human pairs on {r['topics']} topics of `{Path(r['run']).parent.name}/{Path(r['run']).name}`, "
+           f"on {r['cpu'].removeprefix('CPU: ')}, {r['date'][:10]}.", '',
+           '| judge | accuracy (95 % CI, topics resampled) | vs best heuristic (95 % CI) | beats it |', '|---|---|---|---|']
+    for x in r['rows']:
+        h = x['vs_heuristic']
+        out.append(f"| {x['judge']} | {x['accuracy']:.3f} {ci(x['ci'])} | {h['diff']:+.3f} {ci(h['ci'], '+')} "
+                   f"('{h['heuristic']}' {h['heuristic_accuracy']:.3f}) | {'yes' if h['beats'] else 'no'} |")
+    sm = Path(smollm2 or bench_results()/'judge_smollm2.json')
+    if sm.exists():
+        s = json.loads(sm.read_text())
+        out.append(f"| SmolLM2-135M + score head ({s['train_examples']} pairs in {s['train_seconds']:.0f} s, "
+                   f"`judge_smollm2.json`) | {s['accuracy']:.3f} | {s['accuracy'] - s['best_baseline'][1]:+.3f} "
+                   f"('{s['best_baseline'][0]}' {s['best_baseline'][1]:.3f}) | – |")
+    e = r['ensemble_minus_judge']
+    out += ['', f"Ensemble minus the run's judge: {e['diff']:+.4f} {ci(e['ci'], '+')}: "
+            + ("the ensemble is better, and replaces the judge." if r['adopt_ensemble'] else
+               "not significantly better, so the evaluation keeps the single judge (an ensemble would triple the "
+               "judge stage's time for no measured gain).")]
+    return '\n'.join(out)
 
 # %% ../nbs/12_bench.ipynb #3b10b24c
 def serve_speed_table(path=None) -> str:

@@ -10,14 +10,14 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_message', 'get_device', 'seed_everything',
            'rlnb_home', 'repo_dir', 'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run',
-           'redact_url', 'peak_rss_mb', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup', 'bf16_native', 'auto_bf16',
-           'precision_decision', 'isa_caps', 'isa_caps_note', 'MissingAssetError', 'asset_dir', 'policy_dir',
-           'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat',
-           'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path',
-           'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'report_targets', 'Tracker', 'end_group_at_exit',
-           'crash_excerpt', 'torchrun', 'create_tables', 'create_index', 'utc_now', 'atomic_write', 'atomic_dir',
-           'console_script', 'prepare_assets', 'prepare_assets_cli', 'import_edges', 'upward_imports',
-           'package_sources']
+           'redact_url', 'peak_rss_mb', 'release_memory', 'reset_peak_rss', 'Timer', 'cpu_info', 'cpu_line',
+           'bf16_speedup', 'bf16_native', 'auto_bf16', 'precision_decision', 'isa_caps', 'isa_caps_note',
+           'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy',
+           'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
+           'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
+           'last_checkpoint', 'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'torchrun',
+           'create_tables', 'create_index', 'utc_now', 'atomic_write', 'atomic_dir', 'console_script', 'prepare_assets',
+           'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -123,8 +123,21 @@ def redact_url(url) -> str:
 
 # %% ../nbs/00_core.ipynb #9ff11832
 def peak_rss_mb() -> float:
-    "Peak resident memory of this process so far, in MiB (2^20 bytes: every size rlnb reports is in MiB)."
+    "Peak resident memory of this process so far (since the last `reset_peak_rss`), in MiB (2^20 bytes: every size rlnb reports is in MiB)."
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def release_memory():
+    "Collect garbage and hand the C heap's free pages back to the system (glibc `malloc_trim`), so RSS shows what is held."
+    import ctypes, ctypes.util, gc
+    gc.collect()
+    try: ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6').malloc_trim(0)
+    except (OSError, AttributeError): pass    # not glibc (macOS): nothing to trim
+
+def reset_peak_rss() -> bool:
+    ("Start `peak_rss_mb` again from the current RSS (Linux: `/proc/self/clear_refs` 5), so a pipeline stage reports its "
+     "own peak, not the largest of the stages before it. False where the system cannot (the peak stays cumulative).")
+    try: Path('/proc/self/clear_refs').write_text('5'); return True
+    except OSError: return False
 
 class Timer:
     "Context manager that measures wall seconds: `with Timer() as t: ...; t.secs`."
@@ -664,7 +677,7 @@ def prepare_assets_cli(argv:list|None=None):
 
 # %% ../nbs/00_core.ipynb #21ae2583
 LAYERS = ['core', 'config', 'stats', 'policy', 'feedback', 'llama', 'export', 'packing', 'formatting', 'prompts', 'abtest', 'widgets', 'registry', 'reward', 'judges', 'dpo', 'ppo',
-          'evaluation', 'on_policy', 'online', 'serve', 'reliability', 'jobs', 'auth', 'api', 'bench', 'pipeline']   # each module imports only from those before it
+          'evaluation', 'on_policy', 'bench', 'pipeline', 'online', 'serve', 'reliability', 'jobs', 'auth', 'api']   # each module imports only from those before it
 
 def import_edges(src:dict) -> set:
     "`(module, rlnb module it imports)` for every import in `src` (`{module: source}`), those inside functions included."

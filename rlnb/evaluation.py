@@ -231,7 +231,8 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
          'distinct': {k: {f'distinct_{n}': distinct_n(a.texts, n) for n in (1, 2)} for k, a in both},
          'failures': {k: failures(a.texts, a.has_eos, validate) for k, a in both},
          'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)), 'judges': {},
-         'answers_per_prompt': len(prompts) // len(set(groups)) if groups is not None else 1}
+         'answers_per_prompt': len(prompts) // len(set(groups)) if groups is not None else 1,
+         'decode_plan': {k: a.plan for k, a in both}}
     if pol.kl is not None:
         kl = np.asarray(pol.kl)
         m['kl'] = {**_stats(kl, conf, seed, unit), 'median': round(float(np.median(kl)), 4),
@@ -298,6 +299,8 @@ class EvalConfig(StageConfig):
     seed: int = 0
     answers_per_prompt: int = 1     # K sampled answers per arm per prompt (own seeds); the verdict averages all K x K pairs
     control: bool = True            # sampled mode: the base-against-base arm (must hold ½, else no verdict)
+    memory_budget_mb: float|None = 1536   # decoding's working memory (KV cache, kept log-probs): `decode_plan` fits
+                                          # the rows in it and the report's `decode_plan` says what it decided
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
 
 # %% ../nbs/08_evaluation.ipynb #7a907e23
@@ -323,7 +326,7 @@ def evaluate_policy(
     cfg = EvalConfig.make(config, **overrides)
     modes = tuple(m.strip() for m in cfg.modes.split(',')) if isinstance(cfg.modes, str) else tuple(cfg.modes)
     kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'seed', 'batch_size', 'system',
-                                       'repetition_penalty', 'batches_at_once')}   # how both models answer
+                                       'repetition_penalty', 'batches_at_once', 'memory_budget_mb')}   # how both models answer
     output = Path(output) if output else (Path(output_dir)/'eval.json' if output_dir else None)
     if clusters is not None and len(clusters) != len(prompts):
         raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")

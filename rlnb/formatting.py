@@ -13,8 +13,8 @@ from .config import stage_cli
 
 # %% auto #0
 __all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_reward_targets', 'to_dataset', 'prompt_text',
-           'split_by_prompt', 'dataset_stats', 'plot_stats', 'build_datasets', 'ExportDataConfig', 'export_rows',
-           'export_data', 'export_data_cli']
+           'split_by_prompt', 'dataset_stats', 'plot_stats', 'data_shape', 'choose_method', 'build_datasets',
+           'ExportDataConfig', 'export_rows', 'export_data', 'export_data_cli']
 
 # %% ../nbs/02_formatting.ipynb #f4347c9f
 def utility(r:Feedback) -> float|None:
@@ -36,10 +36,15 @@ def _mean_utilities(records) -> dict:
 class NotEnoughData(ValueError):
     "Too little feedback to build or split a dataset; the message names the counts and the threshold."
 
+_WHAT = {'preference pairs': ' (a pair: two answers to one prompt whose utilities differ by at least min_margin, a '
+                              'correction, or a comparison)',
+         'KTO examples': ' (an answer with a utility at or above 0.625 or at or below 0.375)'}
+
 def _need(n:int, minimum:int, what:str, agent:str|None, knob:str):
     if n < minimum:
         who = f" for agent {agent!r}" if agent else ""
-        raise NotEnoughData(f"{n} {what}{who}; need at least {minimum}. Collect more feedback or lower {knob}.")
+        more = f"Collect more feedback or lower {knob}" if minimum > 1 else "Collect more feedback"   # 1 is the floor
+        raise NotEnoughData(f"{n} {what}{who}; need at least {minimum}{_WHAT.get(what, '')}. {more}.")
 
 # %% ../nbs/02_formatting.ipynb #7c697b06
 def to_preference_pairs(
@@ -219,6 +224,44 @@ def plot_stats(stats:dict, title:str='', path:str|Path|None=None):
     fig.suptitle(title or f"{stats['rows']} rows, {stats['prompts']} prompts"); fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
     return fig
+
+# %% ../nbs/02_formatting.ipynb #83affb3a
+def data_shape(records:list[Feedback], min_margin:float=0.2) -> dict:
+    ("What `records` hold for training: records, those with a utility (thumbs, rating, score) or a preference "
+     "(correction, comparison), prompts, prompts with two or more judged answers, preference pairs (and their "
+     "prompts), KTO examples by label (and their prompts), regression targets.")
+    judged = [r for r in records if utility(r) is not None or r.kind in ('correction', 'comparison')]
+    answers = defaultdict(set)
+    for r in records:
+        if utility(r) is not None: answers[(r.agent, r.prompt)].add(r.response)
+    pairs = to_preference_pairs(records, min_margin, min_pairs=0) if records else []
+    kto = to_kto(records, min_examples=0) if records else []
+    return dict(records=len(records), judged=len(judged), prompts=len({(r.agent, r.prompt) for r in records}),
+                prompts_with_two_answers=sum(len(v) >= 2 for v in answers.values()),
+                pairs=len(pairs), pair_prompts=len({p['prompt'] for p in pairs}),
+                desirable=sum(e['label'] for e in kto), undesirable=sum(not e['label'] for e in kto),
+                kto_prompts=len({e['prompt'] for e in kto}),
+                targets=sum(len(v) for v in _mean_utilities(records).values()) if records else 0, min_margin=min_margin)
+
+def choose_method(records:list[Feedback], min_margin:float=0.2) -> dict:
+    ("The training path `records` support: `{'method': 'dpo' | 'kto', 'why': ..., **data_shape}`; `NotEnoughData` "
+     "with the counts and what is missing when neither works.")
+    s = data_shape(records, min_margin)
+    if s['pairs'] and s['pair_prompts'] >= 2:
+        return {'method': 'dpo', 'why': f"{s['pairs']} preference pairs on {s['pair_prompts']} prompts: DPO learns from "
+                                          "pairs directly", **s}
+    no_dpo = (f"DPO: {s['pairs']} preference pairs on {s['pair_prompts']} prompts (needs pairs on 2 or more prompts: "
+              f"two answers to one prompt whose utilities differ by at least {min_margin}, a correction or a "
+              f"comparison; {s['prompts_with_two_answers']} of {s['prompts']} prompts have two or more judged answers)")
+    if s['desirable'] and s['undesirable'] and s['kto_prompts'] >= 2:
+        return {'method': 'kto', 'why': f"{no_dpo}; KTO: {s['desirable']} desirable and {s['undesirable']} undesirable "
+                                          f"answers on {s['kto_prompts']} prompts, each judged alone", **s}
+    who = _one_agent(records)
+    raise NotEnoughData(
+        f"{s['records']} records{f' for agent {who!r}' if who else ''}, {s['judged']} of them judged: nothing to train. "
+        f"{no_dpo}. KTO: {s['desirable']} desirable and {s['undesirable']} undesirable answers on {s['kto_prompts']} "
+        "prompts (needs both kinds, on 2 or more prompts: a utility at or above 0.625 is desirable, at or below 0.375 "
+        "undesirable; thumbs up/down, ratings 4-5 / 1-2, scores). Collect feedback that tells good answers from bad.")
 
 # %% ../nbs/02_formatting.ipynb #d37ae4eb
 def build_datasets(

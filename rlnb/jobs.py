@@ -8,23 +8,22 @@ import json, os, signal, subprocess, sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Literal
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, bench_results
 from .feedback import FeedbackStore
-from .formatting import utility, build_datasets, prompt_text
-from .dpo import estimate, PreferenceConfig, train_dpo, train_kto
-from .reward import train_reward_model
-from .ppo import PPOConfig, train_rl, reward_model_fn
+from .formatting import utility, prompt_text, build_datasets, choose_method, data_shape, NotEnoughData
+from .dpo import estimate, PreferenceConfig
 from .registry import Registry, _rel
+from .pipeline import run_pipeline
 from .online import OnlineConfig, OnlineLearner
 from .judges import RewardJudge
 
 # %% auto #0
 __all__ = ['MIN_FEEDBACK', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'Jobs', 'InsufficientFeedback',
-           'TrainRequest', 'feedback_summary', 'rl_seconds_per_step', 'dry_run', 'train_policy_job', 'run_job',
-           'online_enabled', 'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage',
-           'ChatRequest', 'run_online_job', 'Busy', 'max_jobs', 'active_jobs', 'spawn_job', 'spawn_online_job',
-           'cancel_job', 'OnlineScheduler']
+           'TrainRequest', 'feedback_summary', 'rl_seconds_per_step', 'dry_run', 'training_recipe', 'plan_training',
+           'train_policy_job', 'run_job', 'online_enabled', 'online_config', 'online_judge', 'DeployRequest',
+           'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'Busy', 'max_jobs', 'active_jobs',
+           'spawn_job', 'spawn_online_job', 'cancel_job', 'OnlineScheduler']
 
 # %% ../nbs/10a_jobs.ipynb #742ce079
 from .core import utc_now
@@ -150,11 +149,20 @@ class TrainRequest(BaseModel):
     dryRun: bool = False
     maxSteps: int = Field(100, ge=1, le=MAX_STEPS, description='optimisation steps')
     learningRate: float = Field(5e-5, gt=0, le=1)
-    algorithm: Literal['dpo', 'kto', 'ppo', 'grpo', 'rloo'] = 'dpo'
-    baseModel: Literal['smollm2', 'tiny'] = Field('smollm2', description="'tiny' is a small random model for tests")
+    algorithm: Literal['auto', 'dpo', 'kto', 'ppo', 'grpo', 'rloo'] = Field(
+        'auto', description="auto: DPO where preference pairs exist, else KTO on judged single answers")
+    baseModel: str = Field('smollm2', min_length=1, max_length=1024,
+                           description="'smollm2', 'tiny' (a small random model for tests) or a Hugging Face folder")
     batchSize: int = Field(4, ge=1, le=256)
     beta: float = Field(0.1, gt=0, le=10, description='DPO/KTO temperature')
     minMargin: float = Field(0.2, ge=0, le=1, description='utility gap for a preference pair')
+
+    @field_validator('baseModel')
+    @classmethod
+    def _base_ok(cls, v:str) -> str:   # what a recipe accepts: a bundled name or a model folder on the server
+        if v in ('smollm2', 'tiny') or (Path(v).is_dir() and (Path(v)/'config.json').exists()): return v
+        raise ValueError(f"baseModel {v!r}: 'smollm2', 'tiny' or a Hugging Face model folder (with config.json) on "
+                         "the server")
 
 def feedback_summary(store:FeedbackStore, agent:str) -> dict:
     "Usable feedback of `agent`: count and mean/std of the utilities (thumbs, ratings, scores on a 0-1 scale)."
@@ -187,25 +195,27 @@ def rl_seconds_per_step(algorithm:str) -> tuple:
 
 def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
     ("The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO: a short measured "
-     "probe; KTO and PPO: the saved benchmarks), score statistics, the model config.")
-    fs = feedback_summary(store, agent); _need_feedback(fs['count'])
+     "probe; KTO and PPO: the saved benchmarks), score statistics, the model config, and the method `plan_training` "
+     "chose with its reason.")
+    plan = plan_training(store, agent, req)
+    fs, method = plan['feedback'], plan['method']
     cfg = _cpu_config(req)
-    if req.algorithm == 'dpo':
+    if method == 'dpo':
         pairs = build_datasets(fs['records'], req.minMargin, eval_frac=0.0, formats=('pairs',),
                                min_pairs=1)['pairs']['train']
         est = estimate(pairs, cfg, probe_steps=2)
         steps = min(req.maxSteps, est['steps'])
         minutes, basis = (est['s_per_step'] * steps + est['prepare_s']) / 60, 'measured probe'
     else:
-        s_step, basis = rl_seconds_per_step(req.algorithm)
+        s_step, basis = rl_seconds_per_step(method)
         steps = req.maxSteps
-        minutes = None if s_step is None or req.baseModel == 'tiny' else req.maxSteps * s_step / 60
-        if s_step is not None and req.baseModel == 'tiny': basis = 'no measurement of the tiny model: SmolLM2 only'
+        minutes = None if s_step is None or req.baseModel != 'smollm2' else req.maxSteps * s_step / 60
+        if s_step is not None and req.baseModel != 'smollm2': basis = f'no measurement of {req.baseModel}: SmolLM2 only'
     return {'status': 'dry_run', 'feedbackCount': fs['count'], 'estimatedSteps': int(steps),
             'estimatedTimeMinutes': None if minutes is None else round(minutes, 2), 'scoreMean': fs['mean'], 'scoreStd': fs['std'],
-            'estimateBasis': basis,
+            'estimateBasis': basis, 'method': method, 'methodReason': plan['why'], 'data': plan['shape'],
             'modelConfig': {'base_model': req.baseModel, 'use_lora': True, 'learning_rate': req.learningRate,
-                            'algorithm': req.algorithm, 'lora_r': cfg.lora_r, 'batch_size': req.batchSize,
+                            'algorithm': method, 'lora_r': cfg.lora_r, 'batch_size': req.batchSize,
                             'beta': req.beta}}
 
 # %% ../nbs/10a_jobs.ipynb #c80041fa
@@ -213,60 +223,68 @@ def _cpu_config(req:TrainRequest):
     return PreferenceConfig.make('cpu', model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize,
                                  beta=req.beta, save_steps=10**9)   # the preset, with the request's fields checked
 
-def _train_preference(req:TrainRequest, ds:dict, run:Path, cb) -> tuple:
-    "DPO or KTO on the agent's pairs / examples: (policy path, metrics, reward mean, reward model path)."
-    cfg = _cpu_config(req)
-    if req.algorithm == 'dpo':
-        res = train_dpo(ds['pairs']['train'], ds['pairs']['eval'], cfg, run/'dpo', max_steps=req.maxSteps,
-                        callbacks=[cb])
-        return res.model_path, res.metrics, res.metrics.get('after_reward_margin'), None
-    res = train_kto(ds['kto']['train'], ds['kto']['eval'], cfg, run/'kto', max_steps=req.maxSteps, callbacks=[cb])
-    return res.model_path, res.metrics, None, None
+_RL = ('ppo', 'grpo', 'rloo')
 
-def _train_rl_job(req:TrainRequest, ds:dict, run:Path, progress) -> tuple:
-    "PPO / GRPO / RLOO: a reward model on the pairs first, then the policy against it (the replaced service's two-stage design)."
-    rres = train_reward_model(
-        ds['pairs']['train'],
-        ds['pairs']['eval'],
-        'tiny' if req.baseModel == 'tiny' else 'cpu',
-        output_dir=run / 'reward_model',
-    )
-    progress(0.3, f"reward model: held-out accuracy {rres.metrics.get('accuracy')}")
-    prompts = list(dict.fromkeys(prompt_text(p) for p in ds['pairs']['train']['prompt']))
-    pcfg = PPOConfig.make('cpu', steps=req.maxSteps, learning_rate=req.learningRate, batch_size=req.batchSize,
-                          num_minibatches=min(2, req.batchSize), save_steps=10**9, algorithm=req.algorithm,
-                          model=req.baseModel)
-    out = train_rl(None, None, prompts, reward_model_fn(rres.model), pcfg, run/'ppo')   # loads pcfg.model
-    return run/'ppo'/'policy', out.metrics, out.metrics.get('reward_last'), run/'reward_model'/'reward_model'
+def _check_method(method:str, s:dict):
+    "`NotEnoughData` when the data shape `s` (`data_shape`) cannot train `method`, with the counts and the way out."
+    auto = " Omit algorithm (or send 'auto') to train what the data supports."
+    if method == 'dpo' and not (s['pairs'] and s['pair_prompts'] >= 2):
+        raise NotEnoughData(f"DPO needs preference pairs on 2 or more prompts: {s['pairs']} pairs on {s['pair_prompts']} "
+                            f"prompts ({s['prompts_with_two_answers']} of {s['prompts']} prompts have two or more judged "
+                            f"answers; a pair needs utilities at least {s['min_margin']} apart).{auto}")
+    if method == 'kto' and not (s['desirable'] and s['undesirable'] and s['kto_prompts'] >= 2):
+        raise NotEnoughData(f"KTO needs desirable and undesirable answers on 2 or more prompts: {s['desirable']} "
+                            f"desirable, {s['undesirable']} undesirable on {s['kto_prompts']} prompts (utility >= 0.625 "
+                            f"/ <= 0.375).{auto}")
+    if method in _RL and not (s['pair_prompts'] >= 2 or (s['targets'] >= 2 and s['prompts'] >= 2)):
+        raise NotEnoughData(f"{method.upper()} needs a reward model: preference pairs on 2 or more prompts "
+                            f"({s['pairs']} on {s['pair_prompts']}) or judged answers on 2 or more prompts "
+                            f"({s['targets']} answers on {s['prompts']} prompts).{auto}")
+
+def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shape:dict) -> dict:
+    ("The pipeline recipe a train_policy request runs: format the agent's feedback, then the method's stages (DPO or "
+     "KTO; PPO/GRPO/RLOO after a reward model, Bradley-Terry on pairs where they exist, else regression on the scores).")
+    common = dict(model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize)
+    pairwise = shape['pair_prompts'] >= 2
+    formats = {'dpo': ['pairs'], 'kto': ['kto']}.get(method) or (['pairs', 'targets'] if pairwise else ['targets'])
+    stages = [dict(stage='format', store=store_url, min_margin=req.minMargin, eval_frac=0.2, formats=formats, min_pairs=1)]
+    if method in ('dpo', 'kto'):
+        stages.append(dict(stage=method, preset='cpu', max_steps=req.maxSteps, beta=req.beta, save_steps=10**9, **common))
+    else:
+        stages += [dict(stage='reward', preset='tiny' if req.baseModel == 'tiny' else 'cpu',
+                        **({} if pairwise else {'objective': 'regression'})),
+                   dict(stage='ppo', preset='cpu', algorithm=method, steps=req.maxSteps,
+                        num_minibatches=min(2, req.batchSize), save_steps=10**9, **common)]
+    return dict(agent=agent, seed=0, stages=stages)
+
+def plan_training(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
+    ("What a train_policy request will train, decided from the agent's feedback before any worker starts: `method` "
+     "(`auto`: `choose_method`), `why`, the data's `shape`, the `feedback` summary and the `recipe`. Too little "
+     "feedback: `InsufficientFeedback`; data that cannot train the method: `NotEnoughData` (both a 400).")
+    fs = feedback_summary(store, agent); _need_feedback(fs['count'])
+    shape = data_shape(fs['records'], req.minMargin)
+    if req.algorithm == 'auto':
+        c = choose_method(fs['records'], req.minMargin); method, why = c['method'], c['why']
+    else:
+        _check_method(req.algorithm, shape); method, why = req.algorithm, f"{req.algorithm} as asked"
+    url = store.engine.url.render_as_string(hide_password=False)   # the run folder keeps it redacted
+    return dict(method=method, why=why, shape=shape, feedback=fs, recipe=training_recipe(agent, req, method, url, shape))
 
 # %% ../nbs/10a_jobs.ipynb #35ab4f1c
 def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=None) -> dict:
-    ("Train `agent`'s policy on its feedback (DPO/KTO directly; PPO/GRPO/RLOO from a reward model trained first), "
-     "register it, return the replaced service's answer.")
-    progress = progress or (lambda p, m: None)
-    fs = feedback_summary(store, agent); _need_feedback(fs['count'])
-    run = new_run(agent)
-    progress(0.02, f'run folder {_rel(run)}')
-    ds = build_datasets(fs['records'], req.minMargin, eval_frac=0.2, formats=('pairs', 'kto'), min_pairs=1)
-    if req.algorithm in ('dpo', 'kto'):
-        path, m, reward, rm_path = _train_preference(req, ds, run, _progress_callback(progress, req.maxSteps))
-    else: path, m, reward, rm_path = _train_rl_job(req, ds, run, progress)
-    v = Registry(store).register(
-        agent, path, req.algorithm, reward_model_path=rm_path, feedback_count=fs['count'], reward_mean=reward,
-        reward_std=None, metrics={k: x for k, x in m.items() if not isinstance(x, (list, dict))},
-        config=req.model_dump(), data_counts={k: {s: len(d) for s, d in dd.items()} for k, dd in ds.items()})
+    ("Train `agent`'s policy on its feedback: the recipe of `plan_training` run by the pipeline's stage functions "
+     "(which register the version); return the replaced service's answer, with the method and why.")
+    plan = plan_training(store, agent, req)
+    run = run_pipeline(plan['recipe'], progress=progress)
+    m = run.metrics[plan['method'] if plan['method'] in ('dpo', 'kto') else 'ppo']
+    v = Registry(store).get(agent, m['registry_version'])
     return {'status': 'trained', 'policyId': str(v.id), 'version': v.name, 'modelPath': v.model_path,
-            'rewardModelPath': v.reward_model_path, 'feedbackCount': fs['count'], 'trainingSteps': m.get('steps'),
-            'rewardMean': v.reward_mean, 'rewardStd': v.reward_std, 'runFolder': _rel(run)}
+            'rewardModelPath': v.reward_model_path, 'feedbackCount': plan['feedback']['count'],
+            'trainingSteps': m.get('steps'), 'rewardMean': v.reward_mean if v.reward_mean is not None
+            else m.get('after_reward_margin'), 'rewardStd': v.reward_std, 'runFolder': _rel(run.path),
+            'method': plan['method'], 'methodReason': plan['why']}
 
 # %% ../nbs/10a_jobs.ipynb #2230c7f3
-def _progress_callback(progress, total:int):
-    from transformers import TrainerCallback
-    class P(TrainerCallback):
-        def on_step_end(self, args, state, control, **kw):
-            progress(min(0.99, 0.05 + 0.9 * state.global_step / max(total, 1)), f'step {state.global_step}/{total}')
-    return P()
-
 def _job_db(db:str|None) -> str:
     "The database of a worker: given, or env RLNB_JOB_DB (set by `spawn_job`: a password never goes on a command line)."
     db = db or os.environ.get('RLNB_JOB_DB')

@@ -19,7 +19,7 @@ from rlnb.reward import (
     evaluate_pairs,
     plot_calibration,
 )
-from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo
+from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo, train_kto
 from .on_policy import OnPolicyConfig, train_dpo_on_policy
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
 from .export import export_model, isolated, ExportConfig
@@ -36,8 +36,8 @@ from .bench import _outcomes_by_run, replicate_summary, replicates_table
 # %% auto #0
 __all__ = ['STAGES', 'PLAN_SOURCES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'recipe_plan', 'plan_line',
            'run_pipeline', 'base_answers', 'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage',
-           'dpo_stage', 'policy_path', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config', 'evaluate_stage',
-           'export_stage', 'recipe_summary', 'run_replicates', 'PipelineOptions', 'main']
+           'dpo_stage', 'kto_stage', 'policy_path', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config',
+           'evaluate_stage', 'export_stage', 'recipe_summary', 'run_replicates', 'PipelineOptions', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
@@ -218,6 +218,7 @@ def plan_line(plan:dict|None, keys:list) -> str:
 def run_pipeline(recipe:str|Path|dict, # recipe path or dict
                  resume:str|Path|None=None, # an existing run folder to continue
                  root:str|Path|None=None,   # parent of agent folders; default `models_dir()`
+                 progress=None,             # progress(fraction, message): at each stage, and each training step
                 ) -> Run:
     "Run every stage of `recipe` into a new (or resumed) run folder; returns the `Run`."
     src, recipe = recipe if isinstance(recipe, (str, Path)) else None, load_recipe(recipe)
@@ -231,6 +232,7 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
             path / 'config.json', json.dumps(dict(recipe=_redact(recipe), environment=_environment()), indent=2, default=str)
         )
     run = Run(path, recipe['agent'], recipe, metrics)
+    n_st = len(recipe['stages'])
     seed_everything(recipe.get('seed', 0))
     print(f"run {path}  (agent {run.agent}, {len(recipe['stages'])} stages)")
     keys = [s.get('key', s['stage']) for s in recipe['stages']]
@@ -242,12 +244,27 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
         key = s.get('key', name)
         if key in run.metrics: print(f"[{i+1}] {key}: done in an earlier run, skipped"); continue
         print(f"[{i+1}] {key}", flush=True)
+        if progress:
+            progress(i / n_st, f'stage {i + 1}/{n_st}: {key}')
+            run.cache['callbacks'] = [_StepProgress(progress, i / n_st, (i + 1) / n_st, key)]
+        release_memory(); own = reset_peak_rss()    # each stage's own peak, not the largest before it
         with Timer() as t: m = STAGES[name](run, **{k: v for k, v in opts.items() if k != 'key'}) or {}
-        run.metrics[key] = {**m, 'seconds': round(t.secs, 2), 'peak_rss_mb': round(peak_rss_mb())}
+        run.metrics[key] = {**m, 'seconds': round(t.secs, 2), 'peak_rss_mb': round(peak_rss_mb()),
+                            'peak_rss': 'stage' if own else 'process so far'}
         run.save_metrics()
         print(f"    {key} done in {t.secs:.1f} s" + (f" (planned {planned[key]:.0f} s)" if key in planned else '')
               + f", peak RSS {peak_rss_mb():.0f} MiB", flush=True)
+    if progress: progress(1.0, f'{n_st} stages done: {path}')
     return run
+
+def _StepProgress(progress, lo:float, hi:float, key:str):
+    "A TrainerCallback that reports a training stage's steps as progress between `lo` and `hi`."
+    from transformers import TrainerCallback
+    class P(TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            f = state.global_step / max(state.max_steps or 1, 1)
+            progress(lo + (hi - lo) * min(f, 1.0), f'{key}: step {state.global_step}/{state.max_steps}')
+    return P()
 
 # %% ../nbs/99_pipeline.ipynb #71eb84c2
 @stage('base_answers')
@@ -351,13 +368,18 @@ def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str,
     train = _prompt_half(ds[fmt]['train'], prompt_half)
     res = train_reward_model(train, ds[fmt]['eval'], cfg, output_dir=run.path/out)
     m = dict(res.metrics)
+    n_prompts = len(set(map(str, train['prompt'])))
+    if 'targets' in ds: plot_calibration(res.model, ds['targets']['eval'], run.path/out/'plots'/'calibration.png')
+    run.cache[cache_key] = res.model
+    if 'pairs' not in ds:        # scores only (one answer per prompt): the regression metrics are all there is
+        print(f"    regression reward model on {m['train_examples']:,} scored answers ({n_prompts} prompts): held-out "
+              f"MSE {m.get('mse', float('nan')):.4f} (predicting the mean: {m.get('baseline_mse', float('nan')):.4f}); no preference pairs to measure pairwise accuracy on")
+        return {**m, 'prompt_half': prompt_half, 'train_prompts': n_prompts}
     pairs_eval = ds['pairs']['eval']
     if cfg.objective == 'regression':
         m.update({f'pairs_{k}': v for k, v in evaluate_pairs(res.model, pairs_eval).items()})
-    if 'targets' in ds: plot_calibration(res.model, ds['targets']['eval'], run.path/out/'plots'/'calibration.png')
     base = baseline_accuracies(pairs_eval)
     acc = m['accuracy'] if cfg.objective == 'pairwise' else m['pairs_accuracy']
-    n_prompts = len(set(map(str, train['prompt'])))
     half = f", prompt half {prompt_half} ({n_prompts} prompts)" if prompt_half is not None else ''
     print(
         f"    held-out pairwise accuracy on {len(pairs_eval):,} pairs ({len(set(map(str, pairs_eval['prompt'])))}"
@@ -371,7 +393,6 @@ def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str,
         f"    trained on {m['train_examples']:,} rows in {m['train_seconds']:.0f} s ({m['examples_per_s']:.1f} rows/s),"
         f" peak RSS {m['peak_rss_mb']} MiB"
     )
-    run.cache[cache_key] = res.model
     return {
         **m,
         'prompt_half': prompt_half,
@@ -409,7 +430,7 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, *
     cfg = PreferenceConfig.make(preset, **overrides)
     ds = _datasets(run)['pairs']
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval']))))
-    res = train_dpo(ds['train'], ev, cfg, run.path/'dpo', max_steps=max_steps)
+    res = train_dpo(ds['train'], ev, cfg, run.path/'dpo', max_steps=max_steps, callbacks=run.cache.get('callbacks'))
     m = res.metrics
     print(
         f"    DPO on {m['train_examples']:,} pairs: tokenising + reference pass {m['prepare_seconds']:.0f} s,"
@@ -431,6 +452,26 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, *
         {'train_pairs': m['train_examples'], 'eval_pairs': len(ev)},
         feedback_count=m['train_examples'],
     )
+    return m
+
+@stage('kto', config=PreferenceConfig)
+def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, max_steps:int=-1, **overrides) -> dict:
+    ("Train the policy with KTO on the run's unpaired examples (thumbs, scores: one judged answer at a time); report "
+     "held-out label accuracy before/after.")
+    from dataclasses import asdict
+    cfg = PreferenceConfig.make(preset, **overrides)
+    ds = _datasets(run)['kto']
+    ev = ds['eval'].shuffle(seed=0).select(range(min(eval_examples, len(ds['eval']))))
+    res = train_kto(ds['train'], ev, cfg, run.path/'kto', max_steps=max_steps, callbacks=run.cache.get('callbacks'))
+    m = res.metrics
+    before, after = m.get('before_label_accuracy'), m.get('after_label_accuracy')
+    print(f"    KTO on {m['train_examples']:,} examples ({sum(ds['train']['label'])} desirable): {m['steps']} steps in "
+          f"{m['train_seconds']:.0f} s, peak RSS {m['peak_rss_mb']} MiB" +
+          (f"; held-out label accuracy ({len(ev)} examples) {before:.3f} -> {after:.3f}" if after is not None else ''))
+    run.cache['policy_adapter'] = res.model_path
+    m['registry_version'] = _register(run, 'kto', res.model_path, {k: v for k, v in m.items() if k != 'resumed_from'},
+                                      asdict(cfg), {'train_examples': m['train_examples'], 'eval_examples': len(ev)},
+                                      feedback_count=m['train_examples'])
     return m
 
 # %% ../nbs/99_pipeline.ipynb #3340b70a
@@ -501,7 +542,9 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     if prompt_set == 'turns':   # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
         from rlnb.prompts import train_prompt_set
         prompts = train_prompt_set(run.path, max_prompts or 1024, run.recipe.get('seed', 0))
-    else: prompts = list(dict.fromkeys(prompt_text(p) for p in _datasets(run)['pairs']['train']['prompt']))[:max_prompts]
+    else:   # the training prompts of the pairs (or, with scores only, of the regression targets)
+        ds = _datasets(run); src = ds['pairs'] if 'pairs' in ds else ds['targets']
+        prompts = list(dict.fromkeys(prompt_text(p) for p in src['train']['prompt']))[:max_prompts]
     res = train_rl(None, None, prompts, reward_model_fn(_reward_model(run)), cfg, out)
     plot_ppo(res.history, path=out/'plots'/f'{algorithm}.png')
     h = res.history

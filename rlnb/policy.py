@@ -11,7 +11,7 @@ from .core import model_path, render_chat
 
 # %% auto #0
 __all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'tiny_adapter', 'decode', 'Answers',
-           'path_kl', 'generate_answers', 'answer_pool']
+           'path_kl', 'decode_plan', 'generate_answers', 'answer_pool']
 
 # %% ../nbs/00b_policy.ipynb #cce2e2de
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
@@ -296,6 +296,7 @@ class Answers:
     n_tokens: list
     has_eos: list
     kl: list|None = None      # nats per response, KL(policy ‖ base) estimated on the policy's own samples
+    plan: dict = field(default_factory=dict)     # `decode_plan`: rows per pass and whether log-probs were kept, and why
     scores: dict = field(default_factory=dict)   # judge name -> (judge, its scores of these answers): answers shared
                                                  # between policies (the base's) are scored once per judge
 
@@ -344,6 +345,35 @@ def path_kl(model, ids, attn, n_prompt:int, mask,
                 out[r] = float((p.exp() * (p - q)).sum(-1).clamp(min=0).sum())
     return out
 
+# %% ../nbs/00b_policy.ipynb #609443f9
+def decode_plan(model, tok, prompts:list[str], max_new_tokens:int, batch_size:int, batches_at_once:int=1,
+                system:str|None=None, kl:bool=False, memory_budget_mb:float|None=1536) -> dict:
+    ("How `generate_answers` decodes within `memory_budget_mb`: rows per pass (`batch_size` × `batches_at_once`, "
+     "halved until the KV cache fits) and whether the policy's log-probs are kept for the KL (only when they fit "
+     "beside the cache). Sizes come from the model's config and the longest rendered prompt, in MiB.")
+    import torch
+    c = model.config
+    heads = getattr(c, 'num_key_value_heads', None) or c.num_attention_heads
+    head = getattr(c, 'head_dim', None) or c.hidden_size // c.num_attention_heads
+    width = next(model.parameters()).element_size() if next(model.parameters()).is_floating_point() else 4
+    longest = max((len(tok(render_chat(tok, p, system=system), add_special_tokens=False)['input_ids']) for p in prompts),
+                  default=0)
+    kv_row = c.num_hidden_layers * 2 * heads * head * (longest + max_new_tokens) * width / 2**20
+    lp_row = max_new_tokens * c.vocab_size * 4 / 2**20
+    rows = lambda b, k: min(b * k, max(len(prompts), 1))
+    b, k, why = batch_size, max(1, batches_at_once), []
+    if memory_budget_mb is not None:
+        while rows(b, k) * kv_row > memory_budget_mb and (k > 1 or b > 1):
+            if k > 1: k //= 2
+            else: b = max(1, b // 2)
+        if (b, k) != (batch_size, max(1, batches_at_once)):
+            why.append(f"KV cache of {rows(batch_size, batches_at_once)} rows over the budget: {b} x {k}")
+    n = rows(b, k)
+    keep = kl and (memory_budget_mb is None or n * (kv_row + lp_row) <= memory_budget_mb)
+    if kl and not keep: why.append(f"log-probs of {n} rows ({n * lp_row:.0f} MiB) over the budget: recomputed for the KL")
+    return dict(batch_size=b, batches_at_once=k, keep_logprobs=keep, kv_mb=round(n * kv_row, 1),
+                logprobs_mb=round(n * lp_row, 1) if keep else 0.0, budget_mb=memory_budget_mb, why=why)
+
 # %% ../nbs/00b_policy.ipynb #2fd488df
 def generate_answers(
     model,
@@ -362,12 +392,17 @@ def generate_answers(
     batches_at_once: int = 1,  # decode this many batches together, each from its own seeded stream: the same answers
                                # as one batch at a time, faster where each step is bound by reading the weights (CPUs)
     progress: str | None = None,  # a progress bar with this label on a terminal's stderr (none when it is not a terminal)
+    memory_budget_mb: float | None = 1536,  # the decoding engine's working memory (KV cache, kept log-probs), MiB;
+                                            # `decode_plan` fits the rows in it. None: no limit (keep everything)
 ) -> Answers:
     ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
      "batch); optionally the per-response KL to the base (`path_kl`).")
     import torch
     from tqdm import tqdm
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
+    out.plan = decode_plan(model, tok, prompts, max_new_tokens, batch_size, batches_at_once, system,
+                           out.kl is not None, memory_budget_mb)
+    batch_size, batches_at_once = out.plan['batch_size'], out.plan['batches_at_once']
     with tqdm(total=len(prompts), desc=progress, unit='answer', leave=False, disable=None if progress else True) as bar:
         step, dev = batch_size * max(1, batches_at_once), next(model.parameters()).device
         for i in range(0, len(prompts), step):
@@ -376,14 +411,14 @@ def generate_answers(
             streams = [(len(chunk[j:j + batch_size]), torch.Generator(dev).manual_seed(seed + i + j))
                        for j in range(0, len(chunk), batch_size)] if batches_at_once > 1 else None
             s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
-                       repetition_penalty=repetition_penalty, logprobs=out.kl is not None, streams=streams)
+                       repetition_penalty=repetition_penalty, logprobs=out.plan['keep_logprobs'], streams=streams)
             eos = s['has_eos'].tolist()
             out.texts += [t.strip() for t in s['responses']]
             out.has_eos += eos
             out.n_tokens += [len(c) - int(e) for c, e in zip(s['completion_ids'], eos)]
             if out.kl is not None:
                 out.kl += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'],
-                                  temperature if do_sample else 1.0, base=base, logprobs=s['logprobs'], n_shared=s['n_shared'])
+                                  temperature if do_sample else 1.0, base=base, logprobs=s.get('logprobs'), n_shared=s['n_shared'])
             bar.update(len(chunk))
     return out
 
