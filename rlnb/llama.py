@@ -9,8 +9,8 @@ from pathlib import Path
 from .core import cache_dir, cpu_info
 
 # %% auto #0
-__all__ = ['LLAMA_BASELINE', 'llama_version', 'converter_dir', 'prepare_converter', 'supported_architectures', 'check_llama_cpu',
-           'native_instructions', 'llama_build_info']
+__all__ = ['LLAMA_BASELINE', 'llama_version', 'converter_dir', 'vocab_gguf', 'prepare_converter', 'supported_architectures',
+           'check_llama_cpu', 'native_instructions', 'llama_build_info']
 
 # %% ../nbs/07a_llama.ipynb #65a5648c
 def llama_version() -> str:
@@ -48,6 +48,38 @@ def _unpack_converter(sdist:Path, part:Path):
         raise RuntimeError(f"{sdist} holds no vendor/llama.cpp/convert_hf_to_gguf.py")
 
 # %% ../nbs/07a_llama.ipynb #a406fc8c
+def _sdist(sdist:str|Path|None=None) -> tuple:
+    ("`(path, temporary folder or None)` of the llama-cpp-python sdist of the installed version: given, else in "
+     "$RLNB_WHEELS or ~/.cache/rlnb/wheels (where `make` keeps it), else downloaded into a temporary folder.")
+    ver = llama_version()
+    name = f'llama_cpp_python-{ver}.tar.gz'
+    if sdist is not None: return Path(sdist), None
+    for d in [os.environ.get('RLNB_WHEELS'), Path.home()/'.cache'/'rlnb'/'wheels']:
+        if d and (Path(d)/name).exists(): return Path(d)/name, None
+    tmp = tempfile.mkdtemp()
+    print(f"downloading the llama-cpp-python=={ver} source distribution for its converter")
+    subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '--no-binary', ':all:',
+                    f'llama-cpp-python=={ver}', '-d', tmp], check=True)
+    return Path(tmp)/name, tmp
+
+def vocab_gguf(name:str='qwen2', sdist:str|Path|None=None) -> Path:
+    ("One of llama.cpp's vocabulary-only GGUFs (`ggml-vocab-<name>.gguf`: a real tokenizer of another model family, "
+     "with its chat template) from the llama-cpp-python sdist, unpacked once into the cache. Tests build tiny models "
+     "of other architectures on them; transformers loads the tokenizer with `gguf_file=`.")
+    import tarfile
+    out = cache_dir()/f'llama.cpp-{llama_version()}-vocab'/f'ggml-vocab-{name}.gguf'
+    if out.exists(): return out
+    src, tmp = _sdist(sdist)
+    try:
+        with tarfile.open(src) as tf:
+            m = next((m for m in tf.getmembers() if m.name.endswith(f'vendor/llama.cpp/models/{out.name}')), None)
+            if m is None: raise FileNotFoundError(f"{src} holds no vendor/llama.cpp/models/{out.name}")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            part = out.with_name(out.name + '.partial'); part.write_bytes(tf.extractfile(m).read()); part.rename(out)
+    finally:
+        if tmp: shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
 def prepare_converter(sdist:str|Path|None=None) -> Path:
     ("Unpack the converter, `conversion/` and `gguf-py/` from the llama-cpp-python sdist (found or downloaded); "
      "returns the folder.")
@@ -55,17 +87,7 @@ def prepare_converter(sdist:str|Path|None=None) -> Path:
     ver = llama_version()
     dst = Path(os.environ.get('RLNB_LLAMA_CPP') or cache_dir()/f'llama.cpp-{ver}')
     if (dst/'convert_hf_to_gguf.py').exists() and (dst/'convert_lora_to_gguf.py').exists(): return dst
-    name = f'llama_cpp_python-{ver}.tar.gz'
-    if sdist is None:
-        for d in [os.environ.get('RLNB_WHEELS'), Path.home()/'.cache'/'rlnb'/'wheels']:
-            if d and (Path(d)/name).exists(): sdist = Path(d)/name; break
-    tmp = None
-    if sdist is None:
-        tmp = tempfile.mkdtemp()
-        print(f"downloading the llama-cpp-python=={ver} source distribution for its converter")
-        subprocess.run([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps', '--no-binary', ':all:',
-                        f'llama-cpp-python=={ver}', '-d', tmp], check=True)
-        sdist = Path(tmp)/name
+    sdist, tmp = _sdist(sdist)
     part = dst.with_name(dst.name + '.partial')
     _unpack_converter(sdist, part)
     shutil.rmtree(dst, ignore_errors=True); part.rename(dst)

@@ -597,8 +597,8 @@ def stage_eval_config(recipe:dict, preset:str='cpu', **overrides) -> EvalConfig:
      "with the stage's answers (best-of-n) builds its config here.")
     # two batches of 64 decoded together, each from its own stream: the same answers as one at a time, and one
     # straggler's tail of near-empty steps per two batches (bench/eval_gen_speed.py, '+ two batches at once'); the
-    # policy's kept log-probs (rows x new tokens x vocabulary floats) are twice one batch's: the demo's stage peak RSS
-    # is in its saved run (bench/results/demo*.json)
+    # KV cache and log-probs of those rows are fitted to EvalConfig.memory_budget_mb by `decode_plan` (its choice is
+    # in each report's `decode_plan`; bench/eval_memory.py measures it), the stage's peak RSS in the run's metrics
     for k, v in dict(modes=['sampled'], batch_size=64, batches_at_once=2, seed=recipe.get('seed', 0)).items():
         overrides.setdefault(k, v)
     if overrides.get('system') is None: overrides['system'] = recipe.get('system')   # null: the recipe's
