@@ -19,12 +19,13 @@ export TOKENIZERS_PARALLELISM := false
 demo: $(VENV)/.assets
 	$(BIN)/rlnb_pipeline $(RECIPE)
 
-# The demo's recipe with tiny budgets (data/recipes/smoke.yaml: same stages, presets and options; 99_pipeline checks
-# they cannot drift), on the real assets, under a throwaway RLNB_HOME: CI runs it after the tests (a few minutes).
+# The demo's recipe and the filing task's with tiny budgets (data/recipes/smoke.yaml, filing_smoke.yaml: same stages,
+# presets and options; 99_pipeline checks they cannot drift), on the real assets, under a throwaway RLNB_HOME: CI runs it after the tests (a few minutes).
 smoke: $(VENV)/.assets
 	@set -e; cache="$${RLNB_HOME:-$(CURDIR)}/models/.cache"; mkdir -p "$$cache"; home=$$(mktemp -d); \
 	trap 'rm -rf "$$home"' EXIT; mkdir "$$home/models"; ln -s "$$(cd "$$cache" && pwd -P)" "$$home/models/.cache"; \
-	RLNB_HOME="$$home" $(BIN)/rlnb_pipeline data/recipes/smoke.yaml
+	RLNB_HOME="$$home" $(BIN)/rlnb_pipeline data/recipes/smoke.yaml; \
+	RLNB_HOME="$$home" $(BIN)/rlnb_pipeline data/recipes/filing_smoke.yaml
 
 # FLAGS="slow postgres browser" runs the flagged tests too; with postgres, a throwaway server is started and stopped.
 test: $(VENV)/.assets

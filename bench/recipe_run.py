@@ -23,7 +23,9 @@ def main(recipe, save:bool=False, root=None, name:str|None=None):
     stages = {k: {'seconds': m['seconds'], 'peak_rss_mb': m.get('peak_rss_mb')} for k, m in r.metrics.items()}
     headline = {p: v['headline'] for s in r.metrics.values() for p, v in s.items()
                 if isinstance(v, dict) and 'headline' in v}
-    row = {'recipe': str(recipe), 'run': f'{r.path.parent.name}/{r.path.name}', 'wall_s': round(wall, 1),
+    task = {k: {p: {x: v for x, v in rep.items() if x != 'rows'} for p, rep in m.items() if isinstance(rep, dict)}
+            for k, m in r.metrics.items() if k.startswith('task_eval')}   # a task with right answers: exact match
+    row = {'recipe': str(recipe), 'run': f'{r.path.parent.name}/{r.path.name}', 'wall_s': round(wall, 1), **({'task': task} if task else {}),
            'stages_s': round(sum(s['seconds'] for s in stages.values()), 1), 'stages': stages, 'headline': headline,
            'peak_rss_mb': max([round(peak_rss_mb())] + [s['peak_rss_mb'] or 0 for s in stages.values()]),   # stages report their own peaks
            'cpu': cpu_line(),

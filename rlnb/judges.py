@@ -12,8 +12,8 @@ from .stats import wilson_interval, bootstrap_ci
 from .formatting import prompt_text
 
 # %% auto #0
-__all__ = ['distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'WordJudge', 'judge_validity',
-           'beats_heuristic']
+__all__ = ['distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'WordJudge', 'rule_reward',
+           'rule_report', 'judge_validity', 'beats_heuristic']
 
 # %% ../nbs/04a_judges.ipynb #0b510242
 def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
@@ -121,6 +121,35 @@ class WordJudge:
     def score(self, prompts, answers):
         import numpy as np
         return np.array([len(a.split()) for a in answers], dtype=float)
+
+# %% ../nbs/04a_judges.ipynb #71df10d3
+def _norm_path(s:str) -> str:
+    s = (s or '').strip().splitlines()[0].strip() if (s or '').strip() else ''
+    return s.strip('`"\' ./').lower()
+
+def rule_reward(answer:str, gold:str) -> float:
+    "1 for the gold answer, ½ for the right first path component (`Finance/` of `Finance/Invoices/ACME`), else 0."
+    a, g = _norm_path(answer), _norm_path(gold)
+    if a == g: return 1.0
+    return 0.5 if '/' in g and a.split('/')[0] == g.split('/')[0] and a else 0.0
+
+def rule_report(policy:list[str], base:list[str], gold:list[str], clusters:list|None=None, conf:float=0.95,
+                seed:int=0) -> dict:
+    ("Exact-match rate of each side (Wilson interval) and the paired difference policy − base of `rule_reward` "
+     "(bootstrap interval over `clusters`, else over prompts).")
+    import numpy as np
+    if not (len(policy) == len(base) == len(gold)) or not gold:
+        raise ValueError(f"{len(policy)} policy answers, {len(base)} base answers, {len(gold)} gold answers: need the same, > 0")
+    rp, rb = (np.array([rule_reward(a, g) for a, g in zip(x, gold)]) for x in (policy, base))
+    out = {'prompts': len(gold)}
+    for side, r in (('policy', rp), ('base', rb)):
+        k = int((r == 1.0).sum())
+        out[side] = {'exact_match': round(k / len(r), 4), 'exact_match_ci': [round(v, 4) for v in wilson_interval(k, len(r), conf)],
+                     'rule_reward': round(float(r.mean()), 4)}
+    n = len(set(clusters)) if clusters is not None else len(gold)
+    ci = [round(v, 4) for v in bootstrap_ci(rp - rb, conf=conf, seed=seed, groups=clusters)] if n > 1 else None
+    out['rule_reward_diff'] = {'diff': round(float((rp - rb).mean()), 4), 'ci': ci, 'clusters': n}   # None: one cluster
+    return out
 
 # %% ../nbs/04a_judges.ipynb #95ffacb7
 def judge_validity(judge,             # the judge whose verdicts are reported (e.g. the independent RewardJudge)

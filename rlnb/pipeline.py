@@ -4,7 +4,7 @@
 
 # %% ../nbs/99_pipeline.ipynb #977973bc
 from __future__ import annotations
-import functools, json, sys, time, platform, subprocess, argparse
+import functools, json, re, sys, time, platform, subprocess, argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import *
@@ -28,7 +28,8 @@ from .core import bench_results, cpu_line, isa_caps
 from .config import stage_cli
 from .registry import Registry
 from .prompts import train_prompt_set, eval_prompt_set, heldout_prompts
-from .judges import RewardJudge, judge_validity
+from .judges import RewardJudge, judge_validity, rule_report
+from .policy import load_policy_pair, plain_pair, generate_answers
 from .reward import RewardModel
 from .stats import prompts_needed, replicate_interval
 from .bench import _outcomes_by_run, replicate_summary, replicates_table
@@ -37,7 +38,8 @@ from .bench import _outcomes_by_run, replicate_summary, replicates_table
 __all__ = ['STAGES', 'PLAN_SOURCES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'recipe_plan', 'plan_line',
            'run_pipeline', 'base_answers', 'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage',
            'dpo_stage', 'kto_stage', 'policy_path', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config',
-           'evaluate_stage', 'export_stage', 'recipe_summary', 'run_replicates', 'PipelineOptions', 'main']
+           'evaluate_stage', 'export_stage', 'task_eval_stage', 'recipe_summary', 'run_replicates', 'PipelineOptions',
+           'auto_recipe', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
@@ -475,7 +477,7 @@ def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, max_steps:int=-1
     return m
 
 # %% ../nbs/99_pipeline.ipynb #3340b70a
-POLICIES = {'dpo': 'dpo/adapter', 'ppo': 'ppo/policy', 'grpo': 'grpo/policy', 'rloo': 'rloo/policy',
+POLICIES = {'dpo': 'dpo/adapter', 'kto': 'kto/adapter', 'ppo': 'ppo/policy', 'grpo': 'grpo/policy', 'rloo': 'rloo/policy',
             'dpo_on_policy': 'dpo_on_policy/adapter'}
 
 def policy_path(run:Run, name:str) -> Path:
@@ -741,11 +743,54 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     print(f"    {first}: Q: {question}\n    A: {answer}\n    {res.message}")
     return {'stats': res.stats, 'parity': res.parity, 'answer': answer, 'modelfile': str(res.paths['modelfile'])}
 
+# %% ../nbs/99_pipeline.ipynb #d6746556
+@stage('task_eval')
+def task_eval_stage(run:Run,
+                    policies: list|None = None,       # the run's policies to score (default: every one it trained)
+                    key: str = 'gold',                # the metadata field holding the right answer
+                    cluster_key: str|None = 'kind',   # the metadata field the interval resamples (None: prompts)
+                    n_prompts: int|None = None,       # at most this many held-out prompts (None: all)
+                    max_new_tokens: int = 32,
+                    batch_size: int = 16) -> dict:
+    "Exact match and rule reward of each trained policy against its base on the held-out prompts' right answers."
+    ds = _datasets(run)
+    held = list(dict.fromkeys(prompt_text(p) for f in ('kto', 'pairs', 'targets') if f in ds for p in ds[f]['eval']['prompt']))
+    meta = {}
+    for r in _store(run).query(agent=run.agent):
+        if key in (r.metadata or {}): meta.setdefault(r.prompt, r.metadata)
+    prompts = [p for p in held if p in meta][:n_prompts]
+    if not prompts:
+        raise ValueError(f"none of the {len(held)} held-out prompts has a {key!r} in its records' metadata: a task "
+                         "evaluation needs the right answers")
+    gold = [str(meta[p][key]) for p in prompts]
+    clusters = [str(meta[p].get(cluster_key)) for p in prompts] if cluster_key else None
+    names = policies or [n for n in POLICIES if (run.path/POLICIES[n]/'adapter_config.json').exists()]
+    out = {}
+    for name in names:
+        model, base, tok, _ = load_policy_pair(policy_path(run, name))
+        ans_m, ans_b = plain_pair(model) if base is None else (model, base)
+        kw = dict(max_new_tokens=max_new_tokens, system=run.recipe.get('system'), batch_size=batch_size)
+        pol, bas = generate_answers(ans_m, tok, prompts, **kw), generate_answers(ans_b, tok, prompts, **kw)
+        rep = rule_report(pol.texts, bas.texts, gold, clusters)
+        (run.path/'eval').mkdir(exist_ok=True)
+        atomic_write(run.path/'eval'/f'task_{name}.json', json.dumps(
+            {**rep, 'rows': [dict(prompt=p, gold=g, policy=a, base=b) for p, g, a, b in zip(prompts, gold, pol.texts, bas.texts)]},
+            indent=1))
+        d = rep['rule_reward_diff']
+        print(f"    {name} vs base on {len(prompts)} held-out prompts: exact match {rep['policy']['exact_match']:.3f} "
+              f"{rep['policy']['exact_match_ci']} vs {rep['base']['exact_match']:.3f} {rep['base']['exact_match_ci']}; "
+              f"rule reward {d['diff']:+.3f} " + (f"[{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '(no interval)')
+              + f" over {d['clusters']} clusters")
+        out[name] = rep
+        del model, base, ans_m, ans_b
+    return out
+
 # %% ../nbs/99_pipeline.ipynb #258c69f4
 def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<name>.json` (bench/recipe_run.py --save)
                    judge:str='judge', # the headline judge (the independent one)
                   ) -> str:
-    "Markdown of a recipe's measured run: minutes end to end, each stage's seconds, each policy's win rate under `judge`."
+    ("Markdown of a recipe's measured run: minutes end to end, each stage's seconds, each policy's win rate under "
+     "`judge`, and for a task with right answers (`task_eval`) each policy's exact match and rule reward against the base.")
     stages = ', '.join(f"{k} {s['seconds']:.0f} s" for k, s in saved['stages'].items())
     out = [f"`{saved['recipe']}`: {saved['wall_s'] / 60:.1f} min end to end ({stages}; peak RSS "
            f"{saved['peak_rss_mb']} MiB) on {saved['cpu'].removeprefix('CPU: ')}, {saved['date'][:10]}, commit {saved['commit']}."]
@@ -755,6 +800,15 @@ def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<na
             out.append(f"- `{p}` against the base under the `{judge}` judge, {v['prompts']} held-out prompts: win rate "
                        f"{v['win_rate']:.3f} [{lo:.3f}, {hi:.3f}], length-controlled {v['lc_win_rate']:.3f} [{llo:.3f}, "
                        f"{lhi:.3f}] (95 % CI; {'no verdict: ' + v['validity'] if v.get('valid') is False else 'above 50 %' if lo > 0.5 else 'not significantly above 50 %'}), KL {v['kl']:.2f} nats")
+    for p, t in (saved.get('task') or {}).get('task_eval', {}).items():
+        pe, be, d = t['policy'], t['base'], t['rule_reward_diff']
+        sig = ('no interval (one cluster)' if not d['ci'] else 'better than the base' if d['ci'][0] > 0 else
+               'worse than the base' if d['ci'][1] < 0 else 'not significantly different from the base')
+        out.append(f"- `{p}` against the base on {t['prompts']} held-out prompts with right answers: exact match "
+                   f"{pe['exact_match']:.3f} [{pe['exact_match_ci'][0]:.3f}, {pe['exact_match_ci'][1]:.3f}] vs "
+                   f"{be['exact_match']:.3f} [{be['exact_match_ci'][0]:.3f}, {be['exact_match_ci'][1]:.3f}]; rule reward "
+                   f"{pe['rule_reward']:.3f} vs {be['rule_reward']:.3f}, difference {d['diff']:+.3f}"
+                   + (f" [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '') + f" over {d['clusters']} clusters: {sig}")
     return '\n'.join(out)
 
 # %% ../nbs/99_pipeline.ipynb #b9982438
@@ -783,18 +837,47 @@ class PipelineOptions(StageConfig):
     root: str|None = None     # parent of the agent folders (default: models/)
     check: bool = False       # only read and check the recipe (names, options, types), then exit
     replicates: int = 1       # run the recipe this many times under split seeds seed, seed + 1, ... and summarise them
+    auto: bool = False        # RECIPE is a JSONL of feedback: the recipe is chosen from the data (`auto_recipe`)
+    agent: str|None = None    # --auto: the agent (default: the file's name)
+    model: str = 'smollm2'    # --auto: the base to train (a bundled name, a folder or a GGUF file)
+
+def auto_recipe(data:str|Path, agent:str|None=None, model:str='smollm2', min_margin:float=0.2) -> tuple[dict, str]:
+    ("`(recipe, why)` for a JSONL of feedback: import it, format it, train what the data supports (`choose_method`: "
+     "DPO where preference pairs exist, else KTO on judged single answers), evaluate against the right answers when "
+     "the records carry them (`gold` in their metadata), export to GGUF. `NotEnoughData` says what is missing.")
+    from rlnb.feedback import iter_jsonl
+    from rlnb.formatting import choose_method
+    agent = agent or re.sub(r'[^a-z0-9_-]+', '_', Path(data).stem.lower()).strip('_-') or 'agent'
+    recs = [r for _, r, _ in iter_jsonl(data, agent) if r is not None]
+    c = choose_method(recs, min_margin)
+    stages = [dict(stage='import_feedback', source=str(data)),
+              dict(stage='format', min_margin=min_margin, eval_frac=0.2, formats=['pairs' if c['method'] == 'dpo' else 'kto']),
+              dict(stage=c['method'], preset='cpu_bf16', model=str(model))]
+    if any('gold' in (r.metadata or {}) for r in recs): stages.append(dict(stage='task_eval'))
+    stages.append(dict(stage='export', source=c['method'], quantization=['q8_0']))
+    return load_recipe(dict(agent=agent, seed=0, stages=stages)), c['why']
 
 @console_script
 def main(argv:list|None=None):
     "Console script `rlnb_pipeline RECIPE [--resume RUN_DIR]`, generated from `PipelineOptions` by `stage_cli`."
     ap, parse = stage_cli(PipelineOptions, 'rlnb_pipeline', 'Run an rlnb recipe end to end.', run_flags=False,
-                          extra=[(['recipe'], dict(help='recipe YAML, e.g. data/recipes/chitchat.yaml'))])
+                          extra=[(['recipe'], dict(help='recipe YAML, e.g. data/recipes/chitchat.yaml (with --auto: '
+                                                        'a JSONL of feedback)'))])
     opts, args = parse(argv)
     if opts.check:
         r = load_recipe(args.recipe)
         print(f"{args.recipe}: agent {r['agent']!r}, stages {', '.join(s['stage'] for s in r['stages'])}: ok")
         return r
     import transformers; transformers.logging.set_verbosity_error()   # keep the demo's output to rlnb's own report
+    if opts.auto:
+        import yaml
+        recipe, why = auto_recipe(args.recipe, opts.agent, opts.model)
+        print(f"--auto: {why}", flush=True)
+        with Timer() as t: run = run_pipeline(recipe, root=opts.root)
+        atomic_write(run.path/'recipe.yaml', f"# chosen by rlnb_pipeline --auto from {args.recipe}: {why}\n"
+                     + yaml.safe_dump(recipe, sort_keys=False))   # the recipe it chose, to rerun or edit
+        print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; its recipe in {run.path/'recipe.yaml'}")
+        return run
     if opts.replicates != 1:
         if opts.resume: raise SystemExit("--replicates starts new runs: it cannot --resume one")
         return run_replicates(args.recipe, opts.replicates, root=opts.root)
