@@ -474,6 +474,7 @@ def model_card(folder, base:str,               # the base model's public name (`
              f'tags: [rlnb, {method}, {kind}]', '---', '']
     ref = f'[{base}](https://huggingface.co/{base})' if hub else f'the local model `{Path(base).name}`'
     body = [f'# {name}', '', f'{method.upper()} fine-tune of {ref} made with rlnb, as {kind}.', '']
+    if ev := (training or {}).get('evaluation'): body += ['## Evaluation', '', ev, '']
     if cfg or m: body += _card_training(cfg, m)
     if parity: body += _card_parity(parity, files)
     body += ['## Run it', ''] + _card_usage(folder, kind, name)
@@ -550,6 +551,7 @@ class ExportConfig(StageConfig):
     system: str|None = None               # SYSTEM prompt of the Modelfile
     register: bool = False                # `ollama create` when Ollama is installed
     overwrite: bool = False               # replace an earlier export (only once the new one is whole)
+    evaluation: str|None = None           # the measured verdict every model card states (the pipeline passes its own)
 ExportConfig.PRESETS = {'cpu': ExportConfig(), 'ollama': ExportConfig(quantization=['q4_k_m'], register=True),
                         'all': ExportConfig(quantization=list(QUANTS))}
 
@@ -575,7 +577,7 @@ def export_model(
     name = re.sub(r'[^A-Za-z0-9_.-]+', '-', stem).strip('-').lower()
     out = Path(output_dir) if output_dir else (ck.parent/format if ck.name in ('policy', 'dpo', 'ppo', 'adapter')
                                                else ck.parent/'exports'/name)
-    facts = _training_facts(ck)
+    facts = {**_training_facts(ck), **({'evaluation': cfg.evaluation} if cfg.evaluation else {})}
     base_name = hub_name(adapter_base(ck, base)) if is_adapter(ck) else hub_name(ck)
     if format == 'lora':
         p = export_lora(ck, out, overwrite); model_card(p, base_name, 'adapter', name, facts)

@@ -38,8 +38,8 @@ from .bench import _outcomes_by_run, replicate_summary, replicates_table
 __all__ = ['STAGES', 'PLAN_SOURCES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'recipe_plan', 'plan_line',
            'run_pipeline', 'base_answers', 'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage',
            'dpo_stage', 'kto_stage', 'policy_path', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config',
-           'evaluate_stage', 'export_stage', 'task_eval_stage', 'recipe_summary', 'run_replicates', 'PipelineOptions',
-           'auto_recipe', 'main']
+           'evaluate_stage', 'verdict', 'export_stage', 'task_eval_stage', 'recipe_summary', 'run_replicates',
+           'PipelineOptions', 'auto_recipe', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #717564e5
 STAGES = {}
@@ -717,6 +717,28 @@ def evaluate_stage(
     atomic_write(run.path/'eval'/f'report{sfx}.md', '\n'.join(lines) + '\n')
     return out
 
+# %% ../nbs/99_pipeline.ipynb #ee589de3
+def verdict(run:Run, policy:str, judge:str='judge') -> dict:
+    ("What the run's evaluation says of `policy` against its base under `judge`, as `status` (better, worse, not shown "
+     "better, no verdict, not evaluated) and one sentence: win rate, interval, prompts, topics, out-of-distribution row.")
+    e = run.metrics.get('evaluate', {})
+    h = (e.get(policy) or {}).get('headline', {}).get(judge)
+    if not h:
+        return {'status': 'not evaluated', 'sentence': f"`{policy}` was not evaluated against its base in this run: "
+                                                       "nothing is known of whether it is better."}
+    (lo, hi) = h['win_rate_ci']
+    part = next((s.get('part') for s in run.recipe.get('stages', []) if s['stage'] == 'evaluate' and s.get('part')), None)
+    ood = (e.get(policy) or {}).get('ood_headline', {}).get(judge)
+    where = f"{h['prompts']} answers to held-out prompts" + (f" of {part} topics" if part else '')
+    ood_s = f"; out of distribution {ood['win_rate']:.3f} [{ood['win_rate_ci'][0]:.3f}, {ood['win_rate_ci'][1]:.3f}]" if ood else ''
+    if h.get('valid') is False: status, end = 'no verdict', f"no verdict: {h['validity']}"
+    elif lo > 0.5: status, end = 'better', 'better than the base (the 95 % interval is above ½)'
+    elif hi < 0.5: status, end = 'worse', 'worse than the base (the 95 % interval is below ½)'
+    else: status, end = 'not shown better', 'not shown better than the base (the 95 % interval holds ½)'
+    return {'status': status, 'win_rate': h['win_rate'], 'ci': [lo, hi],
+            'sentence': f"`{policy}` against its base under the independent `{judge}` judge, {where}: win rate "
+                        f"{h['win_rate']:.3f} [{lo:.3f}, {hi:.3f}]{ood_s}; {end}."}
+
 # %% ../nbs/99_pipeline.ipynb #36de6521
 @stage('export', config=ExportConfig)
 def export_stage(run:Run, source:str='dpo', question:str='What is the capital of France?', preset:str='cpu',
@@ -728,6 +750,8 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
         raise FileNotFoundError(f"{adapter} holds no adapter: run the '{source}' stage before this one.")
     overrides.setdefault('system', run.recipe.get('system'))   # the system message it was evaluated with
     overrides.setdefault('model_name', f'{run.agent}-{run.path.name}')
+    v = verdict(run, source)
+    overrides.setdefault('evaluation', v['sentence'])   # every model card states what the evaluation measured
     cfg = ExportConfig.make(preset, **overrides)
     if cfg.format != 'gguf': raise ValueError(f"the export stage writes GGUF files, got format {cfg.format!r}")
     res = export_model(adapter, cfg, run.path / 'gguf')
@@ -741,7 +765,8 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     first = list(quantization)[0]
     answer = isolated('gguf_answer', str(res.paths[first]), question, max_tokens=32)   # llama.cpp in a child process
     print(f"    {first}: Q: {question}\n    A: {answer}\n    {res.message}")
-    return {'stats': res.stats, 'parity': res.parity, 'answer': answer, 'modelfile': str(res.paths['modelfile'])}
+    return {'stats': res.stats, 'parity': res.parity, 'answer': answer, 'modelfile': str(res.paths['modelfile']),
+            'verdict': v}
 
 # %% ../nbs/99_pipeline.ipynb #d6746556
 @stage('task_eval')
@@ -883,3 +908,7 @@ def main(argv:list|None=None):
         return run_replicates(args.recipe, opts.replicates, root=opts.root)
     with Timer() as t: run = run_pipeline(args.recipe, resume=opts.resume, root=opts.root)
     print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; metrics in {run.path/'metrics.json'}")
+    for p in [p for p in (run.metrics.get('evaluate') or {}) if isinstance(run.metrics['evaluate'][p], dict)
+              and 'headline' in run.metrics['evaluate'][p]]:
+        print('Verdict: ' + verdict(run, p)['sentence'])      # the last lines: did the model get better, how sure
+    return run
