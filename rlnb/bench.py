@@ -11,11 +11,11 @@ from .evaluation import ci_errorbar
 from .core import bench_results, isa_caps_note
 
 # %% auto #0
-__all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'reward_seed_summary', 'reward_speed_table', 'dpo_speed_table',
-           'ppo_speed_table', 'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table', 'eval_gen_speed_table',
-           'eval_memory_table', 'judge_ensemble_table', 'serve_speed_table', 'api_speed_table', 'replicate_summary',
-           'replicates_table', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows',
-           'plot_saved_methods']
+__all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'roofline_table', 'reward_seed_summary', 'reward_speed_table',
+           'dpo_speed_table', 'ppo_speed_table', 'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table',
+           'eval_gen_speed_table', 'eval_memory_table', 'judge_ensemble_table', 'serve_speed_table', 'api_speed_table',
+           'replicate_summary', 'replicates_table', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods',
+           'saved_method_rows', 'plot_saved_methods']
 
 # %% ../nbs/12_bench.ipynb #62e9b83c
 SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal in words)
@@ -90,6 +90,18 @@ def speed_by_cpu(results=None) -> str:
             met = {True: 'yes', False: '**no**', None: 'read the row'}[GOAL_MET[name](num) if name in GOAL_MET else None]
             out.append(f"| {name} | {goal} | {cpu_kind(r)} | **{x}**{' min' if name.startswith('make') else ''} "
                        f"| {met} | {what.removeprefix('min; ')} (`{f.name}`) |")
+    return '\n'.join(out)
+
+# %% ../nbs/12_bench.ipynb #ca824819
+def roofline_table(path=None) -> str:
+    "Markdown: per training stage, achieved and attainable GFLOP/s and their ratio, from `bench/roofline.py`."
+    r = json.loads(Path(path or bench_results()/'roofline.json').read_text())
+    out = [f"{r['cpu'].removeprefix('CPU: ')}, {r['threads']} threads, {r['date'][:10]}; run `{r['run']}`.", '',
+           '| stage | model | precision | achieved GFLOP/s | attainable GFLOP/s | achieved ÷ attainable | goal ≥ 50 % |',
+           '|---|---|---|---|---|---|---|']
+    for x in r['rows']:
+        out.append(f"| {x['stage']} | {x['model']} | {x['dtype']} | {x['achieved_gflops']:.1f} | {x['attainable_gflops']:.1f} "
+                   f"| {x['fraction']:.0%} | {'met' if x['fraction'] >= 0.5 else 'not met'} |")
     return '\n'.join(out)
 
 # %% ../nbs/12_bench.ipynb #8f512fd4
