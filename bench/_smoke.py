@@ -43,6 +43,18 @@ def toy_run(home:Path, prompts:int=5, records:int=40, judges:bool=True, seed:int
     if judges: stages += [dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None)]
     return run_pipeline(dict(agent='toy', stages=stages, **({'seed': seed} if seed is not None else {})), root=home/'models').path
 
+def save_result(res:dict, name:str, home:Path|None=None) -> Path:
+    "Write a benchmark's result: `bench/results/<name>`, or the smoke home's `results/` in smoke mode (`home`)."
+    import json
+    dest = (home/'results' if home else ROOT/'bench'/'results')/name
+    dest.write_text(json.dumps(res, indent=1) + '\n'); print('saved', dest)
+    return dest
+
+def cli(main, smoke:bool):
+    "`main(RUN or None, smoke=smoke)` from the command line: `script.py [RUN] [--smoke]`."
+    args = [a for a in sys.argv[1:] if not a.startswith('--')]
+    return main(args[0] if args else None, smoke=smoke)
+
 def skip(what:str):
     "Say that a part of the benchmark was not run here (tools/bench_smoke.py shows these lines)."
     print(f"SKIP: {what}", flush=True)

@@ -17,7 +17,6 @@ the kept log-probs come from the cached step-by-step passes, the recomputed ones
 import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
 
-RESULTS = Path(__file__).parent/'results'
 SYSTEM = "You are a friendly person in a casual text chat. Reply in one to three short sentences."
 VARIANTS = {'keep log-probs': None, 'budget 1536 MiB': 1536}
 
@@ -45,7 +44,7 @@ def one(variant:str, out:str, smoke:bool=False):
 def main(smoke:bool=False, save:str='eval_memory.json'):
     import numpy as np
     from rlnb.core import cpu_line, utc_now
-    from _smoke import smoke_home
+    from _smoke import smoke_home, save_result
     home = smoke_home() if smoke else None
     print(cpu_line(), flush=True)
     rows = []
@@ -62,8 +61,7 @@ def main(smoke:bool=False, save:str='eval_memory.json'):
            'rows': [{k: r[k] for k in ('variant', 'seconds', 'peak_rss_mb', 'plan', 'new_tokens')} for r in rows]}
     for r in res['rows']:
         print(f"{r['variant']:>16}: {r['seconds']:7.1f} s, peak RSS {r['peak_rss_mb']:,} MiB, plan {r['plan']}")
-    dest = (home/'results' if smoke else RESULTS)/save
-    dest.write_text(json.dumps(res, indent=1) + '\n'); print('saved', dest)
+    save_result(res, save, home)
     return res
 
 if __name__ == '__main__':

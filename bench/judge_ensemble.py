@@ -15,7 +15,6 @@ head, is in `bench/results/judge_smollm2.json` (300 pairs in the time MiniLM tak
 import json, sys, tempfile
 from pathlib import Path
 
-RESULTS = Path(__file__).parent/'results'
 SEEDS = (2, 3)
 
 def main(run:str|None=None, smoke:bool=False, save:str='judge_ensemble.json'):
@@ -27,6 +26,7 @@ def main(run:str|None=None, smoke:bool=False, save:str='judge_ensemble.json'):
     from rlnb.reward import RewardConfig, train_reward_model
     from rlnb.stats import bootstrap_ci
     print(cpu_line(), flush=True)
+    from _smoke import save_result
     if smoke:
         from _smoke import smoke_home, toy_run
         home = smoke_home(); run = toy_run(home, prompts=6, records=80)
@@ -73,11 +73,9 @@ def main(run:str|None=None, smoke:bool=False, save:str='judge_ensemble.json'):
               f"{h['diff']:+.3f} [{h['ci'][0]:+.3f}, {h['ci'][1]:+.3f}]")
     e = res['ensemble_minus_judge']
     print(f"ensemble - judge: {e['diff']:+.4f} [{e['ci'][0]:+.4f}, {e['ci'][1]:+.4f}] -> adopt: {res['adopt_ensemble']}")
-    dest = (home/'results' if smoke else RESULTS)/save
-    dest.write_text(json.dumps(res, indent=1) + '\n'); print('saved', dest)
+    save_result(res, save, home)
     return res
 
 if __name__ == '__main__':
     sys.path.insert(0, str(Path(__file__).parent))
-    args = [a for a in sys.argv[1:] if not a.startswith('--')]
-    main(args[0] if args else None, smoke='--smoke' in sys.argv)
+    from _smoke import cli; cli(main, smoke='--smoke' in sys.argv)

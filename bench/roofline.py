@@ -18,7 +18,6 @@ generation is bound by reading the weights per token, not by matmul throughput (
 import json, sys, time
 from pathlib import Path
 
-RESULTS = Path(__file__).parent/'results'
 # per block: (in, out) of each linear layer, and the number of blocks
 SHAPES = {'smollm2': ([(576, 576), (576, 192), (576, 192), (576, 576), (576, 1536), (576, 1536), (1536, 576)], 30),
           'minilm': ([(384, 384)] * 4 + [(384, 1536), (1536, 384)], 6)}
@@ -67,6 +66,7 @@ def main(run:str|None=None, smoke:bool=False, save:str='roofline.json'):
     import torch
     from rlnb.core import cpu_line, repo_dir, utc_now
     print(cpu_line(), flush=True)
+    from _smoke import save_result
     home = None
     if smoke:
         from _smoke import smoke_home, toy_run
@@ -87,11 +87,9 @@ def main(run:str|None=None, smoke:bool=False, save:str='roofline.json'):
     for r in rows:
         print(f"{r['stage']:>7} ({r['model']}, {r['dtype']}): {r['achieved_gflops']:7.1f} of {r['attainable_gflops']:7.1f} "
               f"GFLOP/s = {r['fraction']:.0%}")
-    dest = (home/'results' if smoke else RESULTS)/save
-    dest.write_text(json.dumps(res, indent=1) + '\n'); print('saved', dest)
+    save_result(res, save, home)
     return res
 
 if __name__ == '__main__':
     sys.path.insert(0, str(Path(__file__).parent))
-    args = [a for a in sys.argv[1:] if not a.startswith('--')]
-    main(args[0] if args else None, smoke='--smoke' in sys.argv)
+    from _smoke import cli; cli(main, smoke='--smoke' in sys.argv)

@@ -263,10 +263,11 @@ def plan_training(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
      "(`auto`: `choose_method`), `why`, the data's `shape`, the `feedback` summary and the `recipe`. Too little "
      "feedback: `InsufficientFeedback`; data that cannot train the method: `NotEnoughData` (both a 400).")
     fs = feedback_summary(store, agent); _need_feedback(fs['count'])
-    shape = data_shape(fs['records'], req.minMargin)
-    if req.algorithm == 'auto':
-        c = choose_method(fs['records'], req.minMargin); method, why = c['method'], c['why']
+    if req.algorithm == 'auto':    # choose_method returns the data's shape with its choice: counted once
+        c = choose_method(fs['records'], req.minMargin)
+        method, why, shape = c['method'], c['why'], {k: v for k, v in c.items() if k not in ('method', 'why')}
     else:
+        shape = data_shape(fs['records'], req.minMargin)
         _check_method(req.algorithm, shape); method, why = req.algorithm, f"{req.algorithm} as asked"
     url = store.engine.url.render_as_string(hide_password=False)   # the run folder keeps it redacted
     return dict(method=method, why=why, shape=shape, feedback=fs, recipe=training_recipe(agent, req, method, url, shape))
