@@ -14,7 +14,7 @@ __all__ = ['BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_m
            'bf16_speedup', 'bf16_native', 'auto_bf16', 'precision_decision', 'isa_caps', 'isa_caps_note',
            'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_gguf', 'convert_policy', 'policy_tokenizer',
            'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy',
-           'tiny_encoder', 'render_chat', 'generate', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
+           'tiny_encoder', 'render_chat', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
            'last_checkpoint', 'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'torchrun',
            'create_tables', 'create_index', 'utc_now', 'atomic_write', 'atomic_dir', 'console_script', 'prepare_assets',
            'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
@@ -410,28 +410,6 @@ def render_chat(tok, prompt:str|list,    # a user message, or a list of chat mes
     if response is None: return tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
     return tok.apply_chat_template(msgs + [{'role': 'assistant', 'content': response}], tokenize=False)
 
-# %% ../nbs/00_core.ipynb #581f81a5
-def generate(model, tok,
-             prompts:list[str],          # user messages
-             max_new_tokens:int=64,
-             do_sample:bool=False,        # greedy by default
-             temperature:float=1.0, top_p:float=1.0,
-             system:str|None=None,        # optional system message (else the template's default)
-             batch_size:int=8,
-            ) -> list[str]:
-    "Reply to each prompt with `model`, using the tokenizer's chat template; returns the decoded replies."
-    import torch
-    tok.padding_side = 'left'
-    replies = []
-    for i in range(0, len(prompts), batch_size):
-        texts = [render_chat(tok, p, system=system) for p in prompts[i:i+batch_size]]
-        enc = tok(texts, return_tensors='pt', padding=True, add_special_tokens=False).to(model.device)
-        kw = dict(do_sample=True, temperature=temperature, top_p=top_p) if do_sample else dict(do_sample=False)
-        with torch.no_grad():
-            out = model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=tok.pad_token_id, **kw)
-        replies += tok.batch_decode(out[:, enc['input_ids'].shape[1]:], skip_special_tokens=True)
-    return [r.strip() for r in replies]
-
 # %% ../nbs/00_core.ipynb #a5e13000
 def chat_ids(tok, prompt:str, response:str) -> tuple[list[int], list[int]]:
     "`(prompt_ids, completion_ids)` of one user → assistant exchange, split where the two tokenizations diverge."
@@ -702,7 +680,7 @@ def prepare_assets_cli(argv:list|None=None):
     except MissingAssetError as e: raise SystemExit(str(e))
 
 # %% ../nbs/00_core.ipynb #21ae2583
-LAYERS = ['core', 'config', 'stats', 'policy', 'feedback', 'llama', 'export', 'packing', 'formatting', 'prompts', 'abtest', 'widgets', 'registry', 'reward', 'judges', 'dpo', 'ppo',
+LAYERS = ['core', 'config', 'stats', 'llama', 'policy', 'feedback', 'export', 'packing', 'formatting', 'prompts', 'abtest', 'widgets', 'registry', 'reward', 'judges', 'dpo', 'ppo',
           'evaluation', 'on_policy', 'bench', 'pipeline', 'online', 'serve', 'reliability', 'jobs', 'auth', 'api']   # each module imports only from those before it
 
 def import_edges(src:dict) -> set:

@@ -16,6 +16,7 @@ from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, u
 from .core import console_script
 from .reward import pairwise_accuracy
 from .feedback import load_records
+from .policy import token_logprobs
 
 # %% auto #0
 __all__ = ['PRESETS', 'CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs',
@@ -59,7 +60,7 @@ def sequence_logprobs(model, tok, prompts:list[str], responses:list[str], max_le
     for i in range(0, len(prompts), batch_size):
         ids, am, lab = _chat_batch(tok, prompts[i:i+batch_size], responses[i:i+batch_size], max_length)
         with torch.no_grad(): logits = model(input_ids=ids.to(dev), attention_mask=am.to(dev)).logits.float().cpu()
-        lp = torch.log_softmax(logits[:, :-1], -1).gather(-1, ids[:, 1:, None])[..., 0]   # (B, L-1): log p(token t+1)
+        lp = token_logprobs(logits[:, :-1], ids[:, 1:])     # (B, L-1): log p(token t+1)
         out.append((lp * (lab[:, 1:] != -100)).sum(-1))  # positions predicting response tokens
     return torch.cat(out)
 

@@ -10,16 +10,15 @@ from pathlib import Path
 from .core import cache_dir, cpu_info, atomic_dir, atomic_write, model_path, hub_name
 from .config import StageConfig, StageResult, stage_cli
 from .core import console_script
-from .policy import is_adapter, adapter_base, load_checkpoint
+from .policy import is_adapter, adapter_base, load_checkpoint, load_gguf, gguf_chat, hf_greedy   # answering: the policy layer
 from .llama import check_llama_cpu, converter_dir, llama_version, prepare_converter, supported_architectures
 
 # %% auto #0
 __all__ = ['QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'NativeCrash', 'isolated', 'export_lora', 'export_merged',
-           'check_disk', 'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids', 'load_gguf', 'last_logits',
-           'gguf_greedy', 'hf_greedy', 'gguf_eval', 'parity_check', 'check_parity', 'gguf_chat', 'gguf_answer',
-           'gguf_template', 'ollama_template', 'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf',
-           'openai_chat', 'model_card', 'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model',
-           'export_cli', 'decode_benchmark']
+           'check_disk', 'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids', 'last_logits', 'gguf_greedy',
+           'gguf_eval', 'parity_check', 'check_parity', 'gguf_answer', 'gguf_template', 'ollama_template',
+           'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'model_card',
+           'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model', 'export_cli', 'decode_benchmark']
 
 # %% ../nbs/07_export.ipynb #80b71209
 class NativeCrash(RuntimeError):
@@ -189,21 +188,6 @@ def prompt_ids(tok, prompt:str, system:str|None=None) -> list[int]:
         return tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True, return_dict=False)
     return tok(prompt)['input_ids']
 
-def load_gguf(path, n_ctx:int=512, logits_all:bool=False,
-              lora:str|Path|None=None):   # a GGUF LoRA adapter applied on top (`format='gguf-lora'`)
-    "A `llama_cpp.Llama` on `path`, quiet, on all cores."
-    check_llama_cpu()
-    import llama_cpp
-    return llama_cpp.Llama(
-        model_path=str(path),
-        n_ctx=n_ctx,
-        logits_all=logits_all,
-        verbose=False,
-        n_threads=os.cpu_count(),
-        seed=0,
-        lora_path=str(lora) if lora else None,
-    )
-
 def last_logits(llm):
     "Logits of the last evaluated position (llama-cpp-python keeps `scores` only with `logits_all=True`)."
     import numpy as np
@@ -221,17 +205,6 @@ def gguf_greedy(llm, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
         out.append(t)
         if t in eos: break
         llm.eval([t])
-    return out
-
-def hf_greedy(model, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
-    "Greedy continuation of `ids` with HF `generate`, cut after the first EOS."
-    import torch
-    with torch.no_grad():
-        out = model.generate(torch.tensor([ids]), max_new_tokens=n_tokens, do_sample=False, pad_token_id=min(eos))[
-            0, len(ids) :
-        ].tolist()
-    for i, t in enumerate(out):
-        if t in eos: return out[:i + 1]
     return out
 
 def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int], lora=None) -> list[tuple]:
@@ -299,12 +272,6 @@ def check_parity(report:dict, quant:str, min_top1:float=0.98,
     return report
 
 # %% ../nbs/07_export.ipynb #d5a656d8
-def gguf_chat(llm, messages:list[dict]|str, max_tokens:int=64, temperature:float=0.0, **kw) -> str:
-    "Reply to `messages` (or one user message) with a GGUF model through its own chat template and stop tokens."
-    if isinstance(messages, str): messages = [{'role': 'user', 'content': messages}]
-    r = llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature, **kw)
-    return r['choices'][0]['message']['content']
-
 def gguf_answer(path, question:str, max_tokens:int=32) -> str:
     "One greedy answer from the GGUF at `path` (call it through `isolated` to keep llama.cpp out of this process)."
     return gguf_chat(load_gguf(path), question, max_tokens=max_tokens)

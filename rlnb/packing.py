@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 import types
+from .policy import token_logprobs
 
 # %% auto #0
 __all__ = ['PackedBatch', 'pack_batch', 'packed_logprobs', 'PackedOutput', 'packed_forward', 'use_packed_forward',
@@ -92,15 +93,13 @@ def packed_logprobs(
     tgt = labels[:, 1:]; sel = tgt != -100                       # hidden state at t predicts token t + 1
     logits = hf.get_output_embeddings()(h[pb.index[:, :-1].to(dev)[sel]]).float()
     t = tgt[sel]
-    lse = torch.logsumexp(logits, -1)
-    lp = logits.gather(-1, t[:, None])[:, 0] - lse
+    lp, ent = token_logprobs(logits, t, entropy=True) if metrics else (token_logprobs(logits, t), None)
     full = lambda x: x.new_zeros(sel.shape).masked_scatter(sel, x)
     out = dict(log_probs=full(lp), loss=-lp.sum() / sel.sum().clamp(min=1), label_mask=sel)
     if metrics:
         # what TRL logs: entropy, mean logit, top-1 accuracy (not WPO's Σp², which rlnb does not use)
         with torch.no_grad():
-            logp = logits - lse[:, None]
-            out.update({k: full(v) for k, v in dict(entropy=-(logp.exp() * logp).sum(-1), mean_logits=logits.mean(-1),
+            out.update({k: full(v) for k, v in dict(entropy=ent, mean_logits=logits.mean(-1),
                                                      is_top1=logits.argmax(-1) == t).items()}, log_sum_sq_probs=None)
     return out
 

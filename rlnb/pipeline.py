@@ -29,7 +29,7 @@ from .config import stage_cli
 from .registry import Registry
 from .prompts import train_prompt_set, eval_prompt_set, heldout_prompts
 from .judges import RewardJudge, judge_validity, rule_report
-from .policy import load_policy_pair, plain_pair, generate_answers
+from .policy import load_policy_pair, plain_pair, generate_answers, reply
 from .reward import RewardModel
 from .stats import prompts_needed, replicate_interval
 from .bench import _outcomes_by_run, replicate_summary, replicates_table
@@ -274,7 +274,7 @@ def base_answers(run:Run, n:int=4, max_new_tokens:int=48, model:str='smollm2', p
     "Answer `n` chitchat prompts (or the given `prompts`) greedily with the base policy."
     with Timer() as tl: model, tok = run.policy(model)
     prompts = prompts or chitchat_prompts()[:n]
-    with Timer() as tg: replies = generate(model, tok, prompts, max_new_tokens=max_new_tokens)
+    with Timer() as tg: replies = reply(model, tok, prompts, max_new_tokens=max_new_tokens)
     n_tok = sum(len(tok(r, add_special_tokens=False)['input_ids']) for r in replies)
     with open(run.path/'base_answers.jsonl', 'w') as f:
         for p, r in zip(prompts, replies):

@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+import os
 from .core import model_path, render_chat
+from .llama import check_llama_cpu
 
 # %% auto #0
-__all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'tiny_adapter', 'decode', 'Answers',
-           'path_kl', 'decode_plan', 'generate_answers', 'answer_pool']
+__all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'tiny_adapter', 'token_logprobs',
+           'decode', 'rollouts', 'Answers', 'path_kl', 'decode_plan', 'generate_answers', 'answer_pool', 'reply',
+           'load_gguf', 'gguf_completion', 'gguf_chat', 'hf_greedy']
 
 # %% ../nbs/00b_policy.ipynb #cce2e2de
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
@@ -112,6 +115,17 @@ def tiny_adapter(base, path, scale:float=0.3, seed:int=0) -> Path:
             if 'lora_B' in n: p.normal_(0, scale) if scale else p.zero_()
     pm.save_pretrained(path); AutoTokenizer.from_pretrained(base).save_pretrained(path)
     return Path(path)
+
+# %% ../nbs/00b_policy.ipynb #8b7870fc
+def token_logprobs(logits, targets, entropy:bool=False):
+    ("log p(target) at each position of `logits` (..., V) in float32, `targets` (...) the token ids; with `entropy`, "
+     "`(logp, entropy)`, the entropy detached.")
+    logits = logits.float()
+    lse = logits.logsumexp(-1)
+    lp = logits.gather(-1, targets[..., None])[..., 0] - lse
+    if not entropy: return lp
+    lsm = logits - lse[..., None]
+    return lp, -(lsm.exp() * lsm).sum(-1).detach()
 
 # %% ../nbs/00b_policy.ipynb #c126f953
 _NUCLEUS_K = 256   # the nucleus is looked for among the top 256 tokens first; a full sort only when it is wider
@@ -228,7 +242,7 @@ def decode(model, tok,
            prefill_rows: int | None = 16,  # prompts per prefill pass, grouped by length (`_prefill`; None: all at once)
           ) -> dict:
     ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the time "
-     "follows the answers' own lengths, not the longest one's. Same keys as `rlnb.ppo.sample`; with `logprobs`, "
+     "follows the answers' own lengths, not the longest one's. Same keys as `rollouts`; with `logprobs`, "
      "also the model's log-softmax at `temperature` (1 when greedy) before the penalty and the nucleus, at every "
      "answer position (zeros after an answer's end). The prompts' common beginning (`n_shared` tokens: the chat "
      "template's system turn) runs once and its keys and values serve every row: the prompt ids are the shared "
@@ -286,6 +300,50 @@ def decode(model, tok,
         **({'logprobs': lps[:, :max(T, 1)]} if lps is not None else {}),
         responses=tok.batch_decode([c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids],
                                    skip_special_tokens=True))
+
+# %% ../nbs/00b_policy.ipynb #3b0760c8
+def _final_norm(model):
+    "The norm whose output is a causal LM's last hidden state (Llama's `norm`, GPT-2's `ln_f`, ...), or None."
+    dec = model.get_decoder() if hasattr(model, 'get_decoder') else None
+    norms = (getattr(dec, k, None) for k in ('norm', 'ln_f', 'final_layernorm', 'final_layer_norm'))
+    return next((m for m in norms if m is not None), None)
+
+def rollouts(model, tok, prompts:list[str], max_new_tokens:int, do_sample:bool=True, temperature:float=1.0,
+             top_k:int=0, top_p:float=1.0, max_prompt_length:int=1024, keep:bool=False) -> dict:
+    ("Sample answers with transformers' `generate`: `ids` (B, P+T), `attn`, answer `mask` (B, T), `n_prompt` P, "
+     "`responses` (texts), `completion_ids`, `has_eos` (B,). With `keep`, also the sampling pass's own log-probs "
+     "`logp` (B, T) at `temperature`, per-token `entropy` (B, T) and last-layer `hidden` states (B, T, d) at the "
+     "positions that predict the answer tokens: what a scoring forward would compute again.")
+    import torch
+    tok.padding_side, tok.truncation_side = 'left', 'left'
+    enc = tok([render_chat(tok, p) for p in prompts], return_tensors='pt', padding=True, truncation=True,
+              max_length=max_prompt_length, add_special_tokens=False).to(next(model.parameters()).device)
+    kw = dict(do_sample=True, temperature=temperature, top_k=top_k, top_p=top_p) if do_sample else dict(do_sample=False)
+    hs, norm = [], _final_norm(model) if keep else None
+    if keep:   # the last layer's states: a hook on the final norm (asking for every layer's costs a hook each)
+        kw.update(return_dict_in_generate=True, output_logits=True, output_hidden_states=norm is None)
+    hook = norm.register_forward_hook(lambda mod, i, o: hs.append(o[:, -1:].detach())) if norm is not None else None
+    try:
+        with torch.no_grad():
+            g = model.generate(**enc, **kw, max_new_tokens=max_new_tokens, pad_token_id=tok.pad_token_id,
+                               eos_token_id=tok.eos_token_id)
+    finally:
+        if hook is not None: hook.remove()
+    if keep and norm is None: hs = [h[-1][:, -1:] for h in g.hidden_states]
+    ids = g.sequences if keep else g
+    P = enc['input_ids'].shape[1]
+    resp = ids[:, P:]
+    is_eos = resp == tok.eos_token_id
+    mask = (~((is_eos.long().cumsum(-1) - is_eos.long()) > 0)).float()   # up to and with the first EOS
+    completion_ids = [r[:int(m.sum())].tolist() for r, m in zip(resp, mask)]
+    kept = {}
+    if keep:   # raw logits of each step (not top-p/top-k warped), as the scoring forward computes them
+        lp, ent = token_logprobs(torch.stack(g.logits, 1) / (temperature if do_sample else 1.0), resp, entropy=True)
+        kept = dict(logp=lp, entropy=ent, hidden=torch.cat(hs, 1).float())   # hidden: from the last prompt token on
+    return dict(ids=ids, attn=torch.cat([enc['attention_mask'], mask.long()], 1), mask=mask, n_prompt=P,
+                has_eos=is_eos.any(-1), completion_ids=completion_ids, **kept,
+                responses=tok.batch_decode([c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids],
+                                           skip_special_tokens=True))
 
 # %% ../nbs/00b_policy.ipynb #924535d9
 @dataclass
@@ -434,3 +492,39 @@ def answer_pool(model, tok, prompts:list[str],
     kw = {'do_sample': True, **kw}
     return [generate_answers(model, tok, prompts, seed=seed + 1_000_003 * (j + 1), **kw)
             for j in tqdm(range(k), desc=f'{k} answers to {len(prompts)} prompts', disable=not progress, leave=False)]
+
+# %% ../nbs/00b_policy.ipynb #165ad2d0
+def reply(model, tok, prompts:list[str], max_new_tokens:int=64, do_sample:bool=False, temperature:float=0.7,
+          top_p:float=1.0, system:str|None=None, seed:int=0, batch_size:int=8) -> list[str]:
+    "Answer each prompt with `model` through the chat template (`generate_answers`); returns the answers' texts."
+    return generate_answers(model, tok, prompts, max_new_tokens, do_sample, temperature, top_p, seed, batch_size,
+                            system=system).texts
+
+# %% ../nbs/00b_policy.ipynb #c83337b9
+def load_gguf(path, n_ctx:int=512, logits_all:bool=False,
+              lora:str|Path|None=None,      # a GGUF LoRA adapter applied on top (`format='gguf-lora'`)
+              n_threads:int|None=None):     # default: every core
+    "A `llama_cpp.Llama` on `path`, quiet, seeded."
+    check_llama_cpu()
+    import llama_cpp
+    return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, logits_all=logits_all, verbose=False,
+                           n_threads=n_threads or os.cpu_count(), seed=0, lora_path=str(lora) if lora else None)
+
+def gguf_completion(llm, messages:list[dict]|str, max_tokens:int=64, temperature:float=0.0, **kw) -> dict:
+    "An OpenAI chat.completion for `messages` (or one user message) from a GGUF model, through its own chat template."
+    if isinstance(messages, str): messages = [{'role': 'user', 'content': messages}]
+    return llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature, **kw)
+
+def gguf_chat(llm, messages:list[dict]|str, max_tokens:int=64, temperature:float=0.0, **kw) -> str:
+    "The reply's text of `gguf_completion`."
+    return gguf_completion(llm, messages, max_tokens, temperature, **kw)['choices'][0]['message']['content']
+
+def hf_greedy(model, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
+    "Greedy continuation of `ids` with HF `generate`, cut after the first EOS."
+    import torch
+    with torch.no_grad():
+        out = model.generate(torch.tensor([ids]), max_new_tokens=n_tokens, do_sample=False,
+                             pad_token_id=min(eos))[0, len(ids):].tolist()
+    for i, t in enumerate(out):
+        if t in eos: return out[:i + 1]
+    return out

@@ -11,6 +11,7 @@ from .config import StageConfig, StageResult, train_metrics
 from .core import console_script, auto_bf16, report_targets, model_path, atomic_write
 from .config import stage_cli, stage_dir
 from .prompts import read_prompts
+from .policy import rollouts, token_logprobs
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
@@ -231,87 +232,24 @@ def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
         logits_to_keep=T + 1,
     )  # the LM head only where it predicts response tokens
     logits = out.logits[:, :-1].float() / temperature                 # (B, T, V): position t predicts token t + 1
-    lsm = logits.log_softmax(-1)
-    logp = lsm.gather(-1, ids[:, n_prompt:, None])[..., 0]           # (B, T)
+    logp, ent = token_logprobs(logits, ids[:, n_prompt:], entropy=True) if entropy else \
+        (token_logprobs(logits, ids[:, n_prompt:]), None)              # (B, T)
     values = (
         value_head(out.hidden_states[-1][:, n_prompt - 1 : -1].detach()).squeeze(-1) if value_head is not None else None
     )
-    ent = -(lsm.exp() * lsm).sum(-1).detach() if entropy else None
     return logp, values, ent
 
 # %% ../nbs/06_ppo.ipynb #21cba80a
 def _unwrap(model):
     return model.module if hasattr(model, 'module') else model
 
-# %% ../nbs/06_ppo.ipynb #1806ef25
-def _final_norm(model):
-    "The norm whose output is a causal LM's last hidden state (Llama's `norm`, GPT-2's `ln_f`, ...), or None."
-    dec = model.get_decoder() if hasattr(model, 'get_decoder') else None
-    norms = (getattr(dec, k, None) for k in ('norm', 'ln_f', 'final_layernorm', 'final_layer_norm'))
-    return next((m for m in norms if m is not None), None)
-
 # %% ../nbs/06_ppo.ipynb #0db5da9f
 def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sampler=None, keep:bool=False) -> dict:
-    ("Sample responses: `ids` (B, P+T), `attn`, response `mask` (B, T), `n_prompt` P, `responses` (texts), "
-     "`completion_ids`, `has_eos` (B,). With `keep`, also the sampling pass's own log-probs `logp` (B, T) at "
-     "`cfg.temperature`, per-token `entropy` (B, T) and last-layer `hidden` states (B, T, d) at the positions that "
-     "predict the response tokens: what `forward_logprobs` would compute again.")
-    import torch
-    tok.padding_side, tok.truncation_side = 'left', 'left'
-    texts = [render_chat(tok, p) for p in prompts]
-    enc = tok(
-        texts,
-        return_tensors='pt',
-        padding=True,
-        truncation=True,
-        max_length=cfg.max_prompt_length,
-        add_special_tokens=False,
-    )
-    enc = enc.to(next(model.parameters()).device)
-    with torch.no_grad():
-        kw = (
-            dict(do_sample=True, temperature=cfg.temperature, top_k=cfg.top_k, top_p=cfg.top_p)
-            if do_sample
-            else dict(do_sample=False)
-        )  # greedy: for evaluation
-        gm, hs = sampler or _unwrap(model), []
-        norm = _final_norm(gm) if keep else None
-        if keep:   # the last layer's states: a hook on the final norm (asking for every layer's costs a hook each)
-            kw.update(return_dict_in_generate=True, output_logits=True, output_hidden_states=norm is None)
-        hook = norm.register_forward_hook(lambda mod, i, o: hs.append(o[:, -1:].detach())) if norm is not None else None
-        try:
-            g = gm.generate(
-                **enc, **kw, max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id,
-                eos_token_id=tok.eos_token_id
-            )
-        finally:
-            if hook is not None: hook.remove()
-        if keep and norm is None: hs = [h[-1][:, -1:] for h in g.hidden_states]
-    ids = g.sequences if keep else g
-    P = enc['input_ids'].shape[1]
-    resp = ids[:, P:]
-    is_eos = resp == tok.eos_token_id
-    after = (is_eos.long().cumsum(-1) - is_eos.long()) > 0          # strictly after the first EOS
-    mask = (~after).float()
-    attn = torch.cat([enc['attention_mask'], mask.long()], 1)
-    completion_ids = [r[:int(m.sum())].tolist() for r, m in zip(resp, mask)]
-    kept = {}
-    if keep:   # raw logits of each step (not top-p/top-k warped), as the scoring forward computes them
-        lsm = (torch.stack(g.logits, 1).float() / (cfg.temperature if do_sample else 1.0)).log_softmax(-1)  # (B, T, V)
-        kept = dict(logp=lsm.gather(-1, resp[..., None])[..., 0], entropy=-(lsm.exp() * lsm).sum(-1),
-                    hidden=torch.cat(hs, 1).float())    # (B, T, d): from the last prompt token on
-    return dict(
-        ids=ids,
-        attn=attn,
-        mask=mask,
-        n_prompt=P,
-        has_eos=is_eos.any(-1),
-        completion_ids=completion_ids,
-        responses=tok.batch_decode(
-            [c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids], skip_special_tokens=True
-        ),
-        **kept,
-    )
+    ("PPO's rollouts: `rlnb.policy.rollouts` with `cfg`'s sampling settings, drawn by `sampler` (the merged copy of "
+     "the policy, `merged_sampler`) or by the policy itself. With `keep`, the sampling pass's log-probs, entropies and "
+     "hidden states too: what `forward_logprobs` would compute again.")
+    return rollouts(sampler or _unwrap(model), tok, prompts, cfg.max_new_tokens, do_sample, cfg.temperature, cfg.top_k,
+                    cfg.top_p, cfg.max_prompt_length, keep)
 
 # %% ../nbs/06_ppo.ipynb #15f23ce8
 def call_reward(reward_fn, prompts:list[str], responses:list[str], completion_ids:list[list[int]]) -> list[float]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from fastcore.basics import patch
 from .core import rlnb_home, utc_now
 from .online import check_gguf
+from .policy import load_gguf, gguf_completion
 from .registry import Registry
 from .abtest import ABTest
 
@@ -33,11 +34,10 @@ class PolicyServer:
         self.swaps, self.load_errors = [], {}    # (agent, old, new, seconds to load); agent -> the last failed load
 
     def _load(self, v) -> _Live:
-        from llama_cpp import Llama
         if not v.gguf_paths:
             raise ValueError(f"{v.agent_id} {v.name} has no GGUF to serve: export it (auto_export) first")
         p = check_gguf(next(iter(v.gguf_paths.values())))
-        return _Live(v.name, p, Llama(str(p), n_ctx=self.n_ctx, n_threads=self.n_threads, verbose=False))
+        return _Live(v.name, p, load_gguf(p, n_ctx=self.n_ctx, n_threads=self.n_threads))
 
     def refresh(self, agent:str|None=None, wait:bool=True) -> dict:
         ("Load the deployed version of `agent` (or of every agent already served) when it changed; returns {agent: "
@@ -138,8 +138,8 @@ def chat(
         raise ValueError("messages must be a non-empty list of {role: system|user|assistant, content: str}")
     live, exp = self.pick(agent, user)
     with live.lock:
-        out = live.llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature,
-                                              seed=seed if seed is not None else random.randrange(2**31))
+        out = gguf_completion(live.llm, messages, max_tokens=max_tokens, temperature=temperature,
+                              seed=seed if seed is not None else random.randrange(2**31))
     out.update(model=agent, model_version=live.version)
     if exp:
         out['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}  # send the user's rating with this run_id, rater=user

@@ -6,7 +6,8 @@
 from __future__ import annotations
 import html, hashlib, random, time
 from collections import Counter
-from .core import check_agent, generate
+from .core import check_agent
+from .policy import reply
 from .feedback import Feedback, FeedbackStore
 from .formatting import prompt_text
 from .stats import binom_two_sided
@@ -52,9 +53,7 @@ class PolicyItems:
 
     def __getitem__(self, i:int) -> dict:
         if i not in self._cache:
-            import torch
-            torch.manual_seed(self.seed * 100_003 + i)
-            outs = generate(self.model, self.tok, [self.prompts[i]] * self.n, **self.gen)
+            outs = reply(self.model, self.tok, [self.prompts[i]] * self.n, seed=self.seed * 100_003 + i, **self.gen)
             keys = ['response'] if self.n == 1 else ['response_a', 'response_b']
             self._cache[i] = dict(id=self.item_id(i), prompt=self.prompts[i], **dict(zip(keys, outs)),
                                   **({'model_version': self.model_version} if self.model_version else {}))
