@@ -128,6 +128,8 @@ class StageResult:
     output_dir: Path|None = None                  # the stage's folder: checkpoints, metrics.json, plots/
     model_path: Path|None = None                  # what the next stage starts from (adapter, policy/ or reward_model/)
     trainer: object = None                        # the trainer, for further evaluation
+    record: dict|None = None                      # a CLI's version to record (`rlnb.pipeline.register_version`'s
+                                                  # arguments): trainers never register, the orchestration does
 
 def train_metrics(examples:int,      # distinct training rows (pairs, examples, prompts)
                   steps:int,          # optimiser steps

@@ -533,7 +533,8 @@ _DPO_FLAGS = [
 # %% ../nbs/05_dpo.ipynb #53134d48
 @console_script
 def train_dpo_cli(argv:list|None=None):
-    "Console script `rlnb_train_dpo`: every `PreferenceConfig` field is a flag."
+    ("`rlnb_train_dpo` without the registry: every `PreferenceConfig` field is a flag; the result says what to record "
+     "(`StageResult.record`), and the console script, `rlnb.pipeline.train_dpo_cli`, records it.")
     ap, parse = stage_cli(PreferenceConfig, 'rlnb_train_dpo', 'DPO (or KTO) on collected feedback, with LoRA.',
                           extra=_DPO_FLAGS)
     cfg, a = parse(argv)
@@ -551,12 +552,10 @@ def train_dpo_cli(argv:list|None=None):
     res = fn(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, stage_dir(a, a.agent, a.method),
              a.max_steps)
     print(json.dumps(res.metrics, indent=2)); print(f"adapter: {res.model_path}")
-    if not a.no_register:
-        from rlnb.registry import Registry
-        v = Registry(a.store).register(a.agent, res.model_path, a.method, feedback_count=len(records),
-                                       config=cfg.to_dict(), metrics=_numbers(res.metrics),
-                                       data_counts={'train': len(dd['train']), 'eval': len(dd['eval'])})
-        print(f"registered as {a.agent} {v.name} (candidate)")
+    if not a.no_register:   # recorded by the console script (`rlnb.pipeline.train_dpo_cli`), not here
+        res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind=a.method, feedback_count=len(records),
+                          config=cfg.to_dict(), metrics=_numbers(res.metrics),
+                          data_counts={'train': len(dd['train']), 'eval': len(dd['eval'])})
     return res
 
 def _numbers(d:dict) -> dict: return {k: v for k, v in d.items() if isinstance(v, (int, float))}

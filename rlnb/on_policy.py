@@ -180,9 +180,9 @@ def train_dpo_on_policy_cli(argv:list|None=None):
     print(f"{len(prompts)} prompts, {cfg.rounds} rounds of {cfg.prompts_per_round} prompts x {cfg.samples} answers -> {out}")
     res = train_dpo_on_policy(prompts, rm, cfg, out)
     print(json.dumps({k: v for k, v in res.metrics.items() if k != 'rounds'}, indent=1)); print(f"adapter: {res.model_path}")
-    if not a.no_register:
+    if not a.no_register:   # recorded by the console script (`rlnb.pipeline.train_dpo_on_policy_cli`), not here
         numbers = {k: x for k, x in res.metrics.items() if isinstance(x, (int, float))}
-        v = Registry(a.store).register(a.agent, res.model_path, 'dpo_on_policy', reward_model_path=a.reward_model,
-                                       config=cfg.to_dict(), metrics=numbers, data_counts={'prompts': len(prompts)})
-        print(f"registered as {a.agent} {v.name} (candidate)")
+        res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind='dpo_on_policy',
+                          reward_model_path=a.reward_model, config=cfg.to_dict(), metrics=numbers,
+                          data_counts={'prompts': len(prompts)})
     return res

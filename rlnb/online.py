@@ -16,7 +16,8 @@ from .registry import Registry, _version, _abs, _rel, check_gguf   # check_gguf:
 from .formatting import _in_eval, to_kto, to_preference_pairs, to_dataset, utility, NotEnoughData
 from .abtest import _upsert_ignore, ABTest
 from .export import export_model, register_ollama, export_merged
-from .dpo import PreferenceConfig, train_dpo, train_kto
+from .dpo import PreferenceConfig
+from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
 from .evaluation import evaluate_policy, ci_errorbar
 from .policy import answer_pool
 from .judges import judge_name
@@ -346,8 +347,8 @@ def ensure_baseline(self:OnlineLearner):
     path = model_path(self.config.base)
     run = new_run(self.agent)
     gguf = self._export(path, run) if self.config.auto_export else {}
-    v = self.registry.register(
-        self.agent, path, 'base', gguf_paths=gguf, config={'online': asdict(self.config)}, status_reason='baseline'
+    v = register_version(
+        self.registry, self.agent, path, 'base', gguf_paths=gguf, config={'online': asdict(self.config)}, status_reason='baseline'
     )
     return self.deploy(v.version, reason='baseline: the base model, deployed before any retrain')
 
@@ -440,8 +441,7 @@ def _fit_candidate(self:OnlineLearner, dep, rows:list, run:Path) -> tuple:
     c = self.config
     over = {k: getattr(c, k) for k in ('learning_rate', 'epochs', 'beta') if getattr(c, k) is not None}
     cfg = PreferenceConfig.make(c.preset, model=str(_abs(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
-    tr = (train_dpo if c.algorithm == 'dpo' else train_kto)(to_dataset(rows), None, cfg, run/c.algorithm,
-                                                            max_steps=c.max_steps, resume=False)
+    tr = train_preference(c.algorithm, to_dataset(rows), None, cfg, run/c.algorithm, max_steps=c.max_steps, resume=False)
     tmp = run/'policy.partial'
     export_merged(tr.model_path, tmp, overwrite=True); tmp.replace(run/'policy')
     return tr, cfg, run/'policy'
@@ -483,8 +483,8 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
     gguf = self._export(merged, run) if c.auto_export else {}
     u = [x for x in (utility(r) for r in snap) if x is not None]
     times = {'train_s': round(train_s, 1), 'eval_s': round(eval_s, 1), 'export_s': round(time.perf_counter() - t2, 1)}
-    v = self.registry.register(
-        self.agent, merged, c.algorithm, parent_version=dep.version, gguf_paths=gguf, feedback_count=len(snap),
+    v = register_version(
+        self.registry, self.agent, merged, c.algorithm, parent_version=dep.version, gguf_paths=gguf, feedback_count=len(snap),
         reward_mean=round(statistics.fmean(u), 4) if u else None,
         reward_std=round(statistics.pstdev(u), 4) if len(u) > 1 else None,
         eval_report=report.to_json(), status_reason=decision.reason,

@@ -19,9 +19,9 @@ from rlnb.reward import (
     evaluate_pairs,
     plot_calibration,
 )
-from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo, train_kto
-from .on_policy import OnPolicyConfig, train_dpo_on_policy
-from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo
+from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo, train_kto, train_dpo_cli as _dpo_cli
+from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_cli as _on_policy_cli
+from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo, train_ppo_cli as _ppo_cli
 from .export import export_model, isolated, ExportConfig
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
 from .core import bench_results, cpu_line, isa_caps
@@ -35,8 +35,9 @@ from .stats import prompts_needed, replicate_interval
 from .bench import _outcomes_by_run, replicate_summary, replicates_table
 
 # %% auto #0
-__all__ = ['STAGES', 'PLAN_SOURCES', 'POLICIES', 'stage', 'Run', 'stage_options', 'load_recipe', 'recipe_plan', 'plan_line',
-           'run_pipeline', 'base_answers', 'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage',
+__all__ = ['STAGES', 'PLAN_SOURCES', 'POLICIES', 'train_dpo_cli', 'train_ppo_cli', 'train_dpo_on_policy_cli', 'stage', 'Run',
+           'stage_options', 'load_recipe', 'recipe_plan', 'plan_line', 'run_pipeline', 'base_answers',
+           'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage', 'register_version', 'train_preference',
            'dpo_stage', 'kto_stage', 'policy_path', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config',
            'evaluate_stage', 'verdict', 'export_stage', 'task_eval_stage', 'recipe_summary', 'run_replicates',
            'PipelineOptions', 'auto_recipe', 'main']
@@ -417,22 +418,33 @@ def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None
     return _train_rm(run, preset, out, prompt_half, 'judge_model' if out == 'judge' else out, seed=seed, **overrides)
 
 # %% ../nbs/99_pipeline.ipynb #4835d382
-def _register(run:Run, kind:str, path:Path, metrics:dict, config:dict, data_counts:dict, **fields) -> int:
-    ("Record a trained policy of the run in the registry (same database as the run's feedback store); returns its "
-     "version.")
-    v = Registry(_store(run)).register(
-        run.agent, path, kind, metrics=metrics, config=config, data_counts=data_counts, **fields
-    )
-    print(f"    registered as {run.agent} {v.name} ({kind}, candidate)")
-    return v.version
+def register_version(store, agent:str, path, kind:str, **fields):
+    ("Record a trained policy as a candidate version of `agent` in the registry of `store` (a `Registry`, a "
+     "`FeedbackStore`, a database path or URL, None for the default): the one place versions are made. Every stage, "
+     "the trainers' console scripts, the API's jobs (through the stages) and the online learner call it.")
+    v = (store if isinstance(store, Registry) else Registry(store)).register(agent, path, kind, **fields)
+    print(f"    registered as {agent} {v.name} ({kind}, {v.status})")
+    return v
 
+def train_preference(method:str, train, eval, cfg:PreferenceConfig, out, **kw) -> StageResult:
+    ("DPO (`method` 'dpo', on pairs) or KTO ('kto', on judged single answers) from `cfg.model`: what the `dpo` and "
+     "`kto` stages and the online learner's retrains train with.")
+    if method not in ('dpo', 'kto'): raise ValueError(f"method must be 'dpo' or 'kto', got {method!r}")
+    return (train_dpo if method == 'dpo' else train_kto)(train, eval, cfg, out, **kw)
+
+def _register(run:Run, kind:str, path:Path, metrics:dict, config:dict, data_counts:dict, **fields) -> int:
+    "`register_version` in the run's store (the feedback's database); returns the version number."
+    return register_version(_store(run), run.agent, path, kind, metrics=metrics, config=config,
+                            data_counts=data_counts, **fields).version
+
+# %% ../nbs/99_pipeline.ipynb #85be6a7e
 @stage('dpo', config=PreferenceConfig)
 def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, **overrides) -> dict:
     "Train the policy with DPO on the run's pairs; report preference accuracy before/after."
     cfg = PreferenceConfig.make(preset, **overrides)
     ds = _datasets(run)['pairs']
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval']))))
-    res = train_dpo(ds['train'], ev, cfg, run.path/'dpo', max_steps=max_steps, callbacks=run.cache.get('callbacks'))
+    res = train_preference('dpo', ds['train'], ev, cfg, run.path/'dpo', max_steps=max_steps, callbacks=run.cache.get('callbacks'))
     m = res.metrics
     print(
         f"    DPO on {m['train_examples']:,} pairs: tokenising + reference pass {m['prepare_seconds']:.0f} s,"
@@ -464,7 +476,7 @@ def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, max_steps:int=-1
     cfg = PreferenceConfig.make(preset, **overrides)
     ds = _datasets(run)['kto']
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_examples, len(ds['eval']))))
-    res = train_kto(ds['train'], ev, cfg, run.path/'kto', max_steps=max_steps, callbacks=run.cache.get('callbacks'))
+    res = train_preference('kto', ds['train'], ev, cfg, run.path/'kto', max_steps=max_steps, callbacks=run.cache.get('callbacks'))
     m = res.metrics
     before, after = m.get('before_label_accuracy'), m.get('after_label_accuracy')
     print(f"    KTO on {m['train_examples']:,} examples ({sum(ds['train']['label'])} desirable): {m['steps']} steps in "
@@ -912,3 +924,17 @@ def main(argv:list|None=None):
               and 'headline' in run.metrics['evaluate'][p]]:
         print('Verdict: ' + verdict(run, p)['sentence'])      # the last lines: did the model get better, how sure
     return run
+
+# %% ../nbs/99_pipeline.ipynb #458091a0
+def _recording(cli):
+    "A trainer's command line as a console script that records what it trained (`StageResult.record`)."
+    @functools.wraps(cli)
+    def run(argv:list|None=None):
+        res = cli(argv)
+        if getattr(res, 'record', None): register_version(**res.record)
+        return res
+    run.__doc__ = (f"The console script of `{cli.__module__}.{cli.__name__}` (its flags, data and training), then "
+                   "`register_version` (unless --no-register).")
+    return console_script(run)
+
+train_dpo_cli, train_ppo_cli, train_dpo_on_policy_cli = map(_recording, (_dpo_cli, _ppo_cli, _on_policy_cli))

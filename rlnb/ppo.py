@@ -770,11 +770,9 @@ def train_ppo_cli(argv:list|None=None):
                                                 indent=1))
     plot_ppo(res.history, path=out/'plots'/f'{cfg.algorithm}.png')
     print(json.dumps(res.metrics, indent=1)); print(f"policy: {res.model_path}")
-    if not a.no_register:
-        from rlnb.registry import Registry
+    if not a.no_register:   # recorded by the console script (`rlnb.pipeline.train_ppo_cli`), not here
         numbers = {k: x for k, x in res.metrics.items() if isinstance(x, (int, float))}
-        v = Registry(a.store).register(a.agent, res.model_path, cfg.algorithm, reward_model_path=a.reward_model,
-                                       reward_mean=res.metrics.get('reward_last'), config=cfg.to_dict(),
-                                       metrics=numbers, data_counts={'prompts': len(prompts)})
-        print(f"registered as {a.agent} {v.name} (candidate)")
+        res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind=cfg.algorithm,
+                          reward_model_path=a.reward_model, reward_mean=res.metrics.get('reward_last'),
+                          config=cfg.to_dict(), metrics=numbers, data_counts={'prompts': len(prompts)})
     return res
