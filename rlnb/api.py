@@ -8,6 +8,7 @@ import contextlib, hashlib, hmac, json, math, os, re, signal, subprocess, sys, t
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from fastcore.basics import patch
 from typing import Literal
 from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
@@ -90,41 +91,52 @@ class _State:
          "within a second).")
         srv = getattr(self, '_server', None)
         if srv is not None and v.agent_id in srv._live: srv.refresh(v.agent_id)
-    def count(self, agent:str) -> int:
-        "`agent`'s stored records, counted at most every 10 s (this process's own writes added in between)."
-        c = self._counts.get(agent)
-        if c is None or time.monotonic() - c[1] > 10:
-            c = self._counts[agent] = [self.store.count(agent=agent), time.monotonic()]
-        return c[0]
-    def stored(self, agent:str, n:int):
-        if agent in self._counts: self._counts[agent][0] += n
-    def free_mb(self) -> float|None:
-        "Free space on a SQLite store's disk in MB, measured at most once a second (None: not a SQLite file)."
-        if self.store.engine.dialect.name != 'sqlite' or not self.store.engine.url.database: return None
-        t, free = self._free
-        if free is None or time.monotonic() - t > 1:
-            import shutil
-            free = shutil.disk_usage(Path(self.store.engine.url.database).parent).free / 2**20
-            self._free = (time.monotonic(), free)
-        return free
-    def room(self, agent:str, n:int):
-        ("507 unless `agent` may store `n` more feedback records: its quota (RLNB_FEEDBACK_QUOTA) and the disk's floor "
-         "(RLNB_MIN_FREE_MB). Checked before anything is written.")
-        lim = api_limits()
-        if lim.feedback_quota and (have := self.count(agent)) + n > lim.feedback_quota:
-            raise HTTPException(507, detail=f"agent {agent!r} holds {have:,} feedback records; its quota is "
-                                            f"{lim.feedback_quota:,} (RLNB_FEEDBACK_QUOTA): nothing of this request "
-                                            "was stored. Delete old records or raise the quota.")
-        if lim.min_free_mb and (free := self.free_mb()) is not None and free < lim.min_free_mb:
-            raise HTTPException(507, detail=f"the server's disk has {free:,.0f} MB free, under its floor of "
-                                            f"{lim.min_free_mb:,} MB (RLNB_MIN_FREE_MB): nothing of this request was "
-                                            "stored; earlier records are kept and readable.")
-    def stop_jobs(self):
-        "The server is stopping: its workers end with it (their jobs are marked cancelled)."
-        if self._store is None: return
-        for j in self.jobs.list():
-            if j['status'] in ('queued', 'running') and j['pid'] in self.spawned:
-                cancel_job(self, j['id'], 'the server that started this job stopped')
+
+# %% ../nbs/10_api.ipynb #797f30c1
+@patch
+def count(self:_State, agent:str) -> int:
+    "`agent`'s stored records, counted at most every 10 s (this process's own writes added in between)."
+    c = self._counts.get(agent)
+    if c is None or time.monotonic() - c[1] > 10:
+        c = self._counts[agent] = [self.store.count(agent=agent), time.monotonic()]
+    return c[0]
+
+@patch
+def stored(self:_State, agent:str, n:int):
+    if agent in self._counts: self._counts[agent][0] += n
+
+@patch
+def free_mb(self:_State) -> float|None:
+    "Free space on a SQLite store's disk in MB, measured at most once a second (None: not a SQLite file)."
+    if self.store.engine.dialect.name != 'sqlite' or not self.store.engine.url.database: return None
+    t, free = self._free
+    if free is None or time.monotonic() - t > 1:
+        import shutil
+        free = shutil.disk_usage(Path(self.store.engine.url.database).parent).free / 2**20
+        self._free = (time.monotonic(), free)
+    return free
+
+@patch
+def room(self:_State, agent:str, n:int):
+    ("507 unless `agent` may store `n` more feedback records: its quota (RLNB_FEEDBACK_QUOTA) and the disk's floor "
+     "(RLNB_MIN_FREE_MB). Checked before anything is written.")
+    lim = api_limits()
+    if lim.feedback_quota and (have := self.count(agent)) + n > lim.feedback_quota:
+        raise HTTPException(507, detail=f"agent {agent!r} holds {have:,} feedback records; its quota is "
+                                        f"{lim.feedback_quota:,} (RLNB_FEEDBACK_QUOTA): nothing of this request "
+                                        "was stored. Delete old records or raise the quota.")
+    if lim.min_free_mb and (free := self.free_mb()) is not None and free < lim.min_free_mb:
+        raise HTTPException(507, detail=f"the server's disk has {free:,.0f} MB free, under its floor of "
+                                        f"{lim.min_free_mb:,} MB (RLNB_MIN_FREE_MB): nothing of this request was "
+                                        "stored; earlier records are kept and readable.")
+
+@patch
+def stop_jobs(self:_State):
+    "The server is stopping: its workers end with it (their jobs are marked cancelled)."
+    if self._store is None: return
+    for j in self.jobs.list():
+        if j['status'] in ('queued', 'running') and j['pid'] in self.spawned:
+            cancel_job(self, j['id'], 'the server that started this job stopped')
 
 # %% ../nbs/10_api.ipynb #c0b388fb
 from fastapi import APIRouter

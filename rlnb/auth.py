@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import hashlib, hmac, json, os, re
 from pathlib import Path
+from fastcore.basics import patch
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
 from .core import check_agent, rlnb_home
@@ -285,86 +286,97 @@ class _Guard:
             return 401, ('this server has no API token: set RLNB_API_TOKEN (and send Authorization: Bearer <token>), '
                          'or start it with --insecure on loopback'), None
         return 401, 'a valid bearer token is required (Authorization: Bearer <token>)', {'WWW-Authenticate': 'Bearer'}
-    def forbidden(self, scope, p:Principal) -> str|None:
-        "Why `p` may not call the route this request goes to (its scopes, the path's agent), None, or `_NO_ROUTE`."
-        from starlette.routing import Match
-        for route in self.routes:
-            m, child = route.matches(scope)
-            if m != Match.FULL: continue
-            if id(route) not in self._needs: self._needs[id(route)] = _route_needs(route)
-            params = child.get('path_params', {})
-            for s, agent_from in self._needs[id(route)]:
-                agent = params.get(agent_from) if agent_from else None
-                if not p.can(s, agent): return _why_not(p, s, agent)
-            return None
-        return _NO_ROUTE
-    def throttled(self, name:str, lim:Limits) -> float:
-        "Seconds `name` must wait (0: go): a token bucket of `lim.burst` requests refilled at `lim.rate` per second."
-        if not lim.rate: return 0.0
-        now = time.monotonic()
-        have, last = self._buckets.get(name, (float(lim.burst), now))
-        have = min(float(lim.burst), have + (now - last) * lim.rate)
-        if have < 1: self._buckets[name] = (have, now); return (1 - have) / lim.rate
-        self._buckets[name] = (have - 1, now); return 0.0
-    async def __call__(self, scope, receive, send):
-        kind = scope['type']
-        if kind == 'lifespan': return await self.app(scope, receive, send)
-        if kind != 'http':                       # websockets and any newer kind: this service has none, unchecked
-            if kind == 'websocket': await send({'type': 'websocket.close', 'code': 1008})
-            return
-        deny = lambda status, detail, headers=None: _deny(status, detail, headers)(scope, receive, send)
-        names = [k.lower() for k, _ in scope['headers']]
-        if (dup := next((n for n in SINGLETON_HEADERS if names.count(n) > 1), None)):
-            return await deny(400, f"more than one {dup.decode().title()} header: send it once")
-        h = dict(scope['headers'])
-        raw = h.get(b'host', b'').decode('latin-1')
-        host = raw.split(']')[0] + ']' if raw.startswith('[') else raw.split(':')[0]
-        hosts = self.allowed_hosts()
-        if '*' not in hosts and host not in hosts:     # DNS rebinding: a page's own host name pointing here
-            return await deny(400, f'Host {host!r} is not allowed (RLNB_ALLOWED_HOSTS / --allowed-hosts)')
-        n = h.get(b'content-length')
-        if n is not None and (not n.isdigit() or int(n) > MAX_BODY):
-            return await deny(413, f'request body over {MAX_BODY:,} bytes')
-        if scope['path'] in _OPEN:
-            if scope['method'] not in ('GET', 'HEAD'): return await deny(405, 'Method Not Allowed')   # no body read
-            return await self.app(scope, receive, send)
-        if self.insecure_on() and (fw := [k.decode() for k in _PROXY_HEADERS if k in h]):
-            return await deny(403, f"insecure mode answers this machine only, and this request came through a proxy "
-                                   f"({', '.join(fw)}): set RLNB_API_TOKEN")
-        p = self.who(h, scope.get('client'))
-        if not isinstance(p, Principal): return await deny(*p)
-        scope['rlnb_principal'] = p
-        if (why := self.forbidden(scope, p)) and why is not _NO_ROUTE: return await deny(403, why)
-        try: lim = api_limits()
-        except ValueError as e: return await deny(503, f"the server's limits are misconfigured: {e}")
-        if (wait := self.throttled(p.name, lim)):
-            return await deny(429, f"token {p.name!r} is over its rate of {lim.rate:g} requests/s (burst {lim.burst}): "
-                                   "slow down, or send records in batches", {'Retry-After': str(math.ceil(wait))})
-        if lim.concurrency and self._inflight.get(p.name, 0) >= lim.concurrency:
-            return await deny(429, f"token {p.name!r} has {lim.concurrency} requests in flight, its limit "
-                                   "(RLNB_API_CONCURRENCY): wait for an answer first", {'Retry-After': '1'})
-        self._inflight[p.name] = self._inflight.get(p.name, 0) + 1
-        out = _scrubbing(send) if scope['method'] != 'HEAD' else send
-        try: await (self.app(scope, receive, out) if why is _NO_ROUTE else self._pass(scope, receive, out))   # 404/405: no body read
-        finally: self._inflight[p.name] -= 1
-    async def _pass(self, scope, receive, send):
-        "The request on to the app, its body (if any) read whole first: counted as it arrives, NaN refused."
-        if scope['method'] not in ('POST', 'PUT', 'PATCH', 'DELETE'): return await self.app(scope, receive, send)
-        body, more, size = [], True, 0                 # counted as it arrives: a chunked body has no length
-        while more:
-            m = await receive()
-            if m['type'] != 'http.request': return
-            size += len(m.get('body', b''))
-            if size > MAX_BODY: return await _deny(413, f'request body over {MAX_BODY:,} bytes')(scope, receive, send)
-            body.append(m.get('body', b'')); more = m.get('more_body', False)
-        whole, sent = b''.join(body), [False]
-        if (bad := non_finite(whole)):
-            return await _deny(422, [{'loc': bad[0], 'msg': bad[1], 'type': 'value_error'}])(scope, receive, send)
-        async def replay():
-            if sent[0]: return await receive()
-            sent[0] = True
-            return {'type': 'http.request', 'body': whole, 'more_body': False}
-        await self.app(scope, replay, send)
+
+# %% ../nbs/10b_auth.ipynb #568b4372
+@patch
+def forbidden(self:_Guard, scope, p:Principal) -> str|None:
+    "Why `p` may not call the route this request goes to (its scopes, the path's agent), None, or `_NO_ROUTE`."
+    from starlette.routing import Match
+    for route in self.routes:
+        m, child = route.matches(scope)
+        if m != Match.FULL: continue
+        if id(route) not in self._needs: self._needs[id(route)] = _route_needs(route)
+        params = child.get('path_params', {})
+        for s, agent_from in self._needs[id(route)]:
+            agent = params.get(agent_from) if agent_from else None
+            if not p.can(s, agent): return _why_not(p, s, agent)
+        return None
+    return _NO_ROUTE
+
+@patch
+def throttled(self:_Guard, name:str, lim:Limits) -> float:
+    "Seconds `name` must wait (0: go): a token bucket of `lim.burst` requests refilled at `lim.rate` per second."
+    if not lim.rate: return 0.0
+    now = time.monotonic()
+    have, last = self._buckets.get(name, (float(lim.burst), now))
+    have = min(float(lim.burst), have + (now - last) * lim.rate)
+    if have < 1: self._buckets[name] = (have, now); return (1 - have) / lim.rate
+    self._buckets[name] = (have - 1, now); return 0.0
+
+# %% ../nbs/10b_auth.ipynb #3384ab5a
+@patch
+async def __call__(self:_Guard, scope, receive, send):
+    kind = scope['type']
+    if kind == 'lifespan': return await self.app(scope, receive, send)
+    if kind != 'http':                       # websockets and any newer kind: this service has none, unchecked
+        if kind == 'websocket': await send({'type': 'websocket.close', 'code': 1008})
+        return
+    deny = lambda status, detail, headers=None: _deny(status, detail, headers)(scope, receive, send)
+    names = [k.lower() for k, _ in scope['headers']]
+    if (dup := next((n for n in SINGLETON_HEADERS if names.count(n) > 1), None)):
+        return await deny(400, f"more than one {dup.decode().title()} header: send it once")
+    h = dict(scope['headers'])
+    raw = h.get(b'host', b'').decode('latin-1')
+    host = raw.split(']')[0] + ']' if raw.startswith('[') else raw.split(':')[0]
+    hosts = self.allowed_hosts()
+    if '*' not in hosts and host not in hosts:     # DNS rebinding: a page's own host name pointing here
+        return await deny(400, f'Host {host!r} is not allowed (RLNB_ALLOWED_HOSTS / --allowed-hosts)')
+    n = h.get(b'content-length')
+    if n is not None and (not n.isdigit() or int(n) > MAX_BODY):
+        return await deny(413, f'request body over {MAX_BODY:,} bytes')
+    if scope['path'] in _OPEN:
+        if scope['method'] not in ('GET', 'HEAD'): return await deny(405, 'Method Not Allowed')   # no body read
+        return await self.app(scope, receive, send)
+    if self.insecure_on() and (fw := [k.decode() for k in _PROXY_HEADERS if k in h]):
+        return await deny(403, f"insecure mode answers this machine only, and this request came through a proxy "
+                               f"({', '.join(fw)}): set RLNB_API_TOKEN")
+    p = self.who(h, scope.get('client'))
+    if not isinstance(p, Principal): return await deny(*p)
+    scope['rlnb_principal'] = p
+    if (why := self.forbidden(scope, p)) and why is not _NO_ROUTE: return await deny(403, why)
+    try: lim = api_limits()
+    except ValueError as e: return await deny(503, f"the server's limits are misconfigured: {e}")
+    if (wait := self.throttled(p.name, lim)):
+        return await deny(429, f"token {p.name!r} is over its rate of {lim.rate:g} requests/s (burst {lim.burst}): "
+                               "slow down, or send records in batches", {'Retry-After': str(math.ceil(wait))})
+    if lim.concurrency and self._inflight.get(p.name, 0) >= lim.concurrency:
+        return await deny(429, f"token {p.name!r} has {lim.concurrency} requests in flight, its limit "
+                               "(RLNB_API_CONCURRENCY): wait for an answer first", {'Retry-After': '1'})
+    self._inflight[p.name] = self._inflight.get(p.name, 0) + 1
+    out = _scrubbing(send) if scope['method'] != 'HEAD' else send
+    try: await (self.app(scope, receive, out) if why is _NO_ROUTE else self._pass(scope, receive, out))   # 404/405: no body read
+    finally: self._inflight[p.name] -= 1
+
+# %% ../nbs/10b_auth.ipynb #d8fa4eb5
+@patch
+async def _pass(self:_Guard, scope, receive, send):
+    "The request on to the app, its body (if any) read whole first: counted as it arrives, NaN refused."
+    if scope['method'] not in ('POST', 'PUT', 'PATCH', 'DELETE'): return await self.app(scope, receive, send)
+    body, more, size = [], True, 0                 # counted as it arrives: a chunked body has no length
+    while more:
+        m = await receive()
+        if m['type'] != 'http.request': return
+        size += len(m.get('body', b''))
+        if size > MAX_BODY: return await _deny(413, f'request body over {MAX_BODY:,} bytes')(scope, receive, send)
+        body.append(m.get('body', b'')); more = m.get('more_body', False)
+    whole, sent = b''.join(body), [False]
+    if (bad := non_finite(whole)):
+        return await _deny(422, [{'loc': bad[0], 'msg': bad[1], 'type': 'value_error'}])(scope, receive, send)
+    async def replay():
+        if sent[0]: return await receive()
+        sent[0] = True
+        return {'type': 'http.request', 'body': whole, 'more_body': False}
+    await self.app(scope, replay, send)
 
 # %% ../nbs/10b_auth.ipynb #8c7d242a
 def _allowed(p:Principal, scope_name:str, agent:str|None):

@@ -8,16 +8,16 @@ import os, re, json, time, random, resource, importlib.util
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'LAYERS', 'error_message', 'get_device', 'seed_everything',
-           'rlnb_home', 'repo_dir', 'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run',
-           'redact_url', 'peak_rss_mb', 'release_memory', 'reset_peak_rss', 'Timer', 'cpu_info', 'cpu_line',
-           'bf16_speedup', 'bf16_native', 'auto_bf16', 'precision_decision', 'isa_caps', 'isa_caps_note',
-           'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_gguf', 'convert_policy', 'policy_tokenizer',
-           'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy',
-           'tiny_encoder', 'render_chat', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config',
-           'last_checkpoint', 'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'torchrun',
-           'create_tables', 'create_index', 'utc_now', 'atomic_write', 'atomic_dir', 'console_script', 'prepare_assets',
-           'prepare_assets_cli', 'import_edges', 'upward_imports', 'package_sources']
+__all__ = ['BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home',
+           'repo_dir', 'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run', 'redact_url',
+           'peak_rss_mb', 'release_memory', 'reset_peak_rss', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup',
+           'bf16_native', 'auto_bf16', 'precision_decision', 'isa_caps', 'isa_caps_note', 'MissingAssetError',
+           'asset_dir', 'policy_dir', 'convert_gguf', 'convert_policy', 'policy_tokenizer', 'load_policy',
+           'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
+           'render_chat', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config', 'last_checkpoint',
+           'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'torchrun', 'create_tables',
+           'create_index', 'utc_now', 'atomic_write', 'atomic_dir', 'console_script', 'prepare_assets',
+           'prepare_assets_cli']
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:
@@ -678,35 +678,3 @@ def prepare_assets_cli(argv:list|None=None):
         "GGUF into models/.cache once. `make` runs it; nothing is downloaded.")).parse_args(argv)
     try: prepare_assets()
     except MissingAssetError as e: raise SystemExit(str(e))
-
-# %% ../nbs/00_core.ipynb #21ae2583
-LAYERS = ['core', 'config', 'stats', 'llama', 'policy', 'feedback', 'export', 'packing', 'formatting', 'prompts', 'abtest', 'widgets', 'registry', 'reward', 'judges', 'dpo', 'ppo',
-          'evaluation', 'on_policy', 'bench', 'pipeline', 'online', 'serve', 'reliability', 'jobs', 'auth', 'api']   # each module imports only from those before it
-
-def import_edges(src:dict) -> set:
-    "`(module, rlnb module it imports)` for every import in `src` (`{module: source}`), those inside functions included."
-    import ast
-    out = set()
-    for m, text in src.items():
-        for n in ast.walk(ast.parse(text)):
-            names = []
-            if isinstance(n, ast.ImportFrom) and n.module:
-                if n.level == 1: names = [n.module]
-                elif n.level == 0 and n.module.startswith('rlnb.'): names = [n.module[5:]]
-                elif n.level == 0 and n.module == 'rlnb': names = [a.name for a in n.names]
-            elif isinstance(n, ast.ImportFrom) and n.level == 1: names = [a.name for a in n.names]   # from . import x
-            elif isinstance(n, ast.Import): names = [a.name[5:] for a in n.names if a.name.startswith('rlnb.')]
-            out |= {(m, t.split('.')[0]) for t in names if t.split('.')[0] != m}
-    return out
-
-def upward_imports(src:dict, layers:list=LAYERS) -> list[str]:
-    ("The imports in `src` that point up the stage order (`a -> b` with `b` later in `layers`), and modules `layers` "
-     "does not place: what must be empty for the layering to hold.")
-    rank = {m: i for i, m in enumerate(layers)}
-    unplaced = [f"{m}: not in the layer order" for m in sorted(src) if m not in rank]
-    return unplaced + sorted(f"{a} -> {b}" for a, b in import_edges(src) if a in rank and b in rank and rank[b] > rank[a])
-
-def package_sources() -> dict:
-    "`{module: source}` of the installed rlnb package (generated files `__init__` and `_modidx` left out)."
-    pkg = Path(importlib.util.find_spec('rlnb').origin).resolve().parent
-    return {p.stem: p.read_text() for p in sorted(pkg.glob('*.py')) if p.stem not in ('__init__', '_modidx')}

@@ -303,6 +303,22 @@ class EvalConfig(StageConfig):
                                           # the rows in it and the report's `decode_plan` says what it decided
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
 
+# %% ../nbs/08_evaluation.ipynb #ab293217
+def _eval_rows(prompts, judges, modes, clusters, k:int) -> tuple:
+    ("`(prompts, judges, clusters, rows)`: the usable prompts (with their clusters) and judges, checked, and the rows "
+     "each kind of mode answers: `rows[sampled with K > 1]` = (prompts, clusters, groups), K rows per prompt.")
+    if clusters is not None and len(clusters) != len(prompts):
+        raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
+    keep = [i for i, p in enumerate(prompts or []) if isinstance(p, str) and p.strip()]
+    clusters = [clusters[i] for i in keep] if clusters is not None else None
+    prompts, judges = _check_eval_inputs(prompts, judges, modes)
+    if not isinstance(k, int) or k < 1: raise ValueError(f"answers_per_prompt must be a positive integer, got {k!r}")
+    groups = [i for i in range(len(prompts)) for _ in range(k)] if k > 1 else None   # K rows per prompt, each its own draw
+    rows = {False: (prompts, clusters, None),                                       # greedy: one answer is every answer
+            True: ([p for p in prompts for _ in range(k)],
+                   [c for c in clusters for _ in range(k)] if clusters is not None else None, groups)}
+    return prompts, judges, clusters, rows
+
 # %% ../nbs/08_evaluation.ipynb #7a907e23
 def evaluate_policy(
     policy,                  # adapter folder, merged/HF folder, 'smollm2'/'tiny', or a loaded model
@@ -328,17 +344,8 @@ def evaluate_policy(
     kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'seed', 'batch_size', 'system',
                                        'repetition_penalty', 'batches_at_once', 'memory_budget_mb')}   # how both models answer
     output = Path(output) if output else (Path(output_dir)/'eval.json' if output_dir else None)
-    if clusters is not None and len(clusters) != len(prompts):
-        raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
-    keep = [i for i, p in enumerate(prompts or []) if isinstance(p, str) and p.strip()]
-    clusters = [clusters[i] for i in keep] if clusters is not None else None
-    prompts, judges = _check_eval_inputs(prompts, judges, modes)
     k = cfg.answers_per_prompt
-    if not isinstance(k, int) or k < 1: raise ValueError(f"answers_per_prompt must be a positive integer, got {k!r}")
-    groups = [i for i in range(len(prompts)) for _ in range(k)] if k > 1 else None   # K rows per prompt, each its own draw
-    rows = {False: (prompts, clusters, None),                                       # greedy: one answer is every answer
-            True: ([p for p in prompts for _ in range(k)],
-                   [c for c in clusters for _ in range(k)] if clusters is not None else None, groups)}
+    prompts, judges, clusters, rows = _eval_rows(prompts, judges, modes, clusters, k)
     t0 = time.perf_counter()
     pol_name = str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__
     model, base_m, tk, names = load_policy_pair(policy, base)

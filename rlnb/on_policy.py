@@ -76,6 +76,60 @@ def _on_policy_pairs(prompts:list[str], pool, scores, min_gap:float, system:str|
                      'rejected': [{'role': 'assistant', 'content': r}], 'gap': round(float(s[best[i], i] - s[worst[i], i]), 4)})
     return rows
 
+# %% ../nbs/08b_on_policy.ipynb #6c9ad5a1
+def _done_round(rd:Path, setup:dict) -> dict|None:
+    "The record of a round finished in `rd` before (None if there is none); a round of another setup is an error."
+    if not ((rd/'round.json').exists() and (rd/'adapter'/'adapter_config.json').exists()): return None
+    done = json.loads((rd/'round.json').read_text())
+    if done.get('setup') != setup:
+        raise ValueError(f"{rd} holds a round of another setup ({done.get('setup')} != {setup}): pass another "
+                         "output_dir, or remove it to start again")
+    return done
+
+def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:dict, over:dict, setup:dict,
+               heldout=None, judge=None) -> tuple:
+    ("Round `r`: the policy at `adapter` (the base when None) answers a draw of `prompts`, `score` ranks, DPO trains "
+     "into `rd` from that policy: `(info, result)`, `info` saved as `rd/round.json`.")
+    import numpy as np
+    from datasets import Dataset
+    t0 = time.perf_counter()
+    model, tok = load_checkpoint(adapter or cfg.model)          # the current policy, merged: fast to sample from
+    ps = random.Random(cfg.seed * 1000 + r).sample(prompts, min(cfg.prompts_per_round, len(prompts)))
+    pool = answer_pool(model.eval(), tok, ps, cfg.samples, seed=cfg.seed + 7919 * r, **gen)
+    del model
+    t1 = time.perf_counter()
+    scores = np.stack([np.asarray(score(ps, a.texts), dtype=float) for a in pool])
+    rows = _on_policy_pairs(ps, pool, scores, cfg.min_gap, cfg.system, cfg.chosen_ended)
+    if not rows:
+        raise ValueError(f"round {r}: no pair (every prompt's answers tie, lie within min_gap={cfg.min_gap}"
+                         + (", or none ended: raise max_new_tokens)" if cfg.chosen_ended else ")"))
+    t2 = time.perf_counter()
+    dcfg = PreferenceConfig.make(cfg.dpo, model=str(adapter or cfg.model), seed=cfg.seed + r, save_steps=10**9, **over)
+    res = train_dpo(Dataset.from_list([{k: v for k, v in x.items() if k != 'gap'} for x in rows]), None, dcfg, rd,
+                    resume=False)
+    adapter = res.model_path
+    info = {'round': r, 'setup': setup, 'prompts': len(ps), 'pairs': len(rows),
+            'ended': round(float(np.mean([e for a in pool for e in a.has_eos])), 4),   # answers that finished
+            'reward_mean': round(float(scores.mean()), 4),          # the reward model on the policy's own answers
+            'reward_best_mean': round(float(scores.max(0).mean()), 4),
+            'gap_mean': round(float(np.mean([x['gap'] for x in rows])), 4),
+            'tokens_mean': round(float(np.mean([n for a in pool for n in a.n_tokens])), 2),
+            'sample_s': round(t1 - t0, 1), 'score_s': round(t2 - t1, 1),
+            'train_s': round(res.metrics['train_seconds'] + res.metrics.get('prepare_seconds', 0), 1),
+            'train_loss': next((h['train_loss'] for h in reversed(res.history) if 'train_loss' in h), None),
+            'peak_rss_mb': round(peak_rss_mb())}
+    if heldout and judge is not None and cfg.eval_prompts:
+        rep = evaluate_policy(adapter, heldout[:cfg.eval_prompts], {'judge': judge}, modes=['sampled'], seed=cfg.seed,
+                              **{k: v for k, v in gen.items()})
+        h = rep.headline('judge')
+        info.update(win_rate=h['win_rate'], win_rate_ci=h['win_rate_ci'], kl=h.get('kl'), eval_s=rep.meta['seconds'])
+    atomic_write(rd/'round.json', json.dumps(info, indent=1))
+    print(f"[rlnb] on-policy DPO round {r}/{cfg.rounds}: {len(rows)} pairs, reward of own answers "
+          f"{info['reward_mean']:+.4f}, sampled {info['sample_s']:.0f} s, trained {info['train_s']:.0f} s"
+          + (f", win rate {info['win_rate']:.3f} [{info['win_rate_ci'][0]:.3f}, {info['win_rate_ci'][1]:.3f}]"
+             if 'win_rate' in info else ''), flush=True)
+    return info, res
+
 # %% ../nbs/08b_on_policy.ipynb #1237514e
 def train_dpo_on_policy(
     prompts: list[str],      # training prompts (never the held-out ones): each round draws `prompts_per_round`
@@ -105,50 +159,11 @@ def train_dpo_on_policy(
              'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}
     for r in range(1, cfg.rounds + 1):
         rd = out/f'round-{r}'
-        if (rd/'round.json').exists() and (rd/'adapter'/'adapter_config.json').exists():
-            done = json.loads((rd/'round.json').read_text())
-            if done.get('setup') != setup:
-                raise ValueError(f"{rd} holds a round of another setup ({done.get('setup')} != {setup}): pass another "
-                                 "output_dir, or remove it to start again")
+        if (done := _done_round(rd, setup)) is not None:
             rounds.append(done); adapter = rd/'adapter'
             print(f"[rlnb] on-policy DPO round {r}: done before, resumed after it"); continue
-        t0 = time.perf_counter()
-        model, tok = load_checkpoint(adapter or cfg.model)          # the current policy, merged: fast to sample from
-        ps = random.Random(cfg.seed * 1000 + r).sample(prompts, min(cfg.prompts_per_round, len(prompts)))
-        pool = answer_pool(model.eval(), tok, ps, cfg.samples, seed=cfg.seed + 7919 * r, **gen)
-        del model
-        t1 = time.perf_counter()
-        scores = np.stack([np.asarray(score(ps, a.texts), dtype=float) for a in pool])
-        rows = _on_policy_pairs(ps, pool, scores, cfg.min_gap, cfg.system, cfg.chosen_ended)
-        if not rows:
-            raise ValueError(f"round {r}: no pair (every prompt's answers tie, lie within min_gap={cfg.min_gap}"
-                             + (", or none ended: raise max_new_tokens)" if cfg.chosen_ended else ")"))
-        t2 = time.perf_counter()
-        dcfg = PreferenceConfig.make(cfg.dpo, model=str(adapter or cfg.model), seed=cfg.seed + r, save_steps=10**9, **over)
-        res = train_dpo(Dataset.from_list([{k: v for k, v in x.items() if k != 'gap'} for x in rows]), None, dcfg, rd,
-                        resume=False)
-        adapter = res.model_path
-        info = {'round': r, 'setup': setup, 'prompts': len(ps), 'pairs': len(rows),
-                'ended': round(float(np.mean([e for a in pool for e in a.has_eos])), 4),   # answers that finished
-                'reward_mean': round(float(scores.mean()), 4),          # the reward model on the policy's own answers
-                'reward_best_mean': round(float(scores.max(0).mean()), 4),
-                'gap_mean': round(float(np.mean([x['gap'] for x in rows])), 4),
-                'tokens_mean': round(float(np.mean([n for a in pool for n in a.n_tokens])), 2),
-                'sample_s': round(t1 - t0, 1), 'score_s': round(t2 - t1, 1),
-                'train_s': round(res.metrics['train_seconds'] + res.metrics.get('prepare_seconds', 0), 1),
-                'train_loss': next((h['train_loss'] for h in reversed(res.history) if 'train_loss' in h), None),
-                'peak_rss_mb': round(peak_rss_mb())}
-        if heldout and judge is not None and cfg.eval_prompts:
-            rep = evaluate_policy(adapter, heldout[:cfg.eval_prompts], {'judge': judge}, modes=['sampled'], seed=cfg.seed,
-                                  **{k: v for k, v in gen.items()})
-            h = rep.headline('judge')
-            info.update(win_rate=h['win_rate'], win_rate_ci=h['win_rate_ci'], kl=h.get('kl'), eval_s=rep.meta['seconds'])
-        atomic_write(rd/'round.json', json.dumps(info, indent=1))
-        rounds.append(info)
-        print(f"[rlnb] on-policy DPO round {r}/{cfg.rounds}: {len(rows)} pairs, reward of own answers "
-              f"{info['reward_mean']:+.4f}, sampled {info['sample_s']:.0f} s, trained {info['train_s']:.0f} s"
-              + (f", win rate {info['win_rate']:.3f} [{info['win_rate_ci'][0]:.3f}, {info['win_rate_ci'][1]:.3f}]"
-                 if 'win_rate' in info else ''), flush=True)
+        info, res = _one_round(r, rd, adapter, prompts, score, cfg, gen, over, setup, heldout, judge)
+        rounds.append(info); adapter = res.model_path
     m = {'rounds': rounds, 'train_examples': sum(x['pairs'] for x in rounds),
          'train_seconds': round(sum(x['sample_s'] + x['score_s'] + x['train_s'] for x in rounds), 1),
          'peak_rss_mb': round(peak_rss_mb())}

@@ -33,189 +33,14 @@ from .policy import load_policy_pair, plain_pair, generate_answers, reply
 from .reward import RewardModel
 from .stats import prompts_needed, replicate_interval
 from .bench import _outcomes_by_run, replicate_summary, replicates_table
+from .recipe import (STAGES, stage, Run, POLICIES, policy_path, stage_options, load_recipe, recipe_plan, plan_line,
+                         verdict, recipe_summary, PipelineOptions, auto_recipe, _git_commit, _redact, _environment, _CHOICES)
 
 # %% auto #0
-__all__ = ['STAGES', 'PLAN_SOURCES', 'POLICIES', 'train_dpo_cli', 'train_ppo_cli', 'train_dpo_on_policy_cli', 'stage', 'Run',
-           'stage_options', 'load_recipe', 'recipe_plan', 'plan_line', 'run_pipeline', 'base_answers',
-           'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage', 'register_version', 'train_preference',
-           'dpo_stage', 'kto_stage', 'policy_path', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config',
-           'evaluate_stage', 'verdict', 'export_stage', 'task_eval_stage', 'recipe_summary', 'run_replicates',
-           'PipelineOptions', 'auto_recipe', 'main']
-
-# %% ../nbs/99_pipeline.ipynb #717564e5
-STAGES = {}
-
-def stage(name:str, config=None):
-    ("Register the decorated function as pipeline stage `name`; `config`: the dataclass (or function) whose fields its "
-     "`**overrides` take.")
-    def deco(fn): fn.config = config; STAGES[name] = fn; return fn
-    return deco
-
-@dataclass
-class Run:
-    "One pipeline run: its folder, agent, recipe, metrics so far, and objects shared between stages."
-    path: Path
-    agent: str
-    recipe: dict
-    metrics: dict = field(default_factory=dict)
-    cache: dict = field(default_factory=dict)  # e.g. the loaded policy, so later stages reuse it
-
-    def save_metrics(self):
-        atomic_write(self.path/'metrics.json', json.dumps(self.metrics, indent=2, default=str))   # whole or not at all
-
-    def policy(self, name:str='smollm2'):
-        "The base policy `(model, tokenizer)`, loaded once per run: 'smollm2' (real) or 'tiny' (tests)."
-        if name not in self.cache:
-            if name not in ('smollm2', 'tiny'): raise ValueError(f"Unknown policy {name!r}: use 'smollm2' or 'tiny'.")
-            self.cache[name] = load_policy() if name == 'smollm2' else tiny_policy()
-        return self.cache[name]
-
-# %% ../nbs/99_pipeline.ipynb #9150de7d
-from .config import fits_type as _fits
-def stage_options(name:str) -> dict:
-    ("`{option: annotation}` that stage `name` accepts: its keyword parameters, plus its config's fields when it takes "
-     "`**overrides`.")
-    import inspect, dataclasses
-    fn = STAGES[name]
-    ps = list(inspect.signature(fn).parameters.values())[1:]
-    opts = {p.name: p.annotation for p in ps if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
-    cfg = getattr(fn, 'config', None)
-    if cfg is not None and any(p.kind == p.VAR_KEYWORD for p in ps):
-        extra = {f.name: f.type for f in dataclasses.fields(cfg)} if dataclasses.is_dataclass(cfg) else \
-                {p.name: p.annotation for p in list(inspect.signature(cfg).parameters.values())[1:]}
-        opts.update({k: v for k, v in extra.items() if k not in opts})
-    return {**opts, 'key': 'str'}
-
-def _stage_lines(text:str) -> list:
-    "Line number of each item of a YAML recipe's `stages` list."
-    import yaml
-    node = yaml.compose(text)
-    for k, v in (node.value if isinstance(node, yaml.MappingNode) else []):
-        if k.value == 'stages' and isinstance(v, yaml.SequenceNode): return [it.start_mark.line + 1 for it in v.value]
-    return []
-
-# %% ../nbs/99_pipeline.ipynb #ea150d9f
-_RUN_FOLDERS = {'datasets', 'eval', 'plots', 'gguf', 'best_of_n', 'reward', 'judge'}   # besides the policies' folders
-_OWN_FOLDERS = {'ppo': {'ppo', 'grpo', 'rloo'}}   # a stage's own default folders (else: its name)
-_CHOICES = {('ppo', 'prompt_set'): ('pairs', 'turns')}   # options with a fixed set of values
-
-def _check_stage(s:dict, where:str):
-    "Every option known to its stage, of the right type; output folders inside the run folder."
-    opts = stage_options(s['stage'])
-    for k, v in s.items():
-        if k == 'stage': continue
-        if k not in opts:
-            raise unknown_option(f"{where}: stage {s['stage']!r}", k, sorted(opts))
-        if not _fits(opts[k], v):
-            raise ValueError(
-                f"{where}: option {k!r} of stage {s['stage']!r} must be {opts[k]}, got {v!r} ({type(v).__name__})"
-            )
-        if k == 'out' and (Path(str(v)).is_absolute() or '..' in Path(str(v)).parts):
-            raise ValueError(f"{where}: out: {v!r} must be a folder inside the run folder (relative, no '..')")
-        taken = (_RUN_FOLDERS | {p.split('/')[0] for p in POLICIES.values()}) - _OWN_FOLDERS.get(s['stage'], {s['stage']})
-        if k == 'out' and str(v) in taken:
-            raise ValueError(f"{where}: out: {v!r} is a folder another stage writes in the run; name another one")
-        if (choices := _CHOICES.get((s['stage'], k))) and v not in choices:
-            raise ValueError(f"{where}: option {k!r} of stage {s['stage']!r} must be one of {', '.join(map(repr, choices))}, got {v!r}")
-
-# %% ../nbs/99_pipeline.ipynb #882707d2
-def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
-               ) -> dict:
-    ("Read and check a whole recipe before anything runs: `agent`, and `stages` whose names, options and types are all "
-     "known.")
-    lines, src = [], 'recipe'
-    if not isinstance(recipe, dict):
-        import yaml
-        p = Path(recipe)
-        if not p.exists(): raise FileNotFoundError(f"Recipe {p} not found (recipes live in data/recipes/).")
-        text = p.read_text(); recipe, src = yaml.safe_load(text) or {}, str(p)
-        if not isinstance(recipe, dict):
-            raise ValueError(f"{p}: a recipe is a mapping with 'agent' and 'stages', got a {type(recipe).__name__}")
-        lines = _stage_lines(text)
-    if 'agent' not in recipe: raise ValueError("Recipe has no 'agent' (the task being trained, e.g. 'chitchat').")
-    check_agent(recipe['agent'])
-    if not isinstance(recipe.get('seed', 0), int):
-        raise ValueError(f"{src}: seed must be an integer, got {recipe['seed']!r}")
-    if unknown := set(recipe) - {'agent', 'seed', 'system', 'stages'}:
-        raise ValueError(f"{src}: unknown top-level keys {sorted(unknown)}; a recipe has agent, seed, system, stages")
-    if not isinstance(recipe.get('system') or '', str):
-        raise ValueError(f"{src}: system must be a string (the deployment's system message), got {recipe['system']!r}")
-    stages = recipe.get('stages')
-    if not stages or not isinstance(stages, list): raise ValueError("Recipe has no 'stages' list.")
-    keys = set()
-    for i, s in enumerate(stages):
-        where = f"{src}:{lines[i]}" if i < len(lines) else f"{src}, stage #{i+1}"
-        if not isinstance(s, dict) or 'stage' not in s:
-            raise ValueError(f"{where}: stage #{i+1} must be a mapping with a 'stage' key, got {s!r}.")
-        if s['stage'] not in STAGES:
-            raise ValueError(
-                f"{where}: stage #{i+1} {s['stage']!r} is unknown; known stages: {', '.join(sorted(STAGES))}."
-            )
-        _check_stage(s, where)
-        if (key := s.get('key', s['stage'])) in keys:
-            raise ValueError(f"{where}: a second stage with key {key!r} would be skipped as done; give it its own `key:`")
-        keys.add(key)
-    return recipe
-
-# %% ../nbs/99_pipeline.ipynb #4e2af06c
-@functools.cache
-def _git_commit() -> str|None:
-    ("The commit of the code this process runs: HEAD when first asked (a run's start), kept for the process, so the "
-     "replicates of one `run_replicates` (one process, code loaded once) all name the code they ran.")
-    try:
-        return (
-            subprocess.run(
-                ['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=repo_dir(), timeout=5
-            ).stdout.strip()
-            or None
-        )
-    except Exception: return None
-
-def _redact(x):
-    "`x` (a recipe, metrics) with every URL's password hidden: what a run folder may keep."
-    if isinstance(x, dict): return {k: _redact(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)): return [_redact(v) for v in x]
-    return redact_url(x) if isinstance(x, str) and '://' in x else x
-
-def _environment() -> dict:
-    import torch, transformers, trl, peft
-    return dict(python=platform.python_version(), torch=torch.__version__, transformers=transformers.__version__,
-                trl=trl.__version__, peft=peft.__version__, device=get_device(), threads=torch.get_num_threads(),
-                git_commit=_git_commit())
-
-# %% ../nbs/99_pipeline.ipynb #1733a6d5
-PLAN_SOURCES = {'chitchat': ('eval_demo.json', 'demo*.json')}   # recipe stem -> its saved runs in bench/results
-                                                                # (else recipe_<stem>.json)
-
-def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved run
-                results:str|Path|None=None, # default `bench/results/`
-               ) -> dict|None:
-    ("The stage times this recipe took when it was last measured: its saved runs (`bench/results/eval_demo.json` "
-     "and the fresh-clone `demo*.json` for the demo, `recipe_<stem>.json` from bench/recipe_run.py for others), the "
-     "newest of those measured on this CPU as it is now (same `cpu_line`, same `isa_caps`), else the newest of all: "
-     "`{'source', 'cpu', 'date', 'seconds': {stage: s}}`, or None when it never was.")
-    stem, res = Path(str(recipe)).stem, Path(results or bench_results())
-    pats = PLAN_SOURCES.get(stem, (f'recipe_{stem}.json',))
-    def read(f):
-        try: return json.loads(f.read_text())
-        except (OSError, ValueError): return {}          # an unreadable file plans nothing; the run still starts
-    runs = [(f, read(f)) for f in sorted({f for p in pats for f in res.glob(p)})]
-    runs = [(f, d) for f, d in runs if isinstance(d, dict) and (d.get('stage_seconds') or d.get('stages'))]
-    if not runs: return None
-    here = [(f, d) for f, d in runs if d.get('cpu') == cpu_line() and (d.get('isa_caps') or {}) == isa_caps()]
-    f, d = max(here or runs, key=lambda fd: str(fd[1].get('date', '')))
-    secs = d.get('stage_seconds') or {k: v['seconds'] for k, v in d.get('stages', {}).items()}
-    return {'source': f.name, 'cpu': d.get('cpu', '?').removeprefix('CPU: '), 'date': str(d.get('date', '?'))[:10],
-            'seconds': secs}
-
-def plan_line(plan:dict|None, keys:list) -> str:
-    "What `run_pipeline` prints first: each stage's measured seconds and the total, and on which CPU, or why none."
-    if plan is None: return "plan: this recipe has no saved run in bench/results to budget its stages from"
-    known = {k: plan['seconds'][k] for k in keys if k in plan['seconds']}
-    miss = [k for k in keys if k not in known]
-    return (f"plan, from {plan['source']} ({plan['cpu']}, {plan['date']}): "
-            + ', '.join(f"{k} {s:.0f} s" for k, s in known.items()) + f"; total {sum(known.values()) / 60:.1f} min"
-            + (f" (not measured: {', '.join(miss)})" if miss else ''))
+__all__ = ['train_dpo_cli', 'train_ppo_cli', 'train_dpo_on_policy_cli', 'run_pipeline', 'base_answers', 'import_feedback',
+           'format_feedback', 'reward_stage', 'judge_stage', 'register_version', 'train_preference', 'dpo_stage',
+           'kto_stage', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config', 'evaluate_stage', 'export_stage',
+           'task_eval_stage', 'run_replicates', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #6ec291c4
 def run_pipeline(recipe:str|Path|dict, # recipe path or dict
@@ -488,21 +313,6 @@ def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, max_steps:int=-1
                                       feedback_count=m['train_examples'])
     return m
 
-# %% ../nbs/99_pipeline.ipynb #3340b70a
-POLICIES = {'dpo': 'dpo/adapter', 'kto': 'kto/adapter', 'ppo': 'ppo/policy', 'grpo': 'grpo/policy', 'rloo': 'rloo/policy',
-            'dpo_on_policy': 'dpo_on_policy/adapter'}
-
-def policy_path(run:Run, name:str) -> Path:
-    ("Where the stage `name` of a run leaves its policy's adapter (`POLICIES`); any other name is a stage's `out` "
-     "folder inside the run, holding `adapter/` or `policy/`.")
-    if name in POLICIES: return run.path/POLICIES[name]
-    if not isinstance(name, str) or Path(name).name != name or name in ('', '.', '..'):
-        raise ValueError(f"a policy is a name ({', '.join(POLICIES)} or a stage's `out` folder), got {name!r}")
-    for sub in ('adapter', 'policy'):
-        if (run.path/name/sub/'adapter_config.json').exists(): return run.path/name/sub
-    raise ValueError(f"a run's policies are {', '.join(POLICIES)} or a stage's `out` folder holding adapter/ or "
-                     f"policy/; {run.path/name} holds neither")
-
 # %% ../nbs/99_pipeline.ipynb #04cfa7cc
 def _reward_model(run:Run, out:str='reward'):
     if 'reward_model' not in run.cache:
@@ -643,6 +453,47 @@ def _judge_verdict(h:dict, j:str, vh:dict|None) -> dict:
         h = {**h, 'valid': False, 'validity': why if h.get('valid', True) is not False else f"{h['validity']}; {why}"}
     return h
 
+# %% ../nbs/99_pipeline.ipynb #2a05b766
+def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs, acc:dict, reference:str,
+                  judge_pairs:int, seed:int, sfx:str, tag:str|None) -> tuple:
+    ("One trained policy of the run against its base, in distribution and out of it, with each judge's validity "
+     "(`acc` caches each judge's held-out accuracy across policies): `(report, metrics entry, report lines)`.")
+    import matplotlib.pyplot as plt
+    path = policy_path(run, name)
+    if not (path/'adapter_config.json').exists():
+        raise FileNotFoundError(f"{path} holds no adapter: run the stage that trains {name!r} before 'evaluate', "
+                                "or leave it out of `policies`")
+    rep = evaluate_policy(path, ind['prompts'], J, clusters=ind['clusters'], output=run.path/'eval'/f'{name}{sfx}.json', **kw)
+    rep_ood = evaluate_policy(path, ood['prompts'], J, output=run.path/'eval'/f'{name}_ood{sfx}.json',
+                              **kw) if ood['prompts'] else None
+    plot_report(rep, run.path/'plots'/f'eval_{name}{sfx}.png'); plt.close('all')
+    val = {}
+    for j in J:
+        if j not in acc: acc[j] = judge_validity(J[j], rep, j, j, pairs, max_pairs=judge_pairs, seed=seed)
+        val[j] = {'heldout_accuracy': acc[j].get('heldout_accuracy'), 'vs_heuristic': acc[j].get('vs_heuristic')}
+        if j != reference and reference in J:
+            val[j].update({k: v for k, v in judge_validity(J[j], rep, j, reference, seed=seed).items()
+                           if k != 'heldout_accuracy'})
+    secs = rep.meta['seconds'] + (rep_ood.meta['seconds'] if rep_ood else 0)
+    print(f"    {name} vs base on {len(ind['prompts'])} in-distribution prompts ({secs:.0f} s with the "
+          f"out-of-distribution row):")
+    print('    ' + rep.table().replace('\n', '\n    '))
+    for j in J: print(f"      judge '{j}': {_validity_line(val[j])}")
+    if rep_ood: print('    out of distribution (chatterbot openers):\n    ' + rep_ood.table().replace('\n', '\n    '))
+    lines = [f"## {name} vs base", '', '### In distribution (held-out chitchat topics and conversations)', '',
+             rep.table(), '', *[f"- judge `{j}`: {_validity_line(val[j])}" for j in J], '']
+    if rep_ood: lines += ['### Out of distribution (chatterbot-corpus openers)', '', rep_ood.table(), '']
+    entry = {'headline': {j: _judge_verdict(rep.headline(j), j, val[j]['vs_heuristic']) for j in J},
+             'judge_validity': val, 'timings': rep.meta['timings'], 'seconds': secs,
+             **({'ood_headline': {j: _judge_verdict(rep_ood.headline(j), j, val[j]['vs_heuristic']) for j in J}}
+                if rep_ood else {})}
+    bad = [f"judge `{j}`: {h['validity']}" for j, h in entry['headline'].items() if h.get('valid') is False]
+    for b in bad: print(f"      no verdict from {b}")
+    lines += [f"**No verdict** from {b}" for b in bad] + ([''] if bad else [])
+    if not tag and (v := _register_eval(run, name, rep, J)) is not None:   # a tagged (second) evaluation
+        entry['registry_version'] = v                                      # never replaces the version's report
+    return rep, entry, lines
+
 # %% ../nbs/99_pipeline.ipynb #29a93313
 @stage('evaluate', config=EvalConfig)
 def evaluate_stage(
@@ -664,7 +515,6 @@ def evaluate_stage(
      "by the power rule) and on out-of-distribution openers: win rate, LC win rate, KL, truncation, and each judge's "
      "validity, with CIs. Unless the recipe says otherwise: sampled answers only (as the deployment answers), "
      "batches of 64 prompts two at a time, the recipe's `system` message and seed.")
-    import matplotlib.pyplot as plt
     cfg = stage_eval_config(run.recipe, preset, **overrides)
     seed, system, max_new_tokens, temperature = cfg.seed, cfg.system, cfg.max_new_tokens, cfg.temperature
     top_p, repetition_penalty = cfg.top_p, cfg.repetition_penalty
@@ -690,66 +540,13 @@ def evaluate_stage(
              f"system message {system!r}.", '']
     if policies is None: policies = [n for n in POLICIES if (policy_path(run, n)/'adapter_config.json').exists()]
     for name in policies:
-        path = policy_path(run, name)
-        if not (path/'adapter_config.json').exists():
-            raise FileNotFoundError(f"{path} holds no adapter: run the stage that trains {name!r} before 'evaluate', "
-                                    "or leave it out of `policies`")
-        rep = evaluate_policy(path, ind['prompts'], J, clusters=ind['clusters'],
-                              output=run.path/'eval'/f'{name}{sfx}.json', **kw)
-        rep_ood = evaluate_policy(path, ood['prompts'], J, output=run.path/'eval'/f'{name}_ood{sfx}.json',
-                                  **kw) if ood['prompts'] else None
-        plot_report(rep, run.path/'plots'/f'eval_{name}{sfx}.png'); reports[name] = rep; plt.close('all')
-        val = {}
-        for j in J:
-            if j not in acc: acc[j] = judge_validity(J[j], rep, j, j, pairs, max_pairs=judge_pairs, seed=seed)
-            val[j] = {'heldout_accuracy': acc[j].get('heldout_accuracy'), 'vs_heuristic': acc[j].get('vs_heuristic')}
-            if j != reference and reference in J:
-                val[j].update({k: v for k, v in judge_validity(J[j], rep, j, reference, seed=seed).items()
-                               if k != 'heldout_accuracy'})
-        secs = rep.meta['seconds'] + (rep_ood.meta['seconds'] if rep_ood else 0)
-        print(f"    {name} vs base on {len(ind['prompts'])} in-distribution prompts ({secs:.0f} s with the "
-              f"out-of-distribution row):")
-        print('    ' + rep.table().replace('\n', '\n    '))
-        for j in J: print(f"      judge '{j}': {_validity_line(val[j])}")
-        if rep_ood: print('    out of distribution (chatterbot openers):\n    ' + rep_ood.table().replace('\n', '\n    '))
-        lines += [f"## {name} vs base", '', '### In distribution (held-out chitchat topics and conversations)', '',
-                  rep.table(), '', *[f"- judge `{j}`: {_validity_line(val[j])}" for j in J], '']
-        if rep_ood: lines += ['### Out of distribution (chatterbot-corpus openers)', '', rep_ood.table(), '']
-        out[name] = {'headline': {j: _judge_verdict(rep.headline(j), j, val[j]['vs_heuristic']) for j in J},
-                     'judge_validity': val, 'timings': rep.meta['timings'], 'seconds': secs,
-                     **({'ood_headline': {j: _judge_verdict(rep_ood.headline(j), j, val[j]['vs_heuristic']) for j in J}}
-                        if rep_ood else {})}
-        bad = [f"judge `{j}`: {h['validity']}" for j, h in out[name]['headline'].items() if h.get('valid') is False]
-        for b in bad: print(f"      no verdict from {b}")
-        lines += [f"**No verdict** from {b}" for b in bad] + ([''] if bad else [])
-        if not tag and (v := _register_eval(run, name, rep, J)) is not None:   # a tagged (second) evaluation
-            out[name]['registry_version'] = v                                  # never replaces the version's report
+        reports[name], out[name], more = _evaluate_one(run, name, ind, ood, J, kw, pairs, acc, reference, judge_pairs,
+                                                       seed, sfx, tag)
+        lines += more
     if reports: plot_frontier(reports, run.path/'plots'/f'eval_frontier{sfx}.png')
     (run.path/'eval').mkdir(parents=True, exist_ok=True)
     atomic_write(run.path/'eval'/f'report{sfx}.md', '\n'.join(lines) + '\n')
     return out
-
-# %% ../nbs/99_pipeline.ipynb #ee589de3
-def verdict(run:Run, policy:str, judge:str='judge') -> dict:
-    ("What the run's evaluation says of `policy` against its base under `judge`, as `status` (better, worse, not shown "
-     "better, no verdict, not evaluated) and one sentence: win rate, interval, prompts, topics, out-of-distribution row.")
-    e = run.metrics.get('evaluate', {})
-    h = (e.get(policy) or {}).get('headline', {}).get(judge)
-    if not h:
-        return {'status': 'not evaluated', 'sentence': f"`{policy}` was not evaluated against its base in this run: "
-                                                       "nothing is known of whether it is better."}
-    (lo, hi) = h['win_rate_ci']
-    part = next((s.get('part') for s in run.recipe.get('stages', []) if s['stage'] == 'evaluate' and s.get('part')), None)
-    ood = (e.get(policy) or {}).get('ood_headline', {}).get(judge)
-    where = f"{h['prompts']} answers to held-out prompts" + (f" of {part} topics" if part else '')
-    ood_s = f"; out of distribution {ood['win_rate']:.3f} [{ood['win_rate_ci'][0]:.3f}, {ood['win_rate_ci'][1]:.3f}]" if ood else ''
-    if h.get('valid') is False: status, end = 'no verdict', f"no verdict: {h['validity']}"
-    elif lo > 0.5: status, end = 'better', 'better than the base (the 95 % interval is above ½)'
-    elif hi < 0.5: status, end = 'worse', 'worse than the base (the 95 % interval is below ½)'
-    else: status, end = 'not shown better', 'not shown better than the base (the 95 % interval holds ½)'
-    return {'status': status, 'win_rate': h['win_rate'], 'ci': [lo, hi],
-            'sentence': f"`{policy}` against its base under the independent `{judge}` judge, {where}: win rate "
-                        f"{h['win_rate']:.3f} [{lo:.3f}, {hi:.3f}]{ood_s}; {end}."}
 
 # %% ../nbs/99_pipeline.ipynb #36de6521
 @stage('export', config=ExportConfig)
@@ -822,32 +619,6 @@ def task_eval_stage(run:Run,
         del model, base, ans_m, ans_b
     return out
 
-# %% ../nbs/99_pipeline.ipynb #258c69f4
-def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<name>.json` (bench/recipe_run.py --save)
-                   judge:str='judge', # the headline judge (the independent one)
-                  ) -> str:
-    ("Markdown of a recipe's measured run: minutes end to end, each stage's seconds, each policy's win rate under "
-     "`judge`, and for a task with right answers (`task_eval`) each policy's exact match and rule reward against the base.")
-    stages = ', '.join(f"{k} {s['seconds']:.0f} s" for k, s in saved['stages'].items())
-    out = [f"`{saved['recipe']}`: {saved['wall_s'] / 60:.1f} min end to end ({stages}; peak RSS "
-           f"{saved['peak_rss_mb']} MiB) on {saved['cpu'].removeprefix('CPU: ')}, {saved['date'][:10]}, commit {saved['commit']}."]
-    for p, h in saved['headline'].items():
-        if v := h.get(judge):
-            (lo, hi), (llo, lhi) = v['win_rate_ci'], v['lc_win_rate_ci']
-            out.append(f"- `{p}` against the base under the `{judge}` judge, {v['prompts']} held-out prompts: win rate "
-                       f"{v['win_rate']:.3f} [{lo:.3f}, {hi:.3f}], length-controlled {v['lc_win_rate']:.3f} [{llo:.3f}, "
-                       f"{lhi:.3f}] (95 % CI; {'no verdict: ' + v['validity'] if v.get('valid') is False else 'above 50 %' if lo > 0.5 else 'not significantly above 50 %'}), KL {v['kl']:.2f} nats")
-    for p, t in (saved.get('task') or {}).get('task_eval', {}).items():
-        pe, be, d = t['policy'], t['base'], t['rule_reward_diff']
-        sig = ('no interval (one cluster)' if not d['ci'] else 'better than the base' if d['ci'][0] > 0 else
-               'worse than the base' if d['ci'][1] < 0 else 'not significantly different from the base')
-        out.append(f"- `{p}` against the base on {t['prompts']} held-out prompts with right answers: exact match "
-                   f"{pe['exact_match']:.3f} [{pe['exact_match_ci'][0]:.3f}, {pe['exact_match_ci'][1]:.3f}] vs "
-                   f"{be['exact_match']:.3f} [{be['exact_match_ci'][0]:.3f}, {be['exact_match_ci'][1]:.3f}]; rule reward "
-                   f"{pe['rule_reward']:.3f} vs {be['rule_reward']:.3f}, difference {d['diff']:+.3f}"
-                   + (f" [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '') + f" over {d['clusters']} clusters: {sig}")
-    return '\n'.join(out)
-
 # %% ../nbs/99_pipeline.ipynb #b9982438
 def run_replicates(recipe:str|Path|dict, # recipe path or dict
                    n:int=3,               # runs, under split seeds seed, seed + 1, ..., seed + n - 1
@@ -866,34 +637,6 @@ def run_replicates(recipe:str|Path|dict, # recipe path or dict
     return s
 
 # %% ../nbs/99_pipeline.ipynb #5efbca7a
-from .config import StageConfig
-@dataclass
-class PipelineOptions(StageConfig):
-    "Options of `rlnb_pipeline RECIPE` (the recipe itself says what each stage does)."
-    resume: str|None = None   # an existing run folder to continue, skipping the stages already done
-    root: str|None = None     # parent of the agent folders (default: models/)
-    check: bool = False       # only read and check the recipe (names, options, types), then exit
-    replicates: int = 1       # run the recipe this many times under split seeds seed, seed + 1, ... and summarise them
-    auto: bool = False        # RECIPE is a JSONL of feedback: the recipe is chosen from the data (`auto_recipe`)
-    agent: str|None = None    # --auto: the agent (default: the file's name)
-    model: str = 'smollm2'    # --auto: the base to train (a bundled name, a folder or a GGUF file)
-
-def auto_recipe(data:str|Path, agent:str|None=None, model:str='smollm2', min_margin:float=0.2) -> tuple[dict, str]:
-    ("`(recipe, why)` for a JSONL of feedback: import it, format it, train what the data supports (`choose_method`: "
-     "DPO where preference pairs exist, else KTO on judged single answers), evaluate against the right answers when "
-     "the records carry them (`gold` in their metadata), export to GGUF. `NotEnoughData` says what is missing.")
-    from rlnb.feedback import iter_jsonl
-    from rlnb.formatting import choose_method
-    agent = agent or re.sub(r'[^a-z0-9_-]+', '_', Path(data).stem.lower()).strip('_-') or 'agent'
-    recs = [r for _, r, _ in iter_jsonl(data, agent) if r is not None]
-    c = choose_method(recs, min_margin)
-    stages = [dict(stage='import_feedback', source=str(data)),
-              dict(stage='format', min_margin=min_margin, eval_frac=0.2, formats=['pairs' if c['method'] == 'dpo' else 'kto']),
-              dict(stage=c['method'], preset='cpu_bf16', model=str(model))]
-    if any('gold' in (r.metadata or {}) for r in recs): stages.append(dict(stage='task_eval'))
-    stages.append(dict(stage='export', source=c['method'], quantization=['q8_0']))
-    return load_recipe(dict(agent=agent, seed=0, stages=stages)), c['why']
-
 @console_script
 def main(argv:list|None=None):
     "Console script `rlnb_pipeline RECIPE [--resume RUN_DIR]`, generated from `PipelineOptions` by `stage_cli`."

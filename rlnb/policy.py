@@ -14,7 +14,7 @@ from .llama import check_llama_cpu
 # %% auto #0
 __all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'tiny_adapter', 'token_logprobs',
            'decode', 'rollouts', 'Answers', 'path_kl', 'decode_plan', 'generate_answers', 'answer_pool', 'reply',
-           'load_gguf', 'gguf_completion', 'gguf_chat', 'hf_greedy']
+           'merged_sampler', 'load_gguf', 'gguf_completion', 'gguf_chat', 'hf_greedy']
 
 # %% ../nbs/00b_policy.ipynb #cce2e2de
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
@@ -225,6 +225,20 @@ def _prefill(model, ids, attn, pos, n_shared:int=0,
     for (K, V), (k, v) in zip(layers, kv or []): K[:, :, :n_shared], V[:, :, :n_shared] = k, v
     return DynamicCache(ddp_cache_data=layers), logits.float()
 
+# %% ../nbs/00b_policy.ipynb #74a8d0c3
+def _layout(tok, prompts:list[str], system:str|None, max_prompt_length:int, share_prefix:bool, dev):
+    ("`(ids, attn, S)` of the prompts through the chat template: the `S` tokens all share first (none unless "
+     "`share_prefix`), then each row's left padding, then the rest of its prompt (cut from the left to fit).")
+    import torch
+    tok.truncation_side = 'left'
+    rows = tok([render_chat(tok, p, system=system) for p in prompts], truncation=True, max_length=max_prompt_length,
+               add_special_tokens=False)['input_ids']
+    S = _shared_prefix(rows) if share_prefix and len(rows) > 1 else 0
+    R = max(len(r) for r in rows) - S                                # the rest of the longest prompt
+    ids = torch.tensor([r[:S] + [tok.pad_token_id] * (R + S - len(r)) + r[S:] for r in rows], device=dev)
+    attn = torch.tensor([[1] * S + [0] * (R + S - len(r)) + [1] * (len(r) - S) for r in rows], device=dev)
+    return ids, attn, S
+
 # %% ../nbs/00b_policy.ipynb #c981f95d
 def decode(model, tok,
            prompts: list[str],
@@ -250,13 +264,7 @@ def decode(model, tok,
      "length, each cut to its own longest (`_prefill`), so little of the padding passes the model.")
     import torch
     dev = next(model.parameters()).device
-    tok.truncation_side = 'left'
-    rows = tok([render_chat(tok, p, system=system) for p in prompts], truncation=True, max_length=max_prompt_length,
-               add_special_tokens=False)['input_ids']
-    S = _shared_prefix(rows) if share_prefix and len(rows) > 1 else 0
-    R = max(len(r) for r in rows) - S                                # the rest of the longest prompt
-    p_ids = torch.tensor([r[:S] + [tok.pad_token_id] * (R + S - len(r)) + r[S:] for r in rows], device=dev)
-    p_attn = torch.tensor([[1] * S + [0] * (R + S - len(r)) + [1] * (len(r) - S) for r in rows], device=dev)
+    p_ids, p_attn, S = _layout(tok, prompts, system, max_prompt_length, share_prefix, dev)
     B, P = p_ids.shape
     out = torch.full((B, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
     live, attn, pos = torch.arange(B, device=dev), p_attn, (p_attn.cumsum(-1) - 1).clamp(min=0)
@@ -290,14 +298,19 @@ def decode(model, tok,
             if seen is not None: seen[torch.arange(len(live), device=dev), nxt] = True
             attn = torch.cat([attn, attn.new_ones(len(live), 1)], 1)
             x, pos = nxt[:, None], pos[:, -1:] + 1
-    resp = out[:, :max(T, 1)]
+    return _finish(tok, p_ids, p_attn, out[:, :max(T, 1)], S, lps[:, :max(T, 1)] if lps is not None else None)
+
+# %% ../nbs/00b_policy.ipynb #bb115c7d
+def _finish(tok, p_ids, p_attn, resp, S:int, lps=None) -> dict:
+    "`decode`'s result from the prompt layout and the answer tokens `resp` (B, T): masks, ids, texts."
+    import torch
     is_eos = resp == tok.eos_token_id
     mask = (~((is_eos.long().cumsum(-1) - is_eos.long()) > 0)).float()    # up to and with the first EOS
     completion_ids = [r[:int(m.sum())].tolist() for r, m in zip(resp, mask)]
     return dict(
         ids=torch.cat([p_ids, resp], 1), attn=torch.cat([p_attn, mask.long()], 1),
-        mask=mask, n_prompt=P, n_shared=S, has_eos=is_eos.any(-1), completion_ids=completion_ids,
-        **({'logprobs': lps[:, :max(T, 1)]} if lps is not None else {}),
+        mask=mask, n_prompt=p_ids.shape[1], n_shared=S, has_eos=is_eos.any(-1), completion_ids=completion_ids,
+        **({'logprobs': lps} if lps is not None else {}),
         responses=tok.batch_decode([c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids],
                                    skip_special_tokens=True))
 
@@ -499,6 +512,46 @@ def reply(model, tok, prompts:list[str], max_new_tokens:int=64, do_sample:bool=F
     "Answer each prompt with `model` through the chat template (`generate_answers`); returns the answers' texts."
     return generate_answers(model, tok, prompts, max_new_tokens, do_sample, temperature, top_p, seed, batch_size,
                             system=system).texts
+
+# %% ../nbs/00b_policy.ipynb #39a53b01
+def _unwrap(model):
+    "The model inside a DDP wrapper (or the model itself)."
+    return model.module if hasattr(model, 'module') else model
+
+import weakref
+_SAMPLERS = weakref.WeakKeyDictionary()   # policy model -> its sampling copy
+
+def merged_sampler(policy, bf16:bool=False):
+    ("A plain copy of `policy`'s model with its active LoRA adapters folded into the weights, refreshed from the "
+     "policy on each call (created on the first); with `bf16` the folded weights are kept in bf16, for sampling under "
+     "bf16 autocast.")
+    import copy, torch
+    from transformers import AutoModelForCausalLM
+    m = _unwrap(policy); inner = m.get_base_model()
+    lora = {
+        n: mod for n, mod in inner.named_modules() if hasattr(mod, 'base_layer') and hasattr(mod, 'get_delta_weight')
+    }
+    gen = _SAMPLERS.get(m)   # kept outside the module: a submodule would join the policy's parameters and checkpoints
+    if fresh := gen is None or gen.rlnb_bf16 != bf16:
+        p0 = next(inner.parameters())
+        with torch.random.fork_rng(devices=[]):   # its random init must not move the RNG the sampling is seeded from
+            # its own config: `from_config` would share the policy's, and with it `attn_kernel`'s switches
+            gen = AutoModelForCausalLM.from_config(copy.deepcopy(inner.config), dtype=p0.dtype).to(p0.device)
+        gen.generation_config, gen.rlnb_bf16 = inner.generation_config, bf16
+        gen.eval(); _SAMPLERS[m] = gen
+        if bf16:
+            for n in lora: gen.get_submodule(n).weight.data = gen.get_submodule(n).weight.data.to(torch.bfloat16)
+    gp = dict(gen.named_parameters())
+    with torch.no_grad():
+        for name, mod in lora.items():
+            w = mod.base_layer.weight
+            for a in mod.active_adapters: w = w + mod.get_delta_weight(a)
+            gp[f'{name}.weight'].copy_(w)                               # rounded to bf16 here when `bf16`
+        if fresh:   # the frozen rest (embeddings, norms, biases) once
+            for name, p in inner.named_parameters():
+                if 'lora_' in name or name.endswith('.base_layer.weight'): continue
+                if (name := name.replace('.base_layer', '')) in gp: gp[name].copy_(p)
+    return gen
 
 # %% ../nbs/00b_policy.ipynb #c83337b9
 def load_gguf(path, n_ctx:int=512, logits_all:bool=False,

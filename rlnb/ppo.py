@@ -11,14 +11,14 @@ from .config import StageConfig, StageResult, train_metrics
 from .core import console_script, auto_bf16, report_targets, model_path, atomic_write
 from .config import stage_cli, stage_dir
 from .prompts import read_prompts
-from .policy import rollouts, token_logprobs
+from .policy import rollouts, token_logprobs, merged_sampler, _unwrap
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
            'masked_mean', 'masked_whiten', 'policy_loss', 'value_loss', 'AdaptiveKLController', 'FixedKLController',
            'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn', 'normalize_scores',
-           'bf16_on', 'amp', 'merged_sampler', 'attn_kernel', 'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer',
-           'plot_ppo', 'trl_reward', 'RLResult', 'train_rl', 'train_ppo_cli']
+           'bf16_on', 'amp', 'attn_kernel', 'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo',
+           'trl_reward', 'RLResult', 'train_rl', 'train_ppo_cli']
 
 # %% ../nbs/06_ppo.ipynb #2c1f16cd
 def _check_ppo_config(c):
@@ -102,30 +102,15 @@ def generations(self:PPOConfig) -> int:
 
 # %% ../nbs/06_ppo.ipynb #f24eb476
 PPOConfig.PRESETS = {
-    'cpu': PPOConfig(
-        bf16=None,   # on where bf16 matmuls measure faster (AMX / AVX-512-BF16 CPUs, CUDA): see bench/ppo_speed.py
-        batch_size=8,
-        num_minibatches=2,
-        ppo_epochs=2,
-        max_new_tokens=32,
-        learning_rate=1e-4,
-        missing_eos_penalty=None,
-        steps=50,
-    ),  # its seconds per step on SmolLM2: bench/results/ppo_speed.json
+    # bf16=None: on where bf16 matmuls measure faster (AMX / AVX-512-BF16 CPUs, CUDA): see bench/ppo_speed.py;
+    # cpu's seconds per step on SmolLM2: bench/results/ppo_speed.json
+    'cpu': PPOConfig(bf16=None, batch_size=8, num_minibatches=2, ppo_epochs=2, max_new_tokens=32, learning_rate=1e-4,
+                     missing_eos_penalty=None, steps=50),
     'small_gpu': PPOConfig(batch_size=32, num_minibatches=4, max_new_tokens=64, learning_rate=2e-5, steps=200,
                            bf16=None),
     'default': PPOConfig(bf16=None),  # the literature's defaults (Huang et al. 2024)
-    'high_quality': PPOConfig(
-        batch_size=64,
-        num_minibatches=8,
-        max_new_tokens=128,
-        learning_rate=5e-6,
-        lora_r=64,
-        lora_alpha=128,
-        steps=1000,
-        target_kl=3.0,
-        bf16=None,
-    ),
+    'high_quality': PPOConfig(batch_size=64, num_minibatches=8, max_new_tokens=128, learning_rate=5e-6, lora_r=64,
+                              lora_alpha=128, steps=1000, target_kl=3.0, bf16=None),
     'tiny': PPOConfig(model='tiny', batch_size=4, num_minibatches=2, ppo_epochs=1, max_new_tokens=8, steps=2),  # tests
 }
 
@@ -239,10 +224,6 @@ def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
     )
     return logp, values, ent
 
-# %% ../nbs/06_ppo.ipynb #21cba80a
-def _unwrap(model):
-    return model.module if hasattr(model, 'module') else model
-
 # %% ../nbs/06_ppo.ipynb #0db5da9f
 def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sampler=None, keep:bool=False) -> dict:
     ("PPO's rollouts: `rlnb.policy.rollouts` with `cfg`'s sampling settings, drawn by `sampler` (the merged copy of "
@@ -297,42 +278,6 @@ def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
     import contextlib, torch
     dev = torch.device(device).type
     return torch.autocast(dev, dtype=torch.bfloat16) if bf16_on(cfg, dev) else contextlib.nullcontext()
-
-# %% ../nbs/06_ppo.ipynb #54c15633
-import weakref
-_SAMPLERS = weakref.WeakKeyDictionary()   # policy model -> its sampling copy
-
-def merged_sampler(policy, bf16:bool=False):
-    ("A plain copy of `policy`'s model with its active LoRA adapters folded into the weights, refreshed from the "
-     "policy on each call (created on the first); with `bf16` the folded weights are kept in bf16, for sampling under "
-     "bf16 autocast.")
-    import copy, torch
-    from transformers import AutoModelForCausalLM
-    m = _unwrap(policy); inner = m.get_base_model()
-    lora = {
-        n: mod for n, mod in inner.named_modules() if hasattr(mod, 'base_layer') and hasattr(mod, 'get_delta_weight')
-    }
-    gen = _SAMPLERS.get(m)   # kept outside the module: a submodule would join the policy's parameters and checkpoints
-    if fresh := gen is None or gen.rlnb_bf16 != bf16:
-        p0 = next(inner.parameters())
-        with torch.random.fork_rng(devices=[]):   # its random init must not move the RNG the sampling is seeded from
-            # its own config: `from_config` would share the policy's, and with it `attn_kernel`'s switches
-            gen = AutoModelForCausalLM.from_config(copy.deepcopy(inner.config), dtype=p0.dtype).to(p0.device)
-        gen.generation_config, gen.rlnb_bf16 = inner.generation_config, bf16
-        gen.eval(); _SAMPLERS[m] = gen
-        if bf16:
-            for n in lora: gen.get_submodule(n).weight.data = gen.get_submodule(n).weight.data.to(torch.bfloat16)
-    gp = dict(gen.named_parameters())
-    with torch.no_grad():
-        for name, mod in lora.items():
-            w = mod.base_layer.weight
-            for a in mod.active_adapters: w = w + mod.get_delta_weight(a)
-            gp[f'{name}.weight'].copy_(w)                               # rounded to bf16 here when `bf16`
-        if fresh:   # the frozen rest (embeddings, norms, biases) once
-            for name, p in inner.named_parameters():
-                if 'lora_' in name or name.endswith('.base_layer.weight'): continue
-                if (name := name.replace('.base_layer', '')) in gp: gp[name].copy_(p)
-    return gen
 
 # %% ../nbs/06_ppo.ipynb #be0967ae
 import contextlib
@@ -600,12 +545,7 @@ def train(
     return self.history
 
 # %% ../nbs/06_ppo.ipynb #6b2dadc7
-CHECKPOINT_FILES = (
-    'ppo_state.json',
-    'adapter_model.safetensors',
-    'value_head.safetensors',
-    'optimizer.pt',
-)  # a complete PPO checkpoint
+CHECKPOINT_FILES = ('ppo_state.json', 'adapter_model.safetensors', 'value_head.safetensors', 'optimizer.pt')  # a complete one
 
 # %% ../nbs/06_ppo.ipynb #b4ce57fd
 def plot_ppo(history:list, keys=('objective/reward', 'objective/kl', 'objective/kl_coef', 'policy/entropy',
@@ -644,39 +584,17 @@ def _trl_trainer(model, tok, prompts, reward_fn, cfg:PPOConfig, output_dir):
     from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
     Config, Trainer = (GRPOConfig, GRPOTrainer) if cfg.algorithm == 'grpo' else (RLOOConfig, RLOOTrainer)
     cuda, report = torch.cuda.is_available(), report_targets(cfg.report_to)
-    args = Config(
-        output_dir=str(output_dir),
-        learning_rate=cfg.learning_rate,
-        per_device_train_batch_size=cfg.batch_size,
-        num_generations=cfg.generations,
-        max_completion_length=cfg.max_new_tokens,
-        temperature=cfg.temperature,
-        top_p=cfg.top_p,
-        top_k=cfg.top_k,
-        beta=cfg.init_kl_coef,
-        max_steps=cfg.steps,
-        save_steps=cfg.save_steps,
-        logging_steps=1,
-        max_grad_norm=cfg.max_grad_norm,
-        seed=cfg.seed,
-        report_to=report or 'none',
-        use_cpu=not cuda,
-        log_completions=bool(report and cfg.log_completions),
-        num_completions_to_print=cfg.log_completions or None,
-        bf16=False,
-        gradient_checkpointing=False,
-        disable_tqdm=False,
-    )
+    args = Config(output_dir=str(output_dir), learning_rate=cfg.learning_rate, per_device_train_batch_size=cfg.batch_size,
+                  num_generations=cfg.generations, max_completion_length=cfg.max_new_tokens, temperature=cfg.temperature,
+                  top_p=cfg.top_p, top_k=cfg.top_k, beta=cfg.init_kl_coef, max_steps=cfg.steps, save_steps=cfg.save_steps,
+                  logging_steps=1, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, report_to=report or 'none',
+                  use_cpu=not cuda, log_completions=bool(report and cfg.log_completions),
+                  num_completions_to_print=cfg.log_completions or None, bf16=False, gradient_checkpointing=False,
+                  disable_tqdm=False)
     ds = Dataset.from_dict({'prompt': [[{'role': 'user', 'content': p}] for p in prompts]})
     lora = lora_config(cfg.lora_r, cfg.lora_alpha, 0.0, cfg.lora_target_modules)
-    return Trainer(
-        model=model,
-        reward_funcs=trl_reward(reward_fn),
-        args=args,
-        train_dataset=ds,
-        processing_class=tok,
-        peft_config=lora,
-    )
+    return Trainer(model=model, reward_funcs=trl_reward(reward_fn), args=args, train_dataset=ds, processing_class=tok,
+                   peft_config=lora)
 
 # %% ../nbs/06_ppo.ipynb #b58cc940
 @dataclass

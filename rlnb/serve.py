@@ -26,6 +26,7 @@ class _Live:
 # %% ../nbs/09a_serve.ipynb #f6669840
 class PolicyServer:
     "OpenAI-style chat answers for each agent from its deployed GGUF; hot swap on deploy; optional A/B split."
+    __call__ = lambda self, v: self.refresh(v.agent_id)    # usable as OnlineLearner(on_deploy=server)
     def __init__(self, registry:Registry, n_ctx:int=1024, n_threads:int|None=None, ttl:float=1.0,
                  max_loaded:int|None=None):  # models kept loaded (least recently used evicted); default env RLNB_MAX_LOADED or 2
         self.registry, self.n_ctx, self.n_threads, self.ttl = registry, n_ctx, n_threads or os.cpu_count() or 1, ttl
@@ -39,51 +40,55 @@ class PolicyServer:
         p = check_gguf(next(iter(v.gguf_paths.values())))
         return _Live(v.name, p, load_gguf(p, n_ctx=self.n_ctx, n_threads=self.n_threads))
 
-    def refresh(self, agent:str|None=None, wait:bool=True) -> dict:
-        ("Load the deployed version of `agent` (or of every agent already served) when it changed; returns {agent: "
-         "version}. One reload at a time; `wait=False` skips when one is under way.")
-        if not self._reload.acquire(blocking=wait): return {a: l.version for a, l in self._live.items()}
-        try: return self._refresh(agent)
-        finally: self._reload.release()
+# %% ../nbs/09a_serve.ipynb #288389bf
+@patch
+def refresh(self:PolicyServer, agent:str|None=None, wait:bool=True) -> dict:
+    ("Load the deployed version of `agent` (or of every agent already served) when it changed; returns {agent: "
+     "version}. One reload at a time; `wait=False` skips when one is under way.")
+    if not self._reload.acquire(blocking=wait): return {a: l.version for a, l in self._live.items()}
+    try: return self._refresh(agent)
+    finally: self._reload.release()
 
-    def _refresh(self, agent):
-        for a in ([agent] if agent else list(self._live)):
-            dep = self.registry.deployed(a)
-            if dep is None: raise LookupError(f"agent {a!r} has no deployed policy version")
-            cur = self._live.get(a)
-            failed = self.load_errors.get(a, {}).get('version') == dep.name
-            if cur is not None and cur.version != dep.name and failed: pass   # no reload loop: wait for a new deploy
-            elif cur is None or cur.version != dep.name:
-                t = time.perf_counter()
-                try: new = self._load(dep)                                 # load first (slow), outside the lock
-                except Exception as e:                                     # keep serving the last good model
-                    msg = f'{type(e).__name__}: {e}'.replace(str(rlnb_home()) + os.sep, '')
-                    self.load_errors[a] = {'version': dep.name, 'error': msg[:500],
-                                           'at': utc_now('microseconds'), 'serving': cur.version if cur else None}
-                    self._checked[a] = time.monotonic()
-                    if cur is None: raise
-                    continue
-                with self._swap:
-                    self._live[a] = new                                    # then swap the reference (instant)
-                    self.load_errors.pop(a, None)
-                self.swaps.append((a, cur.version if cur else None, new.version, round(time.perf_counter() - t, 3)))
-            else: self.load_errors.pop(a, None)                            # the deployed version serves
-            self._checked[a] = time.monotonic()
-        self._evict(agent)
-        return {a: l.version for a, l in self._live.items()}
+@patch
+def _refresh(self:PolicyServer, agent):
+    for a in ([agent] if agent else list(self._live)):
+        dep = self.registry.deployed(a)
+        if dep is None: raise LookupError(f"agent {a!r} has no deployed policy version")
+        cur = self._live.get(a)
+        failed = self.load_errors.get(a, {}).get('version') == dep.name
+        if cur is not None and cur.version != dep.name and failed: pass   # no reload loop: wait for a new deploy
+        elif cur is None or cur.version != dep.name:
+            t = time.perf_counter()
+            try: new = self._load(dep)                                 # load first (slow), outside the lock
+            except Exception as e:                                     # keep serving the last good model
+                msg = f'{type(e).__name__}: {e}'.replace(str(rlnb_home()) + os.sep, '')
+                self.load_errors[a] = {'version': dep.name, 'error': msg[:500],
+                                       'at': utc_now('microseconds'), 'serving': cur.version if cur else None}
+                self._checked[a] = time.monotonic()
+                if cur is None: raise
+                continue
+            with self._swap:
+                self._live[a] = new                                    # then swap the reference (instant)
+                self.load_errors.pop(a, None)
+            self.swaps.append((a, cur.version if cur else None, new.version, round(time.perf_counter() - t, 3)))
+        else: self.load_errors.pop(a, None)                            # the deployed version serves
+        self._checked[a] = time.monotonic()
+    self._evict(agent)
+    return {a: l.version for a, l in self._live.items()}
 
-    def _evict(self, keep:str|None):
-        "Unload the least recently used agents' models beyond `max_loaded` (never `keep`, nor one answering now)."
-        with self._swap:
-            for a in sorted(self._live, key=lambda a: self._checked.get(a, 0)):
-                if len(self._live) <= self.max_loaded: break
-                if a != keep and not self._live[a].lock.locked(): del self._live[a]
+@patch
+def _evict(self:PolicyServer, keep:str|None):
+    "Unload the least recently used agents' models beyond `max_loaded` (never `keep`, nor one answering now)."
+    with self._swap:
+        for a in sorted(self._live, key=lambda a: self._checked.get(a, 0)):
+            if len(self._live) <= self.max_loaded: break
+            if a != keep and not self._live[a].lock.locked(): del self._live[a]
 
-    def status(self, agent:str) -> dict:
-        "What this server answers `agent` with now, and its last failed load (None when the deployed version loaded)."
-        live = self._live.get(agent)
-        return {'serving': live.version if live else None, 'load_error': self.load_errors.get(agent)}
-    __call__ = lambda self, v: self.refresh(v.agent_id)    # usable as OnlineLearner(on_deploy=server)
+@patch
+def status(self:PolicyServer, agent:str) -> dict:
+    "What this server answers `agent` with now, and its last failed load (None when the deployed version loaded)."
+    live = self._live.get(agent)
+    return {'serving': live.version if live else None, 'load_error': self.load_errors.get(agent)}
 
 # %% ../nbs/09a_serve.ipynb #ccaabd49
 @patch

@@ -3,7 +3,7 @@ data/corpus/feedback_lines.expect.json (per line: the case, 'ok' or 'reject', an
 
     python tools/make_corpus.py      # rewrites both files; 01_feedback and 10_api test every line against them
 """
-import json
+import json, sys
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent.parent/'data'/'corpus'
@@ -87,8 +87,9 @@ GOOD = [  # every shape rlnb reads
     ('metadata nested 30 deep', json.dumps({**G, 'prompt': 'Good 13'})[:-1] + ', "metadata": ' + nest(30) + '}'),
 ]
 
-def main():
-    OUT.mkdir(parents=True, exist_ok=True)
+def main(out=None):
+    out = Path(out) if out else OUT
+    out.mkdir(parents=True, exist_ok=True)
     lines, expect = [], []
     goods = iter(GOOD)
     bom_case, bom_line = next(goods)
@@ -100,8 +101,17 @@ def main():
     for g in goods: lines.append(g[1]); expect.append(dict(line=len(lines), case=g[0], expect='ok'))
     data = b'\xef\xbb\xbf' + '\n'.join(lines).encode() + b'\n' + b'{"agent": "corpus", "prompt": "\xff\xfe bad bytes", "response": "r", "rating": 1}\n'
     expect.append(dict(line=len(lines) + 1, case='bytes that are not UTF-8', expect='reject', reason_names='UTF-8'))
-    (OUT/'feedback_lines.jsonl').write_bytes(data)
-    (OUT/'feedback_lines.expect.json').write_text(json.dumps(expect, indent=1, ensure_ascii=False) + '\n')
-    print(f"{len(expect)} lines: {sum(e['expect'] == 'reject' for e in expect)} bad, {sum(e['expect'] == 'ok' for e in expect)} good -> {OUT}")
+    (out/'feedback_lines.jsonl').write_bytes(data)
+    (out/'feedback_lines.expect.json').write_text(json.dumps(expect, indent=1, ensure_ascii=False) + '\n')
+    print(f"{len(expect)} lines: {sum(e['expect'] == 'reject' for e in expect)} bad, {sum(e['expect'] == 'ok' for e in expect)} good -> {out}")
 
-if __name__ == '__main__': main()
+def check() -> bool:
+    "Whether the saved corpus is exactly what this script writes."
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        main(d)
+        return all((Path(d)/f).read_bytes() == (OUT/f).read_bytes() for f in ('feedback_lines.jsonl', 'feedback_lines.expect.json'))
+
+if __name__ == '__main__':
+    if '--check' in sys.argv: sys.exit(0 if check() else f'{OUT} differs from what tools/make_corpus.py writes: run it')
+    main()

@@ -30,7 +30,7 @@ def main(run, name='eval_demo.json'):
                       for j in ('judge', 'reward')},
            'dpo': {k: m.get('dpo', {}).get(k) for k in ('steps', 'train_examples')},
            'ppo': {k: m.get('ppo', {}).get(k) for k in ('steps',)}}
-    p = Path(__file__).resolve().parent.parent/'bench'/'results'/name
+    p = Path(name) if '/' in name else Path(__file__).resolve().parent.parent/'bench'/'results'/name   # a path: there
     p.write_text(json.dumps(out, indent=1, default=str))
     print(f"wrote {p}")
 

@@ -23,7 +23,7 @@ def main(runs, name='replicates_demo.json'):
     last = max((m['created_at'] for m in metas if m.get('created_at')), default=None)   # when its evaluation ran
     out = {**replicate_summary(runs), 'commit': commits[0], 'run_commits': commits, 'cpu': cpu_line(), 'isa_caps': isa_caps(), 'date': last,
            'recipe': cfgs[0].get('recipe')}
-    p = Path(__file__).resolve().parent.parent/'bench'/'results'/name
+    p = Path(name) if '/' in name else Path(__file__).resolve().parent.parent/'bench'/'results'/name   # a path: there
     p.write_text(json.dumps(out, indent=1, default=str) + '\n')
     print(f"wrote {p}")
 
