@@ -44,9 +44,9 @@ def smoke_mode():
 
 def run(name, data):
     from datasets import Dataset
-    from rlnb.dpo import PRESETS, train_dpo, _step_timer
+    from rlnb.dpo import PreferenceConfig, train_dpo, _step_timer
     pairs = Dataset.from_list([json.loads(l) for l in open(data)])
-    cfg = replace(PRESETS['cpu'], batch_size=BATCH, max_length=128, logging_steps=1, save_steps=10**9, **MODEL,
+    cfg = replace(PreferenceConfig.PRESETS['cpu'], batch_size=BATCH, max_length=128, logging_steps=1, save_steps=10**9, **MODEL,
                   **VARIANTS[name])
     timer = _step_timer()
     with tempfile.TemporaryDirectory() as d:

@@ -33,8 +33,8 @@ def train(run:Path, name:str, v:dict) -> Path:
     eval_pairs = v.pop('eval_pairs', 256)
     ds = {s: load_from_disk(str(run/'datasets'/'pairs'/s)) for s in ('train', 'eval')}
     if algo == 'dpo':
-        from rlnb.dpo import PRESETS, train_dpo
-        res = train_dpo(ds['train'], ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval'])))), replace(PRESETS['cpu'], save_steps=10**9, **v), out, max_steps=max_steps, resume=False)
+        from rlnb.dpo import PreferenceConfig, train_dpo
+        res = train_dpo(ds['train'], ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval'])))), replace(PreferenceConfig.PRESETS['cpu'], save_steps=10**9, **v), out, max_steps=max_steps, resume=False)
         return res.model_path, res.metrics
     from rlnb.ppo import PPOConfig, train_rl, reward_model_fn
     from rlnb.reward import RewardModel

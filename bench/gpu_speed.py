@@ -63,11 +63,11 @@ def random_model(d:Path) -> Path:
 def dpo(model_dir, d):
     from dataclasses import replace
     from datasets import Dataset
-    from rlnb.dpo import PRESETS, train_dpo, _step_timer
+    from rlnb.dpo import PreferenceConfig, train_dpo, _step_timer
     pairs = Dataset.from_list([json.loads(l) for l in open(d/'pairs.jsonl')])
     rows = []
     for name, over in DPO.items():
-        cfg = replace(PRESETS['default'], model=str(model_dir), batch_size=DPO_BATCH, max_length=512, logging_steps=1,
+        cfg = replace(PreferenceConfig.PRESETS['default'], model=str(model_dir), batch_size=DPO_BATCH, max_length=512, logging_steps=1,
                       save_steps=10**9, **over)
         timer = _step_timer()
         import torch; torch.cuda.reset_peak_memory_stats()

@@ -56,9 +56,9 @@ def data():
     return ds['train'].shuffle(seed=0), ds['eval'].shuffle(seed=0).select(range(N_EVAL))
 
 def run(name, backbone, seed=None):
-    from rlnb.reward import PRESETS, evaluate_pairs, train_reward_model
+    from rlnb.reward import RewardConfig, evaluate_pairs, train_reward_model
     train, held = data()
-    cfg = replace(PRESETS['cpu'], model=backbone, max_train_examples=None, **VARIANTS[name])
+    cfg = replace(RewardConfig.PRESETS['cpu'], model=backbone, max_train_examples=None, **VARIANTS[name])
     if seed is not None: cfg = replace(cfg, seed=seed)   # the head's and adapters' initialisation and the data order
     train_reward_model(train.select(range(N_WARM)), None, replace(cfg, epochs=1))       # warm-up (allocations, kernels)
     res = train_reward_model(train.select(range(N_WARM, N_WARM + N_TRAIN)), None, cfg)   # no evaluation inside the timing

@@ -33,9 +33,9 @@ def dpo_pairs():
 
 def dpo(world:int, out:str, packed:bool):
     from dataclasses import replace
-    from rlnb.dpo import PRESETS, train_dpo, _step_timer
+    from rlnb.dpo import PreferenceConfig, train_dpo, _step_timer
     pairs = dpo_pairs()
-    cfg = replace(PRESETS['cpu'], model=MODEL, batch_size=DPO_PAIRS // world, max_length=128, logging_steps=1,
+    cfg = replace(PreferenceConfig.PRESETS['cpu'], model=MODEL, batch_size=DPO_PAIRS // world, max_length=128, logging_steps=1,
                   save_steps=10**9, packed=packed)
     timer = _step_timer()
     t0 = time.perf_counter()   # every process writes the same run folder, as under accelerate launch

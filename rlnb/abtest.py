@@ -76,7 +76,6 @@ class ABTest:
         horizon: int | None = None,  # units per arm decided up front (fixed-horizon test); None: sequential only
         mde: float | None = None,  # minimum detectable effect the horizon was sized for
     ):
-        from datetime import datetime, timezone
         import sqlalchemy as sa
         self.store, self.agent, self.experiment = store, check_agent(agent), experiment
         exps, self.expo = _ab_tables(store)
@@ -106,7 +105,6 @@ def variant(self:ABTest, unit_id:str) -> str:
 @patch
 def expose(self:ABTest, unit_id:str) -> str:
     "Assign `unit_id`, record its exposure (once), return its variant."
-    from datetime import datetime, timezone
     v = self.variant(unit_id)
     _upsert_ignore(
         self.store,

@@ -65,7 +65,6 @@ class _State:
         if self._store is None:
             with self._open_lock:
                 if self._store is None:
-                    from rlnb.registry import Registry
                     store = FeedbackStore(self.db); registry = Registry(store); jobs = Jobs(store)
                     for j in jobs.list():  # a restart: jobs whose worker is gone are failed, not left 'running'
                         if j['status'] in ('queued', 'running'): jobs.reap(j['id'])
@@ -240,7 +239,6 @@ def _job_out(j:dict, p:Principal) -> dict:
     return _scrub(out)                                 # no server path, for any scope
 
 def _wait_job(st, jid:str, timeout:float=600) -> dict:
-    import time
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         j = st.jobs.reap(jid)

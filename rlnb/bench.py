@@ -160,7 +160,6 @@ def reward_speed_table(path=None) -> str:
 # %% ../nbs/12_bench.ipynb #74df53e7
 def dpo_speed_table(path=None) -> str:
     "Markdown: each variant of `bench/dpo_speed.py` against TRL's defaults, per step and for the whole run."
-    import json
     path = Path(path or bench_results()/'dpo_speed.json')
     if not path.exists(): return f'no saved result at {path}: run bench/dpo_speed.py'
     r = json.loads(path.read_text()); rows = r['rows']
@@ -199,7 +198,6 @@ def _ci_cell(xs:list, d:int) -> str:
 
 def ppo_speed_table(path=None) -> str:
     "Markdown: seconds per step by phase, peak RSS and the learning figures of each side of `bench/ppo_speed.py`."
-    import json
     path = Path(path or bench_results()/'ppo_speed.json')
     if not path.exists(): return f'no saved result at {path}: run bench/ppo_speed.py'
     r = json.loads(path.read_text()); s = r['summary']
@@ -225,7 +223,7 @@ def ppo_speed_table(path=None) -> str:
 # %% ../nbs/12_bench.ipynb #c5aed0f0
 def plot_ppo_speed(path=None):
     "Per-step reward and KL of each run, and its seconds per step split by phase."
-    import json, matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt
     r = json.loads(Path(path or bench_results()/'ppo_speed.json').read_text())
     fig, ax = plt.subplots(1, 3, figsize=(15, 3.6))
     for k, run in r['runs'].items():
@@ -245,7 +243,6 @@ def plot_ppo_speed(path=None):
 # %% ../nbs/12_bench.ipynb #4c5a0755
 def scale_out_table(paths=None) -> str:
     "Markdown: seconds per step of DPO and PPO by number of processes, from `bench/scale_out.py`'s results."
-    import json
     paths = [Path(p) for p in paths] if paths else sorted(bench_results().glob('scale_out*.json'))
     if not paths: return f'no saved result in {bench_results()}: run bench/scale_out.py'
     out = ['| stage | device | processes | threads each | s / step | vs 1 process |', '|---|---|---|---|---|---|']
@@ -262,7 +259,6 @@ def scale_out_table(paths=None) -> str:
 # %% ../nbs/12_bench.ipynb #ee70dc94
 def gpu_speed_table(path=None) -> str:
     "Markdown: DPO, PPO and generation on a GPU, from `bench/gpu_speed.py`'s results."
-    import json
     path = Path(path or bench_results()/'gpu_speed.json')
     if not path.exists(): return f'no saved result at {path}: run bench/gpu_speed.py on a machine with a CUDA GPU'
     r = json.loads(path.read_text())

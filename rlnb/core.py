@@ -276,7 +276,7 @@ def convert_gguf(gguf:str|Path,           # a GGUF model file (Ollama's, llama.c
     ("A GGUF model file as a Hugging Face safetensors folder (weights, config, tokenizer with the chat template the "
      "file carries), converted once into the cache and reused: how a user's own base (often a GGUF from Ollama) "
      "becomes something every stage can train.")
-    import hashlib, shutil
+    import hashlib
     gguf = Path(gguf)
     if not gguf.is_file(): raise FileNotFoundError(f"no GGUF file at {gguf}")
     if dest is None:
@@ -424,7 +424,7 @@ _HUB = {'smollm2': 'HuggingFaceTB/SmolLM2-135M-Instruct', 'minilm': 'sentence-tr
 def _tiny_dir(name:str) -> Path:
     d = cache_dir()/name
     if (d/'config.json').exists(): return d
-    import shutil, tempfile
+    import tempfile
     for old in d.parent.glob(f'{name}.partial-*'):   # left by a process killed mid-build an hour or more ago
         if time.time() - old.stat().st_mtime > 3600: shutil.rmtree(old, ignore_errors=True)
     m, tok = tiny_policy() if name == 'tiny-llama' else tiny_encoder()
@@ -574,7 +574,6 @@ def end_group_at_exit() -> bool:
 def crash_excerpt(stderr:str, after:int=40) -> str:
     ("What a crashed child printed that says why: from the first native-crash or traceback line on (the C++ message "
      "and, with PYTHONFAULTHANDLER, the Python stack of every thread), else the last 3,000 characters.")
-    import re
     lines = stderr.splitlines()
     first = lambda pat: next((k for k, l in enumerate(lines) if re.search(pat, l)), None)
     i = first(r'terminate called|Fatal Python error|what\(\)')   # a native crash's own words first
@@ -586,7 +585,7 @@ def torchrun(script, *args:str, nproc:int=2, aborts:int=1):
     ("`python -m torch.distributed.run --standalone --nproc_per_node nproc script *args`, run once more (up to `aborts` "
      "times) when a worker died of a native abort, printing why. `{attempt}` in `args` is replaced by the attempt number "
      "(give each attempt its own output folder); the result has `.attempt`.")
-    import re, subprocess, sys
+    import subprocess, sys
     for attempt in range(1, aborts + 2):
         cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', str(nproc), str(script),
                *[a.replace('{attempt}', str(attempt)) for a in args]]

@@ -19,9 +19,9 @@ from .feedback import load_records
 from .policy import token_logprobs
 
 # %% auto #0
-__all__ = ['PRESETS', 'CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs',
-           'preference_accuracy', 'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy',
-           'to_trl_config', 'PreferenceResult', 'train_dpo', 'train_kto', 'plot_history', 'estimate', 'train_dpo_cli']
+__all__ = ['CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs', 'preference_accuracy',
+           'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'to_trl_config',
+           'PreferenceResult', 'train_dpo', 'train_kto', 'plot_history', 'estimate', 'train_dpo_cli']
 
 # %% ../nbs/05_dpo.ipynb #e81d0c05
 def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoothing:float=0.0):
@@ -151,7 +151,7 @@ def label_accuracy(model, tok, examples, beta:float=0.1, max_length=None,
 # %% ../nbs/05_dpo.ipynb #892ff144
 @dataclass
 class PreferenceConfig(StageConfig):
-    "One DPO/KTO run. Presets: `PRESETS` (`cpu` is the default on this machine)."
+    "One DPO/KTO run. Presets: `PreferenceConfig.PRESETS` (`cpu` is the default on this machine)."
     model: str = 'smollm2'          # the policy to train: 'smollm2', 'tiny' (tests) or a HF folder
     lora_r: int = 16                # LoRA rank
     lora_alpha: int = 32            # LoRA scale
@@ -159,6 +159,7 @@ class PreferenceConfig(StageConfig):
     learning_rate: float = 5e-5
     beta: float = 0.1               # DPO/KTO temperature: larger keeps the policy closer to the reference
     epochs: float = 1.0
+    max_steps: int = -1             # stop after this many optimiser steps (-1: run the epochs): the step budget
     batch_size: int = 4             # pairs (DPO) or examples (KTO) per device step
     grad_accum: int = 1
     max_length: int = 128           # prompt + completion tokens (longer: completion end truncated)
@@ -191,7 +192,7 @@ class PreferenceConfig(StageConfig):
             raise ValueError("base_dtype must be 'float32' or 'bfloat16'")
 
 # %% ../nbs/05_dpo.ipynb #c1ac70c7
-PRESETS = {
+PreferenceConfig.PRESETS = {
     'cpu': PreferenceConfig(),
     'tiny': PreferenceConfig(model='tiny', batch_size=2),   # tests: the tiny policy
     # the fastest CPU recipe where the CPU has fast bf16 (AMX): frozen weights in bf16, autocast, no checkpointing;
@@ -224,7 +225,6 @@ PRESETS = {
         packed=False,
     ),
 }
-PreferenceConfig.PRESETS = PRESETS
 
 # %% ../nbs/05_dpo.ipynb #c1dbe850
 def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceConfig:
@@ -284,7 +284,7 @@ def _start_adapter(model, cfg:PreferenceConfig):
     if getattr(res, 'unexpected_keys', None): raise ValueError(f"{src}: weights that fit no LoRA layer: {res.unexpected_keys[:3]}")
 
 # %% ../nbs/05_dpo.ipynb #2976c30a
-def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', has_eval:bool=False, max_steps:int=-1):
+def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', has_eval:bool=False):
     "TRL's DPOConfig or KTOConfig for `cfg`."
     from trl import DPOConfig, KTOConfig
     common = dict(
@@ -293,7 +293,7 @@ def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', h
         per_device_eval_batch_size=cfg.batch_size,
         gradient_accumulation_steps=cfg.grad_accum,
         num_train_epochs=cfg.epochs,
-        max_steps=max_steps,
+        max_steps=cfg.max_steps,
         learning_rate=cfg.learning_rate,
         beta=cfg.beta,
         max_length=cfg.max_length,
@@ -375,9 +375,9 @@ def _shared_rows(ds, out:Path, name:str='train'):
     return load_from_disk(str(d))
 
 # %% ../nbs/05_dpo.ipynb #96116f83
-def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, callbacks=None):
+def _train(method, train, eval, config, output_dir, max_steps=None, resume=True, callbacks=None):
     from trl import DPOTrainer, KTOTrainer
-    cfg = effective_config(PreferenceConfig.make(config))
+    cfg = effective_config(PreferenceConfig.make(config, **({} if max_steps is None else {'max_steps': max_steps})))
     seed_everything(cfg.seed)
     train = _train_rows(method, train, cfg)
     # no output_dir: a fresh temporary folder per call, so an unrelated call never resumes it (and nothing piles up
@@ -392,7 +392,7 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     Trainer = DPOTrainer if method == 'dpo' else KTOTrainer
     if cfg.packed: Trainer = packed_trainer(Trainer, paired=method == 'dpo', max_tokens=cfg.max_packed_tokens)
     with Timer() as tp:   # tokenising, and the reference log-probs when precomputed
-        trainer = Trainer(model=model, args=to_trl_config(cfg, out, method, max_steps=max_steps), train_dataset=train,
+        trainer = Trainer(model=model, args=to_trl_config(cfg, out, method), train_dataset=train,
                           processing_class=tok, peft_config=peft, callbacks=callbacks)
     model = trainer.model
     _start_adapter(model, cfg)
@@ -405,7 +405,7 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     if ck: print(f"[rlnb] resuming from {ck}")
     with Timer() as t: trainer.train(resume_from_checkpoint=ck)
     steps = trainer.state.global_step
-    seen = cfg.epochs if max_steps < 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))  # passes
+    seen = cfg.epochs if cfg.max_steps < 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))  # passes
     m = train_metrics(len(train), steps, t.secs, epochs=seen, prepare_seconds=round(tp.secs, 2), resumed_from=ck)
     if before:
         m.update({f'before_{k}': v for k, v in before.items()}, **{f'after_{k}': v for k, v in accuracy().items()})
@@ -416,7 +416,9 @@ def _train(method, train, eval, config, output_dir, max_steps=-1, resume=True, c
     return res
 
 # %% ../nbs/05_dpo.ipynb #23172e40
-def train_dpo(pairs, eval=None, config:PreferenceConfig|str='cpu', output_dir=None, max_steps:int=-1, resume:bool=True,
+def train_dpo(pairs, eval=None, config:PreferenceConfig|str='cpu', output_dir=None,
+              max_steps:int|None=None,  # overrides `config.max_steps` (the step budget is a config field)
+              resume:bool=True,
               callbacks:list|None=None, # extra `transformers.TrainerCallback`s
              ) -> PreferenceResult:
     "DPO with LoRA through TRL on preference pairs; held-out preference accuracy before and after on `eval`."
@@ -427,7 +429,7 @@ def train_kto(
     eval=None,
     config: PreferenceConfig | str = 'cpu',
     output_dir=None,
-    max_steps: int = -1,
+    max_steps: int | None = None,   # overrides `config.max_steps`
     resume: bool = True,
     callbacks: list | None = None,
 ) -> PreferenceResult:
@@ -518,7 +520,6 @@ _DPO_FLAGS = [
     (['--source'], dict(default='db', choices=['db', 'file'])),
     (['--data-file'], dict(help='a JSONL file of feedback (with --source file)')),
     (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
-    (['--max-steps'], dict(type=int, default=-1, help='stop after this many steps (-1: the epochs)')),
     (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
     (
         ['--dry-run'],
@@ -549,8 +550,7 @@ def train_dpo_cli(argv:list|None=None):
         if a.method != 'dpo': raise SystemExit('--dry-run estimates DPO runs')
         print(json.dumps(estimate(dd['train'], cfg), indent=2)); return
     fn = train_dpo if a.method == 'dpo' else train_kto
-    res = fn(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, stage_dir(a, a.agent, a.method),
-             a.max_steps)
+    res = fn(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, stage_dir(a, a.agent, a.method))
     print(json.dumps(res.metrics, indent=2)); print(f"adapter: {res.model_path}")
     if not a.no_register:   # recorded by the console script (`rlnb.pipeline.train_dpo_cli`), not here
         res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind=a.method, feedback_count=len(records),

@@ -338,7 +338,6 @@ def evaluate_policy(
     ("Answer held-out prompts with the policy and its base, and judge them side by side: win rate, length-controlled "
      "win rate, scores, KL, failures — each with a confidence interval.")
     import time
-    from datetime import datetime, timezone
     cfg = EvalConfig.make(config, **overrides)
     modes = tuple(m.strip() for m in cfg.modes.split(',')) if isinstance(cfg.modes, str) else tuple(cfg.modes)
     kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'seed', 'batch_size', 'system',

@@ -12,7 +12,7 @@ from .core import console_script, atomic_write
 from .config import stage_cli
 
 # %% auto #0
-__all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_reward_targets', 'to_dataset', 'prompt_text',
+__all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_reward_targets', 'to_dataset', 'prompt_text', 'words',
            'split_by_prompt', 'dataset_stats', 'plot_stats', 'data_shape', 'choose_method', 'build_datasets',
            'ExportDataConfig', 'export_rows', 'export_data', 'export_data_cli']
 
@@ -149,6 +149,12 @@ def prompt_text(p) -> str:
 def _in_eval(prompt:str, eval_frac:float, seed:int) -> bool:
     h = int(hashlib.sha1(f'{seed}:{prompt}'.encode()).hexdigest()[:8], 16)
     return h / 0xFFFFFFFF < eval_frac
+
+# %% ../nbs/02_formatting.ipynb #97adb469
+import re as _re
+def words(text:str, punct:bool=False) -> list[str]:
+    "The lower-cased words of `text` (letters and apostrophes); with `punct`, every `\\w+` run and punctuation mark too."
+    return _re.findall(r"\w+|[^\w\s]" if punct else r"[a-z']+", text.lower())
 
 # %% ../nbs/02_formatting.ipynb #1d82b6fb
 def split_by_prompt(ds, eval_frac:float=0.2, seed:int=0, min_prompts:int=2):

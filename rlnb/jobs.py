@@ -182,7 +182,6 @@ def rl_seconds_per_step(algorithm:str) -> tuple:
     ("`(seconds per step on SmolLM2, where that comes from)` for the dry run of a run without a probe, read from the "
      "saved benchmarks: PPO's `cpu` preset from `bench/results/ppo_speed.json`, KTO from the `cpu` row of "
      "`dpo_speed.json` (a step of the same size); `(None, why)` where nothing was measured (GRPO, RLOO).")
-    import json
     f = {'ppo': 'ppo_speed.json', 'kto': 'dpo_speed.json'}.get(algorithm)
     if f is None or not (bench_results()/f).exists():
         return None, f"no saved measurement of {algorithm} steps (bench/ppo_speed.py, bench/dpo_speed.py measure PPO, DPO)"
@@ -297,7 +296,6 @@ def _watch_parent(jobs, jid:str, parent:int|None=None, every:float=1.0):
     ("In a worker: end the job (and the worker's process group, its children included) when the server that started "
      "it is gone: `parent`, the server's pid that `spawn_job` passes on the worker's command line (so a server killed "
      "before this runs is noticed too), else the parent now.")
-    import threading, time
     parent = parent or os.getppid()
     def watch():
         while True:
@@ -461,7 +459,6 @@ def spawn_online_job(st, agent:str, baseline:bool=False) -> dict:
 # %% ../nbs/10a_jobs.ipynb #6c73a109
 def cancel_job(st, jid:str, reason:str='cancelled') -> dict:
     "End a queued or running job: its worker and the worker's children are killed (TERM, then KILL after 5 s)."
-    import time
     j = st.jobs.reap(jid)
     if j is None or j['status'] not in ('queued', 'running'): return j
     st.jobs.update(jid, status='cancelled', error=reason, finished_at=utc_now())

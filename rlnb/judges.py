@@ -9,25 +9,23 @@ from pathlib import Path
 from collections import Counter
 from .reward import HEURISTICS, RewardModel
 from .stats import wilson_interval, bootstrap_ci
-from .formatting import prompt_text
+from .formatting import prompt_text, words
 
 # %% auto #0
 __all__ = ['distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'WordJudge', 'rule_reward',
            'rule_report', 'judge_validity', 'beats_heuristic']
 
 # %% ../nbs/04a_judges.ipynb #0b510242
-def _words(s:str) -> list[str]: return re.findall(r"\w+|[^\w\s]", s.lower())
-
 def distinct_n(texts:list[str], n:int=2) -> float:
     ("Distinct n-grams over all n-grams of `texts` (word level): 1 = no n-gram repeats, → 0 = the same phrases over "
      "and over.")
-    grams = [tuple(w[i:i + n]) for t in texts for w in [_words(t)] for i in range(len(w) - n + 1)]
+    grams = [tuple(w[i:i + n]) for t in texts for w in [words(t, punct=True)] for i in range(len(w) - n + 1)]
     return round(len(set(grams)) / len(grams), 4) if grams else 0.0
 
 def is_degenerate(text:str, n:int=3, min_grams:int=6, max_repeat_share:float=0.5, max_run:int=8) -> bool:
     ("Degenerate repetition: over half of its word n-grams are repeats, or one word/character repeated `max_run`+ "
      "times in a row.")
-    w = _words(text)
+    w = words(text, punct=True)
     grams = [tuple(w[i:i + n]) for i in range(len(w) - n + 1)]
     if len(grams) >= min_grams and 1 - len(set(grams)) / len(grams) > max_repeat_share: return True
     if re.search(r'(.)\1{%d,}' % (2 * max_run), text): return True

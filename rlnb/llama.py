@@ -83,7 +83,6 @@ def vocab_gguf(name:str='qwen2', sdist:str|Path|None=None) -> Path:
 def prepare_converter(sdist:str|Path|None=None) -> Path:
     ("Unpack the converter, `conversion/` and `gguf-py/` from the llama-cpp-python sdist (found or downloaded); "
      "returns the folder.")
-    import tempfile
     ver = llama_version()
     dst = Path(os.environ.get('RLNB_LLAMA_CPP') or cache_dir()/f'llama.cpp-{ver}')
     if (dst/'convert_hf_to_gguf.py').exists() and (dst/'convert_lora_to_gguf.py').exists(): return dst

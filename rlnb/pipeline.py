@@ -13,13 +13,12 @@ from .feedback import FeedbackStore, import_chitchat
 from .formatting import build_datasets, dataset_stats, plot_stats, prompt_text
 from rlnb.reward import (
     RewardConfig,
-    PRESETS as REWARD_PRESETS,
     train_reward_model,
     baseline_accuracies,
     evaluate_pairs,
     plot_calibration,
 )
-from .dpo import PreferenceConfig, PRESETS as PREF_PRESETS, train_dpo, train_kto, train_dpo_cli as _dpo_cli
+from .dpo import PreferenceConfig, train_dpo, train_kto, train_dpo_cli as _dpo_cli
 from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_cli as _on_policy_cli
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo, train_ppo_cli as _ppo_cli
 from .export import export_model, isolated, ExportConfig
@@ -180,7 +179,6 @@ def _prompt_half(ds, half:int|None):
     "Rows whose prompt falls in `half` (0 or 1) of a stable hash split of the prompts; `None`: all rows."
     if half is None: return ds
     if half not in (0, 1): raise ValueError(f"prompt_half must be 0, 1 or null, got {half!r}")
-    from rlnb.formatting import prompt_text
     import hashlib
     keep = [int(hashlib.sha1(prompt_text(p).encode()).hexdigest(), 16) % 2 == half for p in ds['prompt']]
     out = ds.select([i for i, k in enumerate(keep) if k])
@@ -264,12 +262,12 @@ def _register(run:Run, kind:str, path:Path, metrics:dict, config:dict, data_coun
 
 # %% ../nbs/99_pipeline.ipynb #85be6a7e
 @stage('dpo', config=PreferenceConfig)
-def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, **overrides) -> dict:
+def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, **overrides) -> dict:
     "Train the policy with DPO on the run's pairs; report preference accuracy before/after."
     cfg = PreferenceConfig.make(preset, **overrides)
     ds = _datasets(run)['pairs']
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval']))))
-    res = train_preference('dpo', ds['train'], ev, cfg, run.path/'dpo', max_steps=max_steps, callbacks=run.cache.get('callbacks'))
+    res = train_preference('dpo', ds['train'], ev, cfg, run.path/'dpo', callbacks=run.cache.get('callbacks'))
     m = res.metrics
     print(
         f"    DPO on {m['train_examples']:,} pairs: tokenising + reference pass {m['prepare_seconds']:.0f} s,"
@@ -294,14 +292,14 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, max_steps:int=-1, *
     return m
 
 @stage('kto', config=PreferenceConfig)
-def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, max_steps:int=-1, **overrides) -> dict:
+def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> dict:
     ("Train the policy with KTO on the run's unpaired examples (thumbs, scores: one judged answer at a time); report "
      "held-out label accuracy before/after.")
     from dataclasses import asdict
     cfg = PreferenceConfig.make(preset, **overrides)
     ds = _datasets(run)['kto']
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_examples, len(ds['eval']))))
-    res = train_preference('kto', ds['train'], ev, cfg, run.path/'kto', max_steps=max_steps, callbacks=run.cache.get('callbacks'))
+    res = train_preference('kto', ds['train'], ev, cfg, run.path/'kto', callbacks=run.cache.get('callbacks'))
     m = res.metrics
     before, after = m.get('before_label_accuracy'), m.get('after_label_accuracy')
     print(f"    KTO on {m['train_examples']:,} examples ({sum(ds['train']['label'])} desirable): {m['steps']} steps in "
@@ -316,7 +314,6 @@ def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, max_steps:int=-1
 # %% ../nbs/99_pipeline.ipynb #04cfa7cc
 def _reward_model(run:Run, out:str='reward'):
     if 'reward_model' not in run.cache:
-        from rlnb.reward import RewardModel
         p = run.path/out/'reward_model'
         if not p.exists(): raise FileNotFoundError(f"{p} is missing: run the 'reward' stage before this one.")
         run.cache['reward_model'] = RewardModel.load(p)
@@ -364,7 +361,6 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     out = run.path/(out or algorithm)
     if prompt_set not in _CHOICES[('ppo', 'prompt_set')]: raise ValueError(f"prompt_set must be 'pairs' or 'turns', got {prompt_set!r}")
     if prompt_set == 'turns':   # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
-        from rlnb.prompts import train_prompt_set
         prompts = train_prompt_set(run.path, max_prompts or 1024, run.recipe.get('seed', 0))
     else:   # the training prompts of the pairs (or, with scores only, of the regression targets)
         ds = _datasets(run); src = ds['pairs'] if 'pairs' in ds else ds['targets']

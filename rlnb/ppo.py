@@ -275,7 +275,7 @@ def bf16_on(cfg:PPOConfig, device) -> bool:
 
 def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
     "bf16 autocast on `device` when `cfg.bf16` is on (None: when `auto_bf16` finds native bf16 here), else a no-op."
-    import contextlib, torch
+    import torch
     dev = torch.device(device).type
     return torch.autocast(dev, dtype=torch.bfloat16) if bf16_on(cfg, dev) else contextlib.nullcontext()
 

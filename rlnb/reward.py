@@ -9,15 +9,15 @@ from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
 from .core import chat_ids, seed_everything, get_device, Timer, model_path, lora_config, report_targets, atomic_dir, atomic_write, auto_bf16
 from .config import StageConfig, StageResult, train_metrics
-from .formatting import prompt_text, build_datasets
+from .formatting import prompt_text, build_datasets, words
 from .core import console_script
 from .config import stage_cli, stage_dir
 from .feedback import load_records
 
 # %% auto #0
-__all__ = ['PRESETS', 'HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode',
-           'RewardModel', 'RewardResult', 'train_reward_model', 'evaluate_pairs', 'evaluate_targets',
-           'baseline_accuracies', 'plot_learning_curves', 'plot_calibration', 'rm_curve_table', 'train_reward_cli']
+__all__ = ['HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode', 'RewardModel',
+           'RewardResult', 'train_reward_model', 'evaluate_pairs', 'evaluate_targets', 'baseline_accuracies',
+           'plot_learning_curves', 'plot_calibration', 'rm_curve_table', 'train_reward_cli']
 
 # %% ../nbs/04_reward.ipynb #af57b027
 def bt_loss(r_chosen, r_rejected, margin=None):
@@ -39,7 +39,7 @@ def mse_loss(pred, target):
 # %% ../nbs/04_reward.ipynb #40752b48
 @dataclass
 class RewardConfig(StageConfig):
-    "Everything that defines a reward-model run. Presets: `PRESETS`."
+    "Everything that defines a reward-model run. Presets: `RewardConfig.PRESETS`."
     model: str = 'minilm'         # backbone: 'minilm', 'smollm2', 'tiny-encoder', 'tiny-llama', or a HF folder
     objective: str = 'pairwise'   # 'pairwise' (Bradley-Terry on pairs) or 'regression' (MSE on targets in [-1, 1])
     lora: bool = True             # train LoRA adapters + the head; False trains every weight
@@ -67,7 +67,7 @@ class RewardConfig(StageConfig):
             raise ValueError(f"objective must be 'pairwise' or 'regression', got {self.objective!r}")
         if self.batch_size < 1 or self.max_length < 8: raise ValueError("batch_size must be >= 1 and max_length >= 8")
 
-PRESETS = {
+RewardConfig.PRESETS = {
     'cpu': RewardConfig(group_by_length=True),  # MiniLM + LoRA: minutes on a laptop CPU
     'full': RewardConfig(lora=False, learning_rate=3e-5),  # MiniLM, every weight trained
     'smollm2': RewardConfig(model='smollm2', learning_rate=2e-4, batch_size=8),  # head on the policy backbone
@@ -80,7 +80,6 @@ PRESETS = {
     'high_quality': RewardConfig(model='smollm2', lora_r=64, lora_alpha=128, learning_rate=1e-4, epochs=2.0, batch_size=16,
                                  max_length=256, bf16=None),
 }
-RewardConfig.PRESETS = PRESETS
 
 # %% ../nbs/04_reward.ipynb #eee2aabc
 def _is_decoder(model) -> bool:
@@ -392,13 +391,11 @@ def evaluate_targets(rm:RewardModel, targets) -> dict:
                 pearson=round(corr, 4), baseline_mse=round(y.var(unbiased=False).item(), 4), eval_rows=len(y))
 
 # %% ../nbs/04_reward.ipynb #d46732a1
-def _words(s): return re.findall(r"[a-z']+", s.lower())
-
 HEURISTICS = {
     'random': lambda p, r: 0.0,
     'longer': lambda p, r: len(r.split()),
     'asks_question': lambda p, r: r.count('?'),
-    'prompt_overlap': lambda p, r: len(set(_words(p)) & set(_words(r))),
+    'prompt_overlap': lambda p, r: len(set(words(p)) & set(words(r))),
     'exclamations': lambda p, r: r.count('!'),
 }
 
@@ -460,7 +457,6 @@ def rm_curve_table(r:dict) -> str:
 @console_script
 def train_reward_cli(argv:list|None=None):
     "Console script `rlnb_train_reward`: every `RewardConfig` field is a flag."
-    import json
     ap, parse = stage_cli(
         RewardConfig,
         'rlnb_train_reward',

@@ -10,7 +10,8 @@ from statistics import NormalDist
 # %% auto #0
 __all__ = ['wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci', 'binom_two_sided',
            'outcomes', 'win_rate', 'length_controlled', 'two_proportion_test', 'welch_test', 'sample_size',
-           'msprt_pvalue', 'holm', 'hierarchical_bootstrap', 'replicate_interval', 'report_headline']
+           'msprt_pvalue', 'holm', 'hierarchical_bootstrap', 'replicate_interval', 'report_headline', 'human_win_rate',
+           'ppi_coverage']
 
 # %% ../nbs/00a_stats.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -292,3 +293,69 @@ def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dic
             'control_win_rate_ci': m['control']['judges'][judge]['win_rate']['ci'],      # no verdict
             'valid': m['control']['valid'], 'validity': m['control']['why']} if 'control' in m else {}),
     }
+
+# %% ../nbs/00a_stats.ipynb #c0083949
+def human_win_rate(judge,            # the judge's verdict on each of N pairs: 1 the policy's answer wins, 0 it loses, ½ a tie
+                   human:dict,       # people's verdicts on a uniformly random n of them: {pair index: verdict}
+                   conf:float=0.95,
+                   min_human:int=50, # fewer verdicts than this: the people's interval alone (the judge's weight would be a guess)
+                  ) -> dict:
+    ("The win rate people would give, from a judge's verdicts on all pairs and people's on a random few: "
+     "prediction-powered inference (Angelopoulos et al., Science 2023). The estimate is the judge's mean on the "
+     "pairs nobody labelled plus the mean correction (person minus judge) on those they did, the judge weighted by "
+     "how well it predicts people (PPI++ power tuning: never wider than the people alone, in large samples), with a "
+     "t interval from both variances: valid for the people's preference whatever the judge's bias, as long as the labelled pairs "
+     "are a uniform random draw; the better the judge agrees with people, the narrower it is. Beside it: the judge "
+     "alone (biased exactly as the judge is) and the people alone (valid, wider), and how often judge and person agree. "
+     "Below `min_human` verdicts the judge's weight cannot be estimated well enough (the interval under-covers: see "
+     "`ppi_coverage`), so the people's Wilson interval is the answer.")
+    import numpy as np
+    j = np.asarray(judge, dtype=float)
+    if j.ndim != 1 or not len(j) or not np.isfinite(j).all() or ((j < 0) | (j > 1)).any():
+        raise ValueError("judge: one verdict in [0, 1] per pair (1 the policy wins, 0 it loses, 0.5 a tie)")
+    idx = sorted(human)
+    if bad := [i for i in idx if not (isinstance(i, (int, np.integer)) and 0 <= i < len(j))]:
+        raise ValueError(f"human: pair indices must be in 0..{len(j) - 1}, got {bad[:5]}")
+    y = np.asarray([human[i] for i in idx], dtype=float)
+    if len(y) < 2: raise ValueError(f"at least 2 human verdicts are needed, got {len(y)}")
+    if not np.isfinite(y).all() or ((y < 0) | (y > 1)).any(): raise ValueError("human verdicts must lie in [0, 1]")
+    d, rest = y - j[idx], np.delete(j, idx)
+    f, n, m = j[idx], len(y), len(rest)
+    lam = 0.0                                                    # PPI++ power tuning: how much of the judge to use
+    if n >= min_human and m > 1 and np.var(j) > 0:              # (0: the people alone; 1: plain PPI)
+        lam = float(np.clip(np.cov(y, f)[0, 1] / ((1 + n / m) * np.var(j, ddof=1)), 0.0, 1.0))
+    rate = y.mean() + lam * ((rest.mean() if m else 0.0) - f.mean())
+    var = np.var(y - lam * f, ddof=1) / n + (lam ** 2 * np.var(rest, ddof=1) / m if m > 1 else 0.0)
+    half = t_quantile(0.5 + conf / 2, n - 1) * var ** 0.5         # t with n - 1 df: the few labels dominate the error
+    wil = lambda x: [round(v, 4) for v in wilson_interval(float(np.sum(x)), len(x), conf)]
+    ci = [max(0.0, rate - half), min(1.0, rate + half)] if n >= min_human else wil(y)
+    return {'rate': round(float(rate), 4), 'ci': [round(float(v), 4) for v in ci],
+            'n_human': len(y), 'n_pairs': len(j), 'agreement': round(float(np.mean(np.abs(d) < 1e-9)), 4),
+            'judge_only': {'rate': round(float(j.mean()), 4), 'ci': wil(j)},
+            'human_only': {'rate': round(float(y.mean()), 4), 'ci': wil(y)},
+            'judge_weight': round(lam, 4), 'method': 'PPI++ (Angelopoulos, Duchi, Zrnic 2023)'}
+
+# %% ../nbs/00a_stats.ipynb #377d3f00
+def ppi_coverage(truth:float=0.55,     # the win rate people give (each pair's human verdict ~ Bernoulli(truth))
+                 accuracy:float=0.7,   # how often the judge's verdict equals the person's (else the opposite)
+                 bias:float=0.15,      # share of pairs the judge gives to the policy whatever the answers
+                 n_pairs:int=400, n_human:int=80, reps:int=1000, seed:int=0, conf:float=0.95,
+                 min_human:int=50) -> dict:
+    ("Simulate `reps` evaluations with a known truth through `human_win_rate`: people's verdicts drawn from the truth, "
+     "a judge with the stated accuracy and bias, `n_human` pairs labelled at random. Coverage of the truth and mean "
+     "width of the calibrated interval, of the judge-only interval and of the people-only interval.")
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    hit = {'calibrated': 0, 'judge_only': 0, 'human_only': 0}; width = {k: 0.0 for k in hit}
+    for _ in range(reps):
+        h = (rng.random(n_pairs) < truth).astype(float)
+        j = np.where(rng.random(n_pairs) < accuracy, h, 1 - h)
+        j = np.where(rng.random(n_pairs) < bias, 1.0, j)
+        lab = rng.choice(n_pairs, n_human, replace=False)             # the pairs people rated: a uniform draw
+        r = human_win_rate(j, {int(i): h[i] for i in lab}, conf, min_human)
+        for k, (lo, hi) in (('calibrated', r['ci']), ('judge_only', r['judge_only']['ci']), ('human_only', r['human_only']['ci'])):
+            hit[k] += lo <= truth <= hi; width[k] += hi - lo
+    return {'truth': truth, 'accuracy': accuracy, 'bias': bias, 'n_pairs': n_pairs, 'n_human': n_human, 'min_human': min_human, 'reps': reps,
+            'seed': seed, 'judge_mean': round(bias + (1 - bias) * (accuracy * truth + (1 - accuracy) * (1 - truth)), 4),
+            'coverage': {k: round(v / reps, 4) for k, v in hit.items()},
+            'width': {k: round(v / reps, 4) for k, v in width.items()}}
