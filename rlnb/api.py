@@ -20,7 +20,7 @@ from .feedback import Feedback, FeedbackError, FeedbackStore
 from .core import console_script, utc_now
 from .registry import Registry, _rel, _headline
 from .online import OnlineConfig, OnlineLearner
-from .abtest import _ab_tables
+from .abtest import _ab_tables, arrival_ns
 from .jobs import Busy, ChatRequest, DeployRequest, Jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, plan_training, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
 from .auth import Principal, SafeJSON, _Guard, _allowed, _scrub, api_limits, api_tokens, env_insecure, insecure_problem, need, scrub_paths
 
@@ -170,7 +170,6 @@ def _record(st, agent:str, d) -> Feedback:
     rec = Feedback.from_dict({**d, 'agent': agent})
     _check_time(rec); _check_ab(st, rec)
     if (rec.run_id or '').startswith('ab:'):          # the server stamps the arrival: the order A/B tests replay
-        from rlnb.abtest import arrival_ns
         rec.metadata = {**rec.metadata, 'arrival_ns': arrival_ns()}
     return rec
 

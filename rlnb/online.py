@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from fastcore.basics import patch
-from .core import create_tables, check_agent, models_dir, new_run, atomic_write, peak_rss_mb, rlnb_home
+from .core import create_tables, check_agent, models_dir, new_run, atomic_write, peak_rss_mb, rlnb_home, model_path
 from .config import StageConfig, StageResult
 from .feedback import Feedback, FeedbackStore
 from .registry import Registry, _version, _abs, _rel, check_gguf   # check_gguf: every deploy path checks the GGUF
@@ -20,7 +20,7 @@ from .dpo import PreferenceConfig
 from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
 from .evaluation import evaluate_policy, ci_errorbar
 from .policy import answer_pool
-from .judges import judge_name
+from .judges import judge_name, RewardJudge
 from .policy import load_checkpoint
 
 # %% auto #0
@@ -142,7 +142,6 @@ class OnlineLearner:
         self.registry = registry or Registry(self.store)
         self.config, self.clock, self.on_deploy = config or OnlineConfig(), clock, on_deploy
         if isinstance(judge, (str, Path)):
-            from rlnb.judges import RewardJudge
             judge = RewardJudge(judge)
         self.judge = judge
         md = sa.MetaData(); self.used, self.runs = _tables(md); create_tables(md, self.store.engine)
@@ -343,7 +342,6 @@ def ensure_baseline(self:OnlineLearner):
      "baseline.")
     dep = self.registry.deployed(self.agent)
     if dep is not None: return dep
-    from rlnb.core import model_path
     path = model_path(self.config.base)
     run = new_run(self.agent)
     gguf = self._export(path, run) if self.config.auto_export else {}

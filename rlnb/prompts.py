@@ -6,7 +6,7 @@
 from __future__ import annotations
 import hashlib, json
 from pathlib import Path
-from .core import asset_dir, load_chitchat
+from .core import asset_dir, load_chitchat, chitchat_prompts
 from .stats import prompts_needed
 from .formatting import prompt_text
 
@@ -141,7 +141,6 @@ def read_prompts(source) -> list[str]:
     ("Prompts from 'chitchat' (the bundled conversations' openers), a .jsonl file (`prompt`, or `query`, per line) or "
      "a text file (one per line); blank lines skipped, repeats kept once, in order.")
     if str(source) == 'chitchat':
-        from rlnb.core import chitchat_prompts
         return chitchat_prompts()
     p = Path(source)
     if not p.exists(): raise FileNotFoundError(f"no prompt file {p}: pass 'chitchat', a .jsonl file or a text file")
