@@ -143,8 +143,7 @@ def train_dpo_on_policy(
     ("Rounds of on-policy DPO: the current policy answers, the reward model ranks, DPO trains on best vs worst from "
      "where the last round stopped, the reference stays the base. Returns a `StageResult` whose `model_path` is the "
      "last round's adapter and whose metrics hold one row per round.")
-    import tempfile, numpy as np
-    from datasets import Dataset
+    import tempfile
     cfg = OnPolicyConfig.make(config, **overrides)
     prompts = [p for p in dict.fromkeys(prompts or []) if isinstance(p, str) and p.strip()]
     if len(prompts) < 2: raise ValueError(f"on-policy DPO needs at least 2 distinct training prompts, got {len(prompts)}")

@@ -124,8 +124,10 @@ def token_logprobs(logits, targets, entropy:bool=False):
     lse = logits.logsumexp(-1)
     lp = logits.gather(-1, targets[..., None])[..., 0] - lse
     if not entropy: return lp
-    lsm = logits - lse[..., None]
-    return lp, -(lsm.exp() * lsm).sum(-1).detach()
+    import torch
+    with torch.no_grad():                         # a reported figure: no graph kept for it
+        lsm = logits - lse[..., None]
+        return lp, -(lsm.exp() * lsm).sum(-1)
 
 # %% ../nbs/00b_policy.ipynb #c126f953
 _NUCLEUS_K = 256   # the nucleus is looked for among the top 256 tokens first; a full sort only when it is wider
@@ -345,18 +347,11 @@ def rollouts(model, tok, prompts:list[str], max_new_tokens:int, do_sample:bool=T
     if keep and norm is None: hs = [h[-1][:, -1:] for h in g.hidden_states]
     ids = g.sequences if keep else g
     P = enc['input_ids'].shape[1]
-    resp = ids[:, P:]
-    is_eos = resp == tok.eos_token_id
-    mask = (~((is_eos.long().cumsum(-1) - is_eos.long()) > 0)).float()   # up to and with the first EOS
-    completion_ids = [r[:int(m.sum())].tolist() for r, m in zip(resp, mask)]
     kept = {}
     if keep:   # raw logits of each step (not top-p/top-k warped), as the scoring forward computes them
-        lp, ent = token_logprobs(torch.stack(g.logits, 1) / (temperature if do_sample else 1.0), resp, entropy=True)
+        lp, ent = token_logprobs(torch.stack(g.logits, 1) / (temperature if do_sample else 1.0), ids[:, P:], entropy=True)
         kept = dict(logp=lp, entropy=ent, hidden=torch.cat(hs, 1).float())   # hidden: from the last prompt token on
-    return dict(ids=ids, attn=torch.cat([enc['attention_mask'], mask.long()], 1), mask=mask, n_prompt=P,
-                has_eos=is_eos.any(-1), completion_ids=completion_ids, **kept,
-                responses=tok.batch_decode([c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids],
-                                           skip_special_tokens=True))
+    return {**_finish(tok, enc['input_ids'], enc['attention_mask'], ids[:, P:], 0), **kept}
 
 # %% ../nbs/00b_policy.ipynb #924535d9
 @dataclass
