@@ -4,16 +4,17 @@
 
 # %% ../nbs/03_widgets.ipynb #66357d32
 from __future__ import annotations
-import html, hashlib, random, time
+import html, hashlib, json, random, time
 from collections import Counter
 from .core import check_agent
 from .policy import reply
 from .feedback import Feedback, FeedbackStore
 from .formatting import prompt_text
-from .stats import binom_two_sided
+from .stats import binom_two_sided, human_win_rate
 
 # %% auto #0
-__all__ = ['normalize_item', 'PolicyItems', 'RatingWidget', 'CompareWidget']
+__all__ = ['KEYS', 'KEYS_HELP', 'normalize_item', 'PolicyItems', 'RatingWidget', 'CompareWidget', 'review_rows', 'review_labels',
+           'BlindReview', 'verdict_text']
 
 # %% ../nbs/03_widgets.ipynb #4f1e37d5
 def _text(x) -> str: return x if isinstance(x, str) else x[-1]['content']
@@ -306,18 +307,42 @@ def _build(self:CompareWidget):
     self.btn_tie, self.btn_bad = W.Button(description='tie'), W.Button(description='both bad')
     for b, c in [(self.btn_a, 'a'), (self.btn_b, 'b'), (self.btn_tie, 'tie'), (self.btn_bad, 'both_bad')]:
         b.on_click(lambda _, c=c: self.choose(c))
+    self.keys = W.Text(placeholder=KEYS_HELP, description='keys', layout=W.Layout(width='60%'))
+    self.keys.observe(self._typed, names='value')   # every keystroke (continuous_update)
     col = lambda t, h: W.VBox([W.HTML(f'<b>{t}</b>'), h], layout=W.Layout(width='49%'))
     self.box = W.VBox([W.HBox([self.progress, self.status]), W.HTML('<b>Prompt</b>'), self.prompt_html,
                        W.HBox([col('A', self.a_html), col('B', self.b_html)]),
-                       W.HBox([self.btn_a, self.btn_b, self.btn_tie, self.btn_bad]),
+                       W.HBox([self.btn_a, self.btn_b, self.btn_tie, self.btn_bad]), self.keys,
                        W.HBox([self.prev_btn, self.skip_btn, self.next_btn]), self.summary])
+
+@patch
+def _choice_meta(self:CompareWidget) -> dict: return dict(swapped=self.swapped(self.i))
 
 @patch
 def choose(self:CompareWidget, choice:str):
     "Record the choice for the current item (as shown) and move on."
     a, b = self.shown(self.i)
-    self._write('comparison', response=a, response_b=b, choice=choice, metadata=dict(swapped=self.swapped(self.i)))
+    self._write('comparison', response=a, response_b=b, choice=choice, metadata=self._choice_meta())
     self.go(self.i + 1) if self.i < len(self.items) - 1 else self._show()
+
+# %% ../nbs/03_widgets.ipynb #3bd084df
+KEYS = {'a': 'a', 'b': 'b', 't': 'tie', 'x': 'both_bad', 's': 'skip', 'p': 'prev', 'n': 'next'}
+KEYS_HELP = 'click here, then type: a / b (that side better) · t tie · x both bad · s skip · p prev · n next'
+
+@patch
+def key(self:CompareWidget, ch:str):
+    "Act on one keystroke (see `KEYS`); other keys are ignored."
+    act = KEYS.get(ch.lower())
+    if act == 'skip': self.skip()
+    elif act in ('prev', 'next'): self.go(self.i + (1 if act == 'next' else -1))
+    elif act: self.choose(act)
+
+@patch
+def _typed(self:CompareWidget, change):
+    old, new = change['old'] or '', change['new'] or ''
+    if not new.startswith(old): return          # an edit or the box cleared: nothing typed
+    for ch in new[len(old):]: self.key(ch)
+    if len(new) >= 40: self.keys.value = ''     # the next change ('' does not extend the old value) is ignored
 
 # %% ../nbs/03_widgets.ipynb #273494ac
 @patch
@@ -350,3 +375,82 @@ def _summary_html(self:CompareWidget) -> str:
         else ''
     )
     return f'<small>{parts}<br>{bias}<br>{self._speed()}</small>'
+
+# %% ../nbs/03_widgets.ipynb #b4eabc95
+def _modes(report) -> dict:
+    "The `modes` of an evaluation report: an `EvalReport`, the dict it saves, or the path of its JSON."
+    if hasattr(report, 'modes'): return report.modes
+    if isinstance(report, dict): return report['modes']
+    return json.loads(Path(report).read_text())['modes']
+
+def review_rows(report, judge:str|None=None, mode:str|None=None) -> dict:
+    ("The pairs a blind review shows: the report's first row of each prompt (policy answer, base answer) with the "
+     "judge's verdict on it (1 the policy's answer wins, 0 the base's, ½ a tie), and a tag naming the report's content.")
+    modes = _modes(report)
+    mode = mode or ('sampled' if 'sampled' in modes else next(iter(modes)))
+    if mode not in modes: raise ValueError(f"mode {mode!r} is not in the report: {sorted(modes)}")
+    m = modes[mode]
+    judge = judge or next(iter(m['judges']))
+    if judge not in m['judges']: raise ValueError(f"judge {judge!r} is not in the report: {sorted(m['judges'])}")
+    first = {}
+    for i, p in enumerate(m['prompts']): first.setdefault(p, i)
+    rows, o, ans = sorted(first.values()), m['judges'][judge]['outcomes'], m['answers']
+    tag = hashlib.sha1(json.dumps([mode, m['prompts'], ans], sort_keys=True).encode()).hexdigest()[:12]
+    items = [dict(id=f'{tag}:{r}', row=r, prompt=m['prompts'][r], response_a=ans['policy'][r], response_b=ans['base'][r])
+             for r in rows]
+    return dict(mode=mode, judge=judge, tag=tag, rows=rows, judged=[float(o[r]) for r in rows], items=items)
+
+def review_labels(records, tag:str) -> dict:
+    ("People's verdicts on a review's pairs, `{row: mean verdict of its raters}`: 1 the policy's answer preferred, "
+     "0 the base's, ½ a tie or both bad. Other records are ignored.")
+    per = {}
+    for r in records:
+        md = r.metadata or {}
+        if r.kind != 'comparison' or md.get('review') != tag: continue
+        policy_left = not md['swapped']          # response_a (the policy's) is shown on the left unless swapped
+        v = 0.5 if r.choice in ('tie', 'both_bad') else float((r.choice == 'a') == policy_left)
+        per.setdefault(md['row'], []).append(v)
+    return {k: sum(v) / len(v) for k, v in per.items()}
+
+# %% ../nbs/03_widgets.ipynb #954d0b91
+from pathlib import Path
+class BlindReview(CompareWidget):
+    "A trained policy's answers against the base's from a saved evaluation report: blind, randomised, resumable, with the verdict so far."
+    def __init__(self, report, store, agent, rater='rater',
+                 judge:str|None=None, mode:str|None=None,
+                 n:int|None=None,          # show at most n pairs (the first n of the random order)
+                 rows:list|None=None,      # only these report rows (e.g. this rater's share of `overlap_schedule`)
+                 seed:int=0, conf:float=0.95, min_human:int=50, **kw):
+        r = review_rows(report, judge, mode)
+        order = list(range(len(r['rows']))); random.Random(f"review:{seed}:{r['tag']}").shuffle(order)
+        if rows is not None: order = [k for k in order if r['rows'][k] in set(rows)]
+        self.review, self.conf, self.min_human = r, conf, min_human
+        self.position = {row: k for k, row in enumerate(r['rows'])}   # report row -> index into r['judged']
+        super().__init__([r['items'][k] for k in order[:n]], store, agent, rater, seed=seed, **kw)
+
+    def _choice_meta(self) -> dict:
+        r = self.review
+        return dict(swapped=self.swapped(self.i), review=r['tag'], row=self.item(self.i)['row'], judge=r['judge'],
+                    mode=r['mode'])
+
+    def labels(self) -> dict:
+        "Every rater's verdicts on this review's pairs in the store: `{index into judged: verdict}`."
+        recs = self.store.query(agent=self.agent, kind='comparison')
+        return {self.position[k]: v for k, v in review_labels(recs, self.review['tag']).items() if k in self.position}
+
+    def verdict(self) -> dict|None:
+        "`human_win_rate` of the labels so far against the judge's verdicts on all the report's pairs (None below 2 labels)."
+        h = self.labels()
+        return human_win_rate(self.review['judged'], h, self.conf, self.min_human) if len(h) >= 2 else None
+
+    def _summary_html(self) -> str:
+        return CompareWidget._summary_html(self) + f'<div class="rlnb-verdict">{verdict_text(self.verdict(), self.min_human)}</div>'
+
+def verdict_text(v:dict|None, min_human:int=50) -> str:
+    "One sentence of a `human_win_rate` result, as the review shows it."
+    if v is None: return 'Rate two pairs to see which answers people prefer.'
+    pct = lambda d: f"{d['rate']:.0%} [{d['ci'][0]:.0%}, {d['ci'][1]:.0%}]"
+    how = (f"people alone: the judge's verdicts on all {v['n_pairs']} pairs join at {min_human} labels"
+           if v['n_human'] < min_human else f"calibrated with the judge's {v['n_pairs']} verdicts, weight {v['judge_weight']:.2f}")
+    return (f"People prefer the trained policy's answer {pct(v)} of the time ({v['n_human']} pairs rated; {how}). "
+            f"The judge alone says {pct(v['judge_only'])}; it agrees with people on {v['agreement']:.0%} of the rated pairs.")
