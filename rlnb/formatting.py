@@ -14,7 +14,7 @@ from .config import stage_cli
 # %% auto #0
 __all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_reward_targets', 'to_dataset', 'prompt_text', 'words',
            'split_by_prompt', 'dataset_stats', 'plot_stats', 'data_shape', 'choose_method', 'build_datasets',
-           'ExportDataConfig', 'export_rows', 'export_data', 'export_data_cli']
+           'by_rater', 'ExportDataConfig', 'export_rows', 'export_data', 'export_data_cli']
 
 # %% ../nbs/02_formatting.ipynb #f4347c9f
 def utility(r:Feedback) -> float|None:
@@ -285,6 +285,13 @@ def build_datasets(
                 kto=lambda: to_kto(records), targets=lambda: to_reward_targets(records))
     return {f: split_by_prompt(to_dataset(make[f](), conversational), eval_frac, seed) for f in formats}
 
+# %% ../nbs/02_formatting.ipynb #4f5418f5
+def by_rater(records:list[Feedback], raters:list|None=None, exclude:list|None=None) -> list[Feedback]:
+    "The records of `raters` (all when None) that are not by anyone in `exclude`."
+    keep, drop = (set(raters) if raters is not None else None), set(exclude or ())
+    if keep is not None and keep & drop: raise ValueError(f"raters both kept and excluded: {sorted(keep & drop, key=str)}")
+    return [r for r in records if (keep is None or r.rater in keep) and r.rater not in drop]
+
 # %% ../nbs/02_formatting.ipynb #9418e0ce
 from dataclasses import dataclass
 from .config import StageConfig
@@ -299,6 +306,8 @@ class ExportDataConfig(StageConfig):
     min_reward: float|None = None    # drop records (dpo: pairs whose chosen answer) with a utility below this
     require_feedback: bool = False   # only records with a judgement (thumbs, rating, score, comparison)
     min_margin: float = 0.2          # dpo: smallest utility gap of a pair
+    raters: list|None = None         # only these raters' records (comma-separated on the command line)
+    exclude_raters: list|None = None # none of these raters' records
     FORMATS = ('dpo', 'kto', 'regression', 'jsonl')
     def __post_init__(self):
         if self.format not in self.FORMATS:
@@ -306,6 +315,7 @@ class ExportDataConfig(StageConfig):
 
 def export_rows(recs:list[Feedback], cfg:ExportDataConfig) -> list[dict]:
     "The rows `cfg` asks for, from records `recs` (filtered, formatted, limited)."
+    recs = by_rater(recs, cfg.raters, cfg.exclude_raters)
     if cfg.require_feedback: recs = [r for r in recs if utility(r) is not None or r.kind == 'comparison']
     if cfg.min_reward is not None and cfg.format != 'dpo':
         recs = [r for r in recs if utility(r) is None or utility(r) >= cfg.min_reward]

@@ -295,17 +295,20 @@ class GateDecision:
     mode: str|None = None
 
 def gate_decision(report, config:OnlineConfig) -> GateDecision:
-    "Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base)."
+    ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base). Where people rated enough "
+     "of its pairs (`people.add_human`, at least its `min_human`), their calibrated win rate decides, not the judge's.")
     c = config
     h = report.headline(mode=c.eval_mode if c.eval_mode in report.modes else None)
     m = report.modes[h['mode']]['judges'][h['judge']]['win_rate']
+    hu = h.get('human') if h.get('human', {}).get('n_human', 0) >= h.get('human', {}).get('min_human', 50) else None
+    judge_txt = (f"win rate {m['rate']:.3f} [{m['ci'][0]:.3f}, {m['ci'][1]:.3f}] over {m['n']} held-out prompts "
+                 f"({m['wins']} wins, {m['ties']} ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")
+    if hu: m = {**m, 'rate': hu['rate'], 'ci': hu['ci']}               # people's interval (PPI++) decides, not the judge's
     lo, hi = m['ci']
     bound = 0.5 if c.gate == 'superiority' else 0.5 - c.margin
     base = dict(rule=c.gate, win_rate=m['rate'], ci=[lo, hi], n=m['n'], judge=h['judge'], mode=h['mode'])
-    desc = (
-        f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {m['n']} held-out prompts ({m['wins']} wins, {m['ties']}"
-        f" ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})"
-    )
+    desc = (f"people's win rate {lo:.3f}..{hi:.3f} (estimate {m['rate']:.3f}) from {hu['n_human']} human verdicts "
+            f"calibrated with the judge's on {hu['n_pairs']} pairs; the judge alone: {judge_txt}") if hu else judge_txt
     if h.get('valid') is False:                         # the evaluation's own base-against-base control failed
         return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({h['validity']}); {desc}", **base)
     if m['n'] < c.min_eval_prompts:

@@ -10,7 +10,7 @@ from pathlib import Path
 from .core import *
 from .config import *
 from .feedback import FeedbackStore, import_chitchat
-from .formatting import build_datasets, dataset_stats, plot_stats, prompt_text
+from .formatting import build_datasets, by_rater, dataset_stats, plot_stats, prompt_text
 from rlnb.reward import (
     RewardConfig,
     train_reward_model,
@@ -136,10 +136,11 @@ def import_feedback(run:Run, source:str='chitchat', store:str|None=None, min_wor
 # %% ../nbs/99_pipeline.ipynb #787e8d96
 @stage('format')
 def format_feedback(run:Run, min_margin:float=0.2, max_pairs_per_prompt:int|None=None, eval_frac:float=0.2,
-                    formats:list=('pairs', 'kto', 'targets'), store:str|None=None, min_pairs:int=1) -> dict:
+                    formats:list=('pairs', 'kto', 'targets'), store:str|None=None, min_pairs:int=1,
+                    raters:list|None=None, exclude_raters:list|None=None) -> dict:
     "Records of the run's agent → split datasets in the run folder, with stats and plots."
     import datasets; datasets.disable_progress_bars()
-    records = _store(run, store).query(agent=run.agent)
+    records = by_rater(_store(run, store).query(agent=run.agent), raters, exclude_raters)   # whose labels count
     dsets = build_datasets(
         records,
         min_margin,

@@ -292,6 +292,7 @@ def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dic
         **({'control_win_rate': m['control']['judges'][judge]['win_rate']['rate'],        # base against base: ½ or
             'control_win_rate_ci': m['control']['judges'][judge]['win_rate']['ci'],      # no verdict
             'valid': m['control']['valid'], 'validity': m['control']['why']} if 'control' in m else {}),
+        **({'human': m['human'][judge]} if judge in m.get('human', {}) else {}),   # people's verdict (people.add_human)
     }
 
 # %% ../nbs/00a_stats.ipynb #c0083949
