@@ -288,7 +288,8 @@ def build_datasets(
 # %% ../nbs/02_formatting.ipynb #4f5418f5
 def by_rater(records:list[Feedback], raters:list|None=None, exclude:list|None=None) -> list[Feedback]:
     "The records of `raters` (all when None) that are not by anyone in `exclude`."
-    keep, drop = (set(raters) if raters is not None else None), set(exclude or ())
+    one = lambda x: [x] if isinstance(x, str) else x                # by_rater(recs, 'ann') means ['ann']
+    keep, drop = (set(one(raters)) if raters is not None else None), set(one(exclude) or ())
     if keep is not None and keep & drop: raise ValueError(f"raters both kept and excluded: {sorted(keep & drop, key=str)}")
     return [r for r in records if (keep is None or r.rater in keep) and r.rater not in drop]
 

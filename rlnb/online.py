@@ -18,7 +18,8 @@ from .abtest import _upsert_ignore, ABTest
 from .export import export_model, register_ollama, export_merged
 from .dpo import PreferenceConfig
 from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
-from .evaluation import evaluate_policy, ci_errorbar
+from .evaluation import evaluate_policy, ci_errorbar, EvalReport
+from .people import add_human
 from .policy import answer_pool
 from .judges import judge_name, RewardJudge
 from .policy import load_checkpoint
@@ -295,20 +296,23 @@ class GateDecision:
     mode: str|None = None
 
 def gate_decision(report, config:OnlineConfig) -> GateDecision:
-    ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base). Where people rated enough "
-     "of its pairs (`people.add_human`, at least its `min_human`), their calibrated win rate decides, not the judge's.")
+    ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base). Where people rated its pairs "
+     "in a blind review (`people.add_human`), their interval decides, not the judge's: calibrated with the judge's "
+     "verdicts from `min_human` labels on, their own Wilson interval below that.")
     c = config
     h = report.headline(mode=c.eval_mode if c.eval_mode in report.modes else None)
     m = report.modes[h['mode']]['judges'][h['judge']]['win_rate']
-    hu = h.get('human') if h.get('human', {}).get('n_human', 0) >= h.get('human', {}).get('min_human', 50) else None
-    judge_txt = (f"win rate {m['rate']:.3f} [{m['ci'][0]:.3f}, {m['ci'][1]:.3f}] over {m['n']} held-out prompts "
-                 f"({m['wins']} wins, {m['ties']} ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")
-    if hu: m = {**m, 'rate': hu['rate'], 'ci': hu['ci']}               # people's interval (PPI++) decides, not the judge's
+    hu, conf = h.get('human'), c.conf
     lo, hi = m['ci']
+    desc = (f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {m['n']} held-out prompts ({m['wins']} wins, {m['ties']}"
+            f" ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")
+    rate, n = m['rate'], m['n']
+    if hu:                                      # people's verdict decides
+        (lo, hi), rate, n, conf = hu['ci'], hu['rate'], hu['n_human'], hu.get('conf', c.conf)
+        desc = (f"people's win rate {rate:.3f} [{lo:.3f}, {hi:.3f}] from {n} blind-review verdicts ({hu['method']}, "
+                f"with the judge's on {hu['n_pairs']} pairs); the judge alone: {desc}")
     bound = 0.5 if c.gate == 'superiority' else 0.5 - c.margin
-    base = dict(rule=c.gate, win_rate=m['rate'], ci=[lo, hi], n=m['n'], judge=h['judge'], mode=h['mode'])
-    desc = (f"people's win rate {lo:.3f}..{hi:.3f} (estimate {m['rate']:.3f}) from {hu['n_human']} human verdicts "
-            f"calibrated with the judge's on {hu['n_pairs']} pairs; the judge alone: {judge_txt}") if hu else judge_txt
+    base = dict(rule=c.gate, win_rate=rate, ci=[lo, hi], n=n, judge=h['judge'] + (' + people' if hu else ''), mode=h['mode'])
     if h.get('valid') is False:                         # the evaluation's own base-against-base control failed
         return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({h['validity']}); {desc}", **base)
     if m['n'] < c.min_eval_prompts:
@@ -318,12 +322,9 @@ def gate_decision(report, config:OnlineConfig) -> GateDecision:
             **base,
         )
     if lo > bound:
-        return GateDecision(
-            True, reason=f"passed {c.gate}: lower {c.conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base
-        )
-    return GateDecision(
-        False, reason=f"rejected by {c.gate}: lower {c.conf:.0%} bound {lo:.3f} <= {bound:.3f}; {desc}", **base
-    )
+        return GateDecision(True, reason=f"passed {c.gate}: lower {conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base)
+    return GateDecision(False, reason=f"rejected by {c.gate}: lower {conf:.0%} bound {lo:.3f} <= {bound:.3f}; {desc}", **base)
+
 
 # %% ../nbs/09_online.ipynb #1391008b
 @patch
@@ -458,6 +459,26 @@ def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], ru
     decision = gate_decision(report, c)
     atomic_write(run/'gate.json', json.dumps(asdict(decision), indent=1))
     return report, decision
+
+# %% ../nbs/09_online.ipynb #8cfe298d
+@patch
+def human_gate(self:OnlineLearner, version,
+               records:list|None=None,   # blind-review records (default: this agent's comparisons in the store)
+               deploy:bool|None=None,    # deploy it if it passes (default: auto_deploy)
+               actor:str|None=None) -> GateDecision:
+    "Gate a registered candidate again on people's blind review of its evaluation; its gate status and reason (`metrics`) follow."
+    v = self.registry.get(self.agent, version)
+    if not v.eval_report: raise ValueError(f"{self.agent} {v.name} has no evaluation report to review")
+    report = EvalReport(meta=v.eval_report.get('meta', {}), modes=v.eval_report['modes'])
+    recs = self.store.query(agent=self.agent, kind='comparison') if records is None else records
+    add_human(report, recs, conf=self.config.conf)
+    d = gate_decision(report, self.config)
+    self.registry.update(self.agent, v.version, eval_report=report.to_json(),   # status_reason keeps the judge's
+                         metrics={**(v.metrics or {}), 'gate_passed': d.passed, 'gate_lower': d.ci[0],
+                                  'win_rate': d.win_rate, 'gate_people': d.n, 'gate_reason': d.reason})
+    if d.passed and (self.config.auto_deploy if deploy is None else deploy):
+        self.deploy(v.version, reason=d.reason, actor=actor)
+    return d
 
 # %% ../nbs/09_online.ipynb #aff2ee54
 @patch

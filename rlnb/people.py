@@ -46,7 +46,9 @@ def review(source,                          # a run folder, a report JSON, an `E
 def add_human(report, records, judge:str|None=None, mode:str|None=None, conf:float=0.95, min_human:int=50) -> dict:
     ("People's verdict on a report: `human_win_rate` of the blind-review records on its pairs against its judge's "
      "verdicts, stored in the report under `modes[mode]['human'][judge]` (where `report_headline` and the online gate "
-     "read it) and returned.")
+     "read it; a report's JSON file is rewritten) and returned.")
+    path = Path(report) if isinstance(report, (str, Path)) else None
+    if path is not None: report = json.loads(path.read_text())          # a saved report: updated in its file
     r = review_rows(report, judge, mode)
     pos = {row: k for k, row in enumerate(r['rows'])}
     h = {pos[k]: v for k, v in review_labels(records, r['tag']).items() if k in pos}
@@ -54,6 +56,9 @@ def add_human(report, records, judge:str|None=None, mode:str|None=None, conf:flo
     res = {**human_win_rate(r['judged'], h, conf, min_human), 'min_human': min_human}
     modes = report.modes if hasattr(report, 'modes') else report['modes']
     modes[r['mode']].setdefault('human', {})[r['judge']] = res
+    if hasattr(report, 'summary'): report.metrics = report.summary()     # an EvalReport's headline now shows it
+    if path is not None:
+        tmp = path.with_name(path.name + '.partial'); tmp.write_text(json.dumps(report, indent=1)); tmp.replace(path)
     return res
 
 # %% ../nbs/08c_people.ipynb #337a506a
@@ -91,12 +96,17 @@ def cohen_kappa(x:list, y:list) -> float:
     return 1.0 if pe == 1 else (po - pe) / (1 - pe)
 
 # %% ../nbs/08c_people.ipynb #a7fcf536
+def _order(v):
+    "Numbers in numeric order, then anything else by its text."
+    num = isinstance(v, (int, float))
+    return (not num, v if num else str(v))
+
 def _agreement_stats(labels:dict, raters:list, level:str) -> dict:
     import numpy as np, krippendorff
-    cats = sorted({v for d in labels.values() for v in d.values()}, key=str)
-    code = {c: i for i, c in enumerate(cats)}
+    cats = sorted({v for d in labels.values() for v in d.values()}, key=_order)
+    code = {c: (c if level == 'interval' else i) for i, c in enumerate(cats)}   # ordinal: ranks; interval: the values
     m = np.array([[code[labels[i][r]] if r in labels[i] else np.nan for i in labels] for r in raters], dtype=float)
-    alpha = krippendorff.alpha(reliability_data=m, level_of_measurement=level) if len(cats) > 1 else 1.0
+    alpha = krippendorff.alpha(reliability_data=m, level_of_measurement=level) if len(cats) > 1 else float('nan')
     kap, same = [], []
     for a in range(len(raters)):
         for b in range(a + 1, len(raters)):
@@ -108,12 +118,12 @@ def _agreement_stats(labels:dict, raters:list, level:str) -> dict:
 
 def agreement(records, kind:str='comparison', conf:float=0.95, reps:int=1000, seed:int=0) -> dict:
     ("How far raters agree on the items two or more of them labelled: Krippendorff's α, mean pairwise Cohen's κ and "
-     "raw agreement, each with a bootstrap interval over items.")
+     "raw agreement, each with a bootstrap interval over items (α is undefined, NaN, when every label is the same).")
     import numpy as np
     labels = {i: d for i, d in rater_labels(records, kind).items() if len(d) >= 2}
     raters = sorted({r for d in labels.values() for r in d})
     if len(labels) < 2: raise ValueError(f"{len(labels)} items with 2 or more raters: schedule overlap (overlap_schedule) first")
-    level = 'ordinal' if kind in ('rating', 'score') else 'nominal'
+    level = {'rating': 'ordinal', 'score': 'interval'}.get(kind, 'nominal')   # stars are ranks; 0-1 scores are values
     est = _agreement_stats(labels, raters, level)
     rng, keys, boot = np.random.default_rng(seed), list(labels), []
     for _ in range(reps):
@@ -124,35 +134,63 @@ def agreement(records, kind:str='comparison', conf:float=0.95, reps:int=1000, se
             **{k: {'value': round(v, 4), 'ci': ci(k)} for k, v in est.items()}}
 
 # %% ../nbs/08c_people.ipynb #24579b20
-def rater_quality(records, kind:str='comparison', gold:dict|None=None, conf:float=0.95):
-    "A table (DataFrame) of every rater's agreement with the others, gold accuracy, pace and position bias, with flags."
+def _disagreement_p(labels:dict, who:str, reps:int, rng) -> float:
+    ("One-sided bootstrap p-value (items resampled) that `who` agrees with the others less often than they agree "
+     "among themselves.")
+    import numpy as np
+    items = [d for d in labels.values() if len(d) >= 2]
+    a = np.array([[sum(d[who] == d[o] for o in d if o != who), len(d) - 1] if who in d else [0, 0] for d in items], float)
+    others = [[v for r, v in d.items() if r != who] for d in items]
+    b = np.array([[sum(x == y for i, x in enumerate(v) for y in v[i + 1:]), len(v) * (len(v) - 1) / 2] for v in others], float)
+    w = rng.multinomial(len(items), [1 / len(items)] * len(items), size=reps)          # bootstrap weights per item
+    with np.errstate(invalid='ignore', divide='ignore'):
+        diff = (w @ a[:, 0]) / (w @ a[:, 1]) - (w @ b[:, 0]) / (w @ b[:, 1])
+    diff = diff[np.isfinite(diff)]
+    return float((1 + (diff >= 0).sum()) / (1 + len(diff)))
+
+def _holm(p:dict) -> dict:
+    "Holm's step-down adjustment of `{name: p}` (Holm 1979)."
+    out, run, m = {}, 0.0, len(p)
+    for k, (name, v) in enumerate(sorted(p.items(), key=lambda kv: kv[1])):
+        run = max(run, min(1.0, (m - k) * v)); out[name] = run
+    return out
+
+def rater_quality(records, kind:str='comparison', gold:dict|None=None, conf:float=0.95, alpha:float=0.05,
+                  reps:int=1000, seed:int=0):
+    ("A table (DataFrame) of every rater's agreement with the others, gold accuracy, pace and position bias. Flags: "
+     "agreeing with the others less than they agree among themselves (item bootstrap), and picking one side (exact "
+     "binomial test); Holm-adjusted together (all raters, both kinds) at `alpha`.")
     import numpy as np, pandas as pd
     from datetime import datetime
-    labels, rows = rater_labels(records, kind), []
     recs = [r for r in records if r.kind == kind]
+    if not recs: raise ValueError(f"no {kind!r} records to assess raters on")
+    labels, rows, rng = rater_labels(recs, kind), [], np.random.default_rng(seed)
     raters = sorted({r.rater or '?' for r in recs})
-    def pairwise(keep):   # (agreeing, compared) over every pair of raters both in `keep`
-        ok = [(d[a] == d[b]) for d in labels.values() for a in d for b in d if a < b and a in keep and b in keep]
-        return sum(ok), len(ok)
+    p_dis, p_side = {}, {}
     for who in raters:
         mine = [r for r in recs if (r.rater or '?') == who]
         same = [d[who] == d[o] for d in labels.values() if who in d for o in d if o != who]
-        others = pairwise(set(raters) - {who})
+        others = [d[a] == d[b] for d in labels.values() for a in d for b in d if a < b and who not in (a, b)]
         g = [labels[i][who] == v for i, v in (gold or {}).items() if who in labels.get(i, {})]
         ts = sorted(datetime.fromisoformat(r.created_at).timestamp() for r in mine)
         gaps = [b - a for a, b in zip(ts, ts[1:]) if b - a < 600]              # a pause over 10 min is a break
         side = [r.choice for r in mine if r.choice in ('a', 'b')]
-        lo_hi = wilson_interval(sum(same), len(same), conf) if same else [np.nan, np.nan]
-        row = {'rater': who, 'labels': len(mine), 'shared': len(same),
-               'agreement': round(sum(same) / len(same), 4) if same else np.nan, 'agreement_ci': [round(v, 4) for v in lo_hi],
-               'others_agreement': round(others[0] / others[1], 4) if others[1] else np.nan,
-               'gold_accuracy': round(sum(g) / len(g), 4) if g else np.nan, 'gold_items': len(g),
-               'median_s': round(float(np.median(gaps)), 1) if gaps else np.nan,
-               'left_share': round(side.count('a') / len(side), 4) if side else np.nan,
-               'left_p': round(binom_two_sided(side.count('a'), len(side)), 4) if side else np.nan}
-        row['flag'] = ', '.join(f for f, bad in [('disagrees with the others', same and lo_hi[1] < row['others_agreement']),
-                                                  ('position bias', side and row['left_p'] < 0.01)] if bad)
-        rows.append(row)
+        if same and others: p_dis[who] = _disagreement_p(labels, who, reps, rng)
+        if side: p_side[who] = binom_two_sided(side.count('a'), len(side))
+        rows.append({'rater': who, 'labels': len(mine), 'shared': len(same),
+                     'agreement': round(sum(same) / len(same), 4) if same else np.nan,
+                     'agreement_ci': [round(v, 4) for v in wilson_interval(sum(same), len(same), conf)] if same else None,
+                     'others_agreement': round(sum(others) / len(others), 4) if others else np.nan,
+                     'gold_accuracy': round(sum(g) / len(g), 4) if g else np.nan, 'gold_items': len(g),
+                     'median_s': round(float(np.median(gaps)), 1) if gaps else np.nan,
+                     'left_share': round(side.count('a') / len(side), 4) if side else np.nan})
+    adj = _holm({**{('d', w): p for w, p in p_dis.items()}, **{('s', w): p for w, p in p_side.items()}})   # one family
+    hd, hs = {w: p for (k, w), p in adj.items() if k == 'd'}, {w: p for (k, w), p in adj.items() if k == 's'}
+    for row in rows:
+        w = row['rater']
+        row['disagree_p'], row['left_p'] = round(hd.get(w, np.nan), 4), round(hs.get(w, np.nan), 4)
+        row['flag'] = ', '.join(f for f, p in (('disagrees with the others', hd.get(w, 1)), ('position bias', hs.get(w, 1)))
+                                if p < alpha)
     return pd.DataFrame(rows).set_index('rater')
 
 # %% ../nbs/08c_people.ipynb #86be3f62

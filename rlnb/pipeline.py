@@ -75,9 +75,10 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
             progress(i / n_st, f'stage {i + 1}/{n_st}: {key}')
             run.cache['callbacks'] = [_StepProgress(progress, i / n_st, (i + 1) / n_st, key)]
         release_memory(); own = reset_peak_rss()    # each stage's own peak, not the largest before it
+        start_mb = peak_rss_mb() if own else None   # what earlier stages left held (after the reset: the current RSS)
         with Timer() as t: m = STAGES[name](run, **{k: v for k, v in opts.items() if k != 'key'}) or {}
         run.metrics[key] = {**m, 'seconds': round(t.secs, 2), 'peak_rss_mb': round(peak_rss_mb()),
-                            'peak_rss': 'stage' if own else 'process so far'}
+                            'peak_rss': 'stage' if own else 'process so far', 'rss_start_mb': round(start_mb) if own else None}
         run.save_metrics()
         print(f"    {key} done in {t.secs:.1f} s" + (f" (planned {planned[key]:.0f} s)" if key in planned else '')
               + f", peak RSS {peak_rss_mb():.0f} MiB", flush=True)
@@ -97,9 +98,11 @@ def _StepProgress(progress, lo:float, hi:float, key:str):
 @stage('base_answers')
 def base_answers(run:Run, n:int=4, max_new_tokens:int=48, model:str='smollm2', prompts:list|None=None) -> dict:
     "Answer `n` chitchat prompts (or the given `prompts`) greedily with the base policy."
+    model_name = model
     with Timer() as tl: model, tok = run.policy(model)
     prompts = prompts or chitchat_prompts()[:n]
     with Timer() as tg: replies = reply(model, tok, prompts, max_new_tokens=max_new_tokens)
+    run.cache.pop(model_name, None)   # no later stage answers with it (each loads what it trains or judges): free it
     n_tok = sum(len(tok(r, add_special_tokens=False)['input_ids']) for r in replies)
     with open(run.path/'base_answers.jsonl', 'w') as f:
         for p, r in zip(prompts, replies):

@@ -329,12 +329,14 @@ def human_win_rate(judge,            # the judge's verdict on each of N pairs: 1
     var = np.var(y - lam * f, ddof=1) / n + (lam ** 2 * np.var(rest, ddof=1) / m if m > 1 else 0.0)
     half = t_quantile(0.5 + conf / 2, n - 1) * var ** 0.5         # t with n - 1 df: the few labels dominate the error
     wil = lambda x: [round(v, 4) for v in wilson_interval(float(np.sum(x)), len(x), conf)]
-    ci = [max(0.0, rate - half), min(1.0, rate + half)] if n >= min_human else wil(y)
+    ppi = n >= min_human and var > 0                              # no spread (all verdicts alike): no t interval
+    ci = [max(0.0, rate - half), min(1.0, rate + half)] if ppi else wil(y)
     return {'rate': round(float(rate), 4), 'ci': [round(float(v), 4) for v in ci],
             'n_human': len(y), 'n_pairs': len(j), 'agreement': round(float(np.mean(np.abs(d) < 1e-9)), 4),
             'judge_only': {'rate': round(float(j.mean()), 4), 'ci': wil(j)},
             'human_only': {'rate': round(float(y.mean()), 4), 'ci': wil(y)},
-            'judge_weight': round(lam, 4), 'method': 'PPI++ (Angelopoulos, Duchi, Zrnic 2023)'}
+            'judge_weight': round(lam, 4), 'conf': conf,
+            'method': 'PPI++ (Angelopoulos, Duchi, Zrnic 2023)' if ppi else 'people alone (Wilson)'}
 
 # %% ../nbs/00a_stats.ipynb #377d3f00
 def ppi_coverage(truth:float=0.55,     # the win rate people give (each pair's human verdict ~ Bernoulli(truth))

@@ -340,9 +340,12 @@ def key(self:CompareWidget, ch:str):
 @patch
 def _typed(self:CompareWidget, change):
     old, new = change['old'] or '', change['new'] or ''
-    if not new.startswith(old): return          # an edit or the box cleared: nothing typed
+    if not new: return                          # the box cleared
+    cleared = self.__dict__.pop('_cleared', '')
+    if not old and cleared and new.startswith(cleared): old = cleared   # typed on before the clearing reached the browser
+    if not new.startswith(old): return          # an edit: nothing typed
     for ch in new[len(old):]: self.key(ch)
-    if len(new) >= 40: self.keys.value = ''     # the next change ('' does not extend the old value) is ignored
+    if len(new) >= 40: self._cleared, self.keys.value = new, ''
 
 # %% ../nbs/03_widgets.ipynb #273494ac
 @patch
@@ -387,9 +390,11 @@ def review_rows(report, judge:str|None=None, mode:str|None=None) -> dict:
     ("The pairs a blind review shows: the report's first row of each prompt (policy answer, base answer) with the "
      "judge's verdict on it (1 the policy's answer wins, 0 the base's, ½ a tie), and a tag naming the report's content.")
     modes = _modes(report)
+    if not modes: raise ValueError("the report has no answers (no modes): evaluate the policy first")
     mode = mode or ('sampled' if 'sampled' in modes else next(iter(modes)))
     if mode not in modes: raise ValueError(f"mode {mode!r} is not in the report: {sorted(modes)}")
     m = modes[mode]
+    if not m.get('judges'): raise ValueError(f"the report's {mode!r} answers were judged by no judge")
     judge = judge or next(iter(m['judges']))
     if judge not in m['judges']: raise ValueError(f"judge {judge!r} is not in the report: {sorted(m['judges'])}")
     first = {}
@@ -420,11 +425,13 @@ class BlindReview(CompareWidget):
                  judge:str|None=None, mode:str|None=None,
                  n:int|None=None,          # show at most n pairs (the first n of the random order)
                  rows:list|None=None,      # only these report rows (e.g. this rater's share of `overlap_schedule`)
-                 seed:int=0, conf:float=0.95, min_human:int=50, **kw):
+                 seed:int=0, conf:float=0.95, min_human:int=50,
+                 show_verdict:bool=True,   # False: raters do not see the verdict so far (it cannot sway them)
+                 **kw):
         r = review_rows(report, judge, mode)
         order = list(range(len(r['rows']))); random.Random(f"review:{seed}:{r['tag']}").shuffle(order)
         if rows is not None: order = [k for k in order if r['rows'][k] in set(rows)]
-        self.review, self.conf, self.min_human = r, conf, min_human
+        self.review, self.conf, self.min_human, self.show_verdict = r, conf, min_human, show_verdict
         self.position = {row: k for k, row in enumerate(r['rows'])}   # report row -> index into r['judged']
         super().__init__([r['items'][k] for k in order[:n]], store, agent, rater, seed=seed, **kw)
 
@@ -444,7 +451,10 @@ class BlindReview(CompareWidget):
         return human_win_rate(self.review['judged'], h, self.conf, self.min_human) if len(h) >= 2 else None
 
     def _summary_html(self) -> str:
-        return CompareWidget._summary_html(self) + f'<div class="rlnb-verdict">{verdict_text(self.verdict(), self.min_human)}</div>'
+        if not self.show_verdict: return CompareWidget._summary_html(self)
+        skip = (f' {len(self.skipped)} pairs skipped: the rated pairs stay a random draw only if skips do not depend on '
+                'the answers.' if self.skipped else '')
+        return CompareWidget._summary_html(self) + f'<div class="rlnb-verdict">{verdict_text(self.verdict(), self.min_human)}{skip}</div>'
 
 def verdict_text(v:dict|None, min_human:int=50) -> str:
     "One sentence of a `human_win_rate` result, as the review shows it."
