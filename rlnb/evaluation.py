@@ -168,7 +168,7 @@ def _ci_txt(d:dict, fmt:str='.3f') -> str:
 
 @patch
 def table(self:EvalReport) -> str:
-    "A markdown table: one row per mode × judge."
+    "A markdown table: one row per mode × judge, the base-against-base control's, and people's verdict where they rated."
     rows = ['| mode | judge | win rate (95 % CI) | length-controlled | sign p | score Δ (95 % CI) | KL nats |'
             ' failures policy / base |', '|---|---|---|---|---|---|---|---|']
     for mode, m in self.modes.items():
@@ -185,6 +185,10 @@ def table(self:EvalReport) -> str:
             kl = f"{c['kl']:.2f}" if c.get('kl') is not None else '–'
             rows.append(f"| {mode} | {jn}, control: base vs base | {w['rate']:.3f} [{_ci_txt(w)}] | {lc['rate']:.3f} "
                         f"[{_ci_txt(lc)}] | {w['sign_p']:.3f} | – | {kl} | – |")
+        for jn, hu in m.get('human', {}).items():   # people's blind-review verdict on these pairs (people.add_human)
+            rows.append(f"| {mode} | people, {hu['n_human']} of {hu['n_pairs']} pairs rated ({hu['method']} with {jn}; "
+                        f"{jn} agrees on {hu['agreement']:.0%}) | {hu['rate']:.3f} [{hu['ci'][0]:.3f}, {hu['ci'][1]:.3f}] "
+                        "| – | – | – | – | – |")
     bad = [f"{mode}: {m['control']['why']}" for mode, m in self.modes.items() if not m.get('control', {}).get('valid', True)]
     return '\n'.join(rows) + (''.join(f"\n\n**No verdict** ({b})" for b in bad))
 

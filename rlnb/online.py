@@ -19,14 +19,14 @@ from .export import export_model, register_ollama, export_merged
 from .dpo import PreferenceConfig
 from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
 from .evaluation import evaluate_policy, ci_errorbar, EvalReport
+from .stats import GateDecision, gate_decision   # the deploy gate (00a_stats): one rule for the learner and the pipeline
 from .people import add_human
 from .policy import answer_pool
 from .judges import judge_name, RewardJudge
 from .policy import load_checkpoint
 
 # %% auto #0
-__all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'GateDecision', 'gate_decision', 'word_count', 'HiddenPreference',
-           'plot_online']
+__all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'word_count', 'HiddenPreference', 'plot_online']
 
 # %% ../nbs/09_online.ipynb #5e02f059
 def _check_online_config(c):
@@ -281,50 +281,6 @@ def get_status(self:OnlineLearner) -> dict:
         'algorithm': c.algorithm,
         'gate': c.gate,
     }
-
-# %% ../nbs/09_online.ipynb #23bc17ed
-@dataclass
-class GateDecision:
-    "What the gate decided about a candidate, and why (written to the registry)."
-    passed: bool
-    rule: str
-    reason: str
-    win_rate: float|None = None
-    ci: list|None = None
-    n: int = 0
-    judge: str|None = None
-    mode: str|None = None
-
-def gate_decision(report, config:OnlineConfig) -> GateDecision:
-    ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base). Where people rated its pairs "
-     "in a blind review (`people.add_human`), their interval decides, not the judge's: calibrated with the judge's "
-     "verdicts from `min_human` labels on, their own Wilson interval below that.")
-    c = config
-    h = report.headline(mode=c.eval_mode if c.eval_mode in report.modes else None)
-    m = report.modes[h['mode']]['judges'][h['judge']]['win_rate']
-    hu, conf = h.get('human'), c.conf
-    lo, hi = m['ci']
-    desc = (f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {m['n']} held-out prompts ({m['wins']} wins, {m['ties']}"
-            f" ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")
-    rate, n = m['rate'], m['n']
-    if hu:                                      # people's verdict decides
-        (lo, hi), rate, n, conf = hu['ci'], hu['rate'], hu['n_human'], hu.get('conf', c.conf)
-        desc = (f"people's win rate {rate:.3f} [{lo:.3f}, {hi:.3f}] from {n} blind-review verdicts ({hu['method']}, "
-                f"with the judge's on {hu['n_pairs']} pairs); the judge alone: {desc}")
-    bound = 0.5 if c.gate == 'superiority' else 0.5 - c.margin
-    base = dict(rule=c.gate, win_rate=rate, ci=[lo, hi], n=n, judge=h['judge'] + (' + people' if hu else ''), mode=h['mode'])
-    if h.get('valid') is False:                         # the evaluation's own base-against-base control failed
-        return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({h['validity']}); {desc}", **base)
-    if m['n'] < c.min_eval_prompts:
-        return GateDecision(
-            False,
-            reason=f"rejected: only {m['n']} held-out prompts (< min_eval_prompts {c.min_eval_prompts}); {desc}",
-            **base,
-        )
-    if lo > bound:
-        return GateDecision(True, reason=f"passed {c.gate}: lower {conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base)
-    return GateDecision(False, reason=f"rejected by {c.gate}: lower {conf:.0%} bound {lo:.3f} <= {bound:.3f}; {desc}", **base)
-
 
 # %% ../nbs/09_online.ipynb #1391008b
 @patch

@@ -23,6 +23,7 @@ from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo, train_ppo_cli as _ppo_cli
 from .export import export_model, isolated, ExportConfig
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
+from .stats import gate_decision
 from .core import bench_results, cpu_line, isa_caps
 from .config import stage_cli
 from .registry import Registry
@@ -407,12 +408,16 @@ def _run_judges(run:Run, judges) -> dict:
     return J
 
 def _register_eval(run:Run, name:str, rep, J:dict):
-    "Attach the evaluation report (and the judge's mean score) to the policy's registry version, if it has one."
+    ("Attach the evaluation report (and the judge's mean score) to the policy's registry version, if it has one, and "
+     "gate it as the service gates a candidate (`gate_decision`, its default rule): `(version, decision)` or None.")
     if (v := run.metrics.get(name, {}).get('registry_version')) is None: return None
     s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
-    Registry(_store(run)).update(run.agent, v, eval_report=rep.to_json(), reward_mean=s.get('mean'),
-                                 reward_std=s.get('std'))
-    return v
+    reg, d = Registry(_store(run)), gate_decision(rep)
+    gate = {'gate_passed': d.passed, 'gate_lower': d.ci[0], 'gate_reason': d.reason}
+    reg.update(run.agent, v, eval_report=rep.to_json(), reward_mean=s.get('mean'), reward_std=s.get('std'),
+               metrics={**(reg.get(run.agent, v).metrics or {}), **gate})
+    print(f"      deploy gate (the service's): {'passed' if d.passed else 'rejected'}: {d.reason}")
+    return v, {'passed': d.passed, 'reason': d.reason}
 
 # %% ../nbs/99_pipeline.ipynb #8bec68be
 def stage_eval_config(recipe:dict, preset:str='cpu', **overrides) -> EvalConfig:
@@ -490,8 +495,8 @@ def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs,
     bad = [f"judge `{j}`: {h['validity']}" for j, h in entry['headline'].items() if h.get('valid') is False]
     for b in bad: print(f"      no verdict from {b}")
     lines += [f"**No verdict** from {b}" for b in bad] + ([''] if bad else [])
-    if not tag and (v := _register_eval(run, name, rep, J)) is not None:   # a tagged (second) evaluation
-        entry['registry_version'] = v                                      # never replaces the version's report
+    if not tag and (r := _register_eval(run, name, rep, J)) is not None:   # a tagged (second) evaluation
+        entry['registry_version'], entry['gate'] = r                       # never replaces the version's report
     return rep, entry, lines
 
 # %% ../nbs/99_pipeline.ipynb #29a93313

@@ -11,7 +11,7 @@ from statistics import NormalDist
 __all__ = ['wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci', 'binom_two_sided',
            'outcomes', 'win_rate', 'length_controlled', 'two_proportion_test', 'welch_test', 'sample_size',
            'msprt_pvalue', 'holm', 'hierarchical_bootstrap', 'replicate_interval', 'report_headline', 'human_win_rate',
-           'ppi_coverage']
+           'ppi_coverage', 'GateRule', 'GateDecision', 'gate_decision']
 
 # %% ../nbs/00a_stats.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -362,3 +362,57 @@ def ppi_coverage(truth:float=0.55,     # the win rate people give (each pair's h
             'seed': seed, 'judge_mean': round(bias + (1 - bias) * (accuracy * truth + (1 - accuracy) * (1 - truth)), 4),
             'coverage': {k: round(v / reps, 4) for k, v in hit.items()},
             'width': {k: round(v / reps, 4) for k, v in width.items()}}
+
+# %% ../nbs/00a_stats.ipynb #272a0b53
+from dataclasses import dataclass
+@dataclass
+class GateRule:
+    "The deploy gate's rule, as `OnlineConfig` sets it for the online learner (same fields, same defaults)."
+    gate: str = 'superiority'   # 'superiority': lower CI bound of the win rate > 0.5; 'non_inferiority': > 0.5 - margin
+    margin: float = 0.05        # non-inferiority margin
+    conf: float = 0.95
+    min_eval_prompts: int = 16  # fewer held-out prompts: the gate refuses to decide (rejects)
+    eval_mode: str = 'sampled'
+
+@dataclass
+class GateDecision:
+    "What the gate decided about a candidate, and why (written to the registry)."
+    passed: bool
+    rule: str
+    reason: str
+    win_rate: float|None = None
+    ci: list|None = None
+    n: int = 0
+    judge: str|None = None
+    mode: str|None = None
+
+def gate_decision(report, config=None) -> GateDecision:
+    ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base). Where people rated its pairs "
+     "in a blind review (`people.add_human`), their interval decides, not the judge's: calibrated with the judge's "
+     "verdicts from `min_human` labels on, their own Wilson interval below that. `config`: a `GateRule` (default) or "
+     "an `OnlineConfig` (the online learner's).")
+    c = config or GateRule()
+    h = report.headline(mode=c.eval_mode if c.eval_mode in report.modes else None)
+    m = report.modes[h['mode']]['judges'][h['judge']]['win_rate']
+    hu, conf = h.get('human'), c.conf
+    lo, hi = m['ci']
+    desc = (f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {m['n']} held-out prompts ({m['wins']} wins, {m['ties']}"
+            f" ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")
+    rate, n = m['rate'], m['n']
+    if hu:                                      # people's verdict decides
+        (lo, hi), rate, n, conf = hu['ci'], hu['rate'], hu['n_human'], hu.get('conf', c.conf)
+        desc = (f"people's win rate {rate:.3f} [{lo:.3f}, {hi:.3f}] from {n} blind-review verdicts ({hu['method']}, "
+                f"with the judge's on {hu['n_pairs']} pairs); the judge alone: {desc}")
+    bound = 0.5 if c.gate == 'superiority' else 0.5 - c.margin
+    base = dict(rule=c.gate, win_rate=rate, ci=[lo, hi], n=n, judge=h['judge'] + (' + people' if hu else ''), mode=h['mode'])
+    if h.get('valid') is False:                         # the evaluation's own base-against-base control failed
+        return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({h['validity']}); {desc}", **base)
+    if m['n'] < c.min_eval_prompts:
+        return GateDecision(
+            False,
+            reason=f"rejected: only {m['n']} held-out prompts (< min_eval_prompts {c.min_eval_prompts}); {desc}",
+            **base,
+        )
+    if lo > bound:
+        return GateDecision(True, reason=f"passed {c.gate}: lower {conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base)
+    return GateDecision(False, reason=f"rejected by {c.gate}: lower {conf:.0%} bound {lo:.3f} <= {bound:.3f}; {desc}", **base)
