@@ -853,5 +853,6 @@ d = { 'settings': { 'branch': 'main',
                               'rlnb.widgets._text': ('widgets.html#_text', 'rlnb/widgets.py'),
                               'rlnb.widgets.normalize_item': ('widgets.html#normalize_item', 'rlnb/widgets.py'),
                               'rlnb.widgets.review_labels': ('widgets.html#review_labels', 'rlnb/widgets.py'),
+                              'rlnb.widgets.review_positions': ('widgets.html#review_positions', 'rlnb/widgets.py'),
                               'rlnb.widgets.review_rows': ('widgets.html#review_rows', 'rlnb/widgets.py'),
                               'rlnb.widgets.verdict_text': ('widgets.html#verdict_text', 'rlnb/widgets.py')}}}

@@ -14,7 +14,7 @@ from .stats import binom_two_sided, human_win_rate
 
 # %% auto #0
 __all__ = ['KEYS', 'KEYS_HELP', 'normalize_item', 'PolicyItems', 'RatingWidget', 'CompareWidget', 'review_rows', 'review_labels',
-           'BlindReview', 'verdict_text']
+           'review_positions', 'BlindReview', 'verdict_text']
 
 # %% ../nbs/03_widgets.ipynb #4f1e37d5
 def _text(x) -> str: return x if isinstance(x, str) else x[-1]['content']
@@ -417,6 +417,11 @@ def review_labels(records, tag:str) -> dict:
         per.setdefault(md['row'], []).append(v)
     return {k: sum(v) / len(v) for k, v in per.items()}
 
+def review_positions(review:dict, records) -> dict:
+    "People's verdicts on a review's pairs (`review_rows`) keyed by position in its `judged`: what `human_win_rate` takes."
+    pos = {row: k for k, row in enumerate(review['rows'])}
+    return {pos[k]: v for k, v in review_labels(records, review['tag']).items() if k in pos}
+
 # %% ../nbs/03_widgets.ipynb #954d0b91
 from pathlib import Path
 class BlindReview(CompareWidget):
@@ -432,7 +437,6 @@ class BlindReview(CompareWidget):
         order = list(range(len(r['rows']))); random.Random(f"review:{seed}:{r['tag']}").shuffle(order)
         if rows is not None: order = [k for k in order if r['rows'][k] in set(rows)]
         self.review, self.conf, self.min_human, self.show_verdict = r, conf, min_human, show_verdict
-        self.position = {row: k for k, row in enumerate(r['rows'])}   # report row -> index into r['judged']
         super().__init__([r['items'][k] for k in order[:n]], store, agent, rater, seed=seed, **kw)
 
     def _choice_meta(self) -> dict:
@@ -442,8 +446,7 @@ class BlindReview(CompareWidget):
 
     def labels(self) -> dict:
         "Every rater's verdicts on this review's pairs in the store: `{index into judged: verdict}`."
-        recs = self.store.query(agent=self.agent, kind='comparison')
-        return {self.position[k]: v for k, v in review_labels(recs, self.review['tag']).items() if k in self.position}
+        return review_positions(self.review, self.store.query(agent=self.agent, kind='comparison'))
 
     def verdict(self) -> dict|None:
         "`human_win_rate` of the labels so far against the judge's verdicts on all the report's pairs (None below 2 labels)."
