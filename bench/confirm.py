@@ -1,7 +1,9 @@
 """Confirm a method chosen on development topics: run a recipe's own stages into replicate runs of `make demo` that
 already hold its shared stages, evaluate it on each run's confirmation topics, and summarise over the runs.
 
-    .venv/bin/python bench/confirm.py data/recipes/chitchat_best.yaml models/chitchat/v1 models/chitchat/v2 models/chitchat/v3 --save
+    .venv/bin/python bench/confirm.py data/recipes/chitchat.yaml models/chitchat/v1 models/chitchat/v2 models/chitchat/v3 --save
+    .venv/bin/python bench/confirm.py data/recipes/chitchat.yaml RUN... --looks 2 --save   # the second look at growing runs
+    .venv/bin/python bench/confirm.py --figure     # redraw nbs/images/verdict.png (README, 08_evaluation) from the saved files
     .venv/bin/python bench/confirm.py --smoke
 
 The runs are what `rlnb_pipeline data/recipes/chitchat.yaml --replicates N` made, one split seed each. A stage of the
@@ -11,7 +13,11 @@ run's own seed; a method stage that `bench/methods.py` already trained there und
 options are checked against `methods.METHODS`. The evaluation runs as `evaluate_<tag>` with its own report files, so the
 demo's own evaluation is untouched. The export stage is left out (a verdict needs none). `--save` writes the replicate
 summary (`rlnb.pipeline.replicate_summary(tag=...)`) with the CPU, the date and the commit of this process to
-bench/results/replicates_<tag>.json, which nbs/08_evaluation renders."""
+bench/results/replicates_<tag>.json, which nbs/08_evaluation renders.
+
+`--looks K`: the summary is the K-th look at replicates of one recipe (runs added after an earlier summary was seen).
+Its intervals are then at level 1 - 0.05/K (Bonferroni over the looks), so that stopping at the first look whose lower
+bound clears ½ keeps the error rate of the claim at 5 %; the file records `looks` and `conf`."""
 import json, subprocess, sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,7 +46,7 @@ def plan(recipe:dict, run:Path, tag:str) -> list[dict]:
         todo.append(s)
     return todo
 
-def main(recipe_path, runs:list, tag:str='best', save:bool=False, results:Path=RESULTS) -> dict:
+def main(recipe_path, runs:list, tag:str='best', save:bool=False, results:Path=RESULTS, looks:int=1) -> dict:
     from rlnb.core import cpu_line, isa_caps, repo_dir
     from rlnb.pipeline import load_recipe, run_pipeline
     from rlnb.bench import replicate_summary, replicates_table
@@ -52,7 +58,8 @@ def main(recipe_path, runs:list, tag:str='best', save:bool=False, results:Path=R
         seed = json.loads((run/'config.json').read_text())['recipe'].get('seed', 0)
         print(f"== {run} (split seed {seed}): {', '.join(s.get('key', s['stage']) for s in todo)}", flush=True)
         run_pipeline({'agent': recipe['agent'], 'seed': seed, 'system': recipe.get('system'), 'stages': todo}, resume=run)
-    s = replicate_summary(runs, tag=tag)
+    if not isinstance(looks, int) or looks < 1: raise SystemExit(f"--looks must be an integer >= 1, got {looks!r}")
+    s = {**replicate_summary(runs, tag=tag, conf=1 - 0.05 / looks), 'looks': looks}
     print(replicates_table(s))
     if save:
         metas = [json.loads(f.read_text()).get('meta') or {} for f in sorted((runs[-1]/'eval').glob(f'*_{tag}.json'))]
@@ -62,7 +69,28 @@ def main(recipe_path, runs:list, tag:str='best', save:bool=False, results:Path=R
                'shared_commits': [json.loads((r/'config.json').read_text()).get('environment', {}).get('git_commit') for r in runs]}
         p = Path(results)/f'replicates_{tag}.json'; p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(json.dumps(out, indent=1, default=str) + '\n'); print(f"wrote {p}")
+        if Path(results) == RESULTS and all((RESULTS/f).exists() for f in SUMMARIES.values()): figure()
     return s
+
+FIGURE = HERE.parent/'nbs'/'images'/'verdict.png'
+SUMMARIES = {'chitchat_offline.yaml': 'replicates_demo.json', 'chitchat.yaml, make demo': 'replicates_best.json'}
+
+def figure_source(results:Path=RESULTS) -> str:
+    "SHA-256 of the saved summaries the figure is drawn from (stored in the PNG: 08_evaluation checks it is current)."
+    import hashlib
+    return hashlib.sha256(b''.join((Path(results)/f).read_bytes() for f in SUMMARIES.values())).hexdigest()
+
+def figure(results:Path=RESULTS, out:Path=FIGURE) -> Path:
+    "Every method's replicated verdict on confirmation topics, with its control, as one figure (`rlnb.bench.plot_verdicts`)."
+    import matplotlib; matplotlib.use('Agg')
+    from rlnb.bench import verdict_rows, plot_verdicts
+    ss = {k: json.loads((Path(results)/f).read_text()) for k, f in SUMMARIES.items()}
+    rows = verdict_rows(ss)
+    last = ss['chitchat.yaml, make demo']
+    title = (f"confirmation topics, {' / '.join(str(len(s['runs'])) for s in ss.values())} split seeds; "
+             f"{last['cpu'].removeprefix('CPU: ').split(' (')[0]}, {max(s['date'][:10] for s in ss.values())}")
+    plot_verdicts(rows, title, out, metadata={'Source': figure_source(results)})
+    print(f"wrote {out}"); return out
 
 def smoke():
     "Two toy replicate runs (split seeds 0 and 1), then a toy on-policy recipe confirmed on both."
@@ -77,16 +105,24 @@ def smoke():
         dict(stage='export', source='dpo_on_policy')])
     (home/'recipe.json').write_text(json.dumps(recipe))
     s = main(home/'recipe.json', runs, 'smoke', save=True, results=home/'results')
-    assert 'dpo_on_policy' in s['policies'] and s['tag'] == 'smoke', s
+    assert 'dpo_on_policy' in s['policies'] and s['tag'] == 'smoke' and (s['looks'], s['conf']) == (1, 0.95), s
+    s2 = main(home/'recipe.json', runs, 'smoke', looks=2)   # a second look: nothing reruns, wider intervals
+    r1, r2 = (x['policies']['dpo_on_policy']['judge']['in_distribution'] for x in (s, s2))
+    assert s2['conf'] == 0.975 and r2['rate'] == r1['rate'] and r2['ci'][0] <= r1['ci'][0] and r2['ci'][1] >= r1['ci'][1], (r1, r2)
     saved = json.loads((home/'results'/'replicates_smoke.json').read_text())
     assert saved['runs'] == s['runs'] and saved['commit'], saved
     bad = {**recipe, 'stages': [{**shared[2], 'epochs': 2}] + recipe['stages'][3:]}
     try: plan(bad, runs[0], 'smoke'); raise AssertionError('a changed shared stage must be refused')
     except SystemExit as e: assert 'options' in str(e), e
+    from PIL import Image
+    f = figure(RESULTS, home/'verdict.png')                 # the README's figure, drawn from the saved files into the temp home
+    assert Image.open(f).text['Source'] == figure_source(), Image.open(f).text
 
 if __name__ == '__main__':
     a = sys.argv[1:]
     if '--smoke' in a: smoke(); sys.exit()
+    if '--figure' in a: figure(); sys.exit()
     tag = a[a.index('--tag') + 1] if '--tag' in a else 'best'
-    pos = [x for i, x in enumerate(a) if not x.startswith('--') and (i == 0 or a[i - 1] != '--tag')]
-    main(pos[0], pos[1:], tag, '--save' in a)
+    looks = int(a[a.index('--looks') + 1]) if '--looks' in a else 1
+    pos = [x for i, x in enumerate(a) if not x.startswith('--') and (i == 0 or a[i - 1] not in ('--tag', '--looks'))]
+    main(pos[0], pos[1:], tag, '--save' in a, looks=looks)

@@ -14,8 +14,8 @@ from .core import bench_results, isa_caps_note
 __all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'roofline_table', 'reward_seed_summary', 'reward_speed_table',
            'dpo_speed_table', 'ppo_speed_table', 'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table',
            'eval_gen_speed_table', 'eval_memory_table', 'judge_ensemble_table', 'serve_speed_table', 'api_speed_table',
-           'replicate_summary', 'replicates_table', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods',
-           'saved_method_rows', 'plot_saved_methods']
+           'replicate_summary', 'replicates_table', 'verdict_rows', 'plot_verdicts', 'best_of_n_table', 'method_rows',
+           'methods_table', 'plot_methods', 'saved_method_rows', 'plot_saved_methods']
 
 # %% ../nbs/12_bench.ipynb #62e9b83c
 SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal in words)
@@ -426,7 +426,7 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
     judges = list(judges or ev[0][names[0]]['headline'])
     sets = [json.loads((r/'eval'/f'prompt_set{sfx}.json').read_text()) for r in runs]
     seeds = [json.loads((r/'config.json').read_text()).get('recipe', {}).get('seed', 0) for r in runs]
-    out = {'runs': [f'{r.parent.name}/{r.name}' for r in runs], 'seeds': seeds, 'policies': {}, 'control': {},
+    out = {'runs': [f'{r.parent.name}/{r.name}' for r in runs], 'seeds': seeds, 'policies': {}, 'control': {}, 'conf': conf,
            'part': sets[0].get('part'), 'topics': [sorted(set(p['topics'])) for p in sets],
            'stage_seconds': [{k: v['seconds'] for k, v in m.items() if isinstance(v, dict) and 'seconds' in v} for m in ms],
            **({'tag': tag} if tag else {}),
@@ -451,10 +451,12 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
 
 # %% ../nbs/12_bench.ipynb #feab418b
 def replicates_table(s:dict, judge:str='judge') -> str:
-    ("Markdown of `replicate_summary` for one judge: per policy, in and out of distribution, and the control; the 95 % CI "
-     "is the union of the hierarchical bootstrap and the between-run t interval (`rlnb.stats.replicate_interval`).")
+    ("Markdown of `replicate_summary` for one judge: per policy, in and out of distribution, and the control; the CI (at "
+     "the summary's `conf`, 95 % unless it says otherwise) is the union of the hierarchical bootstrap and the between-run t "
+     "interval (`rlnb.stats.replicate_interval`).")
     ci = lambda v: f"[{v[0]:.3f}, {v[1]:.3f}]"
-    out = [f"| policy | row | mean of {len(s['runs'])} runs (95 % CI) | hierarchical bootstrap | between-run t | each run | "
+    level = f"{100 * s.get('conf', 0.95):g} %"
+    out = [f"| policy | row | mean of {len(s['runs'])} runs ({level} CI) | hierarchical bootstrap | between-run t | each run | "
            "valid verdicts |", '|---|---|---|---|---|---|---|']
     for name, js in s['policies'].items():
         r = js.get(judge)
@@ -470,6 +472,42 @@ def replicates_table(s:dict, judge:str='judge') -> str:
                    f"{ci(c['between_runs_ci'])} | "
                    f"{', '.join(f'{x:.3f}' for x in c['runs'])} | must hold ½ |")
     return '\n'.join(out)
+
+# %% ../nbs/12_bench.ipynb #7d5c7abc
+def verdict_rows(summaries:dict, judge:str='judge') -> list[dict]:
+    ("One row per method and one per control from saved replicate summaries (`{label: replicate_summary}`, e.g. "
+     "bench/results/replicates_*.json): the mean win rate over runs, its replicate interval (at the summary's `conf`), each "
+     "run's figure, how many runs gave a valid verdict. A control row per summary: the base against itself.")
+    rows = []
+    for label, s in summaries.items():
+        for name, js in s['policies'].items():
+            if (r := js.get(judge)) and (v := r.get('in_distribution')):
+                rows.append({'label': f"{name} ({label})", 'rate': v['rate'], 'ci': v['ci'], 'runs': v['runs'],
+                             'valid': f"{r['valid_runs']} of {len(s['runs'])}", 'conf': s.get('conf', 0.95), 'control': False})
+        if c := s['control'].get(judge):
+            rows.append({'label': f"base vs base ({label})", 'rate': c['rate'], 'ci': c['ci'], 'runs': c['runs'],
+                         'valid': 'must hold ½', 'conf': s.get('conf', 0.95), 'control': True})
+    return rows
+
+def plot_verdicts(rows:list[dict], title:str='', path=None, metadata:dict|None=None):
+    ("Each row of `verdict_rows` as its mean win rate over the base with the replicate interval (error bar) and each "
+     "run's figure (dots); controls in grey; the dashed line is a tie. `path`: also saved there as PNG, with `metadata` "
+     "(e.g. a hash of the saved files it was drawn from) in its text chunks.")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7.5, 0.55 * len(rows) + 1.4))
+    for i, r in enumerate(rows[::-1]):
+        col = 'gray' if r['control'] else ('C2' if r['ci'][0] > 0.5 else 'C0')
+        ci_errorbar(ax, [i], [r['rate']], [r['ci']], horizontal=True, fmt='o', capsize=4, color=col)
+        ax.plot(r['runs'], [i] * len(r['runs']), '|', color=col, ms=10, alpha=0.6)
+        lvl = '' if r['conf'] == 0.95 else f" ({100 * r['conf']:g} % CI)"
+        ax.annotate(f"{r['rate']:.3f} [{r['ci'][0]:.3f}, {r['ci'][1]:.3f}]{lvl}", (r['ci'][1], i), xytext=(6, -3),
+                    textcoords='offset points', fontsize=7)
+    ax.axvline(0.5, ls='--', c='gray')
+    ax.set_yticks(range(len(rows)), [r['label'] for r in rows[::-1]], fontsize=8)
+    ax.set(xlim=(0.35, 0.75), xlabel='win rate over the base, independent judge (bar: replicate CI; ticks: runs)')
+    ax.set_title(title, fontsize=9); fig.tight_layout()
+    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100, metadata=metadata)
+    return fig
 
 # %% ../nbs/12_bench.ipynb #4b1ca65a
 def best_of_n_table(r:dict) -> str:

@@ -416,7 +416,7 @@ def _register_eval(run:Run, name:str, rep, J:dict):
     gate = {'gate_passed': d.passed, 'gate_lower': d.ci[0], 'gate_reason': d.reason}
     reg.update(run.agent, v, eval_report=rep.to_json(), reward_mean=s.get('mean'), reward_std=s.get('std'),
                metrics={**(reg.get(run.agent, v).metrics or {}), **gate})
-    print(f"      deploy gate (the service's): {'passed' if d.passed else 'rejected'}: {d.reason}")
+    print(f"      deploy gate (the service's): {d.reason}")
     return v, {'passed': d.passed, 'reason': d.reason}
 
 # %% ../nbs/99_pipeline.ipynb #8bec68be
@@ -565,7 +565,10 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     overrides.setdefault('system', run.recipe.get('system'))   # the system message it was evaluated with
     overrides.setdefault('model_name', f'{run.agent}-{run.path.name}')
     v = verdict(run, source)
-    overrides.setdefault('evaluation', v['sentence'])   # every model card states what the evaluation measured
+    ev = v['sentence'] if v['status'] == 'better' else f"**Not shown to be better than its base** ({v['status']}). {v['sentence']}"
+    if v.get('topics'): ev += f"\n\nThe held-out topics it was judged on (no training stage saw them): {'; '.join(v['topics'])}."
+    if g := v.get('gate'): ev += f"\n\nDeploy gate (the rule the service applies): {g['reason']}"
+    overrides.setdefault('evaluation', ev)   # every model card states what the evaluation measured, and whether it is better
     cfg = ExportConfig.make(preset, **overrides)
     if cfg.format != 'gguf': raise ValueError(f"the export stage writes GGUF files, got format {cfg.format!r}")
     res = export_model(adapter, cfg, run.path / 'gguf')
@@ -579,6 +582,8 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     first = list(quantization)[0]
     answer = isolated('gguf_answer', str(res.paths[first]), question, max_tokens=32)   # llama.cpp in a child process
     print(f"    {first}: Q: {question}\n    A: {answer}\n    {res.message}")
+    if v['status'] != 'better':
+        print(f"    exported for inspection, not as a better model ({v['status']}): its model card says so")
     return {'stats': res.stats, 'parity': res.parity, 'answer': answer, 'modelfile': str(res.paths['modelfile']),
             'verdict': v}
 
@@ -670,7 +675,12 @@ def main(argv:list|None=None):
     print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; metrics in {run.path/'metrics.json'}")
     for p in [p for p in (run.metrics.get('evaluate') or {}) if isinstance(run.metrics['evaluate'][p], dict)
               and 'headline' in run.metrics['evaluate'][p]]:
-        print('Verdict: ' + verdict(run, p)['sentence'])      # the last lines: did the model get better, how sure
+        v = verdict(run, p)                                 # the last lines: did the model get better, how sure
+        print('Verdict: ' + v['sentence'])
+        if g := v.get('gate'):
+            print(f"Registered as {run.agent} v{v['registry_version']}; the deploy gate (the service's rule) "
+                  + f"says: {g['reason']}" + ('; `rlnb_policies` can deploy it.' if g['passed'] else '.'))
+        print(v['answer'])
     return run
 
 # %% ../nbs/99_pipeline.ipynb #458091a0

@@ -207,23 +207,43 @@ def plan_line(plan:dict|None, keys:list) -> str:
 # %% ../nbs/99a_recipes.ipynb #ee589de3
 def verdict(run:Run, policy:str, judge:str='judge') -> dict:
     ("What the run's evaluation says of `policy` against its base under `judge`, as `status` (better, worse, not shown "
-     "better, no verdict, not evaluated) and one sentence: win rate, interval, prompts, topics, out-of-distribution row.")
+     "better, no verdict, not evaluated) and one sentence: win rate, interval, prompts, topics, out-of-distribution row, "
+     "how far the judge agrees with people; `gate` (the deploy gate's decision, where the evaluation registered it) and "
+     "`topics` (the held-out topics it was judged on).")
     e = run.metrics.get('evaluate', {})
-    h = (e.get(policy) or {}).get('headline', {}).get(judge)
+    ent = e.get(policy) or {}
+    h = ent.get('headline', {}).get(judge)
     if not h:
         return {'status': 'not evaluated', 'sentence': f"`{policy}` was not evaluated against its base in this run: "
                                                        "nothing is known of whether it is better."}
     (lo, hi) = h['win_rate_ci']
-    part = next((s.get('part') for s in run.recipe.get('stages', []) if s['stage'] == 'evaluate' and s.get('part')), None)
-    ood = (e.get(policy) or {}).get('ood_headline', {}).get(judge)
-    where = f"{h['prompts']} answers to held-out prompts" + (f" of {part} topics" if part else '')
+    ev = next((s for s in run.recipe.get('stages', []) if s['stage'] == 'evaluate'), {})
+    part, k = ev.get('part'), ev.get('answers_per_prompt')
+    ps = run.path/'eval'/'prompt_set.json'
+    topics = sorted(set(json.loads(ps.read_text()).get('topics') or [])) if ps.exists() else []
+    where = (f"{h['prompts']} held-out prompts" + (f" of {len(topics)} {part or 'held-out'} topics" if topics else
+                                                   f" of {part} topics" if part else '')
+             + (f", {k} sampled answers each" if k and k > 1 else ''))
+    acc = ((ent.get('judge_validity') or {}).get(judge) or {}).get('heldout_accuracy')
+    who = (f" (which picks people's choice on {acc['rate']:.1%} [{acc['ci'][0]:.1%}, {acc['ci'][1]:.1%}] of "
+           f"{acc['n']:,} held-out human pairs)") if acc else ''
+    ood = ent.get('ood_headline', {}).get(judge)
     ood_s = f"; out of distribution {ood['win_rate']:.3f} [{ood['win_rate_ci'][0]:.3f}, {ood['win_rate_ci'][1]:.3f}]" if ood else ''
     if h.get('valid') is False: status, end = 'no verdict', f"no verdict: {h['validity']}"
     elif lo > 0.5: status, end = 'better', 'better than the base (the 95 % interval is above ½)'
     elif hi < 0.5: status, end = 'worse', 'worse than the base (the 95 % interval is below ½)'
     else: status, end = 'not shown better', 'not shown better than the base (the 95 % interval holds ½)'
-    return {'status': status, 'win_rate': h['win_rate'], 'ci': [lo, hi],
-            'sentence': f"`{policy}` against its base under the independent `{judge}` judge, {where}: win rate "
+    pct = lambda x: f"{x:.1%}"
+    answer = {'better': f"Yes, the model got better: `{policy}` wins {pct(h['win_rate'])} of comparisons with its base "
+                        f"(95 % interval {pct(lo)} to {pct(hi)}, above the coin flip's 50 %).",
+              'not shown better': f"No, the model is not shown better: `{policy}` wins {pct(h['win_rate'])} of comparisons "
+                                  f"with its base, and the 95 % interval, {pct(lo)} to {pct(hi)}, holds the coin flip's 50 %.",
+              'worse': f"No, the model got worse: `{policy}` wins {pct(h['win_rate'])} of comparisons with its base "
+                       f"(95 % interval {pct(lo)} to {pct(hi)}, below 50 %).",
+              'no verdict': f"No verdict on `{policy}`: {h.get('validity')}."}[status]
+    return {'status': status, 'answer': answer, 'win_rate': h['win_rate'], 'ci': [lo, hi], 'gate': ent.get('gate'),
+            'registry_version': ent.get('registry_version'), 'topics': topics,
+            'sentence': f"`{policy}` against its base under the independent `{judge}` judge{who}, {where}: win rate "
                         f"{h['win_rate']:.3f} [{lo:.3f}, {hi:.3f}]{ood_s}; {end}."}
 
 # %% ../nbs/99a_recipes.ipynb #258c69f4

@@ -396,9 +396,11 @@ def gate_decision(report, config=None) -> GateDecision:
     m = report.modes[h['mode']]['judges'][h['judge']]['win_rate']
     hu, conf = h.get('human'), c.conf
     lo, hi = m['ci']
-    desc = (f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {m['n']} held-out prompts ({m['wins']} wins, {m['ties']}"
-            f" ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")
-    rate, n = m['rate'], m['n']
+    prompts = m['n'] // m['draws'] if m.get('draws') else m['n']   # K x K answer pairs per prompt: count prompts
+    pairs = f"{m['n']} answer pairs: " if prompts != m['n'] else ''
+    desc = (f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {prompts} held-out prompts ({pairs}{m['wins']} wins, "
+            f"{m['ties']} ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")
+    rate, n = m['rate'], prompts
     if hu:                                      # people's verdict decides
         (lo, hi), rate, n, conf = hu['ci'], hu['rate'], hu['n_human'], hu.get('conf', c.conf)
         desc = (f"people's win rate {rate:.3f} [{lo:.3f}, {hi:.3f}] from {n} blind-review verdicts ({hu['method']}, "
@@ -407,10 +409,10 @@ def gate_decision(report, config=None) -> GateDecision:
     base = dict(rule=c.gate, win_rate=rate, ci=[lo, hi], n=n, judge=h['judge'] + (' + people' if hu else ''), mode=h['mode'])
     if h.get('valid') is False:                         # the evaluation's own base-against-base control failed
         return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({h['validity']}); {desc}", **base)
-    if m['n'] < c.min_eval_prompts:
+    if prompts < c.min_eval_prompts:
         return GateDecision(
             False,
-            reason=f"rejected: only {m['n']} held-out prompts (< min_eval_prompts {c.min_eval_prompts}); {desc}",
+            reason=f"rejected: only {prompts} held-out prompts (< min_eval_prompts {c.min_eval_prompts}); {desc}",
             **base,
         )
     if lo > bound:
