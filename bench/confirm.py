@@ -15,9 +15,10 @@ demo's own evaluation is untouched. The export stage is left out (a verdict need
 summary (`rlnb.pipeline.replicate_summary(tag=...)`) with the CPU, the date and the commit of this process to
 bench/results/replicates_<tag>.json, which nbs/08_evaluation renders.
 
-`--looks K`: the summary is the K-th look at replicates of one recipe (runs added after an earlier summary was seen).
-Its intervals are then at level 1 - 0.05/K (Bonferroni over the looks), so that stopping at the first look whose lower
-bound clears ½ keeps the error rate of the claim at 5 %; the file records `looks` and `conf`."""
+`--looks K`: the replicates of one recipe are looked at K times in all (runs added after an earlier summary was seen);
+every look's intervals are at level 1 - 0.05/K (Bonferroni over the planned looks), so that stopping at the first look
+whose lower bound clears ½ keeps the claim's nominal error rate at 5 % (at 2.5 % for the one-sided claim "better"). The
+file records `looks` and `conf`. A look made before the plan, at 95 %, spent its own share: say so where it is reported."""
 import json, subprocess, sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -76,9 +77,12 @@ FIGURE = HERE.parent/'nbs'/'images'/'verdict.png'
 SUMMARIES = {'chitchat_offline.yaml': 'replicates_demo.json', 'chitchat.yaml, make demo': 'replicates_best.json'}
 
 def figure_source(results:Path=RESULTS) -> str:
-    "SHA-256 of the saved summaries the figure is drawn from (stored in the PNG: 08_evaluation checks it is current)."
-    import hashlib
-    return hashlib.sha256(b''.join((Path(results)/f).read_bytes() for f in SUMMARIES.values())).hexdigest()
+    ("SHA-256 of the saved summaries the figure is drawn from and of the code that draws it (stored in the PNG: "
+     "08_evaluation checks it is current).")
+    import hashlib, inspect
+    from rlnb.bench import verdict_rows, plot_verdicts
+    code = ''.join(inspect.getsource(f) for f in (verdict_rows, plot_verdicts, figure)).encode()
+    return hashlib.sha256(b''.join((Path(results)/f).read_bytes() for f in SUMMARIES.values()) + code).hexdigest()
 
 def figure(results:Path=RESULTS, out:Path=FIGURE) -> Path:
     "Every method's replicated verdict on confirmation topics, with its control, as one figure (`rlnb.bench.plot_verdicts`)."

@@ -1,5 +1,6 @@
-"""Methods side by side on one run: each trains on a `make demo` run folder (its reward model, its training prompts)
-and is judged like the demo's own DPO and PPO (the run's evaluate options: same held-out prompts, sampling, judges).
+"""Methods side by side on one run: each trains on a run folder of data/recipes/chitchat_offline.yaml (make demo's recipe
+until the on-policy DPO this chose replaced it; its reward model, its training prompts) and is judged like that run's own
+DPO and PPO (the run's evaluate options: same held-out prompts, sampling, judges).
 
     .venv/bin/python bench/methods.py models/chitchat/v3 dpo_on_policy          # train + evaluate one method
     .venv/bin/python bench/methods.py models/chitchat/v3 dpo_on_policy --save   # ... and add it to bench/results/methods.json

@@ -1,8 +1,8 @@
 """A recipe's own measured time and result: run it end to end in a new run folder, as `make demo RECIPE=...` does,
 and save each stage's seconds and peak memory, the whole wall time and the evaluation's headline per policy.
 
-    .venv/bin/python bench/recipe_run.py data/recipes/chitchat_best.yaml          # run it and print the summary
-    .venv/bin/python bench/recipe_run.py data/recipes/chitchat_best.yaml --save   # ... and write bench/results/recipe_<name>.json
+    .venv/bin/python bench/recipe_run.py data/recipes/filing.yaml               # run it and print the summary
+    .venv/bin/python bench/recipe_run.py data/recipes/filing.yaml --save        # ... and write bench/results/recipe_<name>.json
     .venv/bin/python bench/recipe_run.py --smoke                                   # a toy recipe on tiny models
 
 `rlnb.pipeline.recipe_summary` reads the saved file (99_pipeline and the README render it)."""

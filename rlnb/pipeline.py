@@ -4,7 +4,7 @@
 
 # %% ../nbs/99_pipeline.ipynb #977973bc
 from __future__ import annotations
-import functools, json, re, sys, time, platform, subprocess, argparse
+import dataclasses, functools, json, re, sys, time, platform, subprocess, argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import *
@@ -33,7 +33,7 @@ from .policy import load_policy_pair, plain_pair, generate_answers, reply
 from .reward import RewardModel
 from .stats import prompts_needed, replicate_interval
 from .bench import _outcomes_by_run, replicate_summary, replicates_table
-from .recipe import (STAGES, stage, Run, POLICIES, policy_path, stage_options, load_recipe, recipe_plan, plan_line,
+from .recipe import (verdict_lines, STAGES, stage, Run, POLICIES, policy_path, stage_options, load_recipe, recipe_plan, plan_line,
                          verdict, recipe_summary, PipelineOptions, auto_recipe, _git_commit, _redact, _environment, _CHOICES)
 
 # %% auto #0
@@ -407,12 +407,15 @@ def _run_judges(run:Run, judges) -> dict:
         J[j] = RewardJudge(run.cache[key], name=j)
     return J
 
-def _register_eval(run:Run, name:str, rep, J:dict):
+def _register_eval(run:Run, name:str, rep, J:dict, no_verdict:str|None=None):
     ("Attach the evaluation report (and the judge's mean score) to the policy's registry version, if it has one, and "
-     "gate it as the service gates a candidate (`gate_decision`, its default rule): `(version, decision)` or None.")
+     "gate it as the service gates a candidate (`gate_decision`, its default rule): `(version, decision)` or None. "
+     "`no_verdict`: why the stage gives the gate's judge no verdict (it failed its check against people), which rejects.")
     if (v := run.metrics.get(name, {}).get('registry_version')) is None: return None
     s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
     reg, d = Registry(_store(run)), gate_decision(rep)
+    if no_verdict and 'no verdict' not in d.reason:                # the judge failed its check against people
+        d = dataclasses.replace(d, passed=False, reason=f"rejected: the evaluation gives no verdict ({no_verdict}); {d.reason}")
     gate = {'gate_passed': d.passed, 'gate_lower': d.ci[0], 'gate_reason': d.reason}
     reg.update(run.agent, v, eval_report=rep.to_json(), reward_mean=s.get('mean'), reward_std=s.get('std'),
                metrics={**(reg.get(run.agent, v).metrics or {}), **gate})
@@ -495,7 +498,9 @@ def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs,
     bad = [f"judge `{j}`: {h['validity']}" for j, h in entry['headline'].items() if h.get('valid') is False]
     for b in bad: print(f"      no verdict from {b}")
     lines += [f"**No verdict** from {b}" for b in bad] + ([''] if bad else [])
-    if not tag and (r := _register_eval(run, name, rep, J)) is not None:   # a tagged (second) evaluation
+    h0 = entry['headline'][next(iter(J))]                               # the judge the gate reads
+    nv = h0.get('validity') if h0.get('valid') is False else None
+    if not tag and (r := _register_eval(run, name, rep, J, nv)) is not None:   # a tagged (second) evaluation
         entry['registry_version'], entry['gate'] = r                       # never replaces the version's report
     return rep, entry, lines
 
@@ -673,14 +678,7 @@ def main(argv:list|None=None):
         return run_replicates(args.recipe, opts.replicates, root=opts.root)
     with Timer() as t: run = run_pipeline(args.recipe, resume=opts.resume, root=opts.root)
     print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; metrics in {run.path/'metrics.json'}")
-    for p in [p for p in (run.metrics.get('evaluate') or {}) if isinstance(run.metrics['evaluate'][p], dict)
-              and 'headline' in run.metrics['evaluate'][p]]:
-        v = verdict(run, p)                                 # the last lines: did the model get better, how sure
-        print('Verdict: ' + v['sentence'])
-        if g := v.get('gate'):
-            print(f"Registered as {run.agent} v{v['registry_version']}; the deploy gate (the service's rule) "
-                  + f"says: {g['reason']}" + ('; `rlnb_policies` can deploy it.' if g['passed'] else '.'))
-        print(v['answer'])
+    print('\n'.join(verdict_lines(run)))          # the last lines: did the model get better, by how much, how sure
     return run
 
 # %% ../nbs/99_pipeline.ipynb #458091a0

@@ -12,7 +12,7 @@ from .config import StageConfig, fits_type as _fits, unknown_option
 
 # %% auto #0
 __all__ = ['STAGES', 'POLICIES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'load_recipe', 'policy_path', 'recipe_plan',
-           'plan_line', 'verdict', 'recipe_summary', 'PipelineOptions', 'auto_recipe']
+           'plan_line', 'verdict', 'verdict_lines', 'recipe_summary', 'PipelineOptions', 'auto_recipe']
 
 # %% ../nbs/99a_recipes.ipynb #717564e5
 STAGES = {}
@@ -171,7 +171,8 @@ def _environment() -> dict:
                 git_commit=_git_commit())
 
 # %% ../nbs/99a_recipes.ipynb #1733a6d5
-PLAN_SOURCES = {'chitchat': ('eval_demo.json', 'demo*.json')}   # recipe stem -> its saved runs in bench/results
+PLAN_SOURCES = {'chitchat_offline': ('eval_demo.json', 'demo*.json'),   # recipe stem -> its saved runs in bench/results
+                'chitchat': ('recipe_chitchat_best.json',)}
                                                                 # (else recipe_<stem>.json)
 
 def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved run
@@ -214,8 +215,8 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
     ent = e.get(policy) or {}
     h = ent.get('headline', {}).get(judge)
     if not h:
-        return {'status': 'not evaluated', 'sentence': f"`{policy}` was not evaluated against its base in this run: "
-                                                       "nothing is known of whether it is better."}
+        s = f"`{policy}` was not evaluated against its base in this run: nothing is known of whether it is better."
+        return {'status': 'not evaluated', 'sentence': s, 'answer': s, 'gate': None, 'registry_version': None, 'topics': []}
     (lo, hi) = h['win_rate_ci']
     ev = next((s for s in run.recipe.get('stages', []) if s['stage'] == 'evaluate'), {})
     part, k = ev.get('part'), ev.get('answers_per_prompt')
@@ -245,6 +246,20 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
             'registry_version': ent.get('registry_version'), 'topics': topics,
             'sentence': f"`{policy}` against its base under the independent `{judge}` judge{who}, {where}: win rate "
                         f"{h['win_rate']:.3f} [{lo:.3f}, {hi:.3f}]{ood_s}; {end}."}
+
+# %% ../nbs/99a_recipes.ipynb #83fd4662
+def verdict_lines(run:Run) -> list[str]:
+    ("The pipeline's last lines: for each policy the run evaluated, its verdict sentence, the deploy gate's decision on "
+     "its registered version, and the one-sentence answer (did the model get better, by how much, how sure).")
+    out, e = [], run.metrics.get('evaluate') or {}
+    for p in [p for p, x in e.items() if isinstance(x, dict) and 'headline' in x]:
+        v = verdict(run, p)
+        out.append('Verdict: ' + v['sentence'])
+        if g := v.get('gate'):
+            out.append(f"Registered as {run.agent} v{v['registry_version']}; the deploy gate (the service's rule) says: "
+                       f"{g['reason']}" + ('; `rlnb_policies` can deploy it.' if g['passed'] else '.'))
+        out.append(v['answer'])
+    return out
 
 # %% ../nbs/99a_recipes.ipynb #258c69f4
 def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<name>.json` (bench/recipe_run.py --save)

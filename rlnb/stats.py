@@ -396,7 +396,8 @@ def gate_decision(report, config=None) -> GateDecision:
     m = report.modes[h['mode']]['judges'][h['judge']]['win_rate']
     hu, conf = h.get('human'), c.conf
     lo, hi = m['ci']
-    prompts = m['n'] // m['draws'] if m.get('draws') else m['n']   # K x K answer pairs per prompt: count prompts
+    po = report.modes[h['mode']]['judges'][h['judge']].get('prompt_outcomes')
+    prompts = len(po) if po else m['n']                      # K x K answer pairs per prompt: count the prompts
     pairs = f"{m['n']} answer pairs: " if prompts != m['n'] else ''
     desc = (f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {prompts} held-out prompts ({pairs}{m['wins']} wins, "
             f"{m['ties']} ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")

@@ -1,6 +1,6 @@
 """Save what a run's `evaluate` stage measured as bench/results/eval_demo.json, the file nbs/08_evaluation renders.
 
-    .venv/bin/python tools/save_eval.py models/chitchat/v3      # after `make demo`
+    .venv/bin/python tools/save_eval.py models/chitchat/v3      # after `make demo RECIPE=data/recipes/chitchat_offline.yaml`
     .venv/bin/python tools/save_eval.py RUN --out demo_avx2.json   # another name (a demo on another kind of CPU)
 
 It copies, from the run's metrics.json: the evaluate stage's headline figures per policy and judge (in-distribution
