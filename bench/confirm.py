@@ -42,7 +42,8 @@ def plan(recipe:dict, run:Path, tag:str) -> list[dict]:
         if k in own:
             if own[k] != s: raise SystemExit(f"{run}: its {k!r} stage has options {own[k]} but the recipe's are {s}")
             continue
-        if k in done and {**(METHODS.get(k) or {}), 'stage': s['stage']} != {**s}:
+        if k in done and f'evaluate_{tag}' not in done and {**(METHODS.get(k) or {}), 'stage': s['stage']} != {**s}:
+            # (a run this script already confirmed under `tag` was checked, or trained here, then: a later look rereads it)
             raise SystemExit(f"{run}: holds a {k!r} stage, but not with the recipe's options {s}")
         todo.append(s)
     return todo
