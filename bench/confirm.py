@@ -52,6 +52,7 @@ def main(recipe_path, runs:list, tag:str='best', save:bool=False, results:Path=R
     from rlnb.core import cpu_line, isa_caps, repo_dir
     from rlnb.pipeline import load_recipe, run_pipeline
     from rlnb.bench import replicate_summary, replicates_table
+    if not isinstance(looks, int) or looks < 1: raise SystemExit(f"--looks must be an integer >= 1, got {looks!r}")
     recipe, runs = load_recipe(recipe_path), [Path(r) for r in runs]
     commit = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=repo_dir()).stdout.strip() or None
     print(cpu_line(), flush=True)
@@ -60,7 +61,6 @@ def main(recipe_path, runs:list, tag:str='best', save:bool=False, results:Path=R
         seed = json.loads((run/'config.json').read_text())['recipe'].get('seed', 0)
         print(f"== {run} (split seed {seed}): {', '.join(s.get('key', s['stage']) for s in todo)}", flush=True)
         run_pipeline({'agent': recipe['agent'], 'seed': seed, 'system': recipe.get('system'), 'stages': todo}, resume=run)
-    if not isinstance(looks, int) or looks < 1: raise SystemExit(f"--looks must be an integer >= 1, got {looks!r}")
     s = {**replicate_summary(runs, tag=tag, conf=1 - 0.05 / looks), 'looks': looks}
     print(replicates_table(s))
     if save:

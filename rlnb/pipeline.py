@@ -4,7 +4,7 @@
 
 # %% ../nbs/99_pipeline.ipynb #977973bc
 from __future__ import annotations
-import dataclasses, functools, json, re, sys, time, platform, subprocess, argparse
+import functools, json, re, sys, time, platform, subprocess, argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import *
@@ -413,9 +413,7 @@ def _register_eval(run:Run, name:str, rep, J:dict, no_verdict:str|None=None):
      "`no_verdict`: why the stage gives the gate's judge no verdict (it failed its check against people), which rejects.")
     if (v := run.metrics.get(name, {}).get('registry_version')) is None: return None
     s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
-    reg, d = Registry(_store(run)), gate_decision(rep)
-    if no_verdict and 'no verdict' not in d.reason:                # the judge failed its check against people
-        d = dataclasses.replace(d, passed=False, reason=f"rejected: the evaluation gives no verdict ({no_verdict}); {d.reason}")
+    reg, d = Registry(_store(run)), gate_decision(rep, no_verdict=no_verdict)
     gate = {'gate_passed': d.passed, 'gate_lower': d.ci[0], 'gate_reason': d.reason}
     reg.update(run.agent, v, eval_report=rep.to_json(), reward_mean=s.get('mean'), reward_std=s.get('std'),
                metrics={**(reg.get(run.agent, v).metrics or {}), **gate})

@@ -386,7 +386,9 @@ class GateDecision:
     judge: str|None = None
     mode: str|None = None
 
-def gate_decision(report, config=None) -> GateDecision:
+def gate_decision(report, config=None,
+                  no_verdict:str|None=None, # why the caller's own checks give the judge no verdict (e.g. it failed against people)
+                 ) -> GateDecision:
     ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base). Where people rated its pairs "
      "in a blind review (`people.add_human`), their interval decides, not the judge's: calibrated with the judge's "
      "verdicts from `min_human` labels on, their own Wilson interval below that. `config`: a `GateRule` (default) or "
@@ -408,8 +410,9 @@ def gate_decision(report, config=None) -> GateDecision:
                 f"with the judge's on {hu['n_pairs']} pairs); the judge alone: {desc}")
     bound = 0.5 if c.gate == 'superiority' else 0.5 - c.margin
     base = dict(rule=c.gate, win_rate=rate, ci=[lo, hi], n=n, judge=h['judge'] + (' + people' if hu else ''), mode=h['mode'])
-    if h.get('valid') is False:                         # the evaluation's own base-against-base control failed
-        return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({h['validity']}); {desc}", **base)
+    if h.get('valid') is False or no_verdict:          # its base-against-base control failed, or the caller's check
+        why = '; '.join(x for x in (h['validity'] if h.get('valid') is False else None, no_verdict) if x)
+        return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({why}); {desc}", **base)
     if prompts < c.min_eval_prompts:
         return GateDecision(
             False,
