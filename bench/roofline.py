@@ -13,8 +13,9 @@
   matrices are not counted, so the achieved figure is a lower bound of the work done.
 - **Precision**: the stage's own (its saved config: `base_dtype` bfloat16 for the DPO `cpu_bf16` preset where the CPU
   has native bf16, fp32 otherwise), divided by the attainable throughput in that precision.
-PPO is not in the table: its saved metrics time its four phases but do not count the tokens of its update, and its
-generation is bound by reading the weights per token, not by matmul throughput (`bench/serve_speed.py`)."""
+On-policy DPO (what `make demo` trains): one row per round, its DPO training only; its sampling, like PPO's, is not in
+the table. PPO is not in the table: its saved metrics time its four phases but do not count the tokens of its update,
+and generation is bound by reading the weights per token, not by matmul throughput (`bench/serve_speed.py`)."""
 import json, sys, time
 from pathlib import Path
 
@@ -46,13 +47,15 @@ def _tokens(history:list) -> float:
     return max(h['num_tokens'] for h in history if 'num_tokens' in h)
 
 def stage_rows(run:Path) -> list[dict]:
-    "Tokens, seconds and precision of the run's LoRA training stages (DPO, reward model, judge) from their saved metrics."
+    "Tokens, seconds and precision of the run's LoRA training stages (DPO or each on-policy round's DPO, reward model, judge) from their saved metrics."
     rows = []
-    d = run/'dpo'/'metrics.json'
-    if d.exists():
+    dpo = [('dpo', run/'dpo'/'metrics.json')] + [(f'dpo_on_policy {d.name}', d/'metrics.json')   # each round's DPO
+                                                   for d in sorted((run/'dpo_on_policy').glob('round-*'))]
+    for name, d in dpo:
+        if not d.exists(): continue
         m = json.loads(d.read_text()); cfg = m.get('config', {})
         bf16 = cfg.get('base_dtype') == 'bfloat16' and (m['metrics'].get('precision') or {}).get('auto_bf16', True)
-        rows.append(dict(stage='dpo', model='smollm2', tokens=_tokens(m['history']),
+        rows.append(dict(stage=name, model='smollm2', tokens=_tokens(m['history']),
                          seconds=m['metrics']['train_seconds'], dtype='bf16' if bf16 else 'fp32'))
     for st in ('reward', 'judge'):
         f = run/st/'reward_metrics.json'

@@ -8,16 +8,33 @@ import os, re, json, time, random, resource, importlib.util
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'error_message', 'get_device', 'seed_everything', 'rlnb_home',
-           'repo_dir', 'bench_results', 'data_dir', 'models_dir', 'cache_dir', 'check_agent', 'new_run', 'redact_url',
-           'peak_rss_mb', 'release_memory', 'reset_peak_rss', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup',
-           'bf16_native', 'auto_bf16', 'precision_decision', 'isa_caps', 'isa_caps_note', 'MissingAssetError',
-           'asset_dir', 'policy_dir', 'convert_gguf', 'convert_policy', 'policy_tokenizer', 'load_policy',
-           'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder',
-           'render_chat', 'chat_ids', 'model_path', 'hub_name', 'name_base', 'lora_config', 'last_checkpoint',
-           'report_targets', 'Tracker', 'end_group_at_exit', 'crash_excerpt', 'torchrun', 'create_tables',
-           'create_index', 'utc_now', 'atomic_write', 'atomic_dir', 'console_script', 'prepare_assets',
-           'prepare_assets_cli']
+__all__ = ['NATIVE_MEMORY', 'BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'limit_native_caches', 'error_message',
+           'get_device', 'seed_everything', 'rlnb_home', 'repo_dir', 'bench_results', 'data_dir', 'models_dir',
+           'cache_dir', 'check_agent', 'new_run', 'redact_url', 'peak_rss_mb', 'release_memory', 'reset_peak_rss',
+           'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup', 'bf16_native', 'auto_bf16', 'precision_decision',
+           'isa_caps', 'isa_caps_note', 'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_gguf',
+           'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat',
+           'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'chat_ids', 'model_path', 'hub_name',
+           'name_base', 'lora_config', 'last_checkpoint', 'report_targets', 'Tracker', 'end_group_at_exit',
+           'crash_excerpt', 'torchrun', 'create_tables', 'create_index', 'utc_now', 'atomic_write', 'atomic_dir',
+           'console_script', 'prepare_assets', 'prepare_assets_cli']
+
+# %% ../nbs/00_core.ipynb #61eef4cd
+NATIVE_MEMORY = {'ONEDNN_PRIMITIVE_CACHE_CAPACITY': '64',   # oneDNN: primitives kept (default 1,024)
+                 'LRU_CACHE_CAPACITY': '64',                # ideep (torch's oneDNN glue): reordered weights kept (1,024)
+                 'MALLOC_ARENA_MAX': '2'}                   # glibc: malloc arenas (default 8 per core)
+
+def limit_native_caches() -> dict:
+    ("Set `NATIVE_MEMORY` where the environment does not already (call before torch is imported: `import rlnb` does), "
+     "and glibc's arena limit in this process too, since glibc reads it at start. Returns the values in force.")
+    for k, v in NATIVE_MEMORY.items(): os.environ.setdefault(k, v)
+    try:
+        import ctypes, ctypes.util
+        ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6').mallopt(-8, int(os.environ['MALLOC_ARENA_MAX']))  # M_ARENA_MAX
+    except (OSError, AttributeError, ValueError): pass   # not glibc, or not a number: the library's default stays
+    return {k: os.environ[k] for k in NATIVE_MEMORY}
+
+limit_native_caches()
 
 # %% ../nbs/00_core.ipynb #b9a6184b
 def error_message(f) -> str:

@@ -221,11 +221,12 @@ def _check_eval_inputs(prompts, judges, modes) -> tuple:
     return prompts, judges
 
 def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, clusters=None, cache=None,
-               base_name=None, control:bool=False, groups=None, **kw) -> tuple:
-    "One decoding mode: both models' answers, their lengths, diversity, failures, KL, and each judge's verdicts."
+               base_name=None, control:bool=False, groups=None, kl:bool=True, **kw) -> tuple:
+    ("One decoding mode: both models' answers, their lengths, diversity, failures, KL (sampled mode, unless `kl` is "
+     "False), and each judge's verdicts.")
     import time, numpy as np
     t = time.perf_counter()
-    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=mode == 'sampled', cache=cache, base_name=base_name, **kw)
+    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=kl and mode == 'sampled', cache=cache, base_name=base_name, **kw)
     gen_s, seed, both = time.perf_counter() - t, kw['seed'], (('policy', pol), ('base', bas))
     unit = clusters if clusters is not None else groups        # rows of one cluster (or prompt) are resampled together
     m = {'prompts': prompts, **({'clusters': [c.item() if hasattr(c, 'item') else c for c in clusters]}
@@ -255,14 +256,17 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
 
 # %% ../nbs/08_evaluation.ipynb #97d03c97
 def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, groups=None, **kw) -> dict:
-    ("The base-against-base arm: the base run through `_eval_mode` as a policy would be (the policy's seed stream, its "
-     "KL pass, every judge), against the base's own comparison answers. Kept in `cache` per base, prompts and settings.")
+    ("The base-against-base arm: the base run through `_eval_mode` as a policy would be (the policy's seed stream, every "
+     "judge), against the base's own comparison answers. Kept in `cache` per base, prompts and settings. No KL pass: "
+     "the base's KL to itself is 0 by definition, and the answers are the same with or without it (the KL reads them "
+     "after they are drawn; `bench/eval_gen_speed.py`'s '+ log-probs kept' row: identical answers), so it would only "
+     "cost two forward passes over every answer.")
     key = json.dumps(['control', str(base_name), prompts, clusters, groups, conf, tie, list(judges), kw], sort_keys=True, default=str)
     if cache is not None and key in cache and all(a is b for a, b in zip(cache[key][0], judges.values())):
         return cache[key][1]                        # the same judges (objects, not names) on the same answers
     m, _ = _eval_mode(base_m, base_m, tok, prompts, 'sampled', judges, conf, tie, None, clusters, cache, base_name,
-                  groups=groups, **kw)
-    c = {'identical': m['identical'], 'kl': m['kl']['mean'] if m.get('kl') else None,
+                  groups=groups, kl=False, **kw)
+    c = {'identical': m['identical'],
          'judges': {jn: {'win_rate': j['win_rate'], 'lc_win_rate': j['lc_win_rate'],
                         'prompt_outcomes': j.get('prompt_outcomes', j['outcomes'])} for jn, j in m['judges'].items()}}
     c['valid'], c['why'] = control_verdict(c, len(prompts))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib, json, random, shutil, time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from .core import atomic_write, peak_rss_mb
+from .core import atomic_write, peak_rss_mb, release_memory
 from .config import StageConfig, StageResult
 from .registry import Registry
 from .dpo import PreferenceConfig, train_dpo
@@ -161,6 +161,7 @@ def train_dpo_on_policy(
         if (done := _done_round(rd, setup)) is not None:
             rounds.append(done); adapter = rd/'adapter'
             print(f"[rlnb] on-policy DPO round {r}: done before, resumed after it"); continue
+        res = None; release_memory()   # the last round's trainer and model go before this round loads its own
         info, res = _one_round(r, rd, adapter, prompts, score, cfg, gen, over, setup, heldout, judge)
         rounds.append(info); adapter = res.model_path
     m = {'rounds': rounds, 'train_examples': sum(x['pairs'] for x in rounds),

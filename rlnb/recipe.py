@@ -4,10 +4,10 @@
 
 # %% ../nbs/99a_recipes.ipynb #151deba6
 from __future__ import annotations
-import functools, json, re, subprocess, platform
+import functools, json, os, re, subprocess, platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import check_agent, atomic_write, load_policy, tiny_policy, repo_dir, redact_url, get_device, bench_results, cpu_line, isa_caps
+from .core import NATIVE_MEMORY, check_agent, atomic_write, load_policy, tiny_policy, repo_dir, redact_url, get_device, bench_results, cpu_line, isa_caps
 from .config import StageConfig, fits_type as _fits, unknown_option
 
 # %% auto #0
@@ -168,7 +168,7 @@ def _environment() -> dict:
     import torch, transformers, trl, peft
     return dict(python=platform.python_version(), torch=torch.__version__, transformers=transformers.__version__,
                 trl=trl.__version__, peft=peft.__version__, device=get_device(), threads=torch.get_num_threads(),
-                git_commit=_git_commit())
+                git_commit=_git_commit(), native_memory={k: os.environ.get(k) for k in NATIVE_MEMORY})   # rlnb.core
 
 # %% ../nbs/99a_recipes.ipynb #1733a6d5
 PLAN_SOURCES = {'chitchat_offline': ('eval_demo.json', 'demo*.json'),   # recipe stem -> its saved runs in bench/results
