@@ -11,11 +11,11 @@ from .evaluation import ci_errorbar
 from .core import bench_results, isa_caps_note
 
 # %% auto #0
-__all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'roofline_table', 'reward_seed_summary', 'reward_speed_table',
-           'dpo_speed_table', 'ppo_speed_table', 'plot_ppo_speed', 'scale_out_table', 'gpu_speed_table',
-           'eval_gen_speed_table', 'eval_memory_table', 'judge_ensemble_table', 'serve_speed_table', 'api_speed_table',
-           'replicate_summary', 'replicates_table', 'verdict_rows', 'plot_verdicts', 'best_of_n_table', 'method_rows',
-           'methods_table', 'plot_methods', 'saved_method_rows', 'plot_saved_methods']
+__all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'roofline_table', 'native_memory_table', 'reward_seed_summary',
+           'reward_speed_table', 'dpo_speed_table', 'ppo_speed_table', 'plot_ppo_speed', 'scale_out_table',
+           'gpu_speed_table', 'eval_gen_speed_table', 'eval_memory_table', 'judge_ensemble_table', 'serve_speed_table',
+           'api_speed_table', 'replicate_summary', 'replicates_table', 'verdict_rows', 'plot_verdicts',
+           'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows', 'plot_saved_methods']
 
 # %% ../nbs/12_bench.ipynb #62e9b83c
 SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal in words)
@@ -23,7 +23,9 @@ SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal 
     'PPO, per step vs TRL 0.29': ('ppo_speed', '≥ 2× at no more memory'),
     'reward model vs TRL defaults': ('reward_speed_minilm', '≥ 3× at equal held-out accuracy'),
     "evaluation's answers and KL vs before": ('eval_gen_speed', 'same answers, faster'),
-    'make demo, its stages summed': ('demo', '≤ 20 min on 2 cores'),   # tools/save_eval.py --out demo_NAME.json
+    'make demo, its stages summed': ('recipe_chitchat', '≤ 20 min on 2 cores'),   # the on-policy demo (since 3f0f295):
+    # bench/recipe_run.py data/recipes/chitchat.yaml --save, or tools/save_eval.py RUN --out recipe_chitchat_NAME.json
+    'make demo before 3f0f295 (offline DPO + PPO)': ('demo', '≤ 20 min on 2 cores'),   # chitchat_offline.yaml's runs
 }
 
 def cpu_kind(r:dict) -> str:
@@ -64,15 +66,15 @@ def _best_ratio(name:str, r:dict) -> tuple[str, str]:
             return (f"≥ {c['speedup_at_least']:.2f}×", f"`cpu`: accuracy {acc(c)}; TRL's defaults did not finish "
                     f"{t['pairs']} pairs in {t['timed_out_s']:.0f} s{fp}")
         return f"{c['pairs_per_s'] / t['pairs_per_s']:.2f}×", f"`cpu`: accuracy {acc(c)} vs TRL's {acc(t)}"
-    if name.startswith('make demo'):
-        s = r['stage_seconds']; top = sorted(s, key=s.get, reverse=True)[:3]
+    if name.startswith('make demo'):   # tools/save_eval.py's stage_seconds, or bench/recipe_run.py's stages
+        s = r.get('stage_seconds') or {k: v['seconds'] for k, v in r['stages'].items()}; top = sorted(s, key=s.get, reverse=True)[:3]
         return f"{sum(s.values()) / 60:.1f}", f"min; {', '.join(f'{k} {s[k]:.0f} s' for k in top)}; commit {str(r.get('commit'))[:7]}"
     first, last = r['rows'][0], r['rows'][-1]
     return f"{first['seconds'] / last['seconds']:.2f}×", f"{first['seconds']:.0f} → {last['seconds']:.0f} s, {r['prompts']} prompts"
 
 GOAL_MET = {   # benchmark: whether its best figure (the number `_best_ratio` shows) meets the goal; None: read the row
     'DPO, whole run vs TRL defaults': lambda x: x >= 3, 'PPO, per step vs TRL 0.29': lambda x: x >= 2,
-    'make demo, its stages summed': lambda x: x <= 20}
+    'make demo, its stages summed': lambda x: x <= 20, 'make demo before 3f0f295 (offline DPO + PPO)': lambda x: x <= 20}
 
 # %% ../nbs/12_bench.ipynb #7d075108
 def speed_by_cpu(results=None) -> str:
@@ -102,6 +104,22 @@ def roofline_table(path=None) -> str:
     for x in r['rows']:
         out.append(f"| {x['stage']} | {x['model']} | {x['dtype']} | {x['achieved_gflops']:.1f} | {x['attainable_gflops']:.1f} "
                    f"| {x['fraction']:.0%} | {'met' if x['fraction'] >= 0.5 else 'not met'} |")
+    return '\n'.join(out)
+
+# %% ../nbs/12_bench.ipynb #90fe5691
+def native_memory_table(path=None) -> str:
+    ("Markdown of `bench/native_memory.py`'s result: per setting and round, resident memory at the start, the peak, "
+     "what stays held after it, and the seconds; then whether losses and answers were identical.")
+    r = json.loads(Path(path or bench_results()/'native_memory.json').read_text())
+    env = lambda s: ', '.join(f"`{k}={v}`" for k, v in r['settings'][s].items())
+    out = [f"{r['cpu'].removeprefix('CPU: ')}, {r['date'][:10]}: {r['rounds']} rounds, each {r['prompts']} prompts sampled "
+           f"({r['new_tokens']} new tokens) then {r['steps']} DPO steps of {r['batch']} pairs.", '',
+           '| setting | round | start MiB | peak MiB | held after MiB | seconds |', '|---|---|---|---|---|---|']
+    for s, rows in r['rows'].items():
+        for x in rows:
+            out.append(f"| {s} ({env(s)}) | {x['round']} | {x['start_mb']:,} | {x['peak_mb']:,} | {x['held_after_mb']:,} "
+                       f"| {x['seconds']:.1f} |")
+    out += ['', f"Losses and answers identical under both: {'yes' if r['identical'] else '**no**'}."]
     return '\n'.join(out)
 
 # %% ../nbs/12_bench.ipynb #8f512fd4

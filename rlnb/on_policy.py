@@ -39,13 +39,15 @@ class OnPolicyConfig(StageConfig):
     repetition_penalty: float = 1.1
     system: str|None = None         # the deployment's system message (also the training prompts')
     batch_size: int = 64            # prompts answered at once
+    batches_at_once: int = 2        # batches decoded together, each from its own seeded stream: the same answers as one
+                                    # at a time (checked in this notebook), fewer passes over the weights (as the evaluation)
     learning_rate: float|None = None  # None: the DPO preset's
     beta: float|None = None         # None: the DPO preset's
     eval_prompts: int = 0           # held-out prompts judged after each round (0: none; the evaluate stage judges the end)
     seed: int = 0
 
     def __post_init__(self):
-        for k in ('rounds', 'prompts_per_round', 'max_new_tokens', 'batch_size'):
+        for k in ('rounds', 'prompts_per_round', 'max_new_tokens', 'batch_size', 'batches_at_once'):
             if getattr(self, k) < 1: raise ValueError(f"{k} must be >= 1, got {getattr(self, k)}")
         if self.samples < 2: raise ValueError(f"samples must be >= 2 (a pair needs two answers), got {self.samples}")
         if self.min_gap < 0: raise ValueError(f"min_gap must be >= 0, got {self.min_gap}")
@@ -151,10 +153,10 @@ def train_dpo_on_policy(
     out.mkdir(parents=True, exist_ok=True)
     score = reward.score if hasattr(reward, 'score') else reward
     gen = dict(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
-               batch_size=cfg.batch_size, repetition_penalty=cfg.repetition_penalty)
+               batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, repetition_penalty=cfg.repetition_penalty)
     over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta') if getattr(cfg, k) is not None}
     adapter, rounds, res = None, [], None
-    setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts')},   # what a round depends on
+    setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts', 'batches_at_once')},   # what a round depends on
              'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}
     for r in range(1, cfg.rounds + 1):
         rd = out/f'round-{r}'
