@@ -106,7 +106,7 @@ def roofline_table(path=None) -> str:
                    f"| {x['fraction']:.0%} | {'met' if x['fraction'] >= 0.5 else 'not met'} |")
     return '\n'.join(out)
 
-# %% ../nbs/12_bench.ipynb #90fe5691
+# %% ../nbs/12_bench.ipynb #692ab6c2
 def native_memory_table(path=None) -> str:
     ("Markdown of `bench/native_memory.py`'s result: per setting and round, resident memory at the start, the peak, "
      "what stays held after it, and the seconds; then whether losses and answers were identical.")
