@@ -17,6 +17,11 @@ from pathlib import Path
 ROUNDS, STEPS, BATCH, PROMPTS, NEW = 2, 12, 4, 32, 96
 MODEL = {}
 
+def smoke_budget():
+    "--smoke: the tiny policy, 2 steps, 4 prompts, 8 new tokens (in the parent and in each child)."
+    global STEPS, PROMPTS, NEW
+    STEPS, PROMPTS, NEW = 2, 4, 8; MODEL['model'] = 'tiny'
+
 def child(data:str, smoke:bool):
     from datasets import Dataset
     from rlnb.core import release_memory, reset_peak_rss, peak_rss_mb
@@ -47,9 +52,8 @@ def main(smoke:bool=False):
     from rlnb.formatting import build_datasets
     sys.path.insert(0, str(Path(__file__).parent))
     from _smoke import save_result, smoke_home
-    global STEPS, PROMPTS, NEW
     home = smoke_home() if smoke else None
-    if smoke: STEPS, PROMPTS, NEW = 2, 4, 8
+    if smoke: smoke_budget()
     print(cpu_line(), flush=True)
     recs, _ = chitchat_records()
     pairs = build_datasets(recs, max_pairs_per_prompt=300, formats=('pairs',))['pairs']['train'].shuffle(seed=0)
@@ -82,6 +86,6 @@ def main(smoke:bool=False):
 
 if __name__ == '__main__':
     if '--child' in sys.argv:
-        if '--smoke' in sys.argv: MODEL['model'] = 'tiny'; STEPS, PROMPTS, NEW = 2, 4, 8
+        if '--smoke' in sys.argv: smoke_budget()
         child(sys.argv[sys.argv.index('--child') + 1], '--smoke' in sys.argv)
     else: main(smoke='--smoke' in sys.argv)
