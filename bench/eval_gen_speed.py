@@ -1,6 +1,6 @@
 """The evaluation's sampled answers and their KL, before and after each speed lever, in one run on this CPU.
 
-    .venv/bin/python bench/eval_gen_speed.py                     # writes bench/results/eval_gen_speed.json (~6 min on 2 cores)
+    .venv/bin/python bench/eval_gen_speed.py                     # writes bench/results/eval_gen_speed.json (~8 min on 2 cores)
     ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \\
         .venv/bin/python bench/eval_gen_speed.py --save eval_gen_speed_avx2.json   # held to AVX2 (caps recorded)
     .venv/bin/python bench/eval_gen_speed.py --smoke             # tiny policy, 4 prompts, 6 tokens; JSON to a temp folder
@@ -25,7 +25,15 @@ added to the one before:
 - `+ prompts by length`: `decode(prefill_rows=16)`: the rest of each prompt passes in groups of similar length, each cut
   to its own longest, instead of the whole batch padded to its longest prompt; and `path_kl` passes each answer as its
   own prompt and answer, without the batch's padding (the rows before pass `prefill_rows=None` and use
-  `padded_path_kl` below, the library's KL pass until then).
+  `padded_path_kl` below, the library's KL pass until then);
+- `+ penalty on seen tokens`: `_penalize` computes the repetition penalty on each answer's own tokens only (the rows
+  before use `dense_penalize` below: a (B, V) mask through `torch.where`, three passes over the vocabulary per step;
+  it builds the mask afresh at each step, one (B, V) fill more than the library's old mask kept across steps, so this
+  row's gain is an upper bound);
+- `+ KV cache with room`: `decode`'s cache writes each new position into room kept after it (`_with_room`), where
+  `torch.cat` copied every layer's whole cache at every token (the rows before: `no_room` below).
+Rows from `+ two batches at once` on run the library's `generate_answers`, which also hands the freed KV cache back to
+the system after each decode and KL pass (`release_memory(collect=False)`); the rows before run the loop below.
 Every row must give the same answers as the first row that draws the same way (checked) and the same KL to 1e-3 nats
 (checked); the time is the whole of it."""
 import json, os, sys, time
@@ -80,12 +88,23 @@ def padded_path_kl(model, ids, attn, n_prompt, mask, temperature=1.0, base=None,
             for j, v in zip(idx, ((lp.exp() * (lp - lq)).sum(-1).clamp(min=0) * mk).sum(-1).tolist()): out[j] = v
     return out
 
+def dense_penalize(logits, seen, penalty):
+    "The repetition penalty before `+ penalty on seen tokens`: a (B, V) mask of each answer's tokens through `torch.where`."
+    import torch
+    if seen is None or not seen.shape[-1] or penalty == 1.0: return logits
+    mask = torch.zeros(logits.shape, dtype=torch.bool, device=logits.device).scatter_(-1, seen, True)
+    return torch.where(mask, torch.where(logits > 0, logits / penalty, logits * penalty), logits)
+
+def no_room(cache, step=16):
+    "The KV cache before `+ KV cache with room`: transformers' `DynamicLayer`, grown by `torch.cat` at every token."
+    return cache
+
 def dense_next_token(logits, do_sample, temperature, top_p, seen=None, penalty=1.0, groups=None):
     "The draw before `+ draw in the nucleus`: a multinomial over the whole vocabulary, the nucleus scattered back."
     import torch
+    import rlnb.policy as E
     from rlnb.policy import _nucleus
-    if seen is not None and penalty != 1.0:
-        logits = torch.where(seen, torch.where(logits > 0, logits / penalty, logits * penalty), logits)
+    logits = E._penalize(logits, seen, penalty)
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)
     if top_p < 1: probs = _nucleus(probs, top_p)
@@ -118,15 +137,20 @@ def main(save='eval_gen_speed.json', smoke=False, results=None):
               ('+ draw in the nucleus', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain)),
               ('+ shared prefix once', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, prefix=True)),
               ('+ two batches at once', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2)),
-              ('+ prompts by length', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2, by_length=True))]
-    k0, draw0, rows, refs = E._NUCLEUS_K, E._next_token, [], {}
+              ('+ prompts by length', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2, by_length=True)),
+              ('+ penalty on seen tokens', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2, by_length=True,
+                                                pen=E._penalize)),
+              ('+ KV cache with room', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2, by_length=True,
+                                            pen=E._penalize, room=E._with_room))]
+    k0, draw0, pen0, room0, rows, refs = E._NUCLEUS_K, E._next_token, E._penalize, E._with_room, [], {}
     answers(merged, plain, tok, prompts[:2], True)   # warm-up
     for name, v in levers:
         E._NUCLEUS_K, E._next_token = v['k'], v.get('draw', draw0)
+        E._penalize, E._with_room = v.get('pen', dense_penalize), v.get('room', no_room)
         try:
             t = time.perf_counter(); texts, kls = answers(v['m'], v['b'], tok, prompts, v['keep'], v.get('at_once', 1), v.get('prefix', False),
                                  v.get('by_length', False)); dt = time.perf_counter() - t
-        finally: E._NUCLEUS_K, E._next_token = k0, draw0
+        finally: E._NUCLEUS_K, E._next_token, E._penalize, E._with_room = k0, draw0, pen0, room0
         ref = refs.setdefault('draw' in v, (texts, kls))   # the first row that draws the same way
         same = sum(a == b for a, b in zip(texts, ref[0]))
         dkl = max(abs(a - b) for a, b in zip(kls, ref[1]))

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_core.ipynb #de94d006
 from __future__ import annotations
-import os, re, json, time, random, resource, importlib.util
+import functools, os, re, json, time, random, resource, importlib.util
 from pathlib import Path
 
 # %% auto #0
@@ -24,14 +24,19 @@ NATIVE_MEMORY = {'ONEDNN_PRIMITIVE_CACHE_CAPACITY': '64',   # oneDNN: primitives
                  'LRU_CACHE_CAPACITY': '64',                # ideep (torch's oneDNN glue): reordered weights kept (1,024)
                  'MALLOC_ARENA_MAX': '2'}                   # glibc: malloc arenas (default 8 per core)
 
+@functools.cache
+def _libc():
+    "The C library (looked up once: `find_library` runs `ldconfig`), or None where it cannot be loaded."
+    import ctypes, ctypes.util
+    try: return ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6')
+    except OSError: return None
+
 def limit_native_caches() -> dict:
     ("Set `NATIVE_MEMORY` where the environment does not already (call before torch is imported: `import rlnb` does), "
      "and glibc's arena limit in this process too, since glibc reads it at start. Returns the values in force.")
     for k, v in NATIVE_MEMORY.items(): os.environ.setdefault(k, v)
-    try:
-        import ctypes, ctypes.util
-        ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6').mallopt(-8, int(os.environ['MALLOC_ARENA_MAX']))  # M_ARENA_MAX
-    except (OSError, AttributeError, ValueError): pass   # not glibc, or not a number: the library's default stays
+    try: _libc().mallopt(-8, int(os.environ['MALLOC_ARENA_MAX']))   # M_ARENA_MAX
+    except (AttributeError, ValueError): pass   # not glibc (no libc, no mallopt), or not a number: the default stays
     return {k: os.environ[k] for k in NATIVE_MEMORY}
 
 limit_native_caches()
@@ -143,12 +148,11 @@ def peak_rss_mb() -> float:
     "Peak resident memory of this process so far (since the last `reset_peak_rss`), in MiB (2^20 bytes: every size rlnb reports is in MiB)."
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-def release_memory():
-    "Collect garbage and hand the C heap's free pages back to the system (glibc `malloc_trim`), so RSS shows what is held."
-    import ctypes, ctypes.util, gc
-    gc.collect()
-    try: ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6').malloc_trim(0)
-    except (OSError, AttributeError): pass    # not glibc (macOS): nothing to trim
+def release_memory(collect:bool=True):
+    "gc if `collect`, then glibc's `malloc_trim`: the C heap's free pages go back to the system, so RSS shows what is held."
+    import gc
+    if collect: gc.collect()
+    getattr(_libc(), 'malloc_trim', lambda pad: 0)(0)
 
 def reset_peak_rss() -> bool:
     ("Start `peak_rss_mb` again from the current RSS (Linux: `/proc/self/clear_refs` 5), so a pipeline stage reports its "

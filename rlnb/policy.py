@@ -4,11 +4,11 @@
 
 # %% ../nbs/00b_policy.ipynb #fdd929df
 from __future__ import annotations
-import json
+import functools, json
 from dataclasses import dataclass, field
 from pathlib import Path
 import os
-from .core import model_path, render_chat
+from .core import model_path, release_memory, render_chat
 from .llama import check_llama_cpu
 
 # %% auto #0
@@ -154,15 +154,22 @@ def _nucleus(probs, top_p:float):
     p, i = _nucleus_top(probs, top_p)
     return torch.zeros_like(probs).scatter(-1, i, p)
 
+def _penalize(logits, seen, penalty:float):
+    ("`logits` (B, V) with the repetition penalty on the tokens `seen` ((B, n) token ids, repeats allowed): positive logits "
+     "divided by it, negative ones multiplied, as llama.cpp and transformers do. Only the seen tokens' logits are "
+     "computed: the same numbers as a (B, V) mask through `torch.where`, which made three passes over the vocabulary.")
+    import torch
+    if seen is None or not seen.shape[-1] or penalty == 1.0: return logits
+    v = logits.gather(-1, seen)
+    return logits.scatter(-1, seen, torch.where(v > 0, v / penalty, v * penalty))
+
 def _next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=None, penalty:float=1.0,
                 groups=None,   # [(row indices, torch.Generator)]: each group of rows drawn from its own stream
                ):
-    ("Greedy, or a sample from softmax(logits / T) restricted to the top-p nucleus; tokens in `seen` (B, V) get the "
-     "repetition penalty first (positive logits divided by it, negative ones multiplied, as llama.cpp and transformers "
-     "do).")
+    ("Greedy, or a sample from softmax(logits / T) restricted to the top-p nucleus; the tokens in `seen` ((B, n) token "
+     "ids: each row's answer so far) get the repetition `penalty` first (`_penalize`).")
     import torch
-    if seen is not None and penalty != 1.0:
-        logits = torch.where(seen, torch.where(logits > 0, logits / penalty, logits * penalty), logits)
+    logits = _penalize(logits, seen, penalty)
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)
     def draw(p, g=None):
@@ -231,6 +238,51 @@ def _prefill(model, ids, attn, pos, n_shared:int=0,
     for (K, V), (k, v) in zip(layers, kv or []): K[:, :, :n_shared], V[:, :, :n_shared] = k, v
     return DynamicCache(ddp_cache_data=layers), logits.float()
 
+# %% ../nbs/00b_policy.ipynb #f52deb78
+@functools.cache
+def _room_layer():
+    "The cache layer class `_with_room` gives (made when first needed: transformers is imported only then)."
+    from transformers.cache_utils import DynamicLayer
+    class RoomLayer(DynamicLayer):
+        ("A `DynamicLayer` that writes each new position into room kept after its keys and values, and grows that "
+         "room `step` positions at a time: the same keys and values as `torch.cat`, which copied the whole cache at "
+         "every decoded token (what that cost: `bench/eval_gen_speed.py`'s '+ KV cache with room' row).")
+        def __init__(self, keys, values, step:int=16):
+            super().__init__()
+            self.dtype, self.device, self.is_initialized, self.step = keys.dtype, keys.device, True, step
+            self._adopt(keys[:, :, :0], values[:, :, :0])
+            self.update(keys, values)
+        def _adopt(self, k, v):   # k, v are the keys and values: the room is whatever their buffers hold after them
+            self._k, self._v, self.n, self.keys, self.values = k, v, k.shape[-2], k, v
+        def _grown(self, x, m:int):   # x's first n positions in a buffer with room for m more, then `step`
+            buf = x.new_empty(*x.shape[:2], self.n + m + self.step, x.shape[3]); buf[:, :, :self.n] = x[:, :, :self.n]
+            return buf
+        def update(self, key_states, value_states, *args, **kwargs):
+            m = key_states.shape[-2]
+            if self.n + m > self._k.shape[-2]: self._k, self._v = self._grown(self._k, m), self._grown(self._v, m)
+            self._k[:, :, self.n:self.n + m], self._v[:, :, self.n:self.n + m] = key_states, value_states
+            self.n += m
+            self.keys, self.values = self._k[:, :, :self.n], self._v[:, :, :self.n]
+            return self.keys, self.values
+        def batch_select_indices(self, indices):   # rows leave (or, by `reorder_cache`, change places)
+            self._k, self._v = self._k[indices.to(self._k.device)], self._v[indices.to(self._v.device)]
+            self.keys, self.values = self._k[:, :, :self.n], self._v[:, :, :self.n]
+        reorder_cache = batch_select_indices
+        def crop(self, tokens_to_remove:int): super().crop(tokens_to_remove); self._adopt(self.keys, self.values)
+        def batch_repeat_interleave(self, repeats:int):
+            super().batch_repeat_interleave(repeats); self._adopt(self.keys, self.values)
+        def reset(self): raise NotImplementedError("a decoding cache is made for one batch: make another")
+        def offload(self): raise NotImplementedError("a decoding cache with room stays where it was made")
+    return RoomLayer
+
+def _with_room(cache, step:int=16):
+    ("`cache` (a `DynamicCache`) with each plain layer (not a sliding window's) made a `RoomLayer` (`_room_layer`): "
+     "decoding appends a position per token without copying the whole cache each time.")
+    from transformers.cache_utils import DynamicLayer
+    cache.layers = [_room_layer()(l.keys, l.values, step) if type(l) is DynamicLayer and l.is_initialized else l
+                    for l in cache.layers]
+    return cache
+
 # %% ../nbs/00b_policy.ipynb #74a8d0c3
 def _layout(tok, prompts:list[str], system:str|None, max_prompt_length:int, share_prefix:bool, dev):
     ("`(ids, attn, S)` of the prompts through the chat template: the `S` tokens all share first (none unless "
@@ -276,13 +328,10 @@ def decode(model, tok,
     live, attn, pos = torch.arange(B, device=dev), p_attn, (p_attn.cumsum(-1) - 1).clamp(min=0)
     with torch.no_grad():   # the shared beginning once, the rest of the prompts by length
         cache, logits = _prefill(model, p_ids, p_attn, pos, S, prefill_rows)
-    T = 0
-    seen = None
+    cache, T = _with_room(cache), 0      # new keys and values written into room, not the whole cache copied per token
     if streams is not None:
         if sum(n for n, _ in streams) != B: raise ValueError(f"streams cover {sum(n for n, _ in streams)} of {B} prompts")
         gid = torch.repeat_interleave(torch.arange(len(streams), device=dev), torch.tensor([n for n, _ in streams], device=dev))
-    if repetition_penalty != 1.0:                # the tokens each answer holds so far (EOS ends it, so never in)
-        seen = torch.zeros(B, model.config.vocab_size, dtype=torch.bool, device=dev)
     lps = torch.zeros(B, max_new_tokens, model.config.vocab_size, device=dev) if logprobs else None
     with torch.no_grad():
         for t in range(max_new_tokens):
@@ -293,15 +342,14 @@ def decode(model, tok,
             if lps is not None: lps[live, t] = (logits / (temperature if do_sample else 1.0)).log_softmax(-1)
             groups = [((gid == k).nonzero()[:, 0], g) for k, (_, g) in enumerate(streams) if (gid == k).any()] \
                 if streams is not None and do_sample else None
+            seen = out[live, :t] if repetition_penalty != 1.0 else None   # each answer so far (EOS ends it: never in)
             nxt = _next_token(logits, do_sample, temperature, top_p, seen, repetition_penalty, groups)
             out[live, t], T = nxt, t + 1
             keep = (nxt != tok.eos_token_id).nonzero()[:, 0]
             if len(keep) == 0: break
             if len(keep) < len(live):                                  # drop the finished answers from the batch
                 cache.batch_select_indices(keep); live, attn, nxt, pos = live[keep], attn[keep], nxt[keep], pos[keep]
-                seen = seen[keep] if seen is not None else None
                 gid = gid[keep] if streams is not None else None
-            if seen is not None: seen[torch.arange(len(live), device=dev), nxt] = True
             attn = torch.cat([attn, attn.new_ones(len(live), 1)], 1)
             x, pos = nxt[:, None], pos[:, -1:] + 1
     return _finish(tok, p_ids, p_attn, out[:, :max(T, 1)], S, lps[:, :max(T, 1)] if lps is not None else None)
@@ -482,6 +530,7 @@ def generate_answers(
                        for j in range(0, len(chunk), batch_size)] if batches_at_once > 1 else None
             s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
                        repetition_penalty=repetition_penalty, logprobs=out.plan['keep_logprobs'], streams=streams)
+            release_memory(collect=False)   # the KV cache, freed, back to the system: glibc keeps it for the next pass
             eos = s['has_eos'].tolist()
             out.texts += [t.strip() for t in s['responses']]
             out.has_eos += eos
@@ -489,6 +538,7 @@ def generate_answers(
             if out.kl is not None:
                 out.kl += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'],
                                   temperature if do_sample else 1.0, base=base, logprobs=s.get('logprobs'), n_shared=s['n_shared'])
+                release_memory(collect=False)   # and the KL pass's log-softmaxes
             bar.update(len(chunk))
     return out
 
