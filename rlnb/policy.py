@@ -279,8 +279,8 @@ def _with_room(cache, step:int=16):
     ("`cache` (a `DynamicCache`) with each plain layer (not a sliding window's) made a `RoomLayer` (`_room_layer`): "
      "decoding appends a position per token without copying the whole cache each time.")
     from transformers.cache_utils import DynamicLayer
-    cache.layers = [_room_layer()(l.keys, l.values, step) if type(l) is DynamicLayer and l.is_initialized else l
-                    for l in cache.layers]
+    for i, l in enumerate(cache.layers):   # one layer at a time: each plain layer goes as its copy with room comes
+        if type(l) is DynamicLayer and l.is_initialized: cache.layers[i] = _room_layer()(l.keys, l.values, step)
     return cache
 
 # %% ../nbs/00b_policy.ipynb #74a8d0c3
