@@ -11,11 +11,12 @@ from .evaluation import ci_errorbar
 from .core import bench_results, isa_caps_note
 
 # %% auto #0
-__all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'roofline_table', 'native_memory_table', 'reward_seed_summary',
-           'reward_speed_table', 'dpo_speed_table', 'ppo_speed_table', 'plot_ppo_speed', 'scale_out_table',
-           'gpu_speed_table', 'eval_gen_speed_table', 'eval_memory_table', 'judge_ensemble_table', 'serve_speed_table',
-           'api_speed_table', 'replicate_summary', 'replicates_table', 'verdict_rows', 'plot_verdicts',
-           'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows', 'plot_saved_methods']
+__all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'roofline_table', 'native_memory_table', 'bf16_sampling_table',
+           'reward_seed_summary', 'reward_speed_table', 'dpo_speed_table', 'ppo_speed_table', 'plot_ppo_speed',
+           'scale_out_table', 'gpu_speed_table', 'eval_gen_speed_table', 'eval_memory_table', 'judge_ensemble_table',
+           'serve_speed_table', 'api_speed_table', 'replicate_summary', 'replicates_table', 'verdict_rows',
+           'plot_verdicts', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows',
+           'plot_saved_methods']
 
 # %% ../nbs/12_bench.ipynb #62e9b83c
 SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal in words)
@@ -120,6 +121,24 @@ def native_memory_table(path=None) -> str:
             out.append(f"| {s} ({env(s)}) | {x['round']} | {x['start_mb']:,} | {x['peak_mb']:,} | {x['held_after_mb']:,} "
                        f"| {x['seconds']:.1f} |")
     out += ['', f"Losses and answers identical under both: {'yes' if r['identical'] else '**no**'}."]
+    return '\n'.join(out)
+
+# %% ../nbs/12_bench.ipynb #98bb1a9f
+def bf16_sampling_table(path=None) -> str:
+    ("Markdown of `bench/bf16_sampling.py`'s result: per variant the seconds, the speed-up on the mean of the two fp32 "
+     "rows, answers identical to fp32's, mean answer length, and KL(fp32 ‖ variant) per position and per answer (its "
+     "mean times the mean answer length).")
+    r = json.loads(Path(path or bench_results()/'bf16_sampling.json').read_text())
+    out = [f"{r['cpu'].removeprefix('CPU: ')}, {r['date'][:10]}, {r['threads']} threads: {r['prompts']} prompts, "
+           f"{r['new_tokens']} new tokens, {r['batch']} x {r['batches_at_once']} rows at once; KL teacher-forced on "
+           f"fp32's first {r['teacher_forced']} answers.", '',
+           '| variant | seconds | speed-up | identical to fp32 | mean tokens | KL(fp32 ‖ variant) per position: mean / p99 / max '
+           '| per answer |', '|---|---|---|---|---|---|---|']
+    for x in r['rows']:
+        k = x['kl_from_fp32']
+        out.append(f"| {x['variant']} | {x['seconds']:.1f} | {x['speedup']:.2f}x | {x['identical_answers']}/{r['prompts']} "
+                   f"| {x['mean_tokens']:.1f} | {k['mean']:.1e} / {k['p99']:.1e} / {k['max']:.1e} "
+                   f"| {k['mean'] * x['mean_tokens']:.1e} |")
     return '\n'.join(out)
 
 # %% ../nbs/12_bench.ipynb #8f512fd4
@@ -574,7 +593,9 @@ def method_rows(evaluation:dict|None,       # a run's saved evaluation (`bench/r
     return rows
 
 _METHOD_NAMES = {'dpo': 'DPO', 'ppo': 'PPO', 'dpo_on_policy': 'DPO on-policy',
-                 'dpo_on_policy_budget': 'DPO on-policy, one round', 'grpo': 'GRPO', 'rloo': 'RLOO'}
+                 'dpo_on_policy_budget': 'DPO on-policy, one round', 'grpo': 'GRPO', 'rloo': 'RLOO',
+                 'dpo_on_policy_lr3': 'DPO on-policy, 3x learning rate',
+                 'dpo_on_policy_lr3_bf16': 'DPO on-policy, 3x learning rate, bf16 sampling'}
 
 # %% ../nbs/12_bench.ipynb #be3f4048
 def methods_table(rows:list[dict], judges:tuple = ('judge', 'reward')) -> str:

@@ -309,6 +309,8 @@ class EvalConfig(StageConfig):
     control: bool = True            # sampled mode: the base-against-base arm (must hold ½, else no verdict)
     memory_budget_mb: float|None = 1536   # decoding's working memory (KV cache, kept log-probs): `decode_plan` fits
                                           # the rows in it and the report's `decode_plan` says what it decided
+    bf16: bool|None = False         # both models decode under `bf16_sampling` (fp32 logits; None: where `auto_bf16` finds
+                                    # native bf16); the KL pass stays fp32. Other answers than fp32's: a verdict is remeasured
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
 
 # %% ../nbs/08_evaluation.ipynb #ab293217
@@ -349,7 +351,7 @@ def evaluate_policy(
     cfg = EvalConfig.make(config, **overrides)
     modes = tuple(m.strip() for m in cfg.modes.split(',')) if isinstance(cfg.modes, str) else tuple(cfg.modes)
     kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'seed', 'batch_size', 'system',
-                                       'repetition_penalty', 'batches_at_once', 'memory_budget_mb')}   # how both models answer
+                                       'repetition_penalty', 'batches_at_once', 'memory_budget_mb', 'bf16')}   # how both models answer
     output = Path(output) if output else (Path(output_dir)/'eval.json' if output_dir else None)
     k = cfg.answers_per_prompt
     prompts, judges, clusters, rows = _eval_rows(prompts, judges, modes, clusters, k)
@@ -362,7 +364,7 @@ def evaluate_policy(
                 judges=list(judges), seed=cfg.seed,
                 base_seed=cfg.seed + BASE_STREAM,
                 max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
-                conf=cfg.conf, repetition_penalty=cfg.repetition_penalty,
+                conf=cfg.conf, repetition_penalty=cfg.repetition_penalty, bf16=cfg.bf16,
                 clusters=len(set(clusters)) if clusters is not None else None,
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
     report = EvalReport(meta=meta)

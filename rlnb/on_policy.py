@@ -7,12 +7,12 @@ from __future__ import annotations
 import hashlib, json, random, shutil, time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from .core import atomic_write, peak_rss_mb, release_memory
+from .core import atomic_write, auto_bf16, peak_rss_mb, release_memory
 from .config import StageConfig, StageResult
 from .registry import Registry
 from .dpo import PreferenceConfig, train_dpo
 from .evaluation import evaluate_policy
-from .policy import answer_pool
+from .policy import answer_pool, bf16_weights
 from .policy import load_checkpoint
 from .core import console_script
 from .config import stage_cli, stage_dir
@@ -37,6 +37,7 @@ class OnPolicyConfig(StageConfig):
     temperature: float = 0.7        # sampled as the deployment answers (Ollama's defaults, as the evaluation does)
     top_p: float = 0.9
     repetition_penalty: float = 1.1
+    bf16: bool|None = False         # sample under `bf16_sampling` (fp32 logits; None: where `auto_bf16` finds native bf16)
     system: str|None = None         # the deployment's system message (also the training prompts')
     batch_size: int = 64            # prompts answered at once
     batches_at_once: int = 2        # batches decoded together, each from its own seeded stream: the same answers as one
@@ -97,6 +98,8 @@ def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:
     t0 = time.perf_counter()
     model, tok = load_checkpoint(adapter or cfg.model)          # the current policy, merged: fast to sample from
     ps = random.Random(cfg.seed * 1000 + r).sample(prompts, min(cfg.prompts_per_round, len(prompts)))
+    if auto_bf16(str(next(model.parameters()).device)) if cfg.bf16 is None else cfg.bf16:
+        bf16_weights(model)                                      # this copy only samples: its weights rounded once
     pool = answer_pool(model.eval(), tok, ps, cfg.samples, seed=cfg.seed + 7919 * r, **gen)
     del model
     t1 = time.perf_counter()
@@ -153,11 +156,12 @@ def train_dpo_on_policy(
     out.mkdir(parents=True, exist_ok=True)
     score = reward.score if hasattr(reward, 'score') else reward
     gen = dict(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
-               batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, repetition_penalty=cfg.repetition_penalty)
+               batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, repetition_penalty=cfg.repetition_penalty, bf16=cfg.bf16)
     over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta') if getattr(cfg, k) is not None}
     adapter, rounds, res = None, [], None
-    setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts', 'batches_at_once')},   # what a round depends on
-             'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}
+    setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts', 'batches_at_once', 'bf16')},
+             'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}   # what a round depends on
+    if auto_bf16() if cfg.bf16 is None else cfg.bf16: setup['bf16'] = True   # resolved; fp32 as rounds before it were
     for r in range(1, cfg.rounds + 1):
         rd = out/f'round-{r}'
         if (done := _done_round(rd, setup)) is not None:

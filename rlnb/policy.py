@@ -8,13 +8,14 @@ import functools, json
 from dataclasses import dataclass, field
 from pathlib import Path
 import os
-from .core import model_path, release_memory, render_chat
+from .core import auto_bf16, model_path, release_memory, render_chat
 from .llama import check_llama_cpu
 
 # %% auto #0
 __all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'tiny_adapter', 'token_logprobs',
-           'decode', 'rollouts', 'Answers', 'path_kl', 'decode_plan', 'generate_answers', 'answer_pool', 'reply',
-           'merged_sampler', 'load_gguf', 'gguf_completion', 'gguf_chat', 'hf_greedy']
+           'decode', 'rollouts', 'Answers', 'path_kl', 'decode_plan', 'bf16_sampling', 'bf16_weights',
+           'generate_answers', 'answer_pool', 'reply', 'merged_sampler', 'load_gguf', 'gguf_completion', 'gguf_chat',
+           'hf_greedy']
 
 # %% ../nbs/00b_policy.ipynb #cce2e2de
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
@@ -465,15 +466,16 @@ def path_kl(model, ids, attn, n_prompt:int, mask,
 
 # %% ../nbs/00b_policy.ipynb #609443f9
 def decode_plan(model, tok, prompts:list[str], max_new_tokens:int, batch_size:int, batches_at_once:int=1,
-                system:str|None=None, kl:bool=False, memory_budget_mb:float|None=1536) -> dict:
+                system:str|None=None, kl:bool=False, memory_budget_mb:float|None=1536, bf16:bool=False) -> dict:
     ("How `generate_answers` decodes within `memory_budget_mb`: rows per pass (`batch_size` × `batches_at_once`, "
      "halved until the KV cache fits) and whether the policy's log-probs are kept for the KL (only when they fit "
-     "beside the cache). Sizes come from the model's config and the longest rendered prompt, in MiB.")
+     "beside the cache, and never from bf16 sampling: the KL stays fp32). Sizes come from the model's config and the "
+     "longest rendered prompt, in MiB; with `bf16` (`bf16_sampling`) the cache holds bf16.")
     import torch
     c = model.config
     heads = getattr(c, 'num_key_value_heads', None) or c.num_attention_heads
     head = getattr(c, 'head_dim', None) or c.hidden_size // c.num_attention_heads
-    width = next(model.parameters()).element_size() if next(model.parameters()).is_floating_point() else 4
+    width = 2 if bf16 else next(model.parameters()).element_size() if next(model.parameters()).is_floating_point() else 4
     longest = max((len(tok(render_chat(tok, p, system=system), add_special_tokens=False)['input_ids']) for p in prompts),
                   default=0)
     kv_row = c.num_hidden_layers * 2 * heads * head * (longest + max_new_tokens) * width / 2**20
@@ -487,10 +489,42 @@ def decode_plan(model, tok, prompts:list[str], max_new_tokens:int, batch_size:in
         if (b, k) != (batch_size, max(1, batches_at_once)):
             why.append(f"KV cache of {rows(batch_size, batches_at_once)} rows over the budget: {b} x {k}")
     n = rows(b, k)
-    keep = kl and (memory_budget_mb is None or n * (kv_row + lp_row) <= memory_budget_mb)
-    if kl and not keep: why.append(f"log-probs of {n} rows ({n * lp_row:.0f} MiB) over the budget: recomputed for the KL")
+    keep = kl and not bf16 and (memory_budget_mb is None or n * (kv_row + lp_row) <= memory_budget_mb)
+    if kl and bf16: why.append("bf16 sampling: the KL's policy side recomputed in fp32")
+    elif kl and not keep: why.append(f"log-probs of {n} rows ({n * lp_row:.0f} MiB) over the budget: recomputed for the KL")
     return dict(batch_size=b, batches_at_once=k, keep_logprobs=keep, kv_mb=round(n * kv_row, 1),
-                logprobs_mb=round(n * lp_row, 1) if keep else 0.0, budget_mb=memory_budget_mb, why=why)
+                logprobs_mb=round(n * lp_row, 1) if keep else 0.0, budget_mb=memory_budget_mb, why=why, bf16=bf16)
+
+# %% ../nbs/00b_policy.ipynb #6b3de293
+import contextlib
+
+@contextlib.contextmanager
+def bf16_sampling(model, on:bool=True):
+    ("Run the block under bf16 autocast with `model`'s LM head in fp32 (its input cast up, its product in fp32): "
+     "the layers in bf16, the logits a sampler reads in fp32. `on=False`: a no-op.")
+    if not on: yield; return
+    import torch, torch.nn.functional as F
+    head, dev = model.get_output_embeddings(), next(model.parameters()).device.type
+    def fp32_head(x):
+        with torch.autocast(dev, enabled=False):
+            return F.linear(x.float(), head.weight.float(), None if head.bias is None else head.bias.float())
+    own = head.__dict__.get('forward')   # a forward set on the instance (a hook library's), put back after
+    head.forward = fp32_head
+    try:
+        with torch.autocast(dev, dtype=torch.bfloat16): yield
+    finally:
+        if own is None: del head.forward
+        else: head.forward = own
+
+def bf16_weights(model):
+    ("`model`'s linear layers but its LM head cast to bf16 in place, for a copy that only samples under "
+     "`bf16_sampling`: the same products (autocast rounds each weight to bf16 at every call), rounded once, in half "
+     "the memory. Returns `model`.")
+    import torch
+    head = model.get_output_embeddings()
+    for m in model.modules():
+        if isinstance(m, torch.nn.Linear) and m is not head: m.weight.data = m.weight.data.to(torch.bfloat16)
+    return model
 
 # %% ../nbs/00b_policy.ipynb #2fd488df
 def generate_answers(
@@ -512,24 +546,28 @@ def generate_answers(
     progress: str | None = None,  # a progress bar with this label on a terminal's stderr (none when it is not a terminal)
     memory_budget_mb: float | None = 1536,  # the decoding engine's working memory (KV cache, kept log-probs), MiB;
                                             # `decode_plan` fits the rows in it. None: no limit (keep everything)
+    bf16: bool | None = False,  # decode under `bf16_sampling` (None: where `auto_bf16` finds native bf16); KL stays fp32
 ) -> Answers:
     ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
      "batch); optionally the per-response KL to the base (`path_kl`).")
     import torch
     from tqdm import tqdm
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
+    dev = next(model.parameters()).device
+    bf16 = auto_bf16(str(dev)) if bf16 is None else bool(bf16)   # the CPU's features, never a timing
     out.plan = decode_plan(model, tok, prompts, max_new_tokens, batch_size, batches_at_once, system,
-                           out.kl is not None, memory_budget_mb)
+                           out.kl is not None, memory_budget_mb, bf16)
     batch_size, batches_at_once = out.plan['batch_size'], out.plan['batches_at_once']
     with tqdm(total=len(prompts), desc=progress, unit='answer', leave=False, disable=None if progress else True) as bar:
-        step, dev = batch_size * max(1, batches_at_once), next(model.parameters()).device
+        step = batch_size * max(1, batches_at_once)
         for i in range(0, len(prompts), step):
             torch.manual_seed(seed + i)       # what one batch at a time draws from; with several, each batch's own stream
             chunk = prompts[i:i + step]
             streams = [(len(chunk[j:j + batch_size]), torch.Generator(dev).manual_seed(seed + i + j))
                        for j in range(0, len(chunk), batch_size)] if batches_at_once > 1 else None
-            s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
-                       repetition_penalty=repetition_penalty, logprobs=out.plan['keep_logprobs'], streams=streams)
+            with bf16_sampling(model, bf16):
+                s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
+                           repetition_penalty=repetition_penalty, logprobs=out.plan['keep_logprobs'], streams=streams)
             release_memory(collect=False)   # the KV cache, freed, back to the system: glibc keeps it for the next pass
             eos = s['has_eos'].tolist()
             out.texts += [t.strip() for t in s['responses']]
