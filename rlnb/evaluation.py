@@ -97,13 +97,13 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
 BASE_STREAM = 1_000_000_007   # added to the seed of the base's comparison answers: a stream no policy answer draws from
 
 # %% ../nbs/08_evaluation.ipynb #314ca93e
-def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, **kw):
+def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, kl_rows=None, **kw):
     ("Policy answers (with KL in sampled mode) and base answers, each from its own seed stream (the base's seed is "
      "`seed + BASE_STREAM`: sampled answers of the two never share random numbers); the base's are taken from `cache` "
      "when another policy of the same base already asked for them.")
     pol = generate_answers(
         model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None,
-        progress=f'{mode} policy answers', **kw
+        progress=f'{mode} policy answers', kl_rows=kl_rows, **kw
     )
     key = json.dumps([str(base_name), mode, prompts, kw], sort_keys=True)   # which base answered, and how
     if cache is not None and key in cache: return pol, cache[key]
@@ -221,12 +221,14 @@ def _check_eval_inputs(prompts, judges, modes) -> tuple:
     return prompts, judges
 
 def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, clusters=None, cache=None,
-               base_name=None, control:bool=False, groups=None, kl:bool=True, **kw) -> tuple:
+               base_name=None, control:bool=False, groups=None, kl:bool=True, kl_answers:int|None=None, **kw) -> tuple:
     ("One decoding mode: both models' answers, their lengths, diversity, failures, KL (sampled mode, unless `kl` is "
      "False), and each judge's verdicts.")
     import time, numpy as np
     t = time.perf_counter()
-    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=kl and mode == 'sampled', cache=cache, base_name=base_name, **kw)
+    kl_rows = None if not kl_answers or groups is None else         [r for r, g in enumerate(groups) if groups[:r].count(g) < kl_answers]   # each prompt's first `kl_answers` rows
+    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=kl and mode == 'sampled', cache=cache, base_name=base_name,
+                        kl_rows=kl_rows, **kw)
     gen_s, seed, both = time.perf_counter() - t, kw['seed'], (('policy', pol), ('base', bas))
     unit = clusters if clusters is not None else groups        # rows of one cluster (or prompt) are resampled together
     m = {'prompts': prompts, **({'clusters': [c.item() if hasattr(c, 'item') else c for c in clusters]}
@@ -239,8 +241,8 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
          'answers_per_prompt': len(prompts) // len(set(groups)) if groups is not None else 1,
          'decode_plan': {k: a.plan for k, a in both}}
     if pol.kl is not None:
-        kl = np.asarray(pol.kl)
-        m['kl'] = {**_stats(kl, conf, seed, unit), 'median': round(float(np.median(kl)), 4),
+        kl, ku = np.asarray(pol.kl), [unit[r] for r in pol.kl_rows] if unit is not None else None
+        m['kl'] = {**_stats(kl, conf, seed, ku), 'median': round(float(np.median(kl)), 4),
                    'p90': round(float(np.quantile(kl, 0.9)), 4), 'values': [round(float(v), 4) for v in kl]}
     t = time.perf_counter()
     for jn, judge in judges.items():
@@ -309,6 +311,8 @@ class EvalConfig(StageConfig):
     control: bool = True            # sampled mode: the base-against-base arm (must hold ½, else no verdict)
     memory_budget_mb: float|None = 1536   # decoding's working memory (KV cache, kept log-probs): `decode_plan` fits
                                           # the rows in it and the report's `decode_plan` says what it decided
+    kl_answers: int|None = None     # sampled, K > 1: the KL (a pass of both models per answer) on each prompt's first N
+                                    # answers only (None: all K); the verdicts are the same, the KL's interval wider
     bf16: bool|None = False         # both models decode under `bf16_sampling` (fp32 logits; None: where `auto_bf16` finds
                                     # native bf16); the KL pass stays fp32. Other answers than fp32's: a verdict is remeasured
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
@@ -374,7 +378,7 @@ def evaluate_policy(
         ps, cs, gs = rows[mode == 'sampled' and k > 1]
         report.modes[mode], meta['timings'][mode] = _eval_mode(ans_m, ans_b, tok, ps, mode, judges, cfg.conf, cfg.tie,
                                                                validate, cs, cache, names['base'],
-                                                               control=cfg.control, groups=gs, **kw)
+                                                               control=cfg.control, groups=gs, kl_answers=cfg.kl_answers, **kw)
     del ans_m, ans_b
     if pairs is not None and len(pairs):
         if base_m is not None:

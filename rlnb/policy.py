@@ -415,6 +415,7 @@ class Answers:
     n_tokens: list
     has_eos: list
     kl: list|None = None      # nats per response, KL(policy ‖ base) estimated on the policy's own samples
+    kl_rows: list|None = None # the rows `kl` holds, in its order (every row, unless `generate_answers(kl_rows=...)`)
     plan: dict = field(default_factory=dict)     # `decode_plan`: rows per pass and whether log-probs were kept, and why
     scores: dict = field(default_factory=dict)   # judge name -> (judge, its scores of these answers): answers shared
                                                  # between policies (the base's) are scored once per judge
@@ -547,12 +548,14 @@ def generate_answers(
     memory_budget_mb: float | None = 1536,  # the decoding engine's working memory (KV cache, kept log-probs), MiB;
                                             # `decode_plan` fits the rows in it. None: no limit (keep everything)
     bf16: bool | None = False,  # decode under `bf16_sampling` (None: where `auto_bf16` finds native bf16); KL stays fp32
+    kl_rows: list[int] | None = None,  # with the KL: only these rows' (None: every row's); `Answers.kl_rows` says which
 ) -> Answers:
     ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
      "batch); optionally the per-response KL to the base (`path_kl`).")
     import torch
     from tqdm import tqdm
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
+    out.kl_rows, want = ([] if out.kl is not None else None), set(range(len(prompts)) if kl_rows is None else kl_rows)
     dev = next(model.parameters()).device
     bf16 = auto_bf16(str(dev)) if bf16 is None else bool(bf16)   # the CPU's features, never a timing
     out.plan = decode_plan(model, tok, prompts, max_new_tokens, batch_size, batches_at_once, system,
@@ -573,9 +576,12 @@ def generate_answers(
             out.texts += [t.strip() for t in s['responses']]
             out.has_eos += eos
             out.n_tokens += [len(c) - int(e) for c, e in zip(s['completion_ids'], eos)]
-            if out.kl is not None:
-                out.kl += path_kl(model, s['ids'], s['attn'], s['n_prompt'], s['mask'],
-                                  temperature if do_sample else 1.0, base=base, logprobs=s.get('logprobs'), n_shared=s['n_shared'])
+            if out.kl is not None and (sel := [j for j in range(len(chunk)) if i + j in want]):
+                pick = (lambda x: x) if len(sel) == len(chunk) else (lambda x: None if x is None else x[sel])
+                out.kl += path_kl(model, pick(s['ids']), pick(s['attn']), s['n_prompt'], pick(s['mask']),
+                                  temperature if do_sample else 1.0, base=base, logprobs=pick(s.get('logprobs')),
+                                  n_shared=s['n_shared'])
+                out.kl_rows += [i + j for j in sel]
                 release_memory(collect=False)   # and the KL pass's log-softmaxes
             bar.update(len(chunk))
     return out
