@@ -243,7 +243,8 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
     if pol.kl is not None:
         kl, ku = np.asarray(pol.kl), [unit[r] for r in pol.kl_rows] if unit is not None else None
         m['kl'] = {**_stats(kl, conf, seed, ku), 'median': round(float(np.median(kl)), 4),
-                   'p90': round(float(np.quantile(kl, 0.9)), 4), 'values': [round(float(v), 4) for v in kl]}
+                   'p90': round(float(np.quantile(kl, 0.9)), 4), 'answers': len(kl),   # rows `kl_answers` left
+                   'values': [round(float(v), 4) for v in kl]}
     t = time.perf_counter()
     for jn, judge in judges.items():
         m['judges'][jn] = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie,
@@ -358,6 +359,8 @@ def evaluate_policy(
                                        'repetition_penalty', 'batches_at_once', 'memory_budget_mb', 'bf16')}   # how both models answer
     output = Path(output) if output else (Path(output_dir)/'eval.json' if output_dir else None)
     k = cfg.answers_per_prompt
+    if cfg.kl_answers is not None and (not isinstance(cfg.kl_answers, int) or cfg.kl_answers < 1):
+        raise ValueError(f"kl_answers must be None (every answer) or an integer >= 1, got {cfg.kl_answers!r}")
     prompts, judges, clusters, rows = _eval_rows(prompts, judges, modes, clusters, k)
     t0 = time.perf_counter()
     pol_name = str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__
@@ -368,7 +371,7 @@ def evaluate_policy(
                 judges=list(judges), seed=cfg.seed,
                 base_seed=cfg.seed + BASE_STREAM,
                 max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
-                conf=cfg.conf, repetition_penalty=cfg.repetition_penalty, bf16=cfg.bf16,
+                conf=cfg.conf, repetition_penalty=cfg.repetition_penalty, bf16=cfg.bf16, kl_answers=cfg.kl_answers,
                 clusters=len(set(clusters)) if clusters is not None else None,
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
     report = EvalReport(meta=meta)
