@@ -98,8 +98,7 @@ def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:
     t0 = time.perf_counter()
     model, tok = load_checkpoint(adapter or cfg.model)          # the current policy, merged: fast to sample from
     ps = random.Random(cfg.seed * 1000 + r).sample(prompts, min(cfg.prompts_per_round, len(prompts)))
-    if auto_bf16(str(next(model.parameters()).device)) if cfg.bf16 is None else cfg.bf16:
-        bf16_weights(model)                                      # this copy only samples: its weights rounded once
+    if gen['bf16']: bf16_weights(model)        # this copy only samples: its weights rounded once
     pool = answer_pool(model.eval(), tok, ps, cfg.samples, seed=cfg.seed + 7919 * r, **gen)
     del model
     t1 = time.perf_counter()
@@ -155,13 +154,14 @@ def train_dpo_on_policy(
     out = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix='rlnb-dpo-on-policy-'))
     out.mkdir(parents=True, exist_ok=True)
     score = reward.score if hasattr(reward, 'score') else reward
+    bf16 = auto_bf16() if cfg.bf16 is None else bool(cfg.bf16)   # resolved once, by the CPU's features
     gen = dict(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
-               batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, repetition_penalty=cfg.repetition_penalty, bf16=cfg.bf16)
+               batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, repetition_penalty=cfg.repetition_penalty, bf16=bf16)
     over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta') if getattr(cfg, k) is not None}
     adapter, rounds, res = None, [], None
     setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts', 'batches_at_once', 'bf16')},
              'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}   # what a round depends on
-    if auto_bf16() if cfg.bf16 is None else cfg.bf16: setup['bf16'] = True   # resolved; fp32 as rounds before it were
+    if bf16: setup['bf16'] = True   # fp32 rounds keep the setup rounds made before this switch had
     for r in range(1, cfg.rounds + 1):
         rd = out/f'round-{r}'
         if (done := _done_round(rd, setup)) is not None:
