@@ -31,9 +31,11 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     # 0.56 nats an answer, DPO margins 0.03)
     'dpo_on_policy_lr3': dict(stage='dpo_on_policy', out='dpo_on_policy_lr3', preset='cpu', dpo='cpu_bf16', rounds=2,
                               prompts_per_round=128, samples=4, learning_rate=1.5e-4),
-    # ... with its answers sampled in bf16 (`bf16_sampling`: fp32 logits; its speed: bench/bf16_sampling.py)
+    # ... with its answers sampled in bf16 where the CPU has it natively (`bf16_sampling`: fp32 logits; its speed:
+    # bench/bf16_sampling.py). None, by the CPU's flags (`auto_bf16`): bf16 on the AVX-512-BF16 EPYC it was measured on
+    # (its saved row says True, the value it ran with), fp32 on an AVX2-only CPU, where bf16 has no native kernels
     'dpo_on_policy_lr3_bf16': dict(stage='dpo_on_policy', out='dpo_on_policy_lr3_bf16', preset='cpu', dpo='cpu_bf16',
-                                   rounds=2, prompts_per_round=128, samples=4, learning_rate=1.5e-4, bf16=True),
+                                   rounds=2, prompts_per_round=128, samples=4, learning_rate=1.5e-4, bf16=None),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),
