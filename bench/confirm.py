@@ -1,8 +1,8 @@
 """Confirm a method chosen on development topics: run a recipe's own stages into replicate runs of `make demo` that
 already hold its shared stages, evaluate it on each run's confirmation topics, and summarise over the runs.
 
-    .venv/bin/python bench/confirm.py data/recipes/chitchat.yaml models/chitchat/v1 models/chitchat/v2 models/chitchat/v3 --save
-    .venv/bin/python bench/confirm.py data/recipes/chitchat.yaml RUN... --looks 2 --save   # the second look at growing runs
+    .venv/bin/python bench/confirm.py data/recipes/chitchat.yaml models/chitchat/v1 models/chitchat/v2 models/chitchat/v3 --tag lr3_bf16 --save
+    .venv/bin/python bench/confirm.py data/recipes/chitchat.yaml RUN... --tag NAME --looks 2 --save   # a second look at growing runs
     .venv/bin/python bench/confirm.py --figure     # redraw nbs/images/verdict.png (README, 08_evaluation) from the saved files
     .venv/bin/python bench/confirm.py --smoke
 
@@ -48,7 +48,7 @@ def plan(recipe:dict, run:Path, tag:str) -> list[dict]:
         todo.append(s)
     return todo
 
-def main(recipe_path, runs:list, tag:str='best', save:bool=False, results:Path=RESULTS, looks:int=1) -> dict:
+def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS, looks:int=1) -> dict:
     from rlnb.core import cpu_line, isa_caps, repo_dir
     from rlnb.pipeline import load_recipe, run_pipeline
     from rlnb.bench import replicate_summary, replicates_table
@@ -75,7 +75,10 @@ def main(recipe_path, runs:list, tag:str='best', save:bool=False, results:Path=R
     return s
 
 FIGURE = HERE.parent/'nbs'/'images'/'verdict.png'
-SUMMARIES = {'chitchat_offline.yaml': 'replicates_demo.json', 'chitchat.yaml, make demo': 'replicates_best.json'}
+DEMO = 'chitchat.yaml, make demo'   # the label of make demo's recipe: index (the README) and 08 state its file's verdict
+SUMMARIES = {'chitchat_offline.yaml': 'replicates_demo.json',          # offline DPO and PPO, the demo's first methods
+             DEMO: 'replicates_best.json',                              # on-policy DPO at the DPO preset's learning rate
+             'candidate: 3x lr, bf16': 'replicates_lr3_bf16.json'}      # not confirmed (08_evaluation: a run's control failed)
 
 def figure_source(results:Path=RESULTS) -> str:
     ("SHA-256 of the saved summaries the figure is drawn from and of the code that draws it (stored in the PNG: "
@@ -91,7 +94,7 @@ def figure(results:Path=RESULTS, out:Path=FIGURE) -> Path:
     from rlnb.bench import verdict_rows, plot_verdicts
     ss = {k: json.loads((Path(results)/f).read_text()) for k, f in SUMMARIES.items()}
     rows = verdict_rows(ss)
-    last = ss['chitchat.yaml, make demo']
+    last = ss[DEMO]
     title = (f"confirmation topics, {' / '.join(str(len(s['runs'])) for s in ss.values())} split seeds; "
              f"{last['cpu'].removeprefix('CPU: ').split(' (')[0]}, {max(s['date'][:10] for s in ss.values())}")
     plot_verdicts(rows, title, out, metadata={'Source': figure_source(results)})
@@ -127,7 +130,9 @@ if __name__ == '__main__':
     a = sys.argv[1:]
     if '--smoke' in a: smoke(); sys.exit()
     if '--figure' in a: figure(); sys.exit()
-    tag = a[a.index('--tag') + 1] if '--tag' in a else 'best'
+    if '--tag' not in a: raise SystemExit("say --tag NAME: the evaluation's key in each run and bench/results/replicates_NAME.json "
+                                          "(each confirmed recipe has its own: " + ', '.join(SUMMARIES.values()) + ')')
+    tag = a[a.index('--tag') + 1]
     looks = int(a[a.index('--looks') + 1]) if '--looks' in a else 1
     pos = [x for i, x in enumerate(a) if not x.startswith('--') and (i == 0 or a[i - 1] not in ('--tag', '--looks'))]
     main(pos[0], pos[1:], tag, '--save' in a, looks=looks)

@@ -5,6 +5,8 @@ DPO and PPO (the run's evaluate options: same held-out prompts, sampling, judges
     .venv/bin/python bench/methods.py models/chitchat/v3 dpo_on_policy          # train + evaluate one method
     .venv/bin/python bench/methods.py models/chitchat/v3 dpo_on_policy --save   # ... and add it to bench/results/methods.json
     .venv/bin/python bench/methods.py models/chitchat/v3 dpo_on_policy_lr3 --candidate   # ... to methods_candidates.json
+    .venv/bin/python bench/methods.py models/chitchat/v3 dpo_on_policy_lr3_bf16 --instrument   # fp32 vs bf16 evaluation
+    .venv/bin/python bench/methods.py NAME --promote replicates_TAG.json   # once confirmed: to methods.json
     .venv/bin/python bench/methods.py --smoke                                   # a toy run folder, tiny models, one round
 
 A method is a pipeline stage (`METHODS`); its training time, configuration, per-round figures and the evaluation's
@@ -12,7 +14,13 @@ headline and judge validity go to bench/results/methods.json, which `rlnb.evalua
 demo`'s recipe must run the saved method with the highest lower bound (99_pipeline). `--candidate` saves the row to
 bench/results/methods_candidates.json instead: measured on development topics, not yet what the demo runs, because its
 recipe has not been confirmed on held-out topics across split seeds (bench/confirm.py). Until then the demo keeps the
-confirmed method, and its claim stays the one confirmed."""
+confirmed method, and its claim stays the one confirmed.
+
+`--instrument` checks the instrument on one measured policy: its development evaluation again with bf16 sampling
+(`EvalConfig.bf16=True`, the KL in fp32), the same prompts, judges and K, as `evaluate_<name>_dev_bf16`; both evaluations'
+figures and times go to `instrument_check` in the candidates file. `--promote FILE` moves a candidate's row to
+methods.json once bench/confirm.py's summary FILE (bench/results/) confirms a recipe running it: FILE's recipe must run the
+method's stage and its lower bound under the judge must clear ½ with every run valid and the control holding ½."""
 import json, subprocess, sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -49,16 +57,13 @@ def main(run:str, name:str, save:bool=False, candidate:bool=False):
     from rlnb.pipeline import run_pipeline
     run = Path(run); cfg = json.loads((run/'config.json').read_text())
     recipe = cfg.get('recipe', cfg)
-    ev = {k: v for k, v in next((s for s in recipe['stages'] if s['stage'] == 'evaluate'), {}).items() if k != 'stage'}
     if name not in METHODS: raise SystemExit(f"methods: {', '.join(METHODS)}; got {name!r}")
     own = next((s for s in recipe['stages'] if s.get('key', s['stage']) == name), None)
     if METHODS[name] is None and own is None: raise SystemExit(f"{run} has no {name!r} stage to evaluate")
     stage = own if METHODS[name] is None else {**METHODS[name], **SMOKE.get(METHODS[name]['stage'], {})}
     # development topics only: a method is chosen here, so it is never confirmed here (the recipe's own evaluation reads
     # the confirmation topics); the table's Holm column adjusts for comparing every method with one base
-    evaluate = {**ev, 'stage': 'evaluate', 'key': f'evaluate_{name}', 'tag': name, 'policies': [name], 'ood_prompts': 0,
-                'part': 'development',
-                **SMOKE.get('evaluate', {})}
+    evaluate = _evaluate_stage(recipe, name)
     print(cpu_line(), flush=True)
     r = run_pipeline({'agent': recipe['agent'], 'seed': recipe.get('seed', 0), 'system': recipe.get('system'),
                       'stages': [{**stage, 'key': name}, evaluate]}, resume=run)
@@ -88,6 +93,68 @@ def main(run:str, name:str, save:bool=False, candidate:bool=False):
             import pipeline_map; print('drew', pipeline_map.draw(FIGURE.parent/'pipeline_map.png'))
     return row
 
+def _evaluate_stage(recipe:dict, name:str) -> dict:
+    "The run's own evaluate options on development topics, for method `name` (see `main`)."
+    ev = {k: v for k, v in next((s for s in recipe['stages'] if s['stage'] == 'evaluate'), {}).items() if k != 'stage'}
+    return {**ev, 'stage': 'evaluate', 'key': f'evaluate_{name}', 'tag': name, 'policies': [name], 'ood_prompts': 0,
+            'part': 'development', **SMOKE.get('evaluate', {})}
+
+FIELDS = ('win_rate', 'win_rate_ci', 'lc_win_rate', 'lc_win_rate_ci', 'control_win_rate', 'control_win_rate_ci', 'kl',
+          'kl_ci', 'valid')
+
+def instrument(run:str, name:str) -> dict:
+    ("The same policy judged twice on the same development prompts: `evaluate_<name>` (as `main` made it, fp32 unless the "
+     "run's evaluate options say otherwise) and again with bf16 sampling, as `evaluate_<name>_dev_bf16`; saved to the "
+     "candidates file's `instrument_check`.")
+    from rlnb.core import cpu_line
+    from rlnb.pipeline import run_pipeline
+    run = Path(run); done = json.loads((run/'metrics.json').read_text())
+    if f'evaluate_{name}' not in done: raise SystemExit(f"{run} has no evaluate_{name}: run bench/methods.py {run} {name} first")
+    cfg = json.loads((run/'config.json').read_text()); recipe = cfg.get('recipe', cfg)
+    fp = _evaluate_stage(recipe, name)
+    if fp.get('bf16'): raise SystemExit(f"{run}'s evaluation already samples in bf16: there is no fp32 evaluation to check against")
+    bf = {**fp, 'key': f'evaluate_{name}_dev_bf16', 'tag': f'{name}_dev_bf16', 'bf16': True}
+    print(cpu_line(), flush=True)
+    m = run_pipeline({'agent': recipe['agent'], 'seed': recipe.get('seed', 0), 'system': recipe.get('system'),
+                      'stages': [bf]}, resume=run).metrics
+    side = lambda e: {'seconds': e['seconds'], **{k: e[name]['headline']['judge'][k] for k in FIELDS}}
+    ic = {'what': f"the same policy ({name} of this run) judged on the same development prompts twice: the evaluation's "
+                  "answers sampled in fp32, then with bf16 sampling (EvalConfig.bf16; KL in fp32)",
+          'policy': name, 'run': f'{run.parent.name}/{run.name}', 'part': 'development',
+          'fp32': side(m[f'evaluate_{name}']), 'bf16': side(m[bf['key']]), 'cpu': cpu_line(),
+          'date': datetime.now(timezone.utc).date().isoformat()}
+    allr = json.loads(CANDIDATES.read_text()) if CANDIDATES.exists() else {'methods': {}}
+    CANDIDATES.parent.mkdir(exist_ok=True); CANDIDATES.write_text(json.dumps({**allr, 'instrument_check': ic}, indent=1) + '\n')
+    print(json.dumps(ic, indent=1)); print('saved', CANDIDATES)
+    return ic
+
+def promote(name:str, summary:str) -> dict:
+    ("Move candidate `name`'s row from the candidates file to methods.json, once `summary` (a bench/confirm.py file in "
+     "bench/results/) confirms a recipe whose method stage is `name`'s: lower bound above ½ under the judge, every run "
+     "valid, the control's interval holding ½. The row keeps its development figures and names the confirmation.")
+    s = json.loads((RESULTS.parent/summary).read_text())
+    method = {k: v for k, v in METHODS[name].items() if k != 'out'}
+    stage = next((x for x in s['recipe']['stages'] if x['stage'] == method['stage']), None)
+    if stage != method: raise SystemExit(f"{summary}'s recipe runs {stage}, not {name}'s stage {method}")
+    (pol,) = s['policies'].values(); j, c = pol['judge'], s['control']['judge']
+    if not (j['in_distribution']['ci'][0] > 0.5 and j['valid_runs'] == len(s['runs']) and c['ci'][0] <= 0.5 <= c['ci'][1]):
+        raise SystemExit(f"{summary} does not confirm it: {j['in_distribution']['rate']} {j['in_distribution']['ci']}, "
+                         f"{j['valid_runs']} of {len(s['runs'])} valid, control {c['ci']}")
+    cand = json.loads(CANDIDATES.read_text())
+    if name not in cand['methods']: raise SystemExit(f"{name} is not a candidate in {CANDIDATES}")
+    row = {k: v for k, v in cand['methods'].pop(name).items() if k != 'status'}
+    row['confirmed'] = {'file': summary, 'rate': j['in_distribution']['rate'], 'ci': j['in_distribution']['ci'],
+                        'runs': len(s['runs']), 'conf': s['conf']}
+    allr = json.loads(RESULTS.read_text()); allr['methods'][name] = row
+    RESULTS.write_text(json.dumps(allr, indent=1) + '\n'); CANDIDATES.write_text(json.dumps(cand, indent=1) + '\n')
+    print('moved', name, 'to', RESULTS)
+    from rlnb.bench import plot_saved_methods
+    plot_saved_methods(FIGURE, RESULTS.parent); print('drew', FIGURE)
+    if not SMOKE:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent/'tools'))
+        import pipeline_map; print('drew', pipeline_map.draw(FIGURE.parent/'pipeline_map.png'))
+    return row
+
 def smoke():
     "A toy run folder as the pipeline makes it (tiny reward model and judge), then each method for one round."
     global RESULTS, FIGURE, CANDIDATES
@@ -102,7 +169,25 @@ def smoke():
     for name in trained: main(run, name, save=name not in cand, candidate=name in cand)
     assert set(json.loads(RESULTS.read_text())['methods']) == set(trained) - cand
     assert set(json.loads(CANDIDATES.read_text())['methods']) == cand
+    ic = instrument(run, 'dpo_on_policy_lr3_bf16')            # the same policy, evaluated again with bf16 sampling
+    assert ic['fp32']['seconds'] > 0 and ic['bf16']['seconds'] > 0 and 0 <= ic['bf16']['win_rate'] <= 1, ic
+    assert json.loads(CANDIDATES.read_text())['instrument_check'] == ic
+    import copy                                                   # a confirmation summary: refused, then accepted
+    stage = {k: v for k, v in METHODS['dpo_on_policy_lr3_bf16'].items() if k != 'out'}
+    ok = {'recipe': {'stages': [stage]}, 'runs': [1, 2, 3], 'conf': 0.95, 'control': {'judge': {'ci': [0.45, 0.55]}},
+          'policies': {'dpo_on_policy': {'judge': {'valid_runs': 3, 'in_distribution': {'rate': 0.58, 'ci': [0.52, 0.64]}}}}}
+    weak = copy.deepcopy(ok); weak['policies']['dpo_on_policy']['judge']['in_distribution']['ci'] = [0.49, 0.64]
+    for f, d in (('weak.json', weak), ('ok.json', ok)): (RESULTS.parent/f).write_text(json.dumps(d))
+    try: promote('dpo_on_policy_lr3_bf16', 'weak.json'); raise AssertionError('a lower bound of 0.49 must not promote')
+    except SystemExit as e: assert 'does not confirm' in str(e), e
+    row = promote('dpo_on_policy_lr3_bf16', 'ok.json')
+    assert row['confirmed']['ci'] == [0.52, 0.64] and 'status' not in row, row
+    assert 'dpo_on_policy_lr3_bf16' in json.loads(RESULTS.read_text())['methods']
+    assert 'dpo_on_policy_lr3_bf16' not in json.loads(CANDIDATES.read_text())['methods']
 
 if __name__ == '__main__':
     if '--smoke' in sys.argv: smoke(); sys.exit()
-    main(sys.argv[1], sys.argv[2], '--save' in sys.argv, '--candidate' in sys.argv)
+    a = sys.argv[1:]
+    if '--promote' in a: promote(a[0], a[a.index('--promote') + 1]); sys.exit()
+    if '--instrument' in a: instrument(a[0], a[1]); sys.exit()
+    main(a[0], a[1], '--save' in a, '--candidate' in a)

@@ -34,7 +34,7 @@ from .reward import RewardModel
 from .stats import prompts_needed, replicate_interval
 from .bench import _outcomes_by_run, replicate_summary, replicates_table
 from .recipe import (verdict_lines, STAGES, stage, Run, POLICIES, policy_path, stage_options, load_recipe, recipe_plan, plan_line,
-                         verdict, recipe_summary, PipelineOptions, auto_recipe, _git_commit, _redact, _environment, _CHOICES)
+                         verdict, replicated_line, recipe_summary, PipelineOptions, auto_recipe, _git_commit, _redact, _environment, _CHOICES)
 
 # %% auto #0
 __all__ = ['train_dpo_cli', 'train_ppo_cli', 'train_dpo_on_policy_cli', 'run_pipeline', 'base_answers', 'import_feedback',
@@ -571,6 +571,7 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     ev = v['sentence'] if v['status'] == 'better' else f"**Not shown to be better than its base** ({v['status']}). {v['sentence']}"
     if v.get('topics'): ev += f"\n\nThe held-out topics it was judged on (no training stage saw them): {'; '.join(v['topics'])}."
     if g := v.get('gate'): ev += f"\n\nDeploy gate (the rule the service applies): {g['reason']}"
+    if r := replicated_line(run): ev += f"\n\n{r}"   # the recipe's verdict over split seeds, where one was saved
     overrides.setdefault('evaluation', ev)   # every model card states what the evaluation measured, and whether it is better
     cfg = ExportConfig.make(preset, **overrides)
     if cfg.format != 'gguf': raise ValueError(f"the export stage writes GGUF files, got format {cfg.format!r}")

@@ -12,7 +12,8 @@ from .config import StageConfig, fits_type as _fits, unknown_option
 
 # %% auto #0
 __all__ = ['STAGES', 'POLICIES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'load_recipe', 'policy_path', 'recipe_plan',
-           'plan_line', 'verdict', 'verdict_lines', 'recipe_summary', 'PipelineOptions', 'auto_recipe']
+           'plan_line', 'verdict', 'verdict_lines', 'replicated_line', 'recipe_summary', 'PipelineOptions',
+           'auto_recipe']
 
 # %% ../nbs/99a_recipes.ipynb #717564e5
 STAGES = {}
@@ -248,9 +249,10 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
                         f"{h['win_rate']:.3f} [{lo:.3f}, {hi:.3f}]{ood_s}; {end}."}
 
 # %% ../nbs/99a_recipes.ipynb #83fd4662
-def verdict_lines(run:Run) -> list[str]:
+def verdict_lines(run:Run, results=None) -> list[str]:
     ("The pipeline's last lines: for each policy the run evaluated, its verdict sentence, the deploy gate's decision on "
-     "its registered version, and the one-sentence answer (did the model get better, by how much, how sure).")
+     "its registered version, and the one-sentence answer (did the model get better, by how much, how sure); last, where "
+     "a saved confirmation replicated this very recipe, its verdict over split seeds (`replicated_line`).")
     out, e = [], run.metrics.get('evaluate') or {}
     for p in [p for p, x in e.items() if isinstance(x, dict) and 'headline' in x]:
         v = verdict(run, p)
@@ -259,7 +261,25 @@ def verdict_lines(run:Run) -> list[str]:
             out.append(f"Registered as {run.agent} v{v['registry_version']}; the deploy gate (the service's rule) says: "
                        f"{g['reason']}" + ('; `rlnb_policies` can deploy it.' if g['passed'] else '.'))
         out.append(v['answer'])
-    return out
+    return out + ([r] if e and (r := replicated_line(run, results)) else [])
+
+# %% ../nbs/99a_recipes.ipynb #a3689bb2
+def replicated_line(run:Run, results=None) -> str|None:
+    ("Where a saved replicate summary (`replicates_*.json` in `results`, default bench/results/: `bench/confirm.py`) was "
+     "made of this run's recipe (the same stages with the same options): one sentence of its verdict over split seeds, "
+     "with its control and its file; else None. One run's interval is one split seed's; this is the recipe's.")
+    for f in sorted((Path(results) if results else bench_results()).glob('replicates_*.json')):
+        try: s = json.loads(f.read_text())
+        except (OSError, ValueError): continue
+        if not isinstance(s.get('recipe'), dict) or s['recipe'].get('stages') != run.recipe.get('stages'): continue
+        for p, js in s.get('policies', {}).items():
+            j, c, n = js.get('judge') or {}, s.get('control', {}).get('judge') or {}, len(s['runs'])
+            if not (v := j.get('in_distribution')) or not c: continue
+            (lo, hi), ok = v['ci'], v['ci'][0] > 0.5 and j.get('valid_runs') == n and c['ci'][0] <= 0.5 <= c['ci'][1]
+            return (f"This recipe, replicated ({f.name}: {n} split seeds, {s.get('part')} topics, {s['date'][:10]}): `{p}` "
+                    f"wins {v['rate']:.3f} [{lo:.3f}, {hi:.3f}] ({100 * s.get('conf', 0.95):g} % CI) against its base, the "
+                    f"base against itself {c['rate']:.3f}: " + ("better than the base." if ok else "not shown better than the base."))
+    return None
 
 # %% ../nbs/99a_recipes.ipynb #258c69f4
 def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<name>.json` (bench/recipe_run.py --save)
