@@ -15,6 +15,10 @@ demo's own evaluation is untouched. The export stage is left out (a verdict need
 summary (`rlnb.pipeline.replicate_summary(tag=...)`) with the CPU, the date and the commit of this process to
 bench/results/replicates_<tag>.json, which nbs/08_evaluation renders.
 
+`--conf C` sets the intervals' level (default 1 - 0.05/K), `--max-invalid N` how many runs whose own verdict was
+invalid (their control missed ½ at 95 %) the plan allows (default 0); both are recorded (`conf`, `max_invalid_runs`) and
+`rlnb.bench.confirmed` reads them. A new plan sets them before its runs, in a commit.
+
 `--looks K`: the replicates of one recipe are looked at K times in all (runs added after an earlier summary was seen);
 every look's intervals are at level 1 - 0.05/K (Bonferroni over the planned looks), so that stopping at the first look
 whose lower bound clears ½ keeps the claim's nominal error rate at 5 % (at 2.5 % for the one-sided claim "better"). The
@@ -48,11 +52,14 @@ def plan(recipe:dict, run:Path, tag:str) -> list[dict]:
         todo.append(s)
     return todo
 
-def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS, looks:int=1) -> dict:
+def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS, looks:int=1, conf:float|None=None,
+         max_invalid:int=0) -> dict:
     from rlnb.core import cpu_line, isa_caps, repo_dir
     from rlnb.pipeline import load_recipe, run_pipeline
     from rlnb.bench import replicate_summary, replicates_table
     if not isinstance(looks, int) or looks < 1: raise SystemExit(f"--looks must be an integer >= 1, got {looks!r}")
+    if conf is not None and not 0.5 < conf < 1: raise SystemExit(f"--conf must lie in (0.5, 1), got {conf!r}")
+    if not isinstance(max_invalid, int) or max_invalid < 0: raise SystemExit(f"--max-invalid must be >= 0, got {max_invalid!r}")
     recipe, runs = load_recipe(recipe_path), [Path(r) for r in runs]
     commit = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=repo_dir()).stdout.strip() or None
     print(cpu_line(), flush=True)
@@ -61,7 +68,7 @@ def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS,
         seed = json.loads((run/'config.json').read_text())['recipe'].get('seed', 0)
         print(f"== {run} (split seed {seed}): {', '.join(s.get('key', s['stage']) for s in todo)}", flush=True)
         run_pipeline({'agent': recipe['agent'], 'seed': seed, 'system': recipe.get('system'), 'stages': todo}, resume=run)
-    s = {**replicate_summary(runs, tag=tag, conf=1 - 0.05 / looks), 'looks': looks}
+    s = {**replicate_summary(runs, tag=tag, conf=conf or 1 - 0.05 / looks), 'looks': looks, 'max_invalid_runs': max_invalid}
     print(replicates_table(s))
     if save:
         metas = [json.loads(f.read_text()).get('meta') or {} for f in sorted((runs[-1]/'eval').glob(f'*_{tag}.json'))]
@@ -115,6 +122,8 @@ def smoke():
     s = main(home/'recipe.json', runs, 'smoke', save=True, results=home/'results')
     assert 'dpo_on_policy' in s['policies'] and s['tag'] == 'smoke' and (s['looks'], s['conf']) == (1, 0.95), s
     s2 = main(home/'recipe.json', runs, 'smoke', looks=2)   # a second look: nothing reruns, wider intervals
+    s3 = main(home/'recipe.json', runs, 'smoke', conf=0.99, max_invalid=1)   # a plan's own level and invalid-run allowance
+    assert (s3['conf'], s3['max_invalid_runs'], s['max_invalid_runs']) == (0.99, 1, 0), s3
     r1, r2 = (x['policies']['dpo_on_policy']['judge']['in_distribution'] for x in (s, s2))
     assert s2['conf'] == 0.975 and r2['rate'] == r1['rate'] and r2['ci'][0] <= r1['ci'][0] and r2['ci'][1] >= r1['ci'][1], (r1, r2)
     saved = json.loads((home/'results'/'replicates_smoke.json').read_text())
@@ -134,5 +143,8 @@ if __name__ == '__main__':
                                           "(each confirmed recipe has its own: " + ', '.join(SUMMARIES.values()) + ')')
     tag = a[a.index('--tag') + 1]
     looks = int(a[a.index('--looks') + 1]) if '--looks' in a else 1
-    pos = [x for i, x in enumerate(a) if not x.startswith('--') and (i == 0 or a[i - 1] not in ('--tag', '--looks'))]
-    main(pos[0], pos[1:], tag, '--save' in a, looks=looks)
+    conf = float(a[a.index('--conf') + 1]) if '--conf' in a else None
+    max_invalid = int(a[a.index('--max-invalid') + 1]) if '--max-invalid' in a else 0
+    opts = ('--tag', '--looks', '--conf', '--max-invalid')
+    pos = [x for i, x in enumerate(a) if not x.startswith('--') and (i == 0 or a[i - 1] not in opts)]
+    main(pos[0], pos[1:], tag, '--save' in a, looks=looks, conf=conf, max_invalid=max_invalid)

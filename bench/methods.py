@@ -7,6 +7,7 @@ DPO and PPO (the run's evaluate options: same held-out prompts, sampling, judges
     .venv/bin/python bench/methods.py models/chitchat/v3 dpo_on_policy_lr3 --candidate   # ... to methods_candidates.json
     .venv/bin/python bench/methods.py models/chitchat/v3 dpo_on_policy_lr3_bf16 --instrument   # fp32 vs bf16 evaluation
     .venv/bin/python bench/methods.py NAME --promote replicates_TAG.json   # once confirmed: to methods.json
+    .venv/bin/python bench/methods.py models/chitchat/v1 --instrument-demo   # a make demo run: its evaluation as recipe asks
     .venv/bin/python bench/methods.py --smoke                                   # a toy run folder, tiny models, one round
 
 A method is a pipeline stage (`METHODS`); its training time, configuration, per-round figures and the evaluation's
@@ -20,7 +21,8 @@ confirmed method, and its claim stays the one confirmed.
 (`EvalConfig.bf16=True`, the KL in fp32), the same prompts, judges and K, as `evaluate_<name>_dev_bf16`; both evaluations'
 figures and times go to `instrument_check` in the candidates file. `--promote FILE` moves a candidate's row to
 methods.json once bench/confirm.py's summary FILE (bench/results/) confirms a recipe running it: FILE's recipe must run the
-method's stage and its lower bound under the judge must clear ½ with every run valid and the control holding ½."""
+method's stage and confirm it (`rlnb.bench.confirmed`: lower bound above ½, the control holding ½, no more invalid runs
+than its plan allows)."""
 import json, subprocess, sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -112,7 +114,8 @@ def instrument(run:str, name:str) -> dict:
     if f'evaluate_{name}' not in done: raise SystemExit(f"{run} has no evaluate_{name}: run bench/methods.py {run} {name} first")
     cfg = json.loads((run/'config.json').read_text()); recipe = cfg.get('recipe', cfg)
     fp = _evaluate_stage(recipe, name)
-    if fp.get('bf16'): raise SystemExit(f"{run}'s evaluation already samples in bf16: there is no fp32 evaluation to check against")
+    if fp.get('bf16', False) is not False:   # True, or None (bf16 wherever the CPU has it): no fp32 reference
+        raise SystemExit(f"{run}'s evaluation sets bf16={fp['bf16']!r}: there is no fp32 evaluation to check against")
     bf = {**fp, 'key': f'evaluate_{name}_dev_bf16', 'tag': f'{name}_dev_bf16', 'bf16': True}
     print(cpu_line(), flush=True)
     m = run_pipeline({'agent': recipe['agent'], 'seed': recipe.get('seed', 0), 'system': recipe.get('system'),
@@ -128,18 +131,64 @@ def instrument(run:str, name:str) -> dict:
     print(json.dumps(ic, indent=1)); print('saved', CANDIDATES)
     return ic
 
+DEMO_CHECK = RESULTS.with_name('instrument_demo.json')
+NEW_EVAL = dict(bf16=None, kl_answers=1)   # the evaluation's settings under test (None: bf16 by the CPU's flags)
+
+def instrument_demo(run:str) -> dict:
+    ("The instrument on make demo's own policy: a run's evaluate stage (its confirmation prompts, K, OOD row, control) "
+     "run again with `NEW_EVAL` as `evaluate_new`; both evaluations' judge rows, KL and stage seconds go to "
+     "bench/results/instrument_demo.json. The policy is the same, so the win rates may differ only by sampling.")
+    from rlnb.core import auto_bf16, cpu_line
+    from rlnb.pipeline import run_pipeline
+    run = Path(run); done = json.loads((run/'metrics.json').read_text())
+    cfg = json.loads((run/'config.json').read_text()); recipe = cfg.get('recipe', cfg)
+    ev = next((s for s in recipe['stages'] if s['stage'] == 'evaluate'), None)
+    if ev is None or 'evaluate' not in done: raise SystemExit(f"{run} has no finished evaluate stage to check against")
+    if any(ev.get(k) is not None for k in NEW_EVAL): raise SystemExit(f"{run}'s evaluation already sets {ev}: no reference")
+    new = {**ev, 'key': 'evaluate_new', 'tag': 'new', **NEW_EVAL}
+    print(cpu_line(), flush=True)
+    m = run_pipeline({'agent': recipe['agent'], 'seed': recipe.get('seed', 0), 'system': recipe.get('system'),
+                      'stages': [new]}, resume=run).metrics
+    def side(e):
+        return {'seconds': e['seconds'], 'peak_rss_mb': e.get('peak_rss_mb'), **{p: {
+            'in_distribution': {k: e[p]['headline']['judge'][k] for k in FIELDS},
+            'ood': {k: e[p]['ood_headline']['judge'][k] for k in FIELDS if k in e[p].get('ood_headline', {}).get('judge', {})}}
+            for p in ev['policies']}}
+    def paired(p, ood):   # the second evaluation's outcome minus the first's, answer by answer, clusters resampled
+        from rlnb.stats import bootstrap_ci
+        sfx = '_ood' if ood else ''
+        a, b = (json.loads((run/'eval'/f'{p}{sfx}{t}.json').read_text())['modes']['sampled'] for t in ('', '_new'))
+        if a['prompts'] != b['prompts']: raise SystemExit(f"{run}: the two evaluations of {p} read other prompts")
+        d = [y - x for x, y in zip(a['judges']['judge']['outcomes'], b['judges']['judge']['outcomes'])]
+        lo, hi = bootstrap_ci(d, groups=a.get('clusters') or a['prompts'])
+        return {'diff': round(sum(d) / len(d), 4), 'ci': [round(lo, 4), round(hi, 4)], 'answers': len(d),
+                'clusters': 'conversations' if a.get('clusters') else 'prompts'}
+    ic = {'what': "make demo's policy judged twice on the same confirmation prompts by its run's evaluate stage: as the run "
+                  f"did it (fp32 sampling, KL on every answer), then with {NEW_EVAL} (bf16 resolved to "
+                  f"{auto_bf16()} on this CPU)", 'run': f'{run.parent.name}/{run.name}', 'part': ev.get('part', 'confirmation'),
+          'settings': NEW_EVAL, 'bf16_resolved': auto_bf16(), 'before': side(done['evaluate']),
+          'after': side(m['evaluate_new']),
+          'paired': {p: {'in_distribution': paired(p, False), **({'ood': paired(p, True)} if ev.get('ood_prompts', 64) else {})}
+                     for p in ev['policies']},
+          'cpu': cpu_line(), 'date': datetime.now(timezone.utc).date().isoformat()}
+    if not SMOKE: DEMO_CHECK.write_text(json.dumps(ic, indent=1) + '\n'); print('saved', DEMO_CHECK)
+    print(json.dumps(ic, indent=1))
+    return ic
+
 def promote(name:str, summary:str) -> dict:
     ("Move candidate `name`'s row from the candidates file to methods.json, once `summary` (a bench/confirm.py file in "
-     "bench/results/) confirms a recipe whose method stage is `name`'s: lower bound above ½ under the judge, every run "
-     "valid, the control's interval holding ½. The row keeps its development figures and names the confirmation.")
+     "bench/results/, confirmation topics, one policy) confirms a recipe whose method stage is `name`'s "
+     "(`rlnb.bench.confirmed`). The row keeps its development figures and names the confirmation.")
     s = json.loads((RESULTS.parent/summary).read_text())
     method = {k: v for k, v in METHODS[name].items() if k != 'out'}
     stage = next((x for x in s['recipe']['stages'] if x['stage'] == method['stage']), None)
     if stage != method: raise SystemExit(f"{summary}'s recipe runs {stage}, not {name}'s stage {method}")
-    (pol,) = s['policies'].values(); j, c = pol['judge'], s['control']['judge']
-    if not (j['in_distribution']['ci'][0] > 0.5 and j['valid_runs'] == len(s['runs']) and c['ci'][0] <= 0.5 <= c['ci'][1]):
-        raise SystemExit(f"{summary} does not confirm it: {j['in_distribution']['rate']} {j['in_distribution']['ci']}, "
-                         f"{j['valid_runs']} of {len(s['runs'])} valid, control {c['ci']}")
+    if len(s['policies']) != 1: raise SystemExit(f"{summary} summarises {len(s['policies'])} policies: one recipe, one policy")
+    if s.get('part') != 'confirmation': raise SystemExit(f"{summary} is on {s.get('part')} topics, not confirmation")
+    from rlnb.bench import confirmed
+    (pol,) = s['policies'].values(); j = pol['judge']
+    ok, why = confirmed(s)
+    if not ok: raise SystemExit(f"{summary} does not confirm it: {why}")
     cand = json.loads(CANDIDATES.read_text())
     if name not in cand['methods']: raise SystemExit(f"{name} is not a candidate in {CANDIDATES}")
     row = {k: v for k, v in cand['methods'].pop(name).items() if k != 'status'}
@@ -174,13 +223,33 @@ def smoke():
     assert json.loads(CANDIDATES.read_text())['instrument_check'] == ic
     import copy                                                   # a confirmation summary: refused, then accepted
     stage = {k: v for k, v in METHODS['dpo_on_policy_lr3_bf16'].items() if k != 'out'}
-    ok = {'recipe': {'stages': [stage]}, 'runs': [1, 2, 3], 'conf': 0.95, 'control': {'judge': {'ci': [0.45, 0.55]}},
+    ok = {'recipe': {'stages': [stage]}, 'part': 'confirmation', 'runs': [1, 2, 3], 'conf': 0.95,
+          'control': {'judge': {'ci': [0.45, 0.55]}},
           'policies': {'dpo_on_policy': {'judge': {'valid_runs': 3, 'in_distribution': {'rate': 0.58, 'ci': [0.52, 0.64]}}}}}
-    weak = copy.deepcopy(ok); weak['policies']['dpo_on_policy']['judge']['in_distribution']['ci'] = [0.49, 0.64]
-    for f, d in (('weak.json', weak), ('ok.json', ok)): (RESULTS.parent/f).write_text(json.dumps(d))
-    try: promote('dpo_on_policy_lr3_bf16', 'weak.json'); raise AssertionError('a lower bound of 0.49 must not promote')
-    except SystemExit as e: assert 'does not confirm' in str(e), e
-    row = promote('dpo_on_policy_lr3_bf16', 'ok.json')
+    bad = {f: copy.deepcopy(ok) for f in ('weak', 'four', 'off', 'dev', 'two')}
+    bad['weak']['policies']['dpo_on_policy']['judge']['in_distribution']['ci'] = [0.49, 0.64]   # the lower bound
+    bad['four']['policies']['dpo_on_policy']['judge']['valid_runs'] = 2                         # a run's control off ½
+    bad['off']['control']['judge']['ci'] = [0.51, 0.6]                                          # the pooled control off ½
+    bad['dev']['part'] = 'development'                                                           # topics a choice saw
+    bad['two']['policies']['other'] = bad['two']['policies']['dpo_on_policy']                  # which policy is it?
+    why = {'weak': 'interval [0.490, 0.640] holds ½', 'four': '1 of 3 runs invalid', 'off': 'control [0.510, 0.600] misses',
+           'dev': 'not confirmation',
+           'two': 'one recipe, one policy'}
+    for f, d in (*bad.items(), ('ok', ok)): (RESULTS.parent/f'{f}.json').write_text(json.dumps(d))
+    for f in bad:
+        try: promote('dpo_on_policy_lr3_bf16', f'{f}.json'); raise AssertionError(f'{f}.json must not promote')
+        except SystemExit as e: assert why[f] in str(e), (f, e)
+    from _smoke import toy_stages
+    from rlnb.pipeline import run_pipeline
+    ev = dict(stage='evaluate', policies=['dpo_on_policy'], part=None, n_prompts=4, max_new_tokens=4, ood_prompts=0)
+    demo = run_pipeline(dict(agent='toy', seed=0, stages=toy_stages(home) + [    # a toy make demo run, then its instrument
+        dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None),
+        dict(stage='dpo_on_policy', preset='tiny', rounds=1), ev]), root=home/'models').path
+    d = instrument_demo(demo)
+    pd = d['paired']['dpo_on_policy']['in_distribution']
+    assert d['after']['seconds'] > 0 and pd['answers'] > 0 and -1 <= pd['diff'] <= 1 and 'ood' not in d['paired'], d
+    assert not DEMO_CHECK.exists() or json.loads(DEMO_CHECK.read_text())['run'] != d['run'], 'the smoke wrote bench/results'
+    row = promote('dpo_on_policy_lr3_bf16', 'ok.json')   # every part holds: promoted
     assert row['confirmed']['ci'] == [0.52, 0.64] and 'status' not in row, row
     assert 'dpo_on_policy_lr3_bf16' in json.loads(RESULTS.read_text())['methods']
     assert 'dpo_on_policy_lr3_bf16' not in json.loads(CANDIDATES.read_text())['methods']
@@ -190,4 +259,5 @@ if __name__ == '__main__':
     a = sys.argv[1:]
     if '--promote' in a: promote(a[0], a[a.index('--promote') + 1]); sys.exit()
     if '--instrument' in a: instrument(a[0], a[1]); sys.exit()
+    if '--instrument-demo' in a: instrument_demo(a[0]); sys.exit()
     main(a[0], a[1], '--save' in a, '--candidate' in a)

@@ -14,7 +14,7 @@ from .core import bench_results, isa_caps_note
 __all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'roofline_table', 'native_memory_table', 'bf16_sampling_table',
            'reward_seed_summary', 'reward_speed_table', 'dpo_speed_table', 'ppo_speed_table', 'plot_ppo_speed',
            'scale_out_table', 'gpu_speed_table', 'eval_gen_speed_table', 'eval_memory_table', 'judge_ensemble_table',
-           'serve_speed_table', 'api_speed_table', 'replicate_summary', 'replicates_table', 'verdict_rows',
+           'serve_speed_table', 'api_speed_table', 'replicate_summary', 'replicates_table', 'confirmed', 'verdict_rows',
            'plot_verdicts', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows',
            'plot_saved_methods']
 
@@ -510,17 +510,40 @@ def replicates_table(s:dict, judge:str='judge') -> str:
                    f"{', '.join(f'{x:.3f}' for x in c['runs'])} | must hold ½ |")
     return '\n'.join(out)
 
+# %% ../nbs/12_bench.ipynb #37580593
+def confirmed(s:dict,                # a replicate summary (bench/confirm.py's file, `replicate_summary`)
+              policy:str|None=None,  # default: the summary's only policy
+              judge:str='judge') -> tuple[bool, str]:
+    ("Whether summary `s` confirms `policy` better than its base under `judge`, and why not: its lower bound above ½, "
+     "the control's interval holding ½, and at most `s['max_invalid_runs']` runs (0 unless the summary's plan set it) "
+     "whose own verdict was invalid (each run's control at 95 %: by chance alone a run misses ½ one time in 20).")
+    if policy is None:
+        if len(s['policies']) != 1: raise ValueError(f"the summary holds {sorted(s['policies'])}: name the policy")
+        (policy,) = s['policies']
+    j, c, n = s['policies'][policy][judge], s['control'][judge], len(s['runs'])
+    (lo, hi), allowed, bad = j['in_distribution']['ci'], s.get('max_invalid_runs', 0), n - j['valid_runs']
+    why = ([f"its {100 * s.get('conf', 0.95):g} % interval [{lo:.3f}, {hi:.3f}] holds ½"] * (lo <= 0.5)
+           + [f"{bad} of {n} runs invalid (the plan allows {allowed})"] * (bad > allowed)
+           + [f"the control [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}] misses ½"] * (not c['ci'][0] <= 0.5 <= c['ci'][1]))
+    return not why, '; '.join(why) or 'confirmed'
+
+
 # %% ../nbs/12_bench.ipynb #7d5c7abc
 def verdict_rows(summaries:dict, judge:str='judge') -> list[dict]:
     ("One row per method and one per control from saved replicate summaries (`{label: replicate_summary}`, e.g. "
      "bench/results/replicates_*.json): the mean win rate over runs, its replicate interval (at the summary's `conf`), each "
-     "run's figure, how many runs gave a valid verdict. A control row per summary: the base against itself.")
+     "run's figure, how many runs gave a valid verdict, `confirmed` (`confirmed`; a lower bound above ½ without the rest "
+     "is labelled 'not confirmed'). A control row per summary: the "
+     "base against itself.")
     rows = []
     for label, s in summaries.items():
         for name, js in s['policies'].items():
             if (r := js.get(judge)) and (v := r.get('in_distribution')):
-                rows.append({'label': f"{name} ({label})", 'rate': v['rate'], 'ci': v['ci'], 'runs': v['runs'],
-                             'valid': f"{r['valid_runs']} of {len(s['runs'])}", 'conf': s.get('conf', 0.95), 'control': False})
+                ok, miss = confirmed(s, name, judge)
+                why = '' if ok or v['ci'][0] <= 0.5 else ': not confirmed'   # `confirmed` says why
+                rows.append({'label': f"{name} ({label}){why}", 'rate': v['rate'], 'ci': v['ci'], 'runs': v['runs'],
+                             'valid': f"{r['valid_runs']} of {len(s['runs'])}", 'conf': s.get('conf', 0.95), 'control': False,
+                             'confirmed': ok})
         if c := s['control'].get(judge):
             rows.append({'label': f"base vs base ({label})", 'rate': c['rate'], 'ci': c['ci'], 'runs': c['runs'],
                          'valid': 'must hold ½', 'conf': s.get('conf', 0.95), 'control': True})
@@ -528,12 +551,12 @@ def verdict_rows(summaries:dict, judge:str='judge') -> list[dict]:
 
 def plot_verdicts(rows:list[dict], title:str='', path=None, metadata:dict|None=None):
     ("Each row of `verdict_rows` as its mean win rate over the base with the replicate interval (error bar) and each "
-     "run's figure (dots); controls in grey; the dashed line is a tie. `path`: also saved there as PNG, with `metadata` "
+     "run's figure (dots); green only where `confirmed`, controls in grey; the dashed line is a tie. `path`: also saved there as PNG, with `metadata` "
      "(e.g. a hash of the saved files it was drawn from) in its text chunks.")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7.5, 0.55 * len(rows) + 1.4))
+    fig, ax = plt.subplots(figsize=(9.5, 0.55 * len(rows) + 1.4))
     for i, r in enumerate(rows[::-1]):
-        col = 'gray' if r['control'] else ('C2' if r['ci'][0] > 0.5 else 'C0')
+        col = 'gray' if r['control'] else ('C2' if r.get('confirmed') else 'C0')   # green: confirmed, nothing less
         ci_errorbar(ax, [i], [r['rate']], [r['ci']], horizontal=True, fmt='o', capsize=4, color=col)
         ax.plot(r['runs'], [i] * len(r['runs']), '|', color=col, ms=10, alpha=0.6)
         lvl = '' if r['conf'] == 0.95 else f" ({100 * r['conf']:g} % CI)"
@@ -541,7 +564,8 @@ def plot_verdicts(rows:list[dict], title:str='', path=None, metadata:dict|None=N
                     textcoords='offset points', fontsize=7)
     ax.axvline(0.5, ls='--', c='gray')
     ax.set_yticks(range(len(rows)), [r['label'] for r in rows[::-1]], fontsize=8)
-    ax.set(xlim=(0.35, 0.75), xlabel='win rate over the base, independent judge (bar: replicate CI; ticks: runs)')
+    hi = max([0.75] + [max([r['ci'][1], *r['runs']]) for r in rows]) + 0.12   # room for the interval's label
+    ax.set(xlim=(0.35, hi), xlabel='win rate over the base, independent judge (bar: replicate CI; ticks: runs)')
     ax.set_title(title, fontsize=9); fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100, metadata=metadata)
     return fig

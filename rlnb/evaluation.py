@@ -287,7 +287,7 @@ def control_verdict(control:dict, n:int, max_identical:float=0.5) -> tuple[bool,
         w = j['win_rate']
         if not w['ci'][0] <= 0.5 <= w['ci'][1]:
             return False, (f"the base against itself wins {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] under "
-                           f"{jn}, not ½: the evaluation is biased, so it gives no verdict")
+                           f"{jn}, not ½: the instrument fails its check here (a bias, or the 1-in-20 miss of a 95 % interval), so it gives no verdict")
     return True, "the base against itself holds ½ under every judge"
 
 # %% ../nbs/08_evaluation.ipynb #8addc83a

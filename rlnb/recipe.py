@@ -264,21 +264,37 @@ def verdict_lines(run:Run, results=None) -> list[str]:
     return out + ([r] if e and (r := replicated_line(run, results)) else [])
 
 # %% ../nbs/99a_recipes.ipynb #a3689bb2
+def _same_training(a:list, b:list) -> list|None:
+    "None where stage lists `a` and `b` differ outside their evaluate stages (or in its policies); else the options it differs in."
+    ev = lambda s: s.get('stage') == 'evaluate'
+    if [s for s in a if not ev(s)] != [s for s in b if not ev(s)]: return None
+    ea, eb = next((s for s in a if ev(s)), {}), next((s for s in b if ev(s)), {})
+    if ea.get('policies') != eb.get('policies'): return None
+    return sorted(k for k in {*ea, *eb} if k not in ea or k not in eb or ea[k] != eb[k])   # None is not absent
+
 def replicated_line(run:Run, results=None) -> str|None:
     ("Where a saved replicate summary (`replicates_*.json` in `results`, default bench/results/: `bench/confirm.py`) was "
-     "made of this run's recipe (the same stages with the same options): one sentence of its verdict over split seeds, "
-     "with its control and its file; else None. One run's interval is one split seed's; this is the recipe's.")
-    for f in sorted((Path(results) if results else bench_results()).glob('replicates_*.json')):
+     "made of this run's recipe (the same stages with the same options; an evaluate stage whose settings differ is named): "
+     "one sentence of its verdict over split seeds, with its control and its file; else None. Of several, the one with "
+     "the most looks, then the latest. One run's interval is one split seed's; this is the recipe's.")
+    found = []
+    for f in (Path(results) if results else bench_results()).glob('replicates_*.json'):
         try: s = json.loads(f.read_text())
         except (OSError, ValueError): continue
-        if not isinstance(s.get('recipe'), dict) or s['recipe'].get('stages') != run.recipe.get('stages'): continue
+        if not isinstance(s.get('recipe'), dict): continue
+        if (diff := _same_training(s['recipe'].get('stages') or [], run.recipe.get('stages') or [])) is not None:
+            found.append((s.get('looks') or 1, s.get('date', ''), f, s, diff))
+    for *_, f, s, diff in sorted(found, key=lambda t: t[:2], reverse=True)[:1]:
         for p, js in s.get('policies', {}).items():
             j, c, n = js.get('judge') or {}, s.get('control', {}).get('judge') or {}, len(s['runs'])
             if not (v := j.get('in_distribution')) or not c: continue
-            (lo, hi), ok = v['ci'], v['ci'][0] > 0.5 and j.get('valid_runs') == n and c['ci'][0] <= 0.5 <= c['ci'][1]
-            return (f"This recipe, replicated ({f.name}: {n} split seeds, {s.get('part')} topics, {s['date'][:10]}): `{p}` "
-                    f"wins {v['rate']:.3f} [{lo:.3f}, {hi:.3f}] ({100 * s.get('conf', 0.95):g} % CI) against its base, the "
-                    f"base against itself {c['rate']:.3f}: " + ("better than the base." if ok else "not shown better than the base."))
+            from rlnb.bench import confirmed
+            (lo, hi), ok = v['ci'], confirmed(s, p)[0]
+            ev = f"; its evaluation differed from this run's in {', '.join(diff)}" if diff else ''
+            return (f"This recipe, replicated ({f.name}: {n} split seeds, {s.get('part')} topics, {s['date'][:10]}{ev}): "
+                    f"`{p}` wins {v['rate']:.3f} [{lo:.3f}, {hi:.3f}] ({100 * s.get('conf', 0.95):g} % CI) against its base, "
+                    f"the base against itself {c['rate']:.3f}: "
+                    + ("better than the base." if ok else "not shown better than the base."))
     return None
 
 # %% ../nbs/99a_recipes.ipynb #258c69f4
