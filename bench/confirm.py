@@ -3,6 +3,7 @@ already hold its shared stages, evaluate it on each run's confirmation topics, a
 
     .venv/bin/python bench/confirm.py data/recipes/chitchat.yaml models/chitchat/v1 models/chitchat/v2 models/chitchat/v3 --tag lr3_bf16 --save
     .venv/bin/python bench/confirm.py data/recipes/chitchat.yaml RUN... --tag NAME --looks 2 --save   # a second look at growing runs
+    .venv/bin/python bench/confirm.py PLAN.yaml --new-runs 5 5 --tag NAME --save   # five new runs, split seeds 5 to 9
     .venv/bin/python bench/confirm.py --figure     # redraw nbs/images/verdict.png (README, 08_evaluation) from the saved files
     .venv/bin/python bench/confirm.py --smoke
 
@@ -52,8 +53,20 @@ def plan(recipe:dict, run:Path, tag:str) -> list[dict]:
         todo.append(s)
     return todo
 
+def new_runs(recipe:dict, seed:int, n:int, root=None) -> list[Path]:
+    ("`n` new runs of `recipe`'s stages but its evaluation and export, under split seeds `seed` .. `seed + n - 1` (each "
+     "its own run folder); `main` then evaluates them under its tag.")
+    from rlnb.pipeline import run_pipeline
+    stages = [s for s in recipe['stages'] if s['stage'] not in ('evaluate', 'export')]
+    out = []
+    for s in range(seed, seed + n):
+        print(f"== new run under split seed {s}", flush=True)
+        out.append(run_pipeline({**recipe, 'seed': s, 'stages': stages}, root=root).path)
+        print(f"== made {out[-1]} (split seed {s}; if this process stops, pass the runs made so far and resume them)", flush=True)
+    return out
+
 def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS, looks:int=1, conf:float|None=None,
-         max_invalid:int=0) -> dict:
+         max_invalid:int=0, new:tuple|None=None, root=None) -> dict:
     from rlnb.core import cpu_line, isa_caps, repo_dir
     from rlnb.pipeline import load_recipe, run_pipeline
     from rlnb.bench import replicate_summary, replicates_table
@@ -61,6 +74,8 @@ def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS,
     if conf is not None and not 0.5 < conf < 1: raise SystemExit(f"--conf must lie in (0.5, 1), got {conf!r}")
     if not isinstance(max_invalid, int) or max_invalid < 0: raise SystemExit(f"--max-invalid must be >= 0, got {max_invalid!r}")
     recipe, runs = load_recipe(recipe_path), [Path(r) for r in runs]
+    if new: runs += new_runs(recipe, *new, root=root)   # (first split seed, how many)
+    if len(runs) < 2: raise SystemExit(f"a confirmation needs at least 2 runs, got {len(runs)}")
     commit = subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, cwd=repo_dir()).stdout.strip() or None
     print(cpu_line(), flush=True)
     todos = [plan(recipe, r, tag) for r in runs]          # every run checked before any runs
@@ -122,8 +137,9 @@ def smoke():
     s = main(home/'recipe.json', runs, 'smoke', save=True, results=home/'results')
     assert 'dpo_on_policy' in s['policies'] and s['tag'] == 'smoke' and (s['looks'], s['conf']) == (1, 0.95), s
     s2 = main(home/'recipe.json', runs, 'smoke', looks=2)   # a second look: nothing reruns, wider intervals
-    s3 = main(home/'recipe.json', runs, 'smoke', conf=0.99, max_invalid=1)   # a plan's own level and invalid-run allowance
-    assert (s3['conf'], s3['max_invalid_runs'], s['max_invalid_runs']) == (0.99, 1, 0), s3
+    s3 = main(home/'recipe.json', runs[:1], 'smoke', conf=0.99, max_invalid=1, new=(2, 1), root=home/'models')
+    assert (s3['conf'], s3['max_invalid_runs'], s['max_invalid_runs']) == (0.99, 1, 0), s3   # a plan's level and allowance
+    assert s3['seeds'] == [0, 2] and s3['runs'][0] == s['runs'][0], s3                       # ... and a new run, seed 2
     r1, r2 = (x['policies']['dpo_on_policy']['judge']['in_distribution'] for x in (s, s2))
     assert s2['conf'] == 0.975 and r2['rate'] == r1['rate'] and r2['ci'][0] <= r1['ci'][0] and r2['ci'][1] >= r1['ci'][1], (r1, r2)
     saved = json.loads((home/'results'/'replicates_smoke.json').read_text())
@@ -145,6 +161,8 @@ if __name__ == '__main__':
     looks = int(a[a.index('--looks') + 1]) if '--looks' in a else 1
     conf = float(a[a.index('--conf') + 1]) if '--conf' in a else None
     max_invalid = int(a[a.index('--max-invalid') + 1]) if '--max-invalid' in a else 0
-    opts = ('--tag', '--looks', '--conf', '--max-invalid')
-    pos = [x for i, x in enumerate(a) if not x.startswith('--') and (i == 0 or a[i - 1] not in opts)]
-    main(pos[0], pos[1:], tag, '--save' in a, looks=looks, conf=conf, max_invalid=max_invalid)
+    new = tuple(int(x) for x in a[a.index('--new-runs') + 1:a.index('--new-runs') + 3]) if '--new-runs' in a else None
+    skip = {i + k for i, x in enumerate(a) if x in ('--tag', '--looks', '--conf', '--max-invalid') for k in (1,)} | \
+           {i + k for i, x in enumerate(a) if x == '--new-runs' for k in (1, 2)}
+    pos = [x for i, x in enumerate(a) if not x.startswith('--') and i not in skip]
+    main(pos[0], pos[1:], tag, '--save' in a, looks=looks, conf=conf, max_invalid=max_invalid, new=new)
