@@ -99,8 +99,9 @@ def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS,
 FIGURE = HERE.parent/'nbs'/'images'/'verdict.png'
 DEMO = 'chitchat.yaml, make demo'   # the label of make demo's recipe: index (the README) and 08 state its file's verdict
 SUMMARIES = {'chitchat_offline.yaml': 'replicates_demo.json',          # offline DPO and PPO, the demo's first methods
-             DEMO: 'replicates_best.json',                              # on-policy DPO at the DPO preset's learning rate
-             'candidate: 3x lr, bf16': 'replicates_lr3_bf16.json'}      # not confirmed (08_evaluation: a run's control failed)
+             'on-policy, 1x lr: make demo until the next': 'replicates_best.json',   # at the DPO preset's learning rate
+             'candidate: 3x lr, bf16, seeds 0-4': 'replicates_lr3_bf16.json',         # not confirmed: a run's control failed
+             DEMO: 'replicates_lr3_bf16_b.json'}                        # the same candidate, new seeds 5-9: confirmed
 
 def figure_source(results:Path=RESULTS) -> str:
     ("SHA-256 of the saved summaries the figure is drawn from and of the code that draws it (stored in the PNG: "

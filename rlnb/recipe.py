@@ -275,16 +275,16 @@ def _same_training(a:list, b:list) -> list|None:
 def replicated_line(run:Run, results=None) -> str|None:
     ("Where a saved replicate summary (`replicates_*.json` in `results`, default bench/results/: `bench/confirm.py`) was "
      "made of this run's recipe (the same stages with the same options; an evaluate stage whose settings differ is named): "
-     "one sentence of its verdict over split seeds, with its control and its file; else None. Of several, the one with "
-     "the most looks, then the latest. One run's interval is one split seed's; this is the recipe's.")
+     "one sentence of its verdict over split seeds, with its control and its file; else None. Of several, the latest "
+     "(a second look's summary is later than its first's; a new confirmation's than an earlier one's). One run's interval is one split seed's; this is the recipe's.")
     found = []
     for f in (Path(results) if results else bench_results()).glob('replicates_*.json'):
         try: s = json.loads(f.read_text())
         except (OSError, ValueError): continue
         if not isinstance(s.get('recipe'), dict): continue
         if (diff := _same_training(s['recipe'].get('stages') or [], run.recipe.get('stages') or [])) is not None:
-            found.append((s.get('looks') or 1, s.get('date', ''), f, s, diff))
-    for *_, f, s, diff in sorted(found, key=lambda t: t[:2], reverse=True)[:1]:
+            found.append((s.get('date', ''), f.name, f, s, diff))
+    for *_, f, s, diff in sorted(found, key=lambda t: t[:2], reverse=True)[:1]:   # the latest summary of this recipe
         for p, js in s.get('policies', {}).items():
             j, c, n = js.get('judge') or {}, s.get('control', {}).get('judge') or {}, len(s['runs'])
             if not (v := j.get('in_distribution')) or not c: continue
