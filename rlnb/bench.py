@@ -539,7 +539,7 @@ def verdict_rows(summaries:dict, judge:str='judge') -> list[dict]:
     for label, s in summaries.items():
         for name, js in s['policies'].items():
             if (r := js.get(judge)) and (v := r.get('in_distribution')):
-                ok, miss = confirmed(s, name, judge)
+                ok = confirmed(s, name, judge)[0]
                 why = '' if ok or v['ci'][0] <= 0.5 else ': not confirmed'   # `confirmed` says why
                 rows.append({'label': f"{name} ({label}){why}", 'rate': v['rate'], 'ci': v['ci'], 'runs': v['runs'],
                              'valid': f"{r['valid_runs']} of {len(s['runs'])}", 'conf': s.get('conf', 0.95), 'control': False,
