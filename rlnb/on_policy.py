@@ -41,7 +41,7 @@ class OnPolicyConfig(StageConfig):
     system: str|None = None         # the deployment's system message (also the training prompts')
     batch_size: int = 64            # prompts answered at once
     batches_at_once: int = 2        # batches decoded together, each from its own seeded stream: the same answers as one
-                                    # at a time (checked in this notebook), fewer passes over the weights (as the evaluation)
+                                    # at a time up to rounding (checked in this notebook), fewer passes over the weights
     learning_rate: float|None = None  # None: the DPO preset's
     beta: float|None = None         # None: the DPO preset's
     eval_prompts: int = 0           # held-out prompts judged after each round (0: none; the evaluate stage judges the end)

@@ -543,7 +543,8 @@ def generate_answers(
     system: str | None = None,  # a system message for every prompt (the deployment's; else the template's default)
     repetition_penalty: float = 1.0,  # > 1 discourages tokens the answer already holds (Ollama's default: 1.1)
     batches_at_once: int = 1,  # decode this many batches together, each from its own seeded stream: the same answers
-                               # as one batch at a time, faster where each step is bound by reading the weights (CPUs)
+                               # as one batch at a time up to rounding (a batch's shape can move the logits' last bits,
+                               # which decide a draw only at a near-tie), faster where each step reads the weights (CPUs)
     progress: str | None = None,  # a progress bar with this label on a terminal's stderr (none when it is not a terminal)
     memory_budget_mb: float | None = 1536,  # the decoding engine's working memory (KV cache, kept log-probs), MiB;
                                             # `decode_plan` fits the rows in it. None: no limit (keep everything)
