@@ -13,7 +13,7 @@ from .llama import check_llama_cpu
 
 # %% auto #0
 __all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'tiny_adapter', 'token_logprobs',
-           'decode', 'decode_stream', 'rollouts', 'Answers', 'path_kl', 'decode_plan', 'bf16_sampling', 'bf16_weights',
+           'decode', 'rollouts', 'Answers', 'path_kl', 'decode_plan', 'bf16_sampling', 'bf16_weights',
            'generate_answers', 'answer_pool', 'reply', 'merged_sampler', 'load_gguf', 'gguf_completion', 'gguf_chat',
            'hf_greedy']
 
@@ -355,111 +355,6 @@ def decode(model, tok,
             x, pos = nxt[:, None], pos[:, -1:] + 1
     return _finish(tok, p_ids, p_attn, out[:, :max(T, 1)], S, lps[:, :max(T, 1)] if lps is not None else None)
 
-# %% ../nbs/00b_policy.ipynb #354dcf42
-def _join(cache, attn, new, new_attn, S:int, step:int=16):
-    ("`cache` (room layers, `attn` its (B, W) mask) with the rows of `new` (a `DynamicCache` laid out as `new_attn`: "
-     "the shared `S` tokens, left padding, the rest of each prompt) after its own: one cache and mask whose last "
-     "column is every row's newest token. The columns after the shared part that no row of `cache` attends to "
-     "leave first, so the width stays what the rows hold.")
-    import torch
-    from transformers import DynamicCache
-    room = _room_layer()
-    f = S + int(attn[:, S:].any(0).long().argmax())           # the first column after the shared part a row attends to
-    old, R = attn.shape[1] - f, new_attn.shape[1] - S          # what the rows of `cache` hold after it; the new rows' rest
-    W, B0, B1 = S + max(old, R), attn.shape[0], new_attn.shape[0]
-    def put(a, b):   # `cache`'s rows then `new`'s, along the columns (dim -2 of keys and values, -1 of the mask)
-        d = 2 if a.dim() == 4 else 1
-        o = a.new_zeros(B0 + B1, *a.shape[1:d], W, *a.shape[d + 1:])
-        o.narrow(0, 0, B0).narrow(d, 0, S).copy_(a.narrow(d, 0, S))
-        o.narrow(0, 0, B0).narrow(d, W - old, old).copy_(a.narrow(d, f, old))
-        o.narrow(0, B0, B1).narrow(d, 0, S).copy_(b.narrow(d, 0, S))
-        o.narrow(0, B0, B1).narrow(d, W - R, R).copy_(b.narrow(d, S, R))
-        return o
-    layers = []
-    for l, n in zip(cache.layers, new.layers):
-        if type(l) is not room: raise NotImplementedError("joining rows needs plain cache layers (no sliding window)")
-        layers.append(room(put(l.keys, n.keys), put(l.values, n.values), step))
-    c = DynamicCache(); c.layers = layers
-    return c, put(attn, new_attn)
-
-def decode_stream(model, tok,
-                  prompts: list[str],
-                  max_new_tokens: int = 128,
-                  do_sample: bool = False,
-                  temperature: float = 0.7,
-                  top_p: float = 1.0,
-                  system: str | None = None,
-                  max_prompt_length: int = 1024,
-                  repetition_penalty: float = 1.0,
-                  groups: list | None = None,     # [(n, torch.Generator|None)]: consecutive groups of n prompts, each drawn
-                                                  # from its own stream as if decoded alone (None: one group, the global stream)
-                  rows: int | None = None,        # the most rows decoded at once (None: every prompt)
-                  prefill_rows: int | None = 16,
-                  on_done=None,                   # called with the number of answers that ended at each step
-                 ) -> dict:
-    ("`decode` for more prompts than fit in one batch: the prompts join in `groups` as rows leave (a group joins when "
-     "`rows` has room for all of it), so the batch stays full instead of draining to its longest answer once per "
-     "batch. Each group draws from its own stream with its own rows, at its own step, exactly as `decode` draws for "
-     "a batch alone: the same answers as one `decode` per group, up to rounding (a batch's shape can move the logits' "
-     "last bits). No log-probs are kept. Same keys as `decode`.")
-    import torch
-    dev = next(model.parameters()).device
-    p_ids, p_attn, S = _layout(tok, prompts, system, max_prompt_length, True, dev)
-    N, P = p_ids.shape
-    groups = groups or [(N, None)]
-    if sum(n for n, _ in groups) != N: raise ValueError(f"groups cover {sum(n for n, _ in groups)} of {N} prompts")
-    rows = rows or N
-    if max(n for n, _ in groups) > rows: raise ValueError(f"a group of {max(n for n, _ in groups)} prompts is more than rows={rows}")
-    starts = [sum(n for n, _ in groups[:k]) for k in range(len(groups))]
-    out = torch.full((N, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
-    steps = torch.zeros(N, dtype=torch.long, device=dev)
-    live = torch.zeros(0, dtype=torch.long, device=dev)
-    gid, cache, attn, pos, logits, q = live.clone(), None, None, None, None, 0
-    def admit():
-        nonlocal q, cache, attn, pos, logits, live, gid
-        k = q
-        while k < len(groups) and len(live) + sum(n for n, _ in groups[q:k + 1]) <= rows: k += 1
-        if k == q: return
-        idx = torch.arange(starts[q], starts[k - 1] + groups[k - 1][0], device=dev)
-        R = int(p_attn[idx, S:].sum(-1).max())               # the new rows' longest rest, their own padding only
-        cols = torch.cat([torch.arange(S, device=dev), torch.arange(P - R, P, device=dev)])
-        ids_g, attn_g = p_ids[idx][:, cols], p_attn[idx][:, cols]
-        pos_g = (attn_g.cumsum(-1) - 1).clamp(min=0)
-        with torch.no_grad(): c, lg = _prefill(model, ids_g, attn_g, pos_g, S, prefill_rows)
-        g_new = torch.repeat_interleave(torch.arange(q, k, device=dev), torch.tensor([n for n, _ in groups[q:k]], device=dev))
-        if cache is None or not len(live): cache, attn, pos, logits = _with_room(c), attn_g, pos_g[:, -1:], lg
-        else:
-            cache, attn = _join(cache, attn, c, attn_g, S)
-            pos, logits = torch.cat([pos, pos_g[:, -1:]]), torch.cat([logits, lg])
-        live, gid, q = torch.cat([live, idx]), torch.cat([gid, g_new]), k
-    admit()
-    with torch.no_grad():
-        while len(live):
-            nxt = torch.empty(len(live), dtype=torch.long, device=dev)
-            for k in gid.unique().tolist():                 # each group at its own step, from its own stream
-                r = (gid == k).nonzero()[:, 0]
-                t, g = int(steps[live[r[0]]]), groups[k][1]
-                seen = out[live[r], :t] if repetition_penalty != 1.0 else None
-                nxt[r] = _next_token(logits[r], do_sample, temperature, top_p, seen, repetition_penalty,
-                                     [(torch.arange(len(r), device=dev), g)] if g is not None and do_sample else None)
-            out[live, steps[live]] = nxt
-            steps[live] += 1
-            keep = ((nxt != tok.eos_token_id) & (steps[live] < max_new_tokens)).nonzero()[:, 0]
-            if on_done is not None and len(keep) < len(live): on_done(len(live) - len(keep))
-            if len(keep) < len(live):
-                if len(keep): cache.batch_select_indices(keep)
-                live, attn, nxt, pos, gid = live[keep], attn[keep], nxt[keep], pos[keep], gid[keep]
-            if len(live):
-                attn = torch.cat([attn, attn.new_ones(len(live), 1)], 1)
-                pos = pos + 1
-                o = model(input_ids=nxt[:, None], attention_mask=attn, position_ids=pos, past_key_values=cache,
-                          use_cache=True, logits_to_keep=1)
-                cache, logits = o.past_key_values, o.logits[:, -1].float()
-            if q < len(groups) and len(live) + groups[q][0] <= rows: admit()
-    T = max(int(steps.max()), 1) if N else 1
-    return _finish(tok, p_ids, p_attn, out[:, :T], S)
-
-
 # %% ../nbs/00b_policy.ipynb #bb115c7d
 def _finish(tok, p_ids, p_attn, resp, S:int, lps=None) -> dict:
     "`decode`'s result from the prompt layout and the answer tokens `resp` (B, T): masks, ids, texts."
@@ -641,8 +536,7 @@ def generate_answers(
     do_sample: bool = False,
     temperature: float = 0.7,
     top_p: float = 1.0,
-    seed: int | list[int] = 0,  # a list: `prompts` are len(seed) draws of equal size, draw j answered as a call with
-                                # seed[j] would (`answer_pool`); no KL then
+    seed: int = 0,
     batch_size: int = 16,
     kl_base: bool = False,  # also estimate KL(model ‖ base) per response: base = `model` with its adapters disabled
     base=None,  # ... or a separate base model (same tokenizer)
@@ -656,45 +550,28 @@ def generate_answers(
                                             # `decode_plan` fits the rows in it. None: no limit (keep everything)
     bf16: bool | None = False,  # decode under `bf16_sampling` (None: where `auto_bf16` finds native bf16); KL stays fp32
     kl_rows: list[int] | None = None,  # with the KL: only these rows' (None: every row's); `Answers.kl_rows` says which
-    stream: bool = True,  # batches join as rows leave (`decode_stream`) where no log-probs are kept: the same answers up
-                          # to rounding; False: one pass after another (`decode`)
 ) -> Answers:
     ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
-     "batch; `decode_stream` when the prompts outnumber a pass's rows: batches join as rows leave); optionally the "
-     "per-response KL to the base (`path_kl`).")
+     "batch); optionally the per-response KL to the base (`path_kl`).")
     import torch
     from tqdm import tqdm
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
     out.kl_rows, want = ([] if out.kl is not None else None), set(range(len(prompts)) if kl_rows is None else kl_rows)
-    seeds = list(seed) if isinstance(seed, (list, tuple)) else [seed]
-    seed = seeds[0] if len(seeds) == 1 else seed
-    if len(seeds) > 1 and (out.kl is not None or len(prompts) % len(seeds)):
-        raise ValueError(f"{len(seeds)} seeds need prompts in {len(seeds)} draws of equal size (got {len(prompts)}) and no KL")
     dev = next(model.parameters()).device
     bf16 = auto_bf16(str(dev)) if bf16 is None else bool(bf16)   # the CPU's features, never a timing
     out.plan = decode_plan(model, tok, prompts, max_new_tokens, batch_size, batches_at_once, system,
                            out.kl is not None, memory_budget_mb, bf16)
     batch_size, batches_at_once = out.plan['batch_size'], out.plan['batches_at_once']
-    step = batch_size * max(1, batches_at_once)
-    out.plan['streamed'] = streamed = not out.plan['keep_logprobs'] and (len(seeds) > 1 or stream and len(prompts) > step)
-    n = len(prompts) // len(seeds)
     with tqdm(total=len(prompts), desc=progress, unit='answer', leave=False, disable=None if progress else True) as bar:
-        for i in (range(0, 1) if streamed else range(0, len(prompts), step)):
-            chunk = prompts if streamed else prompts[i:i + step]
+        step = batch_size * max(1, batches_at_once)
+        for i in range(0, len(prompts), step):
+            torch.manual_seed(seed + i)       # what one batch at a time draws from; with several, each batch's own stream
+            chunk = prompts[i:i + step]
+            streams = [(len(chunk[j:j + batch_size]), torch.Generator(dev).manual_seed(seed + i + j))
+                       for j in range(0, len(chunk), batch_size)] if batches_at_once > 1 else None
             with bf16_sampling(model, bf16):
-                if streamed:   # each batch_size prompts of a draw from their own stream, seeded as in a pass of their own
-                    groups = [(min(batch_size, n - j), torch.Generator(dev).manual_seed(s + j))
-                              for s in seeds for j in range(0, n, batch_size)]
-                    s = decode_stream(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
-                                      repetition_penalty=repetition_penalty, groups=groups, rows=step,
-                                      on_done=bar.update)
-                else:
-                    torch.manual_seed(seed + i)   # what one batch at a time draws from; with several, each batch's own
-                    streams = [(len(chunk[j:j + batch_size]), torch.Generator(dev).manual_seed(seed + i + j))
-                               for j in range(0, len(chunk), batch_size)] if batches_at_once > 1 else None
-                    s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
-                               repetition_penalty=repetition_penalty, logprobs=out.plan['keep_logprobs'], streams=streams)
-                    bar.update(len(chunk))
+                s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
+                           repetition_penalty=repetition_penalty, logprobs=out.plan['keep_logprobs'], streams=streams)
             release_memory(collect=False)   # the KV cache, freed, back to the system: glibc keeps it for the next pass
             eos = s['has_eos'].tolist()
             out.texts += [t.strip() for t in s['responses']]
@@ -707,27 +584,21 @@ def generate_answers(
                                   n_shared=s['n_shared'])
                 out.kl_rows += [i + j for j in sel]
                 release_memory(collect=False)   # and the KL pass's log-softmaxes
+            bar.update(len(chunk))
     return out
 
 # %% ../nbs/00b_policy.ipynb #b633efc8
 def answer_pool(model, tok, prompts:list[str],
                 k: int = 16,       # answers per prompt
                 seed: int = 0,     # draw j is seeded seed + 1_000_003·(j + 1): never the evaluation's own seed
-                progress: bool = True,   # a progress bar over the answers (a terminal's stderr)
+                progress: bool = True,   # a progress bar over the draws (stderr)
                 **kw) -> list[Answers]:
-    ("k sampled answers to every prompt, as k `Answers` (draw j answers every prompt once). Without a KL the k draws "
-     "decode as one stream (`decode_stream`: each draw's batches join as rows leave), with the answers of k calls of "
-     "`generate_answers`, one per draw, up to rounding.")
+    "k sampled answers to every prompt, as k `Answers` (draw j answers every prompt once)."
     from tqdm.auto import tqdm
     if k < 1: raise ValueError(f"k must be >= 1, got {k}")
-    kw, seeds = {'do_sample': True, **kw}, [seed + 1_000_003 * (j + 1) for j in range(k)]
-    label = f'{k} answers to {len(prompts)} prompts'
-    if kw.get('kl_base') or kw.get('base') is not None or not kw.get('stream', True) or not prompts:
-        return [generate_answers(model, tok, prompts, seed=s, **kw)
-                for s in tqdm(seeds, desc=label, disable=not progress, leave=False)]
-    a, n = generate_answers(model, tok, list(prompts) * k, seed=seeds, progress=label if progress else None, **kw), len(prompts)
-    return [Answers(a.texts[j * n:(j + 1) * n], a.n_tokens[j * n:(j + 1) * n], a.has_eos[j * n:(j + 1) * n],
-                    plan=a.plan) for j in range(k)]
+    kw = {'do_sample': True, **kw}
+    return [generate_answers(model, tok, prompts, seed=seed + 1_000_003 * (j + 1), **kw)
+            for j in tqdm(range(k), desc=f'{k} answers to {len(prompts)} prompts', disable=not progress, leave=False)]
 
 # %% ../nbs/00b_policy.ipynb #165ad2d0
 def reply(model, tok, prompts:list[str], max_new_tokens:int=64, do_sample:bool=False, temperature:float=0.7,
