@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/roofline.py [RUN]     # RUN: a make-demo run folder (default models/chitchat/v1);
                                                 # writes bench/results/roofline.json (~1 min on 2 cores)
+    .venv/bin/python bench/roofline.py RUN --save roofline_avx2.json   # another CPU's table beside the first
     .venv/bin/python bench/roofline.py --smoke   # tiny shapes and a toy run; JSON to a temp folder
 
 - **Attainable**: `torch.nn.functional.linear` on this CPU (all its threads), in fp32 and bf16, on the linear layers
@@ -94,5 +95,8 @@ def main(run:str|None=None, smoke:bool=False, save:str='roofline.json'):
     return res
 
 if __name__ == '__main__':
+    import functools
     sys.path.insert(0, str(Path(__file__).parent))
-    from _smoke import cli; cli(main, smoke='--smoke' in sys.argv)
+    save = 'roofline.json'
+    if '--save' in sys.argv: i = sys.argv.index('--save'); save = sys.argv.pop(i + 1); sys.argv.pop(i)
+    from _smoke import cli; cli(functools.partial(main, save=save), smoke='--smoke' in sys.argv)

@@ -104,7 +104,7 @@ def roofline_table(path=None) -> str:
            '|---|---|---|---|---|---|---|']
     for x in r['rows']:
         out.append(f"| {x['stage']} | {x['model']} | {x['dtype']} | {x['achieved_gflops']:.1f} | {x['attainable_gflops']:.1f} "
-                   f"| {x['fraction']:.0%} | {'met' if x['fraction'] >= 0.5 else 'not met'} |")
+                   f"| {x['fraction']:.1%} | {'met' if x['fraction'] >= 0.5 else 'not met'} |")
     return '\n'.join(out)
 
 # %% ../nbs/12_bench.ipynb #692ab6c2
