@@ -51,9 +51,16 @@ def save_result(res:dict, name:str, home:Path|None=None) -> Path:
     return dest
 
 def cli(main, smoke:bool):
-    "`main(RUN or None, smoke=smoke)` from the command line: `script.py [RUN] [--smoke]`."
-    args = [a for a in sys.argv[1:] if not a.startswith('--')]
-    return main(args[0] if args else None, smoke=smoke)
+    ("`main(RUN or None, smoke=smoke)` from the command line: `script.py [RUN] [--smoke] [--save NAME]` (`--save`: "
+     "the result's file name in bench/results, passed as `save=NAME`).")
+    argv = sys.argv[1:]
+    kw = {}
+    if '--save' in argv:
+        i = argv.index('--save')
+        if i + 1 >= len(argv): sys.exit('--save needs a file name')
+        kw['save'] = argv.pop(i + 1); argv.pop(i)
+    args = [a for a in argv if not a.startswith('--')]
+    return main(args[0] if args else None, smoke=smoke, **kw)
 
 def skip(what:str):
     "Say that a part of the benchmark was not run here (tools/bench_smoke.py shows these lines)."

@@ -95,8 +95,5 @@ def main(run:str|None=None, smoke:bool=False, save:str='roofline.json'):
     return res
 
 if __name__ == '__main__':
-    import functools
     sys.path.insert(0, str(Path(__file__).parent))
-    save = 'roofline.json'
-    if '--save' in sys.argv: i = sys.argv.index('--save'); save = sys.argv.pop(i + 1); sys.argv.pop(i)
-    from _smoke import cli; cli(functools.partial(main, save=save), smoke='--smoke' in sys.argv)
+    from _smoke import cli; cli(main, smoke='--smoke' in sys.argv)
