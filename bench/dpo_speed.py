@@ -5,6 +5,10 @@
         .venv/bin/python bench/dpo_speed.py --save dpo_speed_avx2.json trl_defaults cpu cpu_bf16
                                                    # this CPU held to AVX2 (no AVX-512, no bf16, no AMX): what a CPU
                                                    # without fast bf16 gets; the caps are recorded in the JSON
+    .venv/bin/python bench/dpo_speed.py --save dpo_share_start.json cpu_bf16 cpu_bf16_no_share_start \
+        cpu_bf16_no_share_start cpu_bf16 cpu_bf16 cpu_bf16_no_share_start
+                                                   # packing's share_start lever, three runs of each, alternated:
+                                                   # 05a_packing renders the medians
     .venv/bin/python bench/dpo_speed.py --smoke    # trl_defaults and cpu on the tiny policy, 2 steps of 2 pairs; the JSON
                                                    # and the table go to a temporary folder
 SmolLM2-135M-Instruct, LoRA r16 all-linear, batch 4 pairs, max_length 128, lr 5e-5, beta 0.1, 40 real chitchat pairs.
@@ -33,6 +37,8 @@ VARIANTS = {  # name: PreferenceConfig overrides of the `cpu` preset (speed leve
     'cpu_autocast_bf16_base_no_checkpointing': dict(bf16=None, gradient_checkpointing=False, base_dtype='bfloat16'),  # frozen weights in bf16: the cpu_bf16 preset
 }
 VARIANTS['cpu_bf16'] = VARIANTS['cpu_autocast_bf16_base_no_checkpointing']   # the preset by its name
+VARIANTS['cpu_bf16_no_share_start'] = dict(VARIANTS['cpu_bf16'], share_start=False)   # lever: each pair's system turn
+                                                         # computed again (before 05a_packing's share_start)
 STEPS, BATCH = 10, 4
 MODEL = {}   # the policy: the preset's (SmolLM2); --smoke: the tiny one
 
@@ -85,6 +91,10 @@ def main():
     else: results = bench_results()
     caps = isa_caps()
     print(cpu_line(), caps or '', flush=True)
+    from datetime import datetime, timezone
+    date = datetime.now(timezone.utc).isoformat(timespec='seconds')
+    commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
+                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or None
     names = args or [n for n in VARIANTS if n != 'cpu_bf16']
     data = os.path.join(tempfile.mkdtemp(), 'pairs.jsonl')
     make_data(data)   # the variants' processes read this file; only they are measured
@@ -97,7 +107,8 @@ def main():
     base = next((r for r in rows if r['variant'] == 'trl_defaults'), None)
     if save or not args or smoke:   # the full set, or a named file: saved for the notebooks and the README
         (results/(save or 'dpo_speed.json')).write_text(
-            json.dumps(dict(cpu=cpu_line(), isa_caps=caps, steps=STEPS, batch=BATCH, rows=rows), indent=1))
+            json.dumps(dict(cpu=cpu_line(), isa_caps=caps, steps=STEPS, batch=BATCH, rows=rows, date=date,
+                            commit=commit), indent=1))
     print(f"\n{'variant':18s} {'s/step':>7s} {'pairs/s':>8s} {'tokens/s':>9s} {'total s':>8s} {'peak MiB':>8s} {'speed-up':>9s} {'end-to-end':>10s} {'max |Δloss|':>11s}")
     for r in rows:
         sp = base['s_per_step'] / r['s_per_step'] if base else float('nan')

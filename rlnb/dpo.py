@@ -179,6 +179,8 @@ class PreferenceConfig(StageConfig):
         True  # pack each batch: no padding, each pair's prompt computed once, LM head on completion tokens only
     )
     max_packed_tokens: int = 1024   # tokens per packed row (attention is dense within a row)
+    share_start: bool = True        # packed: the first tokens all pairs of a packed row share (the system turn) pass
+                                    # once per row, not once per pair (`pack_batch`)
     max_train_examples: int|None = None   # a seeded sample, for a time budget
     save_steps: int = 50            # checkpoint every N steps (resume picks up the last)
     logging_steps: int = 5
@@ -390,7 +392,8 @@ def _train(method, train, eval, config, output_dir, max_steps=None, resume=True,
     if cfg.precompute_ref_log_probs: train = _shared_rows(train, out)
     model, tok, peft = load_trainable_policy(cfg)
     Trainer = DPOTrainer if method == 'dpo' else KTOTrainer
-    if cfg.packed: Trainer = packed_trainer(Trainer, paired=method == 'dpo', max_tokens=cfg.max_packed_tokens)
+    if cfg.packed: Trainer = packed_trainer(Trainer, paired=method == 'dpo', max_tokens=cfg.max_packed_tokens,
+                                            share_start=cfg.share_start)
     with Timer() as tp:   # tokenising, and the reference log-probs when precomputed
         trainer = Trainer(model=model, args=to_trl_config(cfg, out, method), train_dataset=train,
                           processing_class=tok, peft_config=peft, callbacks=callbacks)

@@ -23,9 +23,22 @@ class PackedBatch:
     index: object  # (N, L) flat index r*T + t of each original (row, position) in the packed rows; -1 for padding
 
 # %% ../nbs/05a_packing.ipynb #0c5d394a
-def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024) -> PackedBatch:
+def _row_start(input_ids, row:list) -> int:
+    ("How many first tokens every group of a packed `row` has in common (the chat template's system turn, the same "
+     "in every prompt), within each group's shared prompt (a pair) or short of its last token (a single row); 0 for "
+     "a row of one group.")
+    if len(row) < 2: return 0
+    lim = min(e if b == 0 else e - 1 for src, s, e, b in (g[0] for g in row))
+    if lim <= 0: return 0
+    first = input_ids[[g[0][0] for g in row], :lim]
+    return int((first == first[:1]).all(0).long().cumprod(0).sum())
+
+def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024,
+               share_start:bool=True,   # the first tokens all of a row's groups share pass once per row (`_row_start`)
+              ) -> PackedBatch:
     ("Pack a right-padded batch. With `paired`, rows i and i + N/2 share their common prompt prefix (tokens equal and "
-     "labelled -100 in both).")
+     "labelled -100 in both). With `share_start`, the first tokens every group of a packed row has in common (a chat "
+     "template's system turn) appear once, at the row's start, and every group's tokens attend to them.")
     import torch
     N, L = input_ids.shape
     am = attention_mask.long()
@@ -48,14 +61,21 @@ def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:i
         if cur and size + m > max_tokens: rows.append(cur); cur, size = [], 0
         cur.append(g); size += m
     if cur: rows.append(cur)
-    T = max(sum(e - s for g in row for _, s, e, _ in g) for row in rows)
+    starts = [_row_start(input_ids, row) if share_start else 0 for row in rows]
+    T = max(S + sum(e - max(s, S) for g in row for _, s, e, _ in g) for row, S in zip(rows, starts))
     R = len(rows)
     ids, pos = torch.zeros(R, T, dtype=torch.long), torch.zeros(R, T, dtype=torch.long)
     mask, index = torch.zeros(R, 1, T, T, dtype=torch.bool), torch.full((N, L), -1, dtype=torch.long)
-    for r, row in enumerate(rows):
-        gid, br, t = torch.full((T,), -1), torch.full((T,), -1), 0
+    for r, (row, S) in enumerate(zip(rows, starts)):
+        gid, br, t = torch.full((T,), -1), torch.full((T,), -1), S
+        if S:   # the row's common start, once: group id len(row), read by every group's rows
+            ids[r, :S], pos[r, :S], gid[:S], br[:S] = input_ids[row[0][0][0], :S], torch.arange(S), len(row), 0
+            for g in row:
+                index[g[0][0], :S] = r * T + torch.arange(S)
+                if g[0][3] == 0: index[g[0][0] + B, :S] = r * T + torch.arange(S)
         for g_i, g in enumerate(row):
             for src, s, e, b in g:
+                s = max(s, S)   # (only a group's first segment starts before S)
                 ids[r, t:t + e - s], pos[r, t:t + e - s] = input_ids[src, s:e], torch.arange(s, e)
                 gid[t:t + e - s], br[t:t + e - s] = g_i, b
                 index[src, s:e] = r * T + torch.arange(t, t + e - s)
@@ -64,9 +84,9 @@ def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:i
                 t += e - s
         o = torch.arange(T)
         m = (
-            (gid[:, None] == gid[None, :])
+            (((gid[:, None] == gid[None, :]) & ((br[None, :] == 0) | (br[None, :] == br[:, None])))
+             | (gid[None, :] == len(row)))   # the row's common start: every group reads it
             & (o[None, :] <= o[:, None])
-            & ((br[None, :] == 0) | (br[None, :] == br[:, None]))
             & (gid[:, None] >= 0)
         )
         mask[r, 0] = m | torch.eye(T, dtype=torch.bool)   # padding attends to itself only (no empty softmax rows)
@@ -74,14 +94,15 @@ def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:i
 
 # %% ../nbs/05a_packing.ipynb #7802c000
 def packed_logprobs(
-    model, input_ids, attention_mask, labels, paired: bool = True, max_tokens: int = 1024, metrics: bool = False
+    model, input_ids, attention_mask, labels, paired: bool = True, max_tokens: int = 1024, metrics: bool = False,
+    share_start: bool = True,
 ) -> dict:
     ("Per-token log-probs `(N, L-1)` of the labelled tokens (`labels != -100`) of a right-padded batch, computed "
      "packed (`pack_batch`).")
     import torch
     hf = model.get_base_model() if hasattr(model, 'get_base_model') else model  # PEFT: the HF model, LoRA layers inside
     dev = input_ids.device
-    pb = pack_batch(input_ids.cpu(), attention_mask.cpu(), labels.cpu(), paired, max_tokens)
+    pb = pack_batch(input_ids.cpu(), attention_mask.cpu(), labels.cpu(), paired, max_tokens, share_start)
     mask = pb.attention_mask.to(dev)
     if (
         getattr(hf.config, '_attn_implementation', None) == 'eager'
@@ -136,22 +157,23 @@ def packed_forward(self, *args, fused_lm_head=False, labels=None, input_ids=None
         **packed_logprobs(self, input_ids, am, labels, metrics=True, **self._rlnb_packed), aux_loss=None, packed=True
     )
 
-def use_packed_forward(model, paired:bool=True, max_tokens:int=1024):
+def use_packed_forward(model, paired:bool=True, max_tokens:int=1024, share_start:bool=True):
     "Put `packed_forward` in place of the fused forward TRL installed on `model` (PEFT-wrapped or not); idempotent."
     base = model.get_base_model() if hasattr(model, 'get_base_model') else model
     if not hasattr(base, '_rlnb_orig_forward'): base._rlnb_orig_forward = base.forward
-    base._rlnb_packed = dict(paired=paired, max_tokens=max_tokens)
+    base._rlnb_packed = dict(paired=paired, max_tokens=max_tokens, share_start=share_start)
     base.forward = types.MethodType(packed_forward, base)
     return model
 
 # %% ../nbs/05a_packing.ipynb #17bff050
-def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024):
+def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024, share_start:bool=True):
     ("A subclass of TRL's `Trainer` (DPOTrainer, KTOTrainer) whose log-probs come from `packed_forward`, the "
      "precomputed reference's included.")
     class Packed(Trainer):
         def __init__(self, *a, **k):
-            super().__init__(*a, **k); use_packed_forward(self.model, paired, max_tokens)
+            super().__init__(*a, **k); use_packed_forward(self.model, paired, max_tokens, share_start)
         def _precompute_ref_logps(self, *a, **k):   # runs inside TRL's __init__, after its fused head is installed
-            use_packed_forward(self.model, paired, max_tokens); return super()._precompute_ref_logps(*a, **k)
+            use_packed_forward(self.model, paired, max_tokens, share_start)
+            return super()._precompute_ref_logps(*a, **k)
     Packed.__name__ = Packed.__qualname__ = f'Packed{Trainer.__name__}'
     return Packed
