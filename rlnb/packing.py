@@ -33,6 +33,8 @@ def _row_start(input_ids, row:list) -> int:
     first = input_ids[[g[0][0] for g in row], :lim]
     return int((first == first[:1]).all(0).long().cumprod(0).sum())
 
+
+# %% ../nbs/05a_packing.ipynb #2fcd842a
 def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024,
                share_start:bool=True,   # the first tokens all of a row's groups share pass once per row (`_row_start`)
               ) -> PackedBatch:
