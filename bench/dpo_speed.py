@@ -92,9 +92,8 @@ def main():
     caps = isa_caps()
     print(cpu_line(), caps or '', flush=True)
     from datetime import datetime, timezone
-    date = datetime.now(timezone.utc).isoformat(timespec='seconds')
-    commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
-                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or None
+    from rlnb.recipe import _git_commit   # the commit a run folder records, read the same way
+    date, commit = datetime.now(timezone.utc).isoformat(timespec='seconds'), _git_commit()
     names = args or [n for n in VARIANTS if n != 'cpu_bf16']
     data = os.path.join(tempfile.mkdtemp(), 'pairs.jsonl')
     make_data(data)   # the variants' processes read this file; only they are measured
