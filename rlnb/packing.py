@@ -34,7 +34,7 @@ def _row_start(input_ids, row:list) -> int:
     return int((first == first[:1]).all(0).long().cumprod(0).sum())
 
 
-# %% ../nbs/05a_packing.ipynb #2fcd842a
+# %% ../nbs/05a_packing.ipynb #0f634184
 def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024,
                share_start:bool=True,   # the first tokens all of a row's groups share pass once per row (`_row_start`)
               ) -> PackedBatch:

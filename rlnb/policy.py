@@ -4,7 +4,7 @@
 
 # %% ../nbs/00b_policy.ipynb #fdd929df
 from __future__ import annotations
-import functools, json
+import contextlib, contextvars, functools, json
 from dataclasses import dataclass, field
 from pathlib import Path
 import os
@@ -13,7 +13,7 @@ from .llama import check_llama_cpu
 
 # %% auto #0
 __all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'tiny_adapter', 'token_logprobs',
-           'decode', 'rollouts', 'Answers', 'path_kl', 'decode_plan', 'bf16_sampling', 'bf16_weights',
+           'prefills_once', 'decode', 'rollouts', 'Answers', 'path_kl', 'decode_plan', 'bf16_sampling', 'bf16_weights',
            'generate_answers', 'answer_pool', 'reply', 'merged_sampler', 'load_gguf', 'gguf_completion', 'gguf_chat',
            'hf_greedy']
 
@@ -239,6 +239,30 @@ def _prefill(model, ids, attn, pos, n_shared:int=0,
     for (K, V), (k, v) in zip(layers, kv or []): K[:, :, :n_shared], V[:, :, :n_shared] = k, v
     return DynamicCache(ddp_cache_data=layers), logits.float()
 
+# %% ../nbs/00b_policy.ipynb #d997bed9
+_PREFILLS = contextvars.ContextVar('rlnb_prefills', default=None)
+
+@contextlib.contextmanager
+def prefills_once(limit_mb:float=512):
+    ("Inside, `decode` computes each prompt layout's prefill on a model once; later calls with it reuse its keys, values and "
+     "first logits (up to `limit_mb` kept). The model and how it answers must not change inside. Yields the memo (`hits`).")
+    token = _PREFILLS.set(memo := {'mb': 0.0, 'hits': 0, 'limit_mb': limit_mb, 'layouts': {}})
+    try: yield memo
+    finally: _PREFILLS.reset(token)
+
+def _prefill_once(model, ids, attn, pos, n_shared:int=0, rows:int|None=16):
+    "`_prefill`; inside `prefills_once`, the result it gave before for this model and prompt layout, where it kept one."
+    from transformers import DynamicCache
+    if (memo := _PREFILLS.get()) is None: return _prefill(model, ids, attn, pos, n_shared, rows)
+    key = (id(model), tuple(ids.shape), ids.cpu().numpy().tobytes(), attn.cpu().numpy().tobytes(), n_shared, rows)
+    if (hit := memo['layouts'].get(key)) is not None:   # decode copies the keys and values it extends: these stay
+        memo['hits'] += 1; return DynamicCache(ddp_cache_data=hit[0]), hit[1].clone()
+    cache, logits = _prefill(model, ids, attn, pos, n_shared, rows)
+    layers = [(l.keys, l.values) for l in cache.layers]
+    if memo['mb'] + (mb := sum(k.nbytes + v.nbytes for k, v in layers) / 2**20) <= memo['limit_mb']:
+        memo['layouts'][key], memo['mb'] = (layers, logits.clone()), memo['mb'] + mb
+    return cache, logits
+
 # %% ../nbs/00b_policy.ipynb #f52deb78
 @functools.cache
 def _room_layer():
@@ -328,7 +352,7 @@ def decode(model, tok,
     out = torch.full((B, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
     live, attn, pos = torch.arange(B, device=dev), p_attn, (p_attn.cumsum(-1) - 1).clamp(min=0)
     with torch.no_grad():   # the shared beginning once, the rest of the prompts by length
-        cache, logits = _prefill(model, p_ids, p_attn, pos, S, prefill_rows)
+        cache, logits = _prefill_once(model, p_ids, p_attn, pos, S, prefill_rows)   # (`prefills_once`: once)
     cache, T = _with_room(cache), 0      # new keys and values written into room, not the whole cache copied per token
     if streams is not None:
         if sum(n for n, _ in streams) != B: raise ValueError(f"streams cover {sum(n for n, _ in streams)} of {B} prompts")
@@ -497,8 +521,6 @@ def decode_plan(model, tok, prompts:list[str], max_new_tokens:int, batch_size:in
                 logprobs_mb=round(n * lp_row, 1) if keep else 0.0, budget_mb=memory_budget_mb, why=why, bf16=bf16)
 
 # %% ../nbs/00b_policy.ipynb #6b3de293
-import contextlib
-
 @contextlib.contextmanager
 def bf16_sampling(model, on:bool=True):
     ("Run the block under bf16 autocast with `model`'s LM head in fp32 (its input cast up, its product in fp32): "
@@ -593,12 +615,13 @@ def answer_pool(model, tok, prompts:list[str],
                 seed: int = 0,     # draw j is seeded seed + 1_000_003·(j + 1): never the evaluation's own seed
                 progress: bool = True,   # a progress bar over the draws (stderr)
                 **kw) -> list[Answers]:
-    "k sampled answers to every prompt, as k `Answers` (draw j answers every prompt once)."
+    "k sampled answers to every prompt, as k `Answers` (draw j answers every prompt once; the prefill once: `prefills_once`)."
     from tqdm.auto import tqdm
     if k < 1: raise ValueError(f"k must be >= 1, got {k}")
     kw = {'do_sample': True, **kw}
-    return [generate_answers(model, tok, prompts, seed=seed + 1_000_003 * (j + 1), **kw)
-            for j in tqdm(range(k), desc=f'{k} answers to {len(prompts)} prompts', disable=not progress, leave=False)]
+    with prefills_once():
+        return [generate_answers(model, tok, prompts, seed=seed + 1_000_003 * (j + 1), **kw)
+                for j in tqdm(range(k), desc=f'{k} answers to {len(prompts)} prompts', disable=not progress, leave=False)]
 
 # %% ../nbs/00b_policy.ipynb #165ad2d0
 def reply(model, tok, prompts:list[str], max_new_tokens:int=64, do_sample:bool=False, temperature:float=0.7,
