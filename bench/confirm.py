@@ -102,7 +102,7 @@ SUMMARIES = {'chitchat_offline.yaml': 'replicates_demo.json',          # offline
              'on-policy, 1x lr: make demo until the next': 'replicates_best.json',   # at the DPO preset's learning rate
              'candidate: 3x lr, bf16, seeds 0-4': 'replicates_lr3_bf16.json',         # not confirmed: a run's control failed
              'the candidate anew, seeds 5-9': 'replicates_lr3_bf16_b.json',   # confirmed: make demo's until the next
-             DEMO: 'replicates_light.json'}   # its lighter form (bench/plans/light.yaml), new seeds 10-14: confirmed
+             DEMO: 'replicates_light.json'}   # its lighter form (bench/plans/light.yaml), new seeds 10-13, 15: confirmed
 
 def figure_source(results:Path=RESULTS) -> str:
     ("SHA-256 of the saved summaries the figure is drawn from and of the code that draws it (stored in the PNG: "

@@ -245,21 +245,21 @@ _PREFILLS = contextvars.ContextVar('rlnb_prefills', default=None)
 @contextlib.contextmanager
 def prefills_once(limit_mb:float=512):
     ("Inside, `decode` computes each prompt layout's prefill on a model once; later calls with it reuse its keys, values and "
-     "first logits (up to `limit_mb` kept). The model and how it answers must not change inside. Yields the memo (`hits`).")
+     "first logits (up to `limit_mb` of them kept, outside `memory_budget_mb`). The weights must not change inside. Yields the memo.")
     token = _PREFILLS.set(memo := {'mb': 0.0, 'hits': 0, 'limit_mb': limit_mb, 'layouts': {}})
     try: yield memo
     finally: _PREFILLS.reset(token)
 
 def _prefill_once(model, ids, attn, pos, n_shared:int=0, rows:int|None=16):
     "`_prefill`; inside `prefills_once`, the result it gave before for this model and prompt layout, where it kept one."
-    from transformers import DynamicCache
+    import torch; from transformers import DynamicCache
     if (memo := _PREFILLS.get()) is None: return _prefill(model, ids, attn, pos, n_shared, rows)
-    key = (id(model), tuple(ids.shape), ids.cpu().numpy().tobytes(), attn.cpu().numpy().tobytes(), n_shared, rows)
+    key = (id(model), next(model.parameters()).dtype, torch.is_autocast_enabled(ids.device.type), tuple(ids.shape),
+           ids.cpu().numpy().tobytes(), attn.cpu().numpy().tobytes(), n_shared, rows)   # (bf16 sampling: its own)
     if (hit := memo['layouts'].get(key)) is not None:   # decode copies the keys and values it extends: these stay
         memo['hits'] += 1; return DynamicCache(ddp_cache_data=hit[0]), hit[1].clone()
-    cache, logits = _prefill(model, ids, attn, pos, n_shared, rows)
-    layers = [(l.keys, l.values) for l in cache.layers]
-    if memo['mb'] + (mb := sum(k.nbytes + v.nbytes for k, v in layers) / 2**20) <= memo['limit_mb']:
+    cache, logits = _prefill(model, ids, attn, pos, n_shared, rows); layers = [(l.keys, l.values) for l in cache.layers]
+    if memo['mb'] + (mb := (sum(k.nbytes + v.nbytes for k, v in layers) + logits.nbytes) / 2**20) <= memo['limit_mb']:
         memo['layouts'][key], memo['mb'] = (layers, logits.clone()), memo['mb'] + mb
     return cache, logits
 
