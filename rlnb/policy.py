@@ -4,10 +4,9 @@
 
 # %% ../nbs/00b_policy.ipynb #fdd929df
 from __future__ import annotations
-import contextlib, contextvars, functools, json
+import contextlib, contextvars, functools, json, os
 from dataclasses import dataclass, field
 from pathlib import Path
-import os
 from .core import auto_bf16, model_path, release_memory, render_chat
 from .llama import check_llama_cpu
 
@@ -551,15 +550,9 @@ def bf16_weights(model):
 
 # %% ../nbs/00b_policy.ipynb #2fd488df
 def generate_answers(
-    model,
-    tok,
-    prompts: list[str],
-    max_new_tokens: int = 48,
-    do_sample: bool = False,
-    temperature: float = 0.7,
-    top_p: float = 1.0,
-    seed: int = 0,
-    batch_size: int = 16,
+    model, tok, prompts: list[str],
+    max_new_tokens: int = 48, do_sample: bool = False, temperature: float = 0.7, top_p: float = 1.0,
+    seed: int = 0, batch_size: int = 16,
     kl_base: bool = False,  # also estimate KL(model ‖ base) per response: base = `model` with its adapters disabled
     base=None,  # ... or a separate base model (same tokenizer)
     system: str | None = None,  # a system message for every prompt (the deployment's; else the template's default)
@@ -572,9 +565,13 @@ def generate_answers(
                                             # `decode_plan` fits the rows in it. None: no limit (keep everything)
     bf16: bool | None = False,  # decode under `bf16_sampling` (None: where `auto_bf16` finds native bf16); KL stays fp32
     kl_rows: list[int] | None = None,  # with the KL: only these rows' (None: every row's); `Answers.kl_rows` says which
+    refill: bool = False,  # one continuous pass, prompts joining as answers end, prompt i from seed + i (`stream`)
 ) -> Answers:
     ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
      "batch); optionally the per-response KL to the base (`path_kl`).")
+    a = dict(locals())   # the arguments, for `refill`
+    if refill:   # `stream.refill_answers`, with the same arguments
+        from rlnb.stream import refill_answers; return refill_answers(**{k: v for k, v in a.items() if k != 'refill'})
     import torch
     from tqdm import tqdm
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
@@ -614,11 +611,13 @@ def answer_pool(model, tok, prompts:list[str],
                 k: int = 16,       # answers per prompt
                 seed: int = 0,     # draw j is seeded seed + 1_000_003·(j + 1): never the evaluation's own seed
                 progress: bool = True,   # a progress bar over the draws (stderr)
+                refill: bool = False,    # every draw in one continuous pass (`stream.refill_pool`), draw j's prompt i from its seed + i
                 **kw) -> list[Answers]:
     "k sampled answers to every prompt, as k `Answers` (draw j answers every prompt once; the prefill once: `prefills_once`)."
     from tqdm.auto import tqdm
     if k < 1: raise ValueError(f"k must be >= 1, got {k}")
     kw = {'do_sample': True, **kw}
+    if refill: from rlnb.stream import refill_pool; return refill_pool(model, tok, prompts, [seed + 1_000_003 * (j + 1) for j in range(k)], **kw)
     with prefills_once():
         return [generate_answers(model, tok, prompts, seed=seed + 1_000_003 * (j + 1), **kw)
                 for j in tqdm(range(k), desc=f'{k} answers to {len(prompts)} prompts', disable=not progress, leave=False)]
