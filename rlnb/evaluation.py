@@ -316,6 +316,8 @@ class EvalConfig(StageConfig):
                                     # answers only (None: all K); the verdicts are the same, the KL's interval wider
     bf16: bool|None = False         # both models decode under `bf16_sampling` (fp32 logits; None: where `auto_bf16` finds
                                     # native bf16); the KL pass stays fp32. Other answers than fp32's: a verdict is remeasured
+    refill: bool = False            # each arm's answers in one continuous pass (`stream.decode_stream`), each answer from its
+                                    # own seed: the same distribution, other draws, a tail of near-empty steps once (the pipeline's)
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
 
 # %% ../nbs/08_evaluation.ipynb #ab293217
@@ -356,7 +358,7 @@ def evaluate_policy(
     cfg = EvalConfig.make(config, **overrides)
     modes = tuple(m.strip() for m in cfg.modes.split(',')) if isinstance(cfg.modes, str) else tuple(cfg.modes)
     kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'seed', 'batch_size', 'system',
-                                       'repetition_penalty', 'batches_at_once', 'memory_budget_mb', 'bf16')}   # how both models answer
+                                       'repetition_penalty', 'batches_at_once', 'memory_budget_mb', 'bf16', 'refill')}   # how both models answer
     output = Path(output) if output else (Path(output_dir)/'eval.json' if output_dir else None)
     k = cfg.answers_per_prompt
     if cfg.kl_answers is not None and (not isinstance(cfg.kl_answers, int) or cfg.kl_answers < 1):
@@ -371,7 +373,7 @@ def evaluate_policy(
                 judges=list(judges), seed=cfg.seed,
                 base_seed=cfg.seed + BASE_STREAM,
                 max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
-                conf=cfg.conf, repetition_penalty=cfg.repetition_penalty, bf16=cfg.bf16, kl_answers=cfg.kl_answers,
+                conf=cfg.conf, repetition_penalty=cfg.repetition_penalty, bf16=cfg.bf16, kl_answers=cfg.kl_answers, refill=cfg.refill,
                 clusters=len(set(clusters)) if clusters is not None else None,
                 created_at=datetime.now(timezone.utc).isoformat(timespec='seconds'), timings={})
     report = EvalReport(meta=meta)

@@ -42,6 +42,8 @@ class OnPolicyConfig(StageConfig):
     batch_size: int = 64            # prompts answered at once
     batches_at_once: int = 2        # batches decoded together, each from its own seeded stream: the same answers as one
                                     # at a time up to rounding (checked in this notebook), fewer passes over the weights
+    refill: bool = False            # all the round's draws in one continuous pass (`stream.decode_stream`: answers join as
+                                    # others end, each from its own seed): the same distribution, other draws (the pipeline's)
     learning_rate: float|None = None  # None: the DPO preset's
     beta: float|None = None         # None: the DPO preset's
     eval_prompts: int = 0           # held-out prompts judged after each round (0: none; the evaluate stage judges the end)
@@ -156,12 +158,14 @@ def train_dpo_on_policy(
     score = reward.score if hasattr(reward, 'score') else reward
     bf16 = auto_bf16() if cfg.bf16 is None else bool(cfg.bf16)   # resolved once, by the CPU's features
     gen = dict(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
-               batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, repetition_penalty=cfg.repetition_penalty, bf16=bf16)
+               batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, repetition_penalty=cfg.repetition_penalty, bf16=bf16,
+               refill=cfg.refill)
     over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta') if getattr(cfg, k) is not None}
     adapter, rounds, res = None, [], None
-    setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts', 'batches_at_once', 'bf16')},
+    setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts', 'batches_at_once', 'bf16', 'refill')},
              'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}   # what a round depends on
     if bf16: setup['bf16'] = True   # fp32 rounds keep the setup rounds made before this switch had
+    if cfg.refill: setup['refill'] = True   # (and batch-engine rounds theirs)
     for r in range(1, cfg.rounds + 1):
         rd = out/f'round-{r}'
         if (done := _done_round(rd, setup)) is not None:

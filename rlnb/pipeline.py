@@ -21,7 +21,7 @@ from rlnb.reward import (
 from .dpo import PreferenceConfig, train_dpo, train_kto, train_dpo_cli as _dpo_cli
 from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_cli as _on_policy_cli
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo, train_ppo_cli as _ppo_cli
-from .export import export_model, isolated, ExportConfig
+from .export import export_model, isolated, ExportConfig, SAMPLING
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
 from .stats import gate_decision
 from .core import bench_results, cpu_line, isa_caps
@@ -333,10 +333,11 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
                         **overrides) -> dict:
     ("On-policy DPO (`rlnb.on_policy.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers ranked "
      "by the run's reward model, best against worst; the reference stays the base. Unless the recipe says otherwise: "
-     "the recipe's system message and seed.")
+     "the recipe's system message and seed, and each round's draws in one continuous pass (`refill`).")
     if overrides.get('system') is None: overrides['system'] = run.recipe.get('system')
     overrides.setdefault('seed', run.recipe.get('seed', 0))
     overrides.setdefault('eval_prompts', heldout)
+    overrides.setdefault('refill', True)   # a round's draws in one continuous pass (rlnb.stream; as the evaluation)
     cfg = OnPolicyConfig.make(preset, **overrides)
     prompts = train_prompt_set(run.path, n_prompts, cfg.seed)
     held, judge = None, None
@@ -423,13 +424,15 @@ def _register_eval(run:Run, name:str, rep, J:dict, no_verdict:str|None=None):
 # %% ../nbs/99_pipeline.ipynb #8bec68be
 def stage_eval_config(recipe:dict, preset:str='cpu', **overrides) -> EvalConfig:
     ("The EvalConfig the evaluate stage answers and judges with: `preset` + overrides, and unless they say otherwise "
-     "sampled answers only, batches of 64 prompts two at a time, the recipe's seed and system message. Anything that must compare "
+     "sampled answers only, 64 x 2 rows in one continuous pass (`refill`), the recipe's seed and system message. Anything that must compare "
      "with the stage's answers (best-of-n) builds its config here.")
     # two batches of 64 decoded together, each from its own stream: the same answers as one at a time, and one
     # straggler's tail of near-empty steps per two batches (bench/eval_gen_speed.py, '+ two batches at once'); the
     # KV cache and log-probs of those rows are fitted to EvalConfig.memory_budget_mb by `decode_plan` (its choice is
     # in each report's `decode_plan`; bench/eval_memory.py measures it), the stage's peak RSS in the run's metrics
-    for k, v in dict(modes=['sampled'], batch_size=64, batches_at_once=2, seed=recipe.get('seed', 0)).items():
+    # and the rows in flight as one continuous pass (`refill`, rlnb.stream): each arm's tail once, not once per 128 answers
+    # (bench/results/stream_speed_avx2.json); each answer from its own seed, so other draws of the same distribution
+    for k, v in dict(modes=['sampled'], batch_size=64, batches_at_once=2, refill=True, seed=recipe.get('seed', 0)).items():
         overrides.setdefault(k, v)
     if overrides.get('system') is None: overrides['system'] = recipe.get('system')   # null: the recipe's
     return EvalConfig.make(preset, **overrides)
@@ -584,7 +587,8 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
             f" {r['greedy_identical']:.2f}"
         )
     first = list(quantization)[0]
-    answer = isolated('gguf_answer', str(res.paths[first]), question, max_tokens=32)   # llama.cpp in a child process
+    answer = isolated('gguf_answer', str(res.paths[first]), question, max_tokens=32, system=cfg.system,   # llama.cpp in a
+                      repeat_penalty=SAMPLING['repeat_penalty'])   # child process, greedy, as the Modelfile decodes it
     print(f"    {first}: Q: {question}\n    A: {answer}\n    {res.message}")
     if v['status'] != 'better':
         print(f"    exported for inspection, not as a better model ({v['status']}): its model card says so")
