@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from .core import create_tables, asset_dir, check_agent, console_script, bench_results
 from .config import StageConfig, StageResult, stage_cli
 from .feedback import Feedback
+from .stream import refill_answers
 from .policy import answer_pool, load_checkpoint, load_policy_pair, plain_pair, decode, Answers, path_kl, generate_answers, tiny_adapter
 from .prompts import heldout_prompts, eval_prompt_set, read_prompts, topic_part, PARTS
 from .judges import failures, distinct_n, is_degenerate, RewardJudge, judge_name, run_judge, judge_validity, beats_heuristic, WordJudge
@@ -100,19 +101,20 @@ BASE_STREAM = 1_000_000_007   # added to the seed of the base's comparison answe
 def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, kl_rows=None, **kw):
     ("Policy answers (with KL in sampled mode) and base answers, each from its own seed stream (the base's seed is "
      "`seed + BASE_STREAM`: sampled answers of the two never share random numbers); the base's are taken from `cache` "
-     "when another policy of the same base already asked for them.")
-    pol = generate_answers(
+     "when another policy of the same base already asked for them. `refill` in `kw`: through `stream.refill_answers`.")
+    gen, a = (refill_answers if kw.get('refill') else generate_answers), {k: v for k, v in kw.items() if k != 'refill'}
+    pol = gen(
         model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None,
-        progress=f'{mode} policy answers', kl_rows=kl_rows, **kw
+        progress=f'{mode} policy answers', kl_rows=kl_rows, **a
     )
     key = json.dumps([str(base_name), mode, prompts, kw], sort_keys=True)   # which base answered, and how
     if cache is not None and key in cache: return pol, cache[key]
     p = f'{mode} base answers'
-    kb = {**kw, 'seed': kw['seed'] + BASE_STREAM}
-    if base is not None: bas = generate_answers(base, tok, prompts, do_sample=mode == 'sampled', progress=p, **kb)
+    kb = {**a, 'seed': kw['seed'] + BASE_STREAM}
+    if base is not None: bas = gen(base, tok, prompts, do_sample=mode == 'sampled', progress=p, **kb)
     else:
         with model.disable_adapter():
-            bas = generate_answers(model, tok, prompts, do_sample=mode == 'sampled', progress=p, **kb)
+            bas = gen(model, tok, prompts, do_sample=mode == 'sampled', progress=p, **kb)
     if cache is not None: cache[key] = bas
     return pol, bas
 

@@ -13,6 +13,7 @@ from .registry import Registry
 from .dpo import PreferenceConfig, train_dpo
 from .evaluation import evaluate_policy
 from .policy import answer_pool, bf16_weights
+from .stream import refill_pool
 from .policy import load_checkpoint
 from .core import console_script
 from .config import stage_cli, stage_dir
@@ -101,7 +102,8 @@ def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:
     model, tok = load_checkpoint(adapter or cfg.model)          # the current policy, merged: fast to sample from
     ps = random.Random(cfg.seed * 1000 + r).sample(prompts, min(cfg.prompts_per_round, len(prompts)))
     if gen['bf16']: bf16_weights(model)        # this copy only samples: its weights rounded once
-    pool = answer_pool(model.eval(), tok, ps, cfg.samples, seed=cfg.seed + 7919 * r, **gen)
+    pool = (refill_pool if cfg.refill else answer_pool)(model.eval(), tok, ps, cfg.samples, seed=cfg.seed + 7919 * r,
+                                                        **{k: v for k, v in gen.items() if k != 'refill'})   # `stream`
     del model
     t1 = time.perf_counter()
     scores = np.stack([np.asarray(score(ps, a.texts), dtype=float) for a in pool])
@@ -159,7 +161,7 @@ def train_dpo_on_policy(
     bf16 = auto_bf16() if cfg.bf16 is None else bool(cfg.bf16)   # resolved once, by the CPU's features
     gen = dict(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
                batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, repetition_penalty=cfg.repetition_penalty, bf16=bf16,
-               refill=cfg.refill)
+               refill=cfg.refill)   # (the rounds' own evaluation too)
     over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta') if getattr(cfg, k) is not None}
     adapter, rounds, res = None, [], None
     setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts', 'batches_at_once', 'bf16', 'refill')},

@@ -565,13 +565,9 @@ def generate_answers(
                                             # `decode_plan` fits the rows in it. None: no limit (keep everything)
     bf16: bool | None = False,  # decode under `bf16_sampling` (None: where `auto_bf16` finds native bf16); KL stays fp32
     kl_rows: list[int] | None = None,  # with the KL: only these rows' (None: every row's); `Answers.kl_rows` says which
-    refill: bool = False,  # one continuous pass, prompts joining as answers end, prompt i from seed + i (`stream`)
 ) -> Answers:
     ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave the "
      "batch); optionally the per-response KL to the base (`path_kl`).")
-    a = dict(locals())   # the arguments, for `refill`
-    if refill:   # `stream.refill_answers`, with the same arguments
-        from rlnb.stream import refill_answers; return refill_answers(**{k: v for k, v in a.items() if k != 'refill'})
     import torch
     from tqdm import tqdm
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
@@ -611,13 +607,11 @@ def answer_pool(model, tok, prompts:list[str],
                 k: int = 16,       # answers per prompt
                 seed: int = 0,     # draw j is seeded seed + 1_000_003·(j + 1): never the evaluation's own seed
                 progress: bool = True,   # a progress bar over the draws (stderr)
-                refill: bool = False,    # every draw in one continuous pass (`stream.refill_pool`), draw j's prompt i from its seed + i
                 **kw) -> list[Answers]:
     "k sampled answers to every prompt, as k `Answers` (draw j answers every prompt once; the prefill once: `prefills_once`)."
     from tqdm.auto import tqdm
     if k < 1: raise ValueError(f"k must be >= 1, got {k}")
     kw = {'do_sample': True, **kw}
-    if refill: from rlnb.stream import refill_pool; return refill_pool(model, tok, prompts, [seed + 1_000_003 * (j + 1) for j in range(k)], **kw)
     with prefills_once():
         return [generate_answers(model, tok, prompts, seed=seed + 1_000_003 * (j + 1), **kw)
                 for j in tqdm(range(k), desc=f'{k} answers to {len(prompts)} prompts', disable=not progress, leave=False)]

@@ -70,7 +70,8 @@ def decode_stream(model, tok,
                   rows: int = 128,             # answers in flight at once (`decode_plan`'s rows per pass)
                   seeds: list[int] | None = None,   # each prompt's own stream (sampling): the answer it has alone
                   repetition_penalty: float = 1.0,
-                  admit: int = 16,             # new prompts wait until this many rows are free (one prefill for them)
+                  admit: int = 16,             # new prompts wait until this many rows are free (one prefill for them;
+                                               # at most an eighth of `rows`, so a few rows in flight still refill)
                   max_prompt_length: int = 1024, prefill_rows: int | None = 16,
                   on_done=None,                # called with the number of answers that just ended (a progress bar)
                  ) -> dict:
@@ -84,9 +85,10 @@ def decode_stream(model, tok,
     p_ids, p_attn, S = _layout(tok, prompts, system, max_prompt_length, True, dev)   # the system turn: S shared columns
     N, P = p_ids.shape
     if do_sample and (seeds is None or len(seeds) != N): raise ValueError(f"sampling needs one seed per prompt ({N})")
+    if max_new_tokens < 1 or rows < 1: raise ValueError(f"max_new_tokens and rows must be >= 1, got {max_new_tokens}, {rows}")
     gens = [torch.Generator(dev).manual_seed(int(s)) for s in seeds] if do_sample else None
     out = torch.full((N, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
-    n_out, rest, admit = torch.zeros(N, dtype=torch.long, device=dev), p_attn[:, S:].sum(-1), min(admit, rows)
+    n_out, rest, admit = torch.zeros(N, dtype=torch.long, device=dev), p_attn[:, S:].sum(-1), min(admit, max(1, rows // 8))
     slot = torch.zeros(0, dtype=torch.long, device=dev)   # the prompt each row of the batch answers; -1: it has ended
     cache = attn = logits = pos = None; q = admissions = 0
     with torch.no_grad():
@@ -134,6 +136,7 @@ def refill_answers(model, tok, prompts:list[str], max_new_tokens:int=48, do_samp
     dev = next(model.parameters()).device
     bf16 = auto_bf16(str(dev)) if bf16 is None else bool(bf16)   # the CPU's features, never a timing
     kl, seeds = kl_base or base is not None, seed if isinstance(seed, list) else [seed + i for i in range(len(prompts))]
+    if not prompts: return Answers([], [], [], [] if kl else None, [] if kl else None)
     plan = {**decode_plan(model, tok, prompts, max_new_tokens, batch_size, batches_at_once, system, False,
                           memory_budget_mb, bf16), 'refill': True}
     with tqdm(total=len(prompts), desc=progress, unit='answer', leave=False, disable=None if progress else True) as bar:
@@ -152,12 +155,16 @@ def refill_answers(model, tok, prompts:list[str], max_new_tokens:int=48, do_samp
                                       temperature if do_sample else 1.0, base=base, n_shared=s['n_shared']), sel
     return out
 
-def refill_pool(model, tok, prompts:list[str], seeds:list[int], **kw) -> list:
-    "`answer_pool` through one `refill_answers` pass: draw j of prompt i from `seeds[j]` + i (see above)."
+def refill_pool(model, tok, prompts:list[str], k:int=16, seed:int=0, progress:bool=True, **kw) -> list:
+    ("`answer_pool` (the same arguments) through one `refill_answers` pass: draw j of prompt i from draw j's seed "
+     "(seed + 1,000,003·(j + 1), as `answer_pool`'s) + i.")
     from rlnb.policy import Answers
-    n, kw = len(prompts), {'do_sample': True, **kw}
+    if k < 1: raise ValueError(f"k must be >= 1, got {k}")
+    n, kw, seeds = len(prompts), {'do_sample': True, **kw}, [seed + 1_000_003 * (j + 1) for j in range(k)]
     if kw.get('kl_rows') is not None: raise ValueError("a pool's KL is every row's (kl_rows=None)")
-    a = refill_answers(model, tok, prompts * len(seeds), seed=[s + i for s in seeds for i in range(n)], **kw)
+    a = refill_answers(model, tok, prompts * k, seed=[s + i for s in seeds for i in range(n)],
+                       progress=f'{k} answers to {n} prompts' if progress else None, **kw)
     cut = lambda x, j: None if x is None else x[j * n:(j + 1) * n]
-    return [Answers(cut(a.texts, j), cut(a.n_tokens, j), cut(a.has_eos, j), cut(a.kl, j), plan=a.plan)
+    return [Answers(cut(a.texts, j), cut(a.n_tokens, j), cut(a.has_eos, j), cut(a.kl, j),
+                    None if a.kl is None else list(range(n)), plan=a.plan)
             for j in range(len(seeds))]
