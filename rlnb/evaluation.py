@@ -17,7 +17,7 @@ from .policy import answer_pool, load_checkpoint, load_policy_pair, plain_pair, 
 from .prompts import heldout_prompts, eval_prompt_set, read_prompts, topic_part, PARTS
 from .judges import failures, distinct_n, is_degenerate, RewardJudge, judge_name, run_judge, judge_validity, beats_heuristic, WordJudge
 from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
-                        length_controlled, holm, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
+                        length_controlled, style_controlled, style_features, style_diffs, holm, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
 from .dpo import preference_accuracy
 
 # %% auto #0
@@ -77,10 +77,13 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
     if pc is not None and len(set(pc)) < len(o):                     # the sign test counts independent units, not rows
         m = _unit_means(pc, o)
         wr['sign_p'] = round(sign_test(sum(x > 0.5 for x in m), sum(x < 0.5 for x in m)), 5)
+    X = style_diffs([style_features(pol[a], pol_len[a]) for a in ia], [style_features(bas[b], bas_len[b]) for b in ib])
     res = {
         'win_rate': wr,
         'lc_win_rate': length_controlled(o, np.asarray(pol_len)[ia] - np.asarray(bas_len)[ib], conf, seed=seed,
                                          groups=pc if pc is not None and len(set(pc)) < len(o) else None),
+        'sc_win_rate': style_controlled(o, X, conf=conf, seed=seed,                # length, '!', '?', emoji, lists, bold
+                                        groups=pc if pc is not None and len(set(pc)) < len(o) else None),
         'p_policy_better': [round(float(v), 4) for v in j['p']],   # per row: the row's policy answer vs its base answer
         'outcomes': outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)]).tolist(),
     }
@@ -171,26 +174,27 @@ def _ci_txt(d:dict, fmt:str='.3f') -> str:
 @patch
 def table(self:EvalReport) -> str:
     "A markdown table: one row per mode × judge, the base-against-base control's, and people's verdict where they rated."
-    rows = ['| mode | judge | win rate (95 % CI) | length-controlled | sign p | score Δ (95 % CI) | KL nats |'
-            ' failures policy / base |', '|---|---|---|---|---|---|---|---|']
+    rows = ['| mode | judge | win rate (95 % CI) | length-controlled | style-controlled | sign p | score Δ (95 % CI) |'
+            ' KL nats | failures policy / base |', '|---|---|---|---|---|---|---|---|---|']
+    sc_txt = lambda j: f"{j['sc_win_rate']['rate']:.3f} [{_ci_txt(j['sc_win_rate'])}]" if 'sc_win_rate' in j else '–'
     for mode, m in self.modes.items():
         for jn, j in m['judges'].items():
             w, lc, f = j['win_rate'], j['lc_win_rate'], m['failures']
             sd = f"{j['score']['diff']['mean']:+.3f} [{_ci_txt(j['score']['diff'], '+.3f')}]" if 'score' in j else '–'
             kl = f"{m['kl']['mean']:.2f}" if m.get('kl') else '–'
             rows.append(
-                f"| {mode} | {jn} | {w['rate']:.3f} [{_ci_txt(w)}] | {lc['rate']:.3f} [{_ci_txt(lc)}] | "
+                f"| {mode} | {jn} | {w['rate']:.3f} [{_ci_txt(w)}] | {lc['rate']:.3f} [{_ci_txt(lc)}] | {sc_txt(j)} | "
                 f"{w['sign_p']:.3f} | {sd} | {kl} | {f['policy']['any_rate']:.1%} / {f['base']['any_rate']:.1%} |"
             )
         for jn, j in m.get('control', {}).get('judges', {}).items():   # the control: base against base, must hold ½
             w, lc, c = j['win_rate'], j['lc_win_rate'], m['control']
             kl = f"{c['kl']:.2f}" if c.get('kl') is not None else '–'
             rows.append(f"| {mode} | {jn}, control: base vs base | {w['rate']:.3f} [{_ci_txt(w)}] | {lc['rate']:.3f} "
-                        f"[{_ci_txt(lc)}] | {w['sign_p']:.3f} | – | {kl} | – |")
+                        f"[{_ci_txt(lc)}] | {sc_txt(j)} | {w['sign_p']:.3f} | – | {kl} | – |")
         for jn, hu in m.get('human', {}).items():   # people's blind-review verdict on these pairs (people.add_human)
             rows.append(f"| {mode} | people, {hu['n_human']} of {hu['n_pairs']} pairs rated ({hu['method']} with {jn}; "
                         f"{jn} agrees on {hu['agreement']:.0%}) | {hu['rate']:.3f} [{hu['ci'][0]:.3f}, {hu['ci'][1]:.3f}] "
-                        "| – | – | – | – | – |")
+                        "| – | – | – | – | – | – |")
     bad = [f"{mode}: {m['control']['why']}" for mode, m in self.modes.items() if not m.get('control', {}).get('valid', True)]
     return '\n'.join(rows) + (''.join(f"\n\n**No verdict** ({b})" for b in bad))
 
@@ -272,7 +276,7 @@ def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name
     m, _ = _eval_mode(base_m, base_m, tok, prompts, 'sampled', judges, conf, tie, None, clusters, cache, base_name,
                   groups=groups, kl=False, **kw)
     c = {'identical': m['identical'],
-         'judges': {jn: {'win_rate': j['win_rate'], 'lc_win_rate': j['lc_win_rate'],
+         'judges': {jn: {'win_rate': j['win_rate'], 'lc_win_rate': j['lc_win_rate'], 'sc_win_rate': j['sc_win_rate'],
                         'prompt_outcomes': j.get('prompt_outcomes', j['outcomes'])} for jn, j in m['judges'].items()}}
     c['valid'], c['why'] = control_verdict(c, len(prompts))
     if cache is not None: cache[key] = (tuple(judges.values()), c)

@@ -341,6 +341,7 @@ class serve_gguf:
     def __enter__(self):
         import urllib.request
         if not self.path.exists(): raise FileNotFoundError(self.path)
+        self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -357,16 +358,14 @@ class serve_gguf:
                 '--n_threads',
                 str(os.cpu_count() or 1),
             ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+            stdout=self.log,   # a file, not a pipe: llama.cpp's load log of a large GGUF fills a pipe no one reads,
+            stderr=subprocess.STDOUT,   # and the server then blocks before it listens
         )
         t0 = time.time()
         while time.time() - t0 < self.timeout:
             if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"llama_cpp.server exited ({self.proc.returncode}):\n{self.proc.stdout.read()[-2000:]}"
-                )
+                self.log.seek(0)
+                raise RuntimeError(f"llama_cpp.server exited ({self.proc.returncode}):\n{self.log.read().decode(errors='replace')[-2000:]}")
             try:
                 urllib.request.urlopen(f'{self.url}/v1/models', timeout=2); return self.url
             except OSError: time.sleep(0.3)
@@ -375,6 +374,7 @@ class serve_gguf:
         self.proc.terminate()
         try: self.proc.wait(10)
         except subprocess.TimeoutExpired: self.proc.kill()
+        self.log.close()
 
 # %% ../nbs/07_export.ipynb #980ac2c2
 def openai_chat(url:str, message:str, max_tokens:int=32, temperature:float=0.0) -> str:

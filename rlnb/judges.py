@@ -13,7 +13,7 @@ from .formatting import prompt_text, words
 
 # %% auto #0
 __all__ = ['distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'WordJudge', 'rule_reward',
-           'rule_report', 'judge_validity', 'beats_heuristic']
+           'rule_report', 'judge_validity', 'beats_heuristic', 'validity_line', 'judge_verdict']
 
 # %% ../nbs/04a_judges.ipynb #0b510242
 def distinct_n(texts:list[str], n:int=2) -> float:
@@ -205,3 +205,28 @@ def beats_heuristic(correct,          # the judge's correctness per human pair: 
     return {'heuristic': best, 'heuristic_accuracy': round(float(acc[best].mean()), 4),
             'diff': round(float(d.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)], 'topics': len(set(prompts)),
             'beats': bool(lo > 0)}
+
+# %% ../nbs/04a_judges.ipynb #49099734
+def validity_line(v:dict) -> str:
+    "One line: a judge's held-out human-pair accuracy and its agreement with the training reward model, with CIs."
+    parts = []
+    if a := v.get('heldout_accuracy'):
+        parts.append(f"accuracy on {a['n']:,} held-out human pairs {a['rate']:.3f} [{a['ci'][0]:.3f}, {a['ci'][1]:.3f}]")
+    if a := v.get('agreement_with_reference'):
+        parts.append(f"agrees with '{v['reference']}' on {a['n']} of the policy's answers {a['rate']:.3f} "
+                     f"[{a['ci'][0]:.3f}, {a['ci'][1]:.3f}]")
+    if a := v.get('vs_heuristic'):
+        parts.append(f"{'beats' if a['beats'] else 'does not beat'} '{a['heuristic']}' ({a['heuristic_accuracy']:.3f}) by "
+                     f"{a['diff']:+.3f} [{a['ci'][0]:+.3f}, {a['ci'][1]:+.3f}] over {a['topics']} topics")
+    return '; '.join(parts)
+
+def judge_verdict(h:dict, j:str, vh:dict|None) -> dict:
+    ("A headline with the judge's validity folded in: no verdict (`valid` False) when the judge is not significantly "
+     "more accurate on held-out human pairs than the best one-line heuristic, whatever its control says.")
+    if not vh or not vh['beats']:
+        why = (f"judge '{j}' is not significantly more accurate on held-out human pairs than '{vh['heuristic']}' "
+               f"(difference {vh['diff']:+.3f} [{vh['ci'][0]:+.3f}, {vh['ci'][1]:+.3f}] over {vh['topics']} topics): "
+               "its verdict is no evidence of what people prefer, so it gives no verdict") if vh else (
+               f"judge '{j}' was not checked against people (no held-out human pairs): no verdict")
+        h = {**h, 'valid': False, 'validity': why if h.get('valid', True) is not False else f"{h['validity']}; {why}"}
+    return h

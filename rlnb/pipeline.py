@@ -28,7 +28,8 @@ from .core import bench_results, cpu_line, isa_caps
 from .config import stage_cli
 from .registry import Registry
 from .prompts import train_prompt_set, eval_prompt_set, heldout_prompts
-from .judges import RewardJudge, judge_validity, rule_report
+from .judges import RewardJudge, judge_validity, rule_report, validity_line, judge_verdict
+from .tripwires import run_tripwires, tripwire_table, tripwire_reason
 from .policy import load_policy_pair, plain_pair, generate_answers, reply
 from .reward import RewardModel
 from .stats import prompts_needed, replicate_interval
@@ -408,14 +409,16 @@ def _run_judges(run:Run, judges) -> dict:
         J[j] = RewardJudge(run.cache[key], name=j)
     return J
 
-def _register_eval(run:Run, name:str, rep, J:dict, no_verdict:str|None=None):
+def _register_eval(run:Run, name:str, rep, J:dict, no_verdict:str|None=None, tripwires:dict|None=None):
     ("Attach the evaluation report (and the judge's mean score) to the policy's registry version, if it has one, and "
      "gate it as the service gates a candidate (`gate_decision`, its default rule): `(version, decision)` or None. "
-     "`no_verdict`: why the stage gives the gate's judge no verdict (it failed its check against people), which rejects.")
+     "`no_verdict`: why the stage gives the gate's judge no verdict (it failed its check against people), which rejects; "
+     "`tripwires`: the candidate's tripwire summary, a lost capability rejects (and the registry refuses to deploy it).")
     if (v := run.metrics.get(name, {}).get('registry_version')) is None: return None
     s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
-    reg, d = Registry(_store(run)), gate_decision(rep, no_verdict=no_verdict)
-    gate = {'gate_passed': d.passed, 'gate_lower': d.ci[0], 'gate_reason': d.reason}
+    reg, d = Registry(_store(run)), gate_decision(rep, no_verdict=no_verdict, tripwires=tripwires)
+    gate = {'gate_passed': d.passed, 'gate_lower': d.ci[0], 'gate_reason': d.reason,
+            **({'tripwires_passed': tripwires['passed'], 'tripwires_failed': tripwires['failed']} if tripwires else {})}
     reg.update(run.agent, v, eval_report=rep.to_json(), reward_mean=s.get('mean'), reward_std=s.get('std'),
                metrics={**(reg.get(run.agent, v).metrics or {}), **gate})
     print(f"      deploy gate (the service's): {d.reason}")
@@ -437,34 +440,9 @@ def stage_eval_config(recipe:dict, preset:str='cpu', **overrides) -> EvalConfig:
     if overrides.get('system') is None: overrides['system'] = recipe.get('system')   # null: the recipe's
     return EvalConfig.make(preset, **overrides)
 
-# %% ../nbs/99_pipeline.ipynb #52bb6319
-def _validity_line(v:dict) -> str:
-    "One line: a judge's held-out human-pair accuracy and its agreement with the training reward model, with CIs."
-    parts = []
-    if a := v.get('heldout_accuracy'):
-        parts.append(f"accuracy on {a['n']:,} held-out human pairs {a['rate']:.3f} [{a['ci'][0]:.3f}, {a['ci'][1]:.3f}]")
-    if a := v.get('agreement_with_reference'):
-        parts.append(f"agrees with '{v['reference']}' on {a['n']} of the policy's answers {a['rate']:.3f} "
-                     f"[{a['ci'][0]:.3f}, {a['ci'][1]:.3f}]")
-    if a := v.get('vs_heuristic'):
-        parts.append(f"{'beats' if a['beats'] else 'does not beat'} '{a['heuristic']}' ({a['heuristic_accuracy']:.3f}) by "
-                     f"{a['diff']:+.3f} [{a['ci'][0]:+.3f}, {a['ci'][1]:+.3f}] over {a['topics']} topics")
-    return '; '.join(parts)
-
-def _judge_verdict(h:dict, j:str, vh:dict|None) -> dict:
-    ("A headline with the judge's validity folded in: no verdict (`valid` False) when the judge is not significantly "
-     "more accurate on held-out human pairs than the best one-line heuristic, whatever its control says.")
-    if not vh or not vh['beats']:
-        why = (f"judge '{j}' is not significantly more accurate on held-out human pairs than '{vh['heuristic']}' "
-               f"(difference {vh['diff']:+.3f} [{vh['ci'][0]:+.3f}, {vh['ci'][1]:+.3f}] over {vh['topics']} topics): "
-               "its verdict is no evidence of what people prefer, so it gives no verdict") if vh else (
-               f"judge '{j}' was not checked against people (no held-out human pairs): no verdict")
-        h = {**h, 'valid': False, 'validity': why if h.get('valid', True) is not False else f"{h['validity']}; {why}"}
-    return h
-
 # %% ../nbs/99_pipeline.ipynb #2a05b766
 def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs, acc:dict, reference:str,
-                  judge_pairs:int, seed:int, sfx:str, tag:str|None) -> tuple:
+                  judge_pairs:int, seed:int, sfx:str, tag:str|None, tripwires:str|None='cpu') -> tuple:
     ("One trained policy of the run against its base, in distribution and out of it, with each judge's validity "
      "(`acc` caches each judge's held-out accuracy across policies): `(report, metrics entry, report lines)`.")
     import matplotlib.pyplot as plt
@@ -476,6 +454,8 @@ def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs,
     rep_ood = evaluate_policy(path, ood['prompts'], J, output=run.path/'eval'/f'{name}_ood{sfx}.json',
                               **kw) if ood['prompts'] else None
     plot_report(rep, run.path/'plots'/f'eval_{name}{sfx}.png'); plt.close('all')
+    tw = run_tripwires(path, tripwires, system=kw['config'].system,   # what the base could do, asked again (greedy)
+                       output=run.path/'eval'/f'{name}_tripwires{sfx}.json').summary() if tripwires else None
     val = {}
     for j in J:
         if j not in acc: acc[j] = judge_validity(J[j], rep, j, j, pairs, max_pairs=judge_pairs, seed=seed)
@@ -487,21 +467,26 @@ def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs,
     print(f"    {name} vs base on {len(ind['prompts'])} in-distribution prompts ({secs:.0f} s with the "
           f"out-of-distribution row):")
     print('    ' + rep.table().replace('\n', '\n    '))
-    for j in J: print(f"      judge '{j}': {_validity_line(val[j])}")
+    for j in J: print(f"      judge '{j}': {validity_line(val[j])}")
     if rep_ood: print('    out of distribution (chatterbot openers):\n    ' + rep_ood.table().replace('\n', '\n    '))
     lines = [f"## {name} vs base", '', '### In distribution (held-out chitchat topics and conversations)', '',
-             rep.table(), '', *[f"- judge `{j}`: {_validity_line(val[j])}" for j in J], '']
+             rep.table(), '', *[f"- judge `{j}`: {validity_line(val[j])}" for j in J], '']
     if rep_ood: lines += ['### Out of distribution (chatterbot-corpus openers)', '', rep_ood.table(), '']
-    entry = {'headline': {j: _judge_verdict(rep.headline(j), j, val[j]['vs_heuristic']) for j in J},
-             'judge_validity': val, 'timings': rep.meta['timings'], 'seconds': secs,
-             **({'ood_headline': {j: _judge_verdict(rep_ood.headline(j), j, val[j]['vs_heuristic']) for j in J}}
+    if tw:
+        print('    tripwires against the base (greedy):\n    ' + tripwire_table(tw).replace('\n', '\n    '))
+        print(f"      {name} {tripwire_reason(tw)}")
+        lines += ['### Capabilities the base had (tripwires, greedy, the report half of each probe)', '', tripwire_table(tw), '',
+                  f"{name} {tripwire_reason(tw)}.", '']
+    entry = {'headline': {j: judge_verdict(rep.headline(j), j, val[j]['vs_heuristic']) for j in J},
+             'judge_validity': val, 'timings': rep.meta['timings'], 'seconds': secs, **({'tripwires': tw} if tw else {}),
+             **({'ood_headline': {j: judge_verdict(rep_ood.headline(j), j, val[j]['vs_heuristic']) for j in J}}
                 if rep_ood else {})}
     bad = [f"judge `{j}`: {h['validity']}" for j, h in entry['headline'].items() if h.get('valid') is False]
     for b in bad: print(f"      no verdict from {b}")
     lines += [f"**No verdict** from {b}" for b in bad] + ([''] if bad else [])
     h0 = entry['headline'][next(iter(J))]                               # the judge the gate reads
     nv = h0.get('validity') if h0.get('valid') is False else None
-    if not tag and (r := _register_eval(run, name, rep, J, nv)) is not None:   # a tagged (second) evaluation
+    if not tag and (r := _register_eval(run, name, rep, J, nv, tw)) is not None:   # a tagged (second) evaluation
         entry['registry_version'], entry['gate'] = r                       # never replaces the version's report
     return rep, entry, lines
 
@@ -519,6 +504,7 @@ def evaluate_stage(
     judge_pairs: int = 2000,           # held-out human pairs on which each judge's accuracy is measured
     reference: str = 'reward',         # the training reward model the judges' agreement is measured against
     tag: str | None = None,            # name the report and frontier plot by it (eval/report_<tag>.md): a second evaluation
+    tripwires: str | None = 'cpu',     # the `TripwireConfig` preset each policy's capabilities are probed with (None: none)
     preset: str = 'cpu',               # the EvalConfig preset; `**overrides` set its fields
     **overrides,                       # EvalConfig fields (modes, max_new_tokens, top_p, repetition_penalty, ...)
 ) -> dict:
@@ -552,7 +538,7 @@ def evaluate_stage(
     if policies is None: policies = [n for n in POLICIES if (policy_path(run, n)/'adapter_config.json').exists()]
     for name in policies:
         reports[name], out[name], more = _evaluate_one(run, name, ind, ood, J, kw, pairs, acc, reference, judge_pairs,
-                                                       seed, sfx, tag)
+                                                       seed, sfx, tag, tripwires)
         lines += more
     if reports: plot_frontier(reports, run.path/'plots'/f'eval_frontier{sfx}.png')
     (run.path/'eval').mkdir(parents=True, exist_ok=True)
@@ -573,6 +559,8 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     v = verdict(run, source)
     ev = v['sentence'] if v['status'] == 'better' else f"**Not shown to be better than its base** ({v['status']}). {v['sentence']}"
     if v.get('topics'): ev += f"\n\nThe held-out topics it was judged on (no training stage saw them): {'; '.join(v['topics'])}."
+    if tw := v.get('tripwires'):   # what the base could do, asked again: the card says what was kept and what was lost
+        ev += f"\n\nCapabilities against the base (tripwires, greedy): {tripwire_reason(tw)}.\n\n{tripwire_table(tw)}"
     if g := v.get('gate'): ev += f"\n\nDeploy gate (the rule the service applies): {g['reason']}"
     if r := replicated_line(run): ev += f"\n\n{r}"   # the recipe's verdict over split seeds, where one was saved
     overrides.setdefault('evaluation', ev)   # every model card states what the evaluation measured, and whether it is better

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from .core import NATIVE_MEMORY, check_agent, atomic_write, load_policy, tiny_policy, repo_dir, redact_url, get_device, bench_results, cpu_line, isa_caps
 from .config import StageConfig, fits_type as _fits, unknown_option
+from .tripwires import tripwire_table, tripwire_reason
 
 # %% auto #0
 __all__ = ['STAGES', 'POLICIES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'load_recipe', 'policy_path', 'recipe_plan',
@@ -218,7 +219,8 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
     if not h:
         s = f"`{policy}` was not evaluated against its base in this run: nothing is known of whether it is better."
         return {'status': 'not evaluated', 'sentence': s, 'answer': s, 'gate': None, 'registry_version': None, 'topics': []}
-    (lo, hi) = h['win_rate_ci']
+    sc = h.get('sc_win_rate') is not None and not any(v != v for v in h.get('sc_win_rate_ci') or [float('nan')])
+    rate, (lo, hi) = (h['sc_win_rate'], h['sc_win_rate_ci']) if sc else (h['win_rate'], h['win_rate_ci'])   # style held fixed
     ev = next((s for s in run.recipe.get('stages', []) if s['stage'] == 'evaluate'), {})
     part, k = ev.get('part'), ev.get('answers_per_prompt')
     ps = run.path/'eval'/'prompt_set.json'
@@ -231,22 +233,34 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
            f"{acc['n']:,} held-out human pairs)") if acc else ''
     ood = ent.get('ood_headline', {}).get(judge)
     ood_s = f"; out of distribution {ood['win_rate']:.3f} [{ood['win_rate_ci'][0]:.3f}, {ood['win_rate_ci'][1]:.3f}]" if ood else ''
+    tw = ent.get('tripwires')
     if h.get('valid') is False: status, end = 'no verdict', f"no verdict: {h['validity']}"
+    elif tw and not tw['passed']:
+        lost = ', '.join(tw['failed'])
+        status, end = 'lost a capability', f"not better: it lost what its base could do ({lost}; tripwires below)"
     elif lo > 0.5: status, end = 'better', 'better than the base (the 95 % interval is above ½)'
     elif hi < 0.5: status, end = 'worse', 'worse than the base (the 95 % interval is below ½)'
     else: status, end = 'not shown better', 'not shown better than the base (the 95 % interval holds ½)'
     pct = lambda x: f"{x:.1%}"
-    answer = {'better': f"Yes, the model got better: `{policy}` wins {pct(h['win_rate'])} of comparisons with its base "
-                        f"(95 % interval {pct(lo)} to {pct(hi)}, above the coin flip's 50 %).",
-              'not shown better': f"No, the model is not shown better: `{policy}` wins {pct(h['win_rate'])} of comparisons "
-                                  f"with its base, and the 95 % interval, {pct(lo)} to {pct(hi)}, holds the coin flip's 50 %.",
-              'worse': f"No, the model got worse: `{policy}` wins {pct(h['win_rate'])} of comparisons with its base "
+    what = 'of comparisons with its base at equal style' if sc else 'of comparisons with its base'
+    answer = {'better': f"Yes, the model got better: `{policy}` wins {pct(rate)} {what} "
+                        f"(95 % interval {pct(lo)} to {pct(hi)}, above the coin flip's 50 %), and kept what its base could do.",
+              'not shown better': f"No, the model is not shown better: `{policy}` wins {pct(rate)} {what}, "
+                                  f"and the 95 % interval, {pct(lo)} to {pct(hi)}, holds the coin flip's 50 %.",
+              'worse': f"No, the model got worse: `{policy}` wins {pct(rate)} {what} "
                        f"(95 % interval {pct(lo)} to {pct(hi)}, below 50 %).",
+              'lost a capability': f"No, the model is not better: whatever its judge says ({pct(rate)} {what}, 95 % interval "
+                                   f"{pct(lo)} to {pct(hi)}), it lost what its base could do: {tripwire_reason(tw) if tw else ''}.",
               'no verdict': f"No verdict on `{policy}`: {h.get('validity')}."}[status]
-    return {'status': status, 'answer': answer, 'win_rate': h['win_rate'], 'ci': [lo, hi], 'gate': ent.get('gate'),
+    rates = (f"style-controlled win rate {rate:.3f} [{lo:.3f}, {hi:.3f}] (raw {h['win_rate']:.3f} [{h['win_rate_ci'][0]:.3f}, "
+             f"{h['win_rate_ci'][1]:.3f}], length-controlled {h['lc_win_rate']:.3f} [{h['lc_win_rate_ci'][0]:.3f}, "
+             f"{h['lc_win_rate_ci'][1]:.3f}])") if sc else f"win rate {rate:.3f} [{lo:.3f}, {hi:.3f}]"
+
+    return {'status': status, 'answer': answer, 'win_rate': rate, 'ci': [lo, hi], 'gate': ent.get('gate'),
+            'raw_win_rate': h['win_rate'], 'style_controlled': sc, 'tripwires': tw,
             'registry_version': ent.get('registry_version'), 'topics': topics,
-            'sentence': f"`{policy}` against its base under the independent `{judge}` judge{who}, {where}: win rate "
-                        f"{h['win_rate']:.3f} [{lo:.3f}, {hi:.3f}]{ood_s}; {end}."}
+            'sentence': f"`{policy}` against its base under the independent `{judge}` judge{who}, {where}: "
+                        f"{rates}{ood_s}; {end}."}
 
 # %% ../nbs/99a_recipes.ipynb #83fd4662
 def verdict_lines(run:Run, results=None) -> list[str]:
@@ -257,6 +271,9 @@ def verdict_lines(run:Run, results=None) -> list[str]:
     for p in [p for p, x in e.items() if isinstance(x, dict) and 'headline' in x]:
         v = verdict(run, p)
         out.append('Verdict: ' + v['sentence'])
+        if tw := v.get('tripwires'):
+            out += ['Tripwires against the base (greedy answers; a drop past the margin is a lost capability):',
+                    *tripwire_table(tw).splitlines()]
         if g := v.get('gate'):
             out.append(f"Registered as {run.agent} v{v['registry_version']}; the deploy gate (the service's rule) says: "
                        f"{g['reason']}" + ('; `rlnb_policies` can deploy it.' if g['passed'] else '.'))

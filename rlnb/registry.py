@@ -314,6 +314,10 @@ def _check_deploy(self:Registry, target:PolicyVersion, force:bool, reason:str|No
     if target.status == 'failed':
         raise ValueError(f"{target.agent_id} {target.name} is marked failed ({target.status_reason}): it cannot be "
                          "deployed")
+    if (target.metrics or {}).get('tripwires_passed') is False and not (force and (reason or '').strip()):
+        lost = ', '.join((target.metrics or {}).get('tripwires_failed') or []) or 'a tripwire'
+        raise ValueError(f"{target.agent_id} {target.name} lost a capability its base had (tripwires failed: {lost}): "
+                         "it is not deployed. Deploy it anyway only on purpose: force=True with a reason")
     if self.deploy_allowed(target) is None:
         gate = (target.metrics or {}).get('gate_passed')
         why = f"the gate rejected it ({target.status_reason})" if gate is False else "it was never gated"

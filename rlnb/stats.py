@@ -4,14 +4,15 @@
 
 # %% ../nbs/00a_stats.ipynb #b3f70607
 from __future__ import annotations
-import math
+import math, re
 from statistics import NormalDist
 
 # %% auto #0
-__all__ = ['wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci', 'binom_two_sided',
-           'outcomes', 'win_rate', 'length_controlled', 'two_proportion_test', 'welch_test', 'sample_size',
-           'msprt_pvalue', 'holm', 'hierarchical_bootstrap', 'replicate_interval', 'report_headline', 'human_win_rate',
-           'ppi_coverage', 'GateRule', 'GateDecision', 'gate_decision']
+__all__ = ['STYLE_FEATURES', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci',
+           'binom_two_sided', 'outcomes', 'win_rate', 'length_controlled', 'style_features', 'style_diffs',
+           'style_controlled', 'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue', 'holm',
+           'hierarchical_bootstrap', 'replicate_interval', 'report_headline', 'human_win_rate', 'ppi_coverage',
+           'GateRule', 'GateDecision', 'gate_decision']
 
 # %% ../nbs/00a_stats.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -124,16 +125,17 @@ def win_rate(o, conf:float=0.95,
 
 # %% ../nbs/00a_stats.ipynb #25124864
 def _logistic_fit(x, y, l2:float=1e-2, iters:int=50):
-    ("Intercept and slope of a logistic regression of soft labels `y` ∈ [0, 1] on `x` (Newton's method, a small ridge "
-     "on the slope).")
+    ("Intercept and slopes of a logistic regression of soft labels `y` ∈ [0, 1] on `x`, (n,) or (n, k) (Newton's "
+     "method, a small ridge on the slopes).")
     import numpy as np
-    X = np.stack([np.ones_like(x), x], 1)
-    w = np.zeros(2)
-    R = np.diag([0.0, l2])
+    x = np.asarray(x, dtype=float)
+    X = np.concatenate([np.ones((len(x), 1)), x.reshape(len(x), -1)], 1)
+    w = np.zeros(X.shape[1])
+    R = np.diag([0.0] + [l2] * (X.shape[1] - 1))
     for _ in range(iters):
         p = 1 / (1 + np.exp(-X @ w))
         g = X.T @ (p - y) + R @ w
-        H = X.T @ (X * (p * (1 - p))[:, None]) + R + 1e-9 * np.eye(2)
+        H = X.T @ (X * (p * (1 - p))[:, None]) + R + 1e-9 * np.eye(X.shape[1])
         step = np.linalg.solve(H, g)
         w -= step
         if np.abs(step).max() < 1e-8: break
@@ -160,6 +162,58 @@ def length_controlled(o, len_diff, conf:float=0.95, n_boot:int=1000, seed:int=0,
             for b in range(max(len(edges) - 1, 1)) if (which == b).any()]
     return {'rate': round(lc(idx), 4), 'ci': [round(lo, 4), round(hi, 4)],
             'slope_per_sd': round(float(w[1]), 4), 'len_diff_sd': round(float(sd), 2), 'bins': rows}
+
+# %% ../nbs/00a_stats.ipynb #d8c26b16
+STYLE_FEATURES = ('length', 'exclamation', 'question', 'emoji', 'list', 'bold')
+_EMOJI = re.compile('[\U0001F300-\U0001FAFF\u2600-\u27BF\U0001F1E6-\U0001F1FF]')
+
+def style_features(text:str, n_tokens:int|None=None) -> dict:
+    "The style counts of one answer: its length (`n_tokens`, else words), '!', '?', emoji, list items and bold spans."
+    return {'length': n_tokens if n_tokens is not None else len(text.split()), 'exclamation': text.count('!'),
+            'question': text.count('?'), 'emoji': len(_EMOJI.findall(text)),
+            'list': len(re.findall(r'(?m)^\s*(?:[-*•]|\d+[.)])\s+', text)), 'bold': len(re.findall(r'\*\*[^*]+\*\*', text))}
+
+def style_diffs(a:list[dict], b:list[dict], names=STYLE_FEATURES):
+    "(n, features) differences of two answers' `style_features`: length (a−b)/(a+b), the counts (a−b)/(a+b+1)."
+    import numpy as np
+    fa, fb = (np.array([[f[k] for k in names] for f in x], dtype=float).reshape(len(x), len(names)) for x in (a, b))
+    den = fa + fb + np.array([0.0 if k == 'length' else 1.0 for k in names])
+    return np.divide(fa - fb, den, out=np.zeros_like(fa), where=den > 0)
+
+# %% ../nbs/00a_stats.ipynb #62388ff2
+def _fit_style(Z, o, l2):
+    import numpy as np
+    w = _logistic_fit(Z, o, l2)
+    return np.concatenate([[1 / (1 + np.exp(-w[0]))], w[1:]])
+
+def style_controlled(o,                 # outcomes in [0, 1] (1: the policy's answer won)
+                     X,                 # (n, features) style differences policy − base (`style_diffs`)
+                     names=STYLE_FEATURES, conf:float=0.95, n_boot:int=500, seed:int=0,
+                     groups=None,       # cluster id per outcome: the bootstrap resamples clusters
+                     l2:float=1e-2) -> dict:
+    ("Win rate at equal style (σ of the intercept of a logistic fit on the z-scored style differences), its bootstrap "
+     "interval, and each feature's coefficient per sd with its interval; constant features are left out.")
+    import numpy as np
+    o, X = np.asarray(o, dtype=float), np.asarray(X, dtype=float).reshape(len(o), -1)
+    sd = X.std(0)
+    keep = [i for i in range(X.shape[1]) if sd[i] > 1e-9]
+    Z = X[:, keep] / sd[keep] if keep else np.zeros((len(o), 0))   # scaled, not centred: a zero difference stays zero
+    est = _fit_style(Z, o, l2)
+    rng = np.random.default_rng(seed)
+    if groups is None: units = [np.array([i]) for i in range(len(o))]
+    else:
+        g = np.asarray(groups); units = [np.flatnonzero(g == u) for u in np.unique(g)]
+    if len(units) > 1 and len(o) > 2:
+        boots = np.array([_fit_style(Z[i], o[i], l2) for i in
+                          (np.concatenate([units[j] for j in rng.integers(0, len(units), len(units))]) for _ in range(n_boot))])
+        a = (1 - conf) / 2
+        lo, hi = np.quantile(boots, a, axis=0), np.quantile(boots, 1 - a, axis=0)
+    else: lo = hi = np.full(len(est), np.nan)
+    r = lambda v: round(float(v), 4)
+    return {'rate': r(est[0]), 'ci': [r(lo[0]), r(hi[0])], 'n': len(o), 'clusters': len(units),
+            'coefficients': {names[k]: {'per_sd': r(est[1 + j]), 'ci': [r(lo[1 + j]), r(hi[1 + j])], 'sd': r(sd[k])}
+                             for j, k in enumerate(keep)},
+            'features': list(names), 'raw_rate': r(o.mean())}
 
 # %% ../nbs/00a_stats.ipynb #e9c28331
 def two_proportion_test(k1, n1, k2, n2, conf:float=0.95) -> dict:
@@ -279,6 +333,7 @@ def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dic
         'win_rate_ci': j['win_rate']['ci'],
         'lc_win_rate': j['lc_win_rate']['rate'],
         'lc_win_rate_ci': j['lc_win_rate']['ci'],
+        **({'sc_win_rate': j['sc_win_rate']['rate'], 'sc_win_rate_ci': j['sc_win_rate']['ci']} if 'sc_win_rate' in j else {}),
         'sign_p': j['win_rate']['sign_p'],
         **(
             {'score_diff': j['score']['diff']['mean'], 'score_diff_ci': j['score']['diff']['ci']}
@@ -386,16 +441,21 @@ class GateDecision:
     judge: str|None = None
     mode: str|None = None
 
+
+# %% ../nbs/00a_stats.ipynb #ce6c6739
 def gate_decision(report, config=None,
                   no_verdict:str|None=None, # why the caller's own checks give the judge no verdict (e.g. it failed against people)
+                  tripwires:dict|None=None, # `tripwires.TripwireReport.summary()` of the candidate: a lost capability rejects
                  ) -> GateDecision:
-    ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base). Where people rated its pairs "
-     "in a blind review (`people.add_human`), their interval decides, not the judge's: calibrated with the judge's "
-     "verdicts from `min_human` labels on, their own Wilson interval below that. `config`: a `GateRule` (default) or "
-     "an `OnlineConfig` (the online learner's).")
+    ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base), on its style-controlled "
+     "win rate (where the report has one; else the raw). Where people rated its pairs in a blind review "
+     "(`people.add_human`), their interval decides, not the judge's: calibrated with the judge's verdicts from "
+     "`min_human` labels on, their own Wilson interval below that. A candidate whose `tripwires` failed is rejected "
+     "whatever its win rate. `config`: a `GateRule` (default) or an `OnlineConfig` (the online learner's).")
     c = config or GateRule()
     h = report.headline(mode=c.eval_mode if c.eval_mode in report.modes else None)
-    m = report.modes[h['mode']]['judges'][h['judge']]['win_rate']
+    j = report.modes[h['mode']]['judges'][h['judge']]
+    m, sc = j['win_rate'], j.get('sc_win_rate')
     hu, conf = h.get('human'), c.conf
     lo, hi = m['ci']
     po = report.modes[h['mode']]['judges'][h['judge']].get('prompt_outcomes')
@@ -404,6 +464,9 @@ def gate_decision(report, config=None,
     desc = (f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {prompts} held-out prompts ({pairs}{m['wins']} wins, "
             f"{m['ties']} ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")
     rate, n = m['rate'], prompts
+    if sc and not any(v != v for v in sc['ci']):   # style held fixed decides (a NaN interval: too few pairs to fit)
+        (lo, hi), rate = sc['ci'], sc['rate']
+        desc = f"style-controlled win rate {rate:.3f} [{lo:.3f}, {hi:.3f}]; raw {desc}"
     if hu:                                      # people's verdict decides
         (lo, hi), rate, n, conf = hu['ci'], hu['rate'], hu['n_human'], hu.get('conf', c.conf)
         desc = (f"people's win rate {rate:.3f} [{lo:.3f}, {hi:.3f}] from {n} blind-review verdicts ({hu['method']}, "
@@ -413,6 +476,10 @@ def gate_decision(report, config=None,
     if h.get('valid') is False or no_verdict:          # its base-against-base control failed, or the caller's check
         why = '; '.join(x for x in (h['validity'] if h.get('valid') is False else None, no_verdict) if x)
         return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({why}); {desc}", **base)
+    if tripwires is not None and not tripwires.get('passed', True):
+        lost = '; '.join(f"{k} {r['base']['rate']:.3f} -> {r['policy']['rate']:.3f} (margin -{r['margin']:.2f})"
+                         for k, r in tripwires['probes'].items() if not r['passed'])
+        return GateDecision(False, reason=f"rejected: lost a capability the base had (tripwires: {lost}); {desc}", **base)
     if prompts < c.min_eval_prompts:
         return GateDecision(
             False,
