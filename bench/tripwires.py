@@ -1,5 +1,5 @@
 """The tripwires on the real base: SmolLM2-135M-Instruct against itself (the identity adapter) on both halves of every
-probe, under the chat recipe's system message, and, given a run folder, that run's trained policies against their base.
+probe, under the chat recipe's system message, and, given a run folder, that run's trained policies (and each on-policy round) against their base.
 
     .venv/bin/python bench/tripwires.py [RUN_FOLDER] [--save tripwires.json]   # -> bench/results/tripwires.json
     .venv/bin/python bench/tripwires.py --smoke                                 # the tiny model, a few items
@@ -31,10 +31,13 @@ def main(run=None, smoke:bool=False, save:str='tripwires.json'):
             res['base_vs_base'][part] = {**r.summary(), 'seconds': round(time.perf_counter() - t, 1)}
             print(f"base vs base, {part} half ({res['base_vs_base'][part]['seconds']} s):\n{tripwire_table(r.summary())}", flush=True)
             assert r.passed and all(p['diff'] == 0 for p in r.probes.values()), r.probes
-    for p in (sorted(Path(run).glob('*/policy/adapter_config.json')) if run else []):
+    found = sorted(Path(run).glob('*/adapter/adapter_config.json')) + sorted(Path(run).glob('*/round-*/adapter/adapter_config.json')) if run else []
+    for p in found:                      # each trained policy of the run, and each round of an on-policy stage
+        name = '/'.join(p.parent.relative_to(Path(run)).parts[:-1])
+        t = time.perf_counter()
         r = run_tripwires(p.parent, preset, system=system)
-        res['policies'][p.parent.parent.name] = {**r.summary(), 'run': Path(run).name}
-        print(f"{p.parent.parent.name} vs base:\n{tripwire_table(r.summary())}", flush=True)
+        res['policies'][name] = {**r.summary(), 'run': Path(run).name, 'seconds': round(time.perf_counter() - t, 1)}
+        print(f"{name} vs base:\n{tripwire_table(r.summary())}", flush=True)
     save_result(res, save, home)
     return res
 

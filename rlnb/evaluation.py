@@ -17,7 +17,7 @@ from .policy import answer_pool, load_checkpoint, load_policy_pair, plain_pair, 
 from .prompts import heldout_prompts, eval_prompt_set, read_prompts, topic_part, PARTS
 from .judges import failures, distinct_n, is_degenerate, RewardJudge, judge_name, run_judge, judge_validity, beats_heuristic, WordJudge
 from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
-                        length_controlled, style_controlled, style_features, style_diffs, holm, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
+                        length_controlled, style_controlled, style_features, style_diffs, style_fit, holm, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
 from .dpo import preference_accuracy
 
 # %% auto #0
@@ -290,10 +290,11 @@ def control_verdict(control:dict, n:int, max_identical:float=0.5) -> tuple[bool,
         return False, (f"{control['identical']} of {n} control answers are identical to the base's comparison answers: "
                        "the arms share their random draws, so the control tests nothing")
     for jn, j in control['judges'].items():
-        w = j['win_rate']
-        if not w['ci'][0] <= 0.5 <= w['ci'][1]:
-            return False, (f"the base against itself wins {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] under "
-                           f"{jn}, not ½: the instrument fails its check here (a bias, or the 1-in-20 miss of a 95 % interval), so it gives no verdict")
+        for what, w in (('wins', j['win_rate']), ('wins at equal style', j.get('sc_win_rate'))):   # both rates a gate reads
+            if what != 'wins' and not style_fit(w): continue
+            if not w['ci'][0] <= 0.5 <= w['ci'][1]:
+                return False, (f"the base against itself {what} {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] under "
+                               f"{jn}, not ½: the instrument fails its check here (a bias, or the 1-in-20 miss of a 95 % interval), so it gives no verdict")
     return True, "the base against itself holds ½ under every judge"
 
 # %% ../nbs/08_evaluation.ipynb #8addc83a

@@ -364,8 +364,8 @@ class serve_gguf:
         t0 = time.time()
         while time.time() - t0 < self.timeout:
             if self.proc.poll() is not None:
-                self.log.seek(0)
-                raise RuntimeError(f"llama_cpp.server exited ({self.proc.returncode}):\n{self.log.read().decode(errors='replace')[-2000:]}")
+                self.log.seek(0); text = self.log.read().decode(errors='replace')[-2000:]; self.log.close()
+                raise RuntimeError(f"llama_cpp.server exited ({self.proc.returncode}):\n{text}")
             try:
                 urllib.request.urlopen(f'{self.url}/v1/models', timeout=2); return self.url
             except OSError: time.sleep(0.3)

@@ -12,7 +12,7 @@ from .policy import load_gguf
 from .judges import beats_heuristic
 
 # %% auto #0
-__all__ = ['CHAT_CRITERIA', 'JUDGE_TEMPLATE', 'judge_messages', 'letter_probability', 'LLMJudge', 'both_orders',
+__all__ = ['CHAT_CRITERIA', 'JUDGE_TEMPLATE', 'judge_messages', 'letter_mass', 'letter_probability', 'LLMJudge', 'both_orders',
            'llm_judge_report', 'shares_base']
 
 # %% ../nbs/04c_llm_judge.ipynb #47f4be7b
@@ -42,9 +42,14 @@ def judge_messages(prompt:str, a:str, b:str, template:str=JUDGE_TEMPLATE, criter
     return [{'role': 'user', 'content': template.format(criteria=criteria, prompt=cut(prompt), a=cut(a), b=cut(b))}]
 
 # %% ../nbs/04c_llm_judge.ipynb #9734fac5
+def letter_mass(top:dict|None) -> float:
+    "The probability the first token gives the letters A and B together (0 without log-probabilities)."
+    norm = lambda t: t.strip().strip('*"\'.:()[]')
+    return sum(math.exp(v) for k, v in (top or {}).items() if norm(k) in ('A', 'B'))
+
 def letter_probability(top:dict|None, text:str='') -> float:
     "P(reply A better) from `top` ({token: log-probability} of the first token), else from the `text` written."
-    norm = lambda t: t.strip().strip('*"\'.:()[]').upper()
+    norm = lambda t: t.strip().strip('*"\'.:()[]')
     if top:
         ea = sum(math.exp(v) for k, v in top.items() if norm(k) == 'A')
         eb = sum(math.exp(v) for k, v in top.items() if norm(k) == 'B')
@@ -64,13 +69,16 @@ class LLMJudge:
                  template:str=JUDGE_TEMPLATE, criteria:str=CHAT_CRITERIA,
                  name:str|None=None, n_ctx:int=2048, max_chars:int=1500, timeout:float=120, top_logprobs:int=20):
         if (model is None) == (base_url is None): raise ValueError("pass exactly one of model= (a GGUF, in-process) and base_url= (a server)")
+        if base_url is not None and not model_name:
+            raise ValueError("a server needs model_name= (Ollama's tag, OpenAI's model id; any name for llama.cpp's server)")
+        base_url = re.sub(r'/v1/?$', '', base_url.rstrip('/')) if base_url else None   # the SDKs' 'http://host/v1' too
         judge_messages('q', 'a', 'b', template, criteria)   # a template without its fields fails here, not mid-run
         self.base_url, self.model_name, self.api_key_env = (base_url or '').rstrip('/') or None, model_name, api_key_env
         self.template, self.criteria, self.max_chars, self.timeout, self.top = template, criteria, max_chars, timeout, top_logprobs
         self.model_file = str(model) if isinstance(model, (str, Path)) else getattr(model, 'model_path', None)
         self.llm = load_gguf(model, n_ctx=n_ctx) if isinstance(model, (str, Path)) else model
         self.name = name or (Path(self.model_file).stem if self.model_file else model_name or 'llm')
-        self._letters = None
+        self._letters, self.masses = None, []   # the letters' token ids; each game's `letter_mass`
 
     def __repr__(self):
         return f"LLMJudge({self.name!r}, {'in-process' if self.llm is not None else self.base_url})"
@@ -98,7 +106,9 @@ def _game_local(self:LLMJudge, messages:list[dict]) -> float:
                          for L in 'AB'}
     llm.reset(); llm.eval(ids)
     z = np.ctypeslib.as_array(llama_cpp.llama_get_logits(llm.ctx), shape=(llm.n_vocab(),)).astype(np.float64)
-    ea, eb = (np.exp(z[self._letters[L]] - z.max()).sum() for L in 'AB')
+    e = np.exp(z - z.max())
+    ea, eb = e[self._letters['A']].sum(), e[self._letters['B']].sum()
+    self.masses.append(float((ea + eb) / e.sum()))
     return float(ea / (ea + eb))
 
 @patch
@@ -114,6 +124,7 @@ def _game_http(self:LLMJudge, messages:list[dict]) -> float:
     ch = out['choices'][0]
     content = ((ch.get('logprobs') or {}).get('content') or [{}])[0]
     top = {t['token']: t['logprob'] for t in content.get('top_logprobs') or []} or None
+    self.masses.append(letter_mass(top) if top else float('nan'))   # a server without log-probabilities: unknown
     return letter_probability(top, (ch.get('message') or {}).get('content') or '')
 
 @patch
@@ -128,10 +139,12 @@ def both_orders(fwd, rev) -> dict:
     import numpy as np
     f, r = np.asarray(fwd, dtype=float), np.asarray(rev, dtype=float)
     p = np.where((f > 0.5) & (r < 0.5), 1.0, np.where((f < 0.5) & (r > 0.5), 0.0, 0.5))
-    flip = ((f > 0.5) == (r > 0.5)) | (f == 0.5) | (r == 0.5)
-    return {'p': p, 'fwd': f, 'rev': r, 'flip_rate': round(float(flip.mean()), 4) if len(f) else None,
-            'position_consistency': round(1 - float(flip.mean()), 4) if len(f) else None,
-            'first_rate': round(float(np.concatenate([f > 0.5, r > 0.5]).mean()), 4) if len(f) else None}
+    undecided = (f == 0.5) | (r == 0.5)                        # a game without a verdict: no flip, no position
+    flip = ((f > 0.5) == (r > 0.5)) & ~undecided
+    g = np.concatenate([f, r]); gd = g[g != 0.5]
+    rate = lambda x: round(float(x.mean()), 4) if len(x) else None
+    return {'p': p, 'fwd': f, 'rev': r, 'flip_rate': rate(flip), 'undecided_rate': rate(undecided),
+            'position_consistency': rate(~flip & ~undecided), 'first_rate': rate(gd > 0.5)}
 
 @patch
 def pairwise(self:LLMJudge, prompts:list[str], a:list[str], b:list[str], progress:str|None=None) -> dict:
@@ -155,7 +168,12 @@ def llm_judge_report(judge:LLMJudge, pairs:list[dict], conf:float=0.95, seed:int
     from rlnb.formatting import prompt_text
     ps = [prompt_text(r['prompt']) for r in pairs]
     ch, rj = [prompt_text(r['chosen']) for r in pairs], [prompt_text(r['rejected']) for r in pairs]
+    m0 = len(judge.masses)
     v = judge.pairwise(ps, ch, rj, progress=progress)
+    mass = float(np.nanmean(judge.masses[m0:])) if len(judge.masses) > m0 and not np.isnan(judge.masses[m0:]).all() else None
+    if mass is not None and mass < 0.5:
+        warnings.warn(f"LLM judge {judge.name!r} gives the letters A and B only {mass:.0%} of its first token's probability: "
+                      "it is not answering the question asked (edit the template, or use a stronger model)")
     correct = v['p']
     longer = np.array([len(c.split()) > len(r.split()) for c, r in zip(ch, rj)])
     shorter = np.array([len(c.split()) < len(r.split()) for c, r in zip(ch, rj)])
@@ -164,6 +182,7 @@ def llm_judge_report(judge:LLMJudge, pairs:list[dict], conf:float=0.95, seed:int
     lo, hi = bootstrap_ci(correct, conf=conf, seed=seed, groups=ps) if len(set(ps)) > 1 else (float('nan'),) * 2
     return {'judge': judge.name, 'n': len(pairs), 'accuracy': round(float(correct.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)],
             'decided': round(float(decided.mean()), 4), 'flip_rate': v['flip_rate'], 'first_rate': v['first_rate'],
+            'undecided_rate': v['undecided_rate'], 'letter_mass': round(mass, 4) if mass is not None else None,
             'longer_rate': round(float(picks_longer.mean()), 4) if len(picks_longer) else None,
             'vs_heuristic': beats_heuristic(correct, ps, ch, rj, conf, seed)}
 

@@ -20,6 +20,7 @@ from .dpo import PreferenceConfig
 from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
 from .evaluation import evaluate_policy, ci_errorbar, EvalReport
 from .stats import GateDecision, gate_decision   # the deploy gate (00a_stats): one rule for the learner and the pipeline
+from .tripwires import run_tripwires
 from .people import add_human
 from .policy import answer_pool
 from .judges import judge_name, RewardJudge
@@ -80,6 +81,8 @@ class OnlineConfig(StageConfig):
     eval_prompts: int = 64                # held-out prompts the gate judges (at most)
     min_eval_prompts: int = 16            # fewer held-out prompts: the gate refuses to decide (rejects)
     eval_mode: str = 'sampled'            # answers the gate judges: 'sampled' (how the server answers) or 'greedy'
+    tripwires: str|None = 'cpu'           # the `TripwireConfig` preset a candidate is probed with against the deployed
+                                          # policy (a lost capability rejects); None: not probed
     max_new_tokens: int = 48
     temperature: float = 0.7
     quantization: str = 'q8_0'            # GGUF the server loads
@@ -406,15 +409,17 @@ def _fit_candidate(self:OnlineLearner, dep, rows:list, run:Path) -> tuple:
 
 @patch
 def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], run:Path) -> tuple:
-    "The candidate's answers judged against the deployed policy's: (EvalReport, GateDecision), both saved in `run`."
+    ("The candidate's answers judged against the deployed policy's, and its tripwires against the deployed policy "
+     "(`config.tripwires`): (EvalReport, GateDecision, tripwire summary or None), saved in `run`.")
     c = self.config
+    tw = run_tripwires(merged, c.tripwires, base=_abs(dep.model_path), output=run/'tripwires.json').summary() if c.tripwires else None
     report = evaluate_policy(merged, prompts, {judge_name(self.judge): self.judge}, base=_abs(dep.model_path),
                              modes=[c.eval_mode], max_new_tokens=c.max_new_tokens, temperature=c.temperature,
                              top_p=1.0, repetition_penalty=1.0,   # the gate samples as it always has: plain temperature
                              seed=c.seed, output=run/'eval.json')
-    decision = gate_decision(report, c)
+    decision = gate_decision(report, c, tripwires=tw)
     atomic_write(run/'gate.json', json.dumps(asdict(decision), indent=1))
-    return report, decision
+    return report, decision, tw
 
 # %% ../nbs/09_online.ipynb #8cfe298d
 @patch
@@ -428,7 +433,9 @@ def human_gate(self:OnlineLearner, version,
     report = EvalReport(meta=v.eval_report.get('meta', {}), modes=v.eval_report['modes'])
     recs = self.store.query(agent=self.agent, kind='comparison') if records is None else records
     add_human(report, recs, conf=self.config.conf)
-    d = gate_decision(report, self.config)
+    m = v.metrics or {}                                          # a tripwire the candidate failed still stands
+    tw = {'passed': m['tripwires_passed'], 'failed': m.get('tripwires_failed') or []} if 'tripwires_passed' in m else None
+    d = gate_decision(report, self.config, tripwires=tw)
     self.registry.update(self.agent, v.version, eval_report=report.to_json(),   # status_reason keeps the judge's
                          metrics={**(v.metrics or {}), 'gate_passed': d.passed, 'gate_lower': d.ci[0],
                                   'win_rate': d.win_rate, 'gate_people': d.n, 'gate_reason': d.reason})
@@ -455,7 +462,7 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
     progress(0.5, f'trained {tr.metrics["steps"]} steps in {train_s:.0f} s; judging against {dep.name} on '
                   f'{len(prompts)} held-out prompts')
     t1 = time.perf_counter()
-    report, decision = self._judge_candidate(dep, merged, prompts, run)
+    report, decision, tw = self._judge_candidate(dep, merged, prompts, run)
     eval_s, t2 = time.perf_counter() - t1, time.perf_counter()
     progress(0.8, decision.reason)
     gguf = self._export(merged, run) if c.auto_export else {}
@@ -467,7 +474,8 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
         reward_std=round(statistics.pstdev(u), 4) if len(u) > 1 else None,
         eval_report=report.to_json(), status_reason=decision.reason,
         metrics={**{k: x for k, x in tr.metrics.items() if not isinstance(x, (list, dict))}, **times,
-                 'gate_passed': decision.passed, 'gate_lower': decision.ci[0], 'win_rate': decision.win_rate},
+                 'gate_passed': decision.passed, 'gate_lower': decision.ci[0], 'win_rate': decision.win_rate,
+                 **({'tripwires_passed': tw['passed'], 'tripwires_failed': tw['failed']} if tw else {})},
         config={'online': asdict(c), 'train': {**asdict(cfg), 'model': _rel(cfg.model)}},
         data_counts={'buffer': len(snap), 'train_records': len(train_recs), 'replay': len(replay),
                      'heldout_records': len(snap) - len(train_recs), f'{c.algorithm}_rows': len(rows),

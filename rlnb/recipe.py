@@ -219,8 +219,9 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
     if not h:
         s = f"`{policy}` was not evaluated against its base in this run: nothing is known of whether it is better."
         return {'status': 'not evaluated', 'sentence': s, 'answer': s, 'gate': None, 'registry_version': None, 'topics': []}
-    sc = h.get('sc_win_rate') is not None and not any(v != v for v in h.get('sc_win_rate_ci') or [float('nan')])
+    sc = h.get('sc_win_rate') is not None   # the headline holds it only where the fit can be read (`stats.style_fit`)
     rate, (lo, hi) = (h['sc_win_rate'], h['sc_win_rate_ci']) if sc else (h['win_rate'], h['win_rate_ci'])   # style held fixed
+    raw_lo = h['win_rate_ci'][0]
     ev = next((s for s in run.recipe.get('stages', []) if s['stage'] == 'evaluate'), {})
     part, k = ev.get('part'), ev.get('answers_per_prompt')
     ps = run.path/'eval'/'prompt_set.json'
@@ -238,13 +239,15 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
     elif tw and not tw['passed']:
         lost = ', '.join(tw['failed'])
         status, end = 'lost a capability', f"not better: it lost what its base could do ({lost}; tripwires below)"
-    elif lo > 0.5: status, end = 'better', 'better than the base (the 95 % interval is above ½)'
+    elif lo > 0.5 and raw_lo > 0.5: status, end = 'better', 'better than the base (the 95 % intervals, at equal style and raw, are above ½)'
     elif hi < 0.5: status, end = 'worse', 'worse than the base (the 95 % interval is below ½)'
+    elif lo > 0.5: status, end = 'not shown better', 'not shown better than the base (above ½ at equal style, not raw)'
     else: status, end = 'not shown better', 'not shown better than the base (the 95 % interval holds ½)'
     pct = lambda x: f"{x:.1%}"
     what = 'of comparisons with its base at equal style' if sc else 'of comparisons with its base'
     answer = {'better': f"Yes, the model got better: `{policy}` wins {pct(rate)} {what} "
-                        f"(95 % interval {pct(lo)} to {pct(hi)}, above the coin flip's 50 %), and kept what its base could do.",
+                        f"(95 % interval {pct(lo)} to {pct(hi)}, above the coin flip's 50 %)"
+                        + (", and kept what its base could do." if tw and tw['passed'] else "; its capabilities were not probed."),
               'not shown better': f"No, the model is not shown better: `{policy}` wins {pct(rate)} {what}, "
                                   f"and the 95 % interval, {pct(lo)} to {pct(hi)}, holds the coin flip's 50 %.",
               'worse': f"No, the model got worse: `{policy}` wins {pct(rate)} {what} "
@@ -311,7 +314,9 @@ def replicated_line(run:Run, results=None) -> str|None:
             return (f"This recipe, replicated ({f.name}: {n} split seeds, {s.get('part')} topics, {s['date'][:10]}{ev}): "
                     f"`{p}` wins {v['rate']:.3f} [{lo:.3f}, {hi:.3f}] ({100 * s.get('conf', 0.95):g} % CI) against its base, "
                     f"the base against itself {c['rate']:.3f}: "
-                    + ("better than the base." if ok else "not shown better than the base."))
+                    + ("better than the base" if ok else "not shown better than the base")
+                    + ("." if j.get('tripwires') else " on its raw win rate; that confirmation measured neither style "
+                       "control nor the tripwires, so it says nothing of what this run lost."))
     return None
 
 # %% ../nbs/99a_recipes.ipynb #258c69f4

@@ -334,7 +334,8 @@ def _set_deployed(self:Registry, agent:str, version:int, action:str, reason:str|
     t = self.versions
     target = self.get(agent, version)
     _check_deploy(self, target, force, reason)
-    if force and self.deploy_allowed(target) is None: action = 'force'
+    if force and (self.deploy_allowed(target) is None or (target.metrics or {}).get('tripwires_passed') is False):
+        action = 'force'   # past the gate, or past a lost capability: logged as forced
     actor = actor or _os_user()
     for attempt in range(50):
         try:

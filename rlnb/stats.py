@@ -10,7 +10,7 @@ from statistics import NormalDist
 # %% auto #0
 __all__ = ['STYLE_FEATURES', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci',
            'binom_two_sided', 'outcomes', 'win_rate', 'length_controlled', 'style_features', 'style_diffs',
-           'style_controlled', 'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue', 'holm',
+           'style_controlled', 'style_fit', 'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue', 'holm',
            'hierarchical_bootstrap', 'replicate_interval', 'report_headline', 'human_win_rate', 'ppi_coverage',
            'GateRule', 'GateDecision', 'gate_decision']
 
@@ -215,6 +215,13 @@ def style_controlled(o,                 # outcomes in [0, 1] (1: the policy's an
                              for j, k in enumerate(keep)},
             'features': list(names), 'raw_rate': r(o.mean())}
 
+def style_fit(sc:dict|None, per_feature:int=10) -> bool:
+    ("Whether a style-controlled fit can be read: it has a finite interval and at least `per_feature` clusters per "
+     "parameter it fitted (else the verdict and the gate fall back to the raw win rate).")
+    if not sc or any(v != v for v in sc['ci']): return False
+    return sc['clusters'] >= per_feature * (1 + len(sc.get('coefficients') or {}))
+
+
 # %% ../nbs/00a_stats.ipynb #e9c28331
 def two_proportion_test(k1, n1, k2, n2, conf:float=0.95) -> dict:
     ("Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed sample size). "
@@ -333,7 +340,8 @@ def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dic
         'win_rate_ci': j['win_rate']['ci'],
         'lc_win_rate': j['lc_win_rate']['rate'],
         'lc_win_rate_ci': j['lc_win_rate']['ci'],
-        **({'sc_win_rate': j['sc_win_rate']['rate'], 'sc_win_rate_ci': j['sc_win_rate']['ci']} if 'sc_win_rate' in j else {}),
+        **({'sc_win_rate': j['sc_win_rate']['rate'], 'sc_win_rate_ci': j['sc_win_rate']['ci']}   # where the fit can be read
+           if style_fit(j.get('sc_win_rate')) else {}),
         'sign_p': j['win_rate']['sign_p'],
         **(
             {'score_diff': j['score']['diff']['mean'], 'score_diff_ci': j['score']['diff']['ci']}
@@ -464,9 +472,9 @@ def gate_decision(report, config=None,
     desc = (f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {prompts} held-out prompts ({pairs}{m['wins']} wins, "
             f"{m['ties']} ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")
     rate, n = m['rate'], prompts
-    if sc and not any(v != v for v in sc['ci']):   # style held fixed decides (a NaN interval: too few pairs to fit)
-        (lo, hi), rate = sc['ci'], sc['rate']
-        desc = f"style-controlled win rate {rate:.3f} [{lo:.3f}, {hi:.3f}]; raw {desc}"
+    if style_fit(sc):   # style held fixed decides, and a policy less stylish than its base gains nothing by it:
+        rate, lo, hi = sc['rate'], min(lo, sc['ci'][0]), sc['ci'][1]   # the lower of the two lower bounds
+        desc = f"style-controlled win rate {rate:.3f} [{sc['ci'][0]:.3f}, {hi:.3f}]; raw {desc}; the gate reads the lower bound of the two"
     if hu:                                      # people's verdict decides
         (lo, hi), rate, n, conf = hu['ci'], hu['rate'], hu['n_human'], hu.get('conf', c.conf)
         desc = (f"people's win rate {rate:.3f} [{lo:.3f}, {hi:.3f}] from {n} blind-review verdicts ({hu['method']}, "
@@ -477,8 +485,9 @@ def gate_decision(report, config=None,
         why = '; '.join(x for x in (h['validity'] if h.get('valid') is False else None, no_verdict) if x)
         return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({why}); {desc}", **base)
     if tripwires is not None and not tripwires.get('passed', True):
-        lost = '; '.join(f"{k} {r['base']['rate']:.3f} -> {r['policy']['rate']:.3f} (margin -{r['margin']:.2f})"
-                         for k, r in tripwires['probes'].items() if not r['passed'])
+        lost = '; '.join([f"{k} {r['base']['rate']:.3f} -> {r['policy']['rate']:.3f} (margin -{r['margin']:.2f})"
+                          for k, r in (tripwires.get('probes') or {}).items() if not r['passed']]
+                         or tripwires.get('failed') or ['recorded as failed'])
         return GateDecision(False, reason=f"rejected: lost a capability the base had (tripwires: {lost}); {desc}", **base)
     if prompts < c.min_eval_prompts:
         return GateDecision(

@@ -54,9 +54,10 @@ def answer_keys(question:str, answer:str, max_words:int=6) -> list[str]:
     return list(dict.fromkeys(x for x in w if x not in q and x not in _STOP and (x.isdigit() or len(x) >= 3)))
 
 def knows(answer:str, keys:list[str]) -> bool:
-    "True when `answer` holds at least half of `keys` (at least one) as whole words."
+    "True when `answer` holds every key of one or two, else at least half of `keys`, as whole words."
     got = set(_words(answer))
-    return bool(keys) and sum(k in got for k in keys) >= max(1, math.ceil(len(keys) / 2))
+    need = len(keys) if len(keys) <= 2 else math.ceil(len(keys) / 2)
+    return bool(keys) and sum(k in got for k in keys) >= need
 
 # %% ../nbs/04b_tripwires.ipynb #2ed7525a
 KNOWLEDGE_FILES = ('trivia', 'history')   # chatterbot-corpus english files of questions with one-line answers
@@ -79,15 +80,24 @@ def _trigrams(text:str) -> list[str]:
     t = ' ' + re.sub(r'[^\w]+', ' ', text.lower()).strip() + ' '
     return [t[i:i + 3] for i in range(len(t) - 2)]
 
-def _language_model() -> dict:
-    "Per language: (log-probability of each trigram, log-probability of an unseen one), built once a process."
+def _language_text(lang:str) -> str:
+    "The conversation text of one language's chatterbot-corpus files (YAML syntax and the category lines dropped)."
+    import yaml
+    out = []
+    for f in sorted((asset_dir('chatterbot')/'data'/lang).glob('*.yml')):
+        for c in (yaml.safe_load(f.read_text(encoding='utf-8')) or {}).get('conversations', []):
+            out += [str(t) for t in (c if isinstance(c, list) else [c])]
+    return ' '.join(out)
+
+def _language_model(lam:float=0.9) -> dict:
+    ("Per language: (log-probability of each trigram, of an unseen one), each its corpus's frequencies interpolated "
+     "with one uniform over the trigrams of every language (weight 1 - `lam`), built once a process.")
     if not _LANG_MODEL:
-        for lang, code in LANGUAGES.items():
-            c = Counter()
-            for f in sorted((asset_dir('chatterbot')/'data'/lang).glob('*.yml')):
-                c.update(_trigrams(f.read_text(encoding='utf-8')))
-            n, v = sum(c.values()), len(c) + 1
-            _LANG_MODEL[code] = ({g: math.log((k + 1) / (n + v)) for g, k in c.items()}, math.log(1 / (n + v)))
+        counts = {code: Counter(_trigrams(_language_text(lang))) for lang, code in LANGUAGES.items()}
+        V = len(set().union(*counts.values())) + 1
+        for code, c in counts.items():
+            n = sum(c.values())
+            _LANG_MODEL[code] = ({g: math.log(lam * x / n + (1 - lam) / V) for g, x in c.items()}, math.log((1 - lam) / V))
     return _LANG_MODEL
 
 def detect_language(text:str, min_letters:int=8) -> str|None:
@@ -120,17 +130,22 @@ def keeps_length(text:str, ended:bool, max_sentences:int=3) -> bool:
     return bool(ended) and 1 <= sentences(text) <= max_sentences
 
 # %% ../nbs/04b_tripwires.ipynb #6465948b
-def paired_probe(policy:list[bool], base:list[bool], margin:float, conf:float=0.95, seed:int=0) -> dict:
-    "Pass rates of candidate and base on the same items, their paired difference (bootstrap CI), and whether it is within `margin`."
+def paired_probe(policy:list[bool], base:list[bool], margin:float, conf:float=0.95, seed:int=0,
+                 max_lost:float|None=None,   # also fail when the candidate fails more than this share of the base's passes
+                ) -> dict:
+    "Pass rates of candidate and base on the same items, their paired difference (bootstrap CI), what it kept, and the verdict."
     import numpy as np
     if len(policy) != len(base) or not policy:
         raise ValueError(f"{len(policy)} candidate and {len(base)} base results: need the same number, > 0")
     p, b = np.asarray(policy, dtype=float), np.asarray(base, dtype=float)
     side = lambda x: {'rate': round(float(x.mean()), 4), 'ci': [round(v, 4) for v in wilson_interval(x.sum(), len(x), conf)]}
-    d = p - b
+    d, nb = p - b, int(b.sum())
     ci = [round(v, 4) for v in bootstrap_ci(d, conf=conf, seed=seed)] if len(d) > 1 else None
+    kept = round(float(p[b == 1].mean()), 4) if nb else None
+    lost_ok = max_lost is None or kept is None or 1 - kept <= max_lost + 1e-12
     return {'n': len(d), 'policy': side(p), 'base': side(b), 'diff': round(float(d.mean()), 4), 'diff_ci': ci,
-            'margin': margin, 'passed': bool(d.mean() >= -margin - 1e-12)}
+            'kept': kept, 'base_passes': nb, 'margin': margin, 'max_lost': max_lost,
+            'passed': bool(d.mean() >= -margin - 1e-12 and lost_ok)}
 
 # %% ../nbs/04b_tripwires.ipynb #73f23529
 @dataclass
@@ -143,13 +158,15 @@ class TripwireConfig(StageConfig):
     max_knowledge: int|None = None   # fact questions (None: every one of the half)
     max_sentences: int = 3           # the length rule ("one to three short sentences")
     knowledge_margin: float = 0.05   # largest allowed drop of each probe's pass rate against the base
+    knowledge_max_lost: float = 0.25 # ... and of the facts the base knew, the largest share the candidate may lose
     language_margin: float = 0.05
     length_margin: float = 0.10
     degenerate_margin: float = 0.02
     batch_size: int = 32
     conf: float = 0.95
     seed: int = 0
-TripwireConfig.PRESETS = {'cpu': TripwireConfig(), 'quick': TripwireConfig(per_language=2, max_knowledge=8, max_new_tokens=24)}
+TripwireConfig.PRESETS = {'cpu': TripwireConfig(), 'quick': TripwireConfig(per_language=2, max_knowledge=8, max_new_tokens=24),
+                          'development': TripwireConfig(part='development')}   # for choosing a recipe: never the gate's half
 
 # %% ../nbs/04b_tripwires.ipynb #630cd3d0
 def probe_items(cfg:TripwireConfig) -> list[dict]:
@@ -162,7 +179,7 @@ def check_answers(items:list[dict], texts:list[str], ended:list[bool], cfg:Tripw
     out = {'knowledge': [], 'language': [], 'length_rule': [], 'degenerate': []}
     for it, t, e in zip(items, texts, ended):
         if it['probe'] == 'knowledge': out['knowledge'].append(knows(t, it['keys']))
-        else: out['language'].append(detect_language(t) == it['language'])
+        else: out['language'].append(detect_language(t) == it['language'] and not set(_words(t)) <= set(_words(it['prompt'])))
         out['length_rule'].append(keeps_length(t, e, cfg.max_sentences))
         out['degenerate'].append(bool(t.strip()) and not is_degenerate(t))
     return {k: v for k, v in out.items() if v}
@@ -187,10 +204,13 @@ class TripwireReport(StageResult):
 def tripwire_table(summary:dict) -> str:
     "A markdown table of a tripwire summary: one row per probe against the base."
     ci = lambda c: f"[{c[0]:+.3f}, {c[1]:+.3f}]" if c else '(one item)'
-    rows = ['| tripwire | items | base | candidate | difference (95 % CI) | margin | verdict |', '|---|---|---|---|---|---|---|']
+    rows = ['| tripwire | items | base | candidate | difference (95 % CI) | base passes kept | margin | verdict |',
+            '|---|---|---|---|---|---|---|---|']
+    kept = lambda r: f"{r['kept']:.3f} of {r['base_passes']}" if r.get('kept') is not None else '–'
     for k, r in summary['probes'].items():
+        lim = f"−{r['margin']:.2f}" + (f", lose ≤ {r['max_lost']:.0%}" if r.get('max_lost') is not None else '')
         rows.append(f"| {k} | {r['n']} | {r['base']['rate']:.3f} | {r['policy']['rate']:.3f} | {r['diff']:+.3f} {ci(r['diff_ci'])} "
-                    f"| −{r['margin']:.2f} | {'kept' if r['passed'] else '**lost**'} |")
+                    f"| {kept(r)} | {lim} | {'kept' if r['passed'] else '**lost**'} |")
     return '\n'.join(rows)
 
 def tripwire_reason(summary:dict) -> str:
@@ -227,7 +247,8 @@ def run_tripwires(policy,                  # adapter folder (its base: adapters 
     pol = generate_answers(pol_m, tok, prompts, progress='tripwire answers (candidate)', **kw)
     bas = generate_answers(bas_m, tok, prompts, progress='tripwire answers (base)', **kw)
     cp, cb = check_answers(items, pol.texts, pol.has_eos, cfg), check_answers(items, bas.texts, bas.has_eos, cfg)
-    probes = {k: paired_probe(cp[k], cb[k], _margins(cfg)[k], cfg.conf, cfg.seed) for k in cp}
+    probes = {k: paired_probe(cp[k], cb[k], _margins(cfg)[k], cfg.conf, cfg.seed,
+                              max_lost=cfg.knowledge_max_lost if k == 'knowledge' else None) for k in cp}
     meta = {'part': cfg.part, 'system': cfg.system, 'items': len(items), 'base': names['base'], 'config': cfg.to_dict(),
             'seconds': round(time.perf_counter() - t0, 1)}
     rep = TripwireReport(probes=probes, meta=meta, answers={'items': items, 'policy': pol.texts, 'base': bas.texts})
