@@ -37,10 +37,9 @@ def plot(res:dict, path:Path):
 
 def main(run=None, smoke:bool=False, save:str='proxy_gold.json'):
     from rlnb.core import cpu_line
-    from rlnb.recipe import Run, load_recipe
     from rlnb.reward import RewardModel
     from rlnb.judges import RewardJudge
-    from rlnb.evaluation import EvalReport, evaluate_policy
+    from rlnb.evaluation import evaluate_policy
     from rlnb.pipeline import stage_eval_config
     from rlnb.policy import tiny_adapter
     home = smoke_home() if smoke else None
@@ -48,7 +47,7 @@ def main(run=None, smoke:bool=False, save:str='proxy_gold.json'):
         run = toy_run(home)
         from rlnb.core import model_path
         recipe, ckpts = {'seed': 0}, {f'round-{i}': tiny_adapter(model_path('tiny'), home/f'a{i}', scale=0.1 * i) for i in (1, 2)}
-        ev_opts, prompts, clusters, final = {'max_new_tokens': 8, 'answers_per_prompt': 1}, None, None, None
+        ev_opts, prompts, clusters = {'max_new_tokens': 8, 'answers_per_prompt': 1}, None, None
     else:
         run = Path(run); recipe = json.loads((run/'config.json').read_text())['recipe']
         ev_opts = next(s for s in recipe['stages'] if s['stage'] == 'evaluate')
@@ -57,7 +56,7 @@ def main(run=None, smoke:bool=False, save:str='proxy_gold.json'):
         ps = eval_prompt_set(run, n, ood=0, seed=recipe.get('seed', 0), part='development')['in_distribution']
         prompts, clusters = ps['prompts'], ps['clusters']
         rounds = sorted((run/'dpo_on_policy').glob('round-*/adapter/adapter_config.json'))
-        ckpts, final = {p.parent.parent.name: p.parent for p in rounds}, None
+        ckpts = {p.parent.parent.name: p.parent for p in rounds}
     J = {n: RewardJudge(RewardModel.load(Path(run)/n/'reward_model'), name=n) for n in ('judge', 'reward')}
     keep = {k: v for k, v in ev_opts.items() if k in ('max_new_tokens', 'answers_per_prompt', 'repetition_penalty', 'bf16', 'kl_answers', 'modes')}
     cfg = stage_eval_config(recipe, **keep, control=False)
@@ -72,7 +71,6 @@ def main(run=None, smoke:bool=False, save:str='proxy_gold.json'):
         rep = evaluate_policy(ck, prompts, J, cfg, clusters=clusters, cache=cache)
         tw = run_tripwires(ck, 'quick' if smoke else 'development', system=recipe.get('system')).summary()
         pts.append({**point(rep, name), 'tripwires': tw}); print({k: v for k, v in pts[-1].items() if k != 'tripwires'}, tw['failed'], flush=True)
-    if final: pts.append(point(final[1], final[0])); print(pts[-1], flush=True)
     res = {'cpu': cpu_line(), 'date': date.today().isoformat(), 'run': Path(run).name if not smoke else 'toy',
            'part': 'development', 'prompts': len(prompts), 'settings': {k: getattr(cfg, k) for k in ('max_new_tokens', 'answers_per_prompt', 'bf16', 'refill', 'seed')},
            'points': pts,

@@ -32,8 +32,13 @@ def main(run=None, smoke:bool=False, save:str='tripwires.json'):
             print(f"base vs base, {part} half ({res['base_vs_base'][part]['seconds']} s):\n{tripwire_table(r.summary())}", flush=True)
             assert r.passed and all(p['diff'] == 0 for p in r.probes.values()), r.probes
     found = sorted(Path(run).glob('*/adapter/adapter_config.json')) + sorted(Path(run).glob('*/round-*/adapter/adapter_config.json')) if run else []
+    import hashlib
+    digest = lambda d: hashlib.sha256((d/'adapter_model.safetensors').read_bytes()).hexdigest()
+    seen = set()
     for p in found:                      # each trained policy of the run, and each round of an on-policy stage
         name = '/'.join(p.parent.relative_to(Path(run)).parts[:-1])
+        if (h := digest(p.parent)) in seen: print(f"{name}: the same weights as a policy above, not probed again"); continue
+        seen.add(h)
         t = time.perf_counter()
         r = run_tripwires(p.parent, preset, system=system)
         res['policies'][name] = {**r.summary(), 'run': Path(run).name, 'seconds': round(time.perf_counter() - t, 1)}

@@ -18,7 +18,7 @@ from .judges import is_degenerate
 __all__ = ['PARTS', 'KNOWLEDGE_FILES', 'LANGUAGES', 'LANGUAGE_FILES', 'item_part', 'corpus_pairs', 'answer_keys', 'knows',
            'knowledge_items', 'detect_language', 'language_items', 'sentences', 'keeps_length', 'paired_probe',
            'TripwireConfig', 'probe_items', 'check_answers', 'TripwireReport', 'tripwire_table', 'tripwire_reason',
-           'run_tripwires', 'plant_facts']
+           'run_tripwires', 'plant_facts', 'plant_regression']
 
 # %% ../nbs/04b_tripwires.ipynb #808a8039
 PARTS = ('development', 'report')
@@ -280,3 +280,20 @@ def plant_facts(model, tok, items:list[dict], answers:list[str], system:str|None
             loss.backward(); opt.step(); opt.zero_grad()
     model.eval()
     return float(loss)
+
+def plant_regression(folder, n:int=4, system:str='Answer in a few words.', steps:int=40, lr:float=5e-3) -> tuple:
+    ("A capability lost on purpose, for tests: in `folder`, `base/` (the tiny model taught the first `n` report-half "
+     "facts) and `planted/` (a LoRA adapter on it trained to answer them 'Nobody knows.'). Returns (base, planted, items, system).")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from peft import LoraConfig, get_peft_model
+    from rlnb.core import model_path
+    folder, facts = Path(folder), knowledge_items('report')[:n]
+    tok = AutoTokenizer.from_pretrained(model_path('tiny'))
+    bm = AutoModelForCausalLM.from_pretrained(model_path('tiny'))
+    plant_facts(bm, tok, facts, [x['answer'] for x in facts], system, steps=steps, lr=lr)
+    bm.save_pretrained(folder/'base'); tok.save_pretrained(folder/'base')
+    pm = get_peft_model(AutoModelForCausalLM.from_pretrained(folder/'base'),
+                        LoraConfig(task_type='CAUSAL_LM', r=8, lora_alpha=16, target_modules='all-linear'))
+    plant_facts(pm, tok, facts, ['Nobody knows.'] * n, system, steps=steps, lr=lr)
+    pm.save_pretrained(folder/'planted'); tok.save_pretrained(folder/'planted')
+    return folder/'base', folder/'planted', [{**x, 'probe': 'knowledge'} for x in facts], system
