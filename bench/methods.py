@@ -46,6 +46,17 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     # (its saved row says True, the value it ran with), fp32 on an AVX2-only CPU, where bf16 has no native kernels
     'dpo_on_policy_lr3_bf16': dict(stage='dpo_on_policy', out='dpo_on_policy_lr3_bf16', preset='cpu', dpo='cpu_bf16',
                                    rounds=2, prompts_per_round=128, samples=4, learning_rate=1.5e-4, bf16=None),
+    # make demo's on-policy DPO (data/recipes/chitchat.yaml until these: 2 rounds of 64 prompts at 3e-4) with an anchor,
+    # for a policy that keeps what its base could do (the tripwires' development half, judged by evaluate's
+    # `tripwires: development`): the chosen answers' NLL added to DPO's loss (RPO, `sft_weight`) ...
+    'anchor_rpo': dict(stage='dpo_on_policy', out='anchor_rpo', preset='cpu', dpo='cpu_bf16', rounds=2,
+                       prompts_per_round=64, samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0),
+    # ... or less of a move: a third and a half of make demo's learning rate (its KL grew with it, and the tripwires
+    # with KL: bench/results/proxy_gold.json)
+    'anchor_lr1': dict(stage='dpo_on_policy', out='anchor_lr1', preset='cpu', dpo='cpu_bf16', rounds=2,
+                       prompts_per_round=64, samples=4, learning_rate=1e-4, bf16=None),
+    'anchor_lr15': dict(stage='dpo_on_policy', out='anchor_lr15', preset='cpu', dpo='cpu_bf16', rounds=2,
+                        prompts_per_round=64, samples=4, learning_rate=1.5e-4, bf16=None),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),
@@ -74,6 +85,7 @@ def main(run:str, name:str, save:bool=False, candidate:bool=False):
            'train_examples': m.get('train_examples'), 'steps': m.get('steps'),
            'reward_first': m.get('reward_first'), 'reward_last': m.get('reward_last'), 'kl_last': m.get('kl_last'), 'evaluate_s': e['seconds'],
            'headline': e[name]['headline'], 'judge_validity': e[name].get('judge_validity'),
+           'tripwires': e[name].get('tripwires'),   # the development half (`_evaluate_stage`)
            'part': e.get('n_rule', {}).get('part'), 'prompts': e.get('prompts'), 'topics': e.get('n_rule', {}).get('topics'),
            'cpu': cpu_line(), 'date': datetime.now(timezone.utc).isoformat(timespec='seconds'),
            'commit': subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True,
@@ -99,7 +111,7 @@ def _evaluate_stage(recipe:dict, name:str) -> dict:
     "The run's own evaluate options on development topics, for method `name` (see `main`)."
     ev = {k: v for k, v in next((s for s in recipe['stages'] if s['stage'] == 'evaluate'), {}).items() if k != 'stage'}
     return {**ev, 'stage': 'evaluate', 'key': f'evaluate_{name}', 'tag': name, 'policies': [name], 'ood_prompts': 0,
-            'part': 'development', **SMOKE.get('evaluate', {})}
+            'part': 'development', 'tripwires': 'development', **SMOKE.get('evaluate', {})}
 
 FIELDS = ('win_rate', 'win_rate_ci', 'lc_win_rate', 'lc_win_rate_ci', 'control_win_rate', 'control_win_rate_ci', 'kl',
           'kl_ci', 'valid')
@@ -212,9 +224,10 @@ def smoke():
     CANDIDATES = home/'results'/'methods_candidates.json'
     run = toy_run(home)
     SMOKE.update(dpo_on_policy=dict(preset='tiny', rounds=1), ppo=dict(preset='tiny', model='tiny', steps=1, batch_size=4),
-                 evaluate=dict(n_prompts=4, max_new_tokens=4))
-    trained = [n for n, m in METHODS.items() if m]   # the toy run has no DPO or PPO stage of its own
-    cand = {n for n in trained if n.startswith('dpo_on_policy_lr3')}   # the candidates go to their own file
+                 evaluate=dict(n_prompts=4, max_new_tokens=4, tripwires='quick'))
+    # the toy run has no DPO or PPO stage of its own; of the anchors, one (the others differ by options only)
+    trained = [n for n, m in METHODS.items() if m and (not n.startswith('anchor_') or n == 'anchor_rpo')]
+    cand = {n for n in trained if n.startswith(('dpo_on_policy_lr3', 'anchor_'))}   # the candidates go to their own file
     for name in trained: main(run, name, save=name not in cand, candidate=name in cand)
     assert set(json.loads(RESULTS.read_text())['methods']) == set(trained) - cand
     assert set(json.loads(CANDIDATES.read_text())['methods']) == cand

@@ -165,6 +165,9 @@ class PreferenceConfig(StageConfig):
     max_length: int = 128           # prompt + completion tokens (longer: completion end truncated)
     loss_type: str = 'sigmoid'      # DPO loss: 'sigmoid' (DPO), 'ipo', 'hinge', 'robust'
     label_smoothing: float = 0.0    # conservative DPO / robust DPO noise rate
+    sft_weight: float = 0.0         # DPO only: + this x the mean negative log-likelihood of the chosen answers' tokens
+                                    # (RPO; TRL's loss_type 'sft'): the chosen answers' likelihood is held up, not only
+                                    # the margin, which keeps the policy near answers it already gives (on-policy rounds)
     precompute_ref_log_probs: bool = True  # reference log-probs once before training, not every step
     ref_batch_size: int|None = None  # pairs per batch of that one reference pass (no gradients); None: batch_size
     base_dtype: str = 'float32'     # frozen base weights: 'float32' or 'bfloat16' (LoRA weights stay fp32)
@@ -190,6 +193,7 @@ class PreferenceConfig(StageConfig):
     def __post_init__(self):
         if self.loss_type not in ('sigmoid', 'ipo', 'hinge', 'robust'):
             raise ValueError(f"loss_type must be sigmoid, ipo, hinge or robust, got {self.loss_type!r}")
+        if self.sft_weight < 0: raise ValueError(f"sft_weight must be >= 0, got {self.sft_weight}")
         if self.base_dtype not in ('float32', 'bfloat16'):
             raise ValueError("base_dtype must be 'float32' or 'bfloat16'")
 
@@ -325,7 +329,9 @@ def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', h
         common.update(
             train_sampling_strategy='group_by_length', length_column_name='length', remove_unused_columns=False
         )
-    if method == 'dpo': return DPOConfig(**common, loss_type=[cfg.loss_type], label_smoothing=cfg.label_smoothing)
+    if method == 'dpo':
+        sft = dict(loss_type=[cfg.loss_type, 'sft'], loss_weights=[1.0, cfg.sft_weight]) if cfg.sft_weight else {}
+        return DPOConfig(**common, **{'loss_type': [cfg.loss_type], **sft}, label_smoothing=cfg.label_smoothing)
     return KTOConfig(**common)
 
 # %% ../nbs/05_dpo.ipynb #cbb07995

@@ -41,6 +41,11 @@ def _unit_means(units, o) -> list[float]:
     for u, x in zip(units, o): per[u].append(float(x))
     return [sum(v) / len(v) for v in per.values()]
 
+def _unit_ids(units) -> list[int]:
+    "Each row's unit as the index of its first appearance (a cluster's name stored once, as a number)."
+    ids = {}
+    return [ids.setdefault(u, len(ids)) for u in units]
+
 def _kk_pairs(groups) -> tuple:
     ("Row indices (policy row, base row) of every pair inside each prompt's group of rows: with K answers per arm per "
      "prompt, all K×K pairs.")
@@ -86,6 +91,9 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
                                         groups=pc if pc is not None and len(set(pc)) < len(o) else None),
         'p_policy_better': [round(float(v), 4) for v in j['p']],   # per row: the row's policy answer vs its base answer
         'outcomes': outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)]).tolist(),
+        # what the style-controlled fit read, pair by pair, so that replicated runs can be fitted pooled (`replicate_summary`)
+        'style_rows': {'outcomes': [round(float(x), 4) for x in o], 'diffs': np.round(X, 4).tolist(),
+                       'units': _unit_ids(pc if pc is not None else range(len(o)))},
     }
     if res_prompt is not None: res['prompt_outcomes'] = res_prompt   # per prompt: the mean of its K x K outcomes
     if 'position_consistency' in j: res['position_consistency'] = j['position_consistency']

@@ -47,6 +47,7 @@ class OnPolicyConfig(StageConfig):
                                     # others end, each from its own seed): the same distribution, other draws (the pipeline's)
     learning_rate: float|None = None  # None: the DPO preset's
     beta: float|None = None         # None: the DPO preset's
+    sft_weight: float|None = None   # None: the DPO preset's (0: none); the chosen answers' NLL added to DPO's loss (RPO)
     eval_prompts: int = 0           # held-out prompts judged after each round (0: none; the evaluate stage judges the end)
     seed: int = 0
 
@@ -162,7 +163,7 @@ def train_dpo_on_policy(
     gen = dict(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
                batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, repetition_penalty=cfg.repetition_penalty, bf16=bf16,
                refill=cfg.refill)   # (the rounds' own evaluation too)
-    over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta') if getattr(cfg, k) is not None}
+    over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta', 'sft_weight') if getattr(cfg, k) is not None}
     adapter, rounds, res = None, [], None
     setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts', 'batches_at_once', 'bf16', 'refill')},
              'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}   # what a round depends on

@@ -315,8 +315,10 @@ def replicated_line(run:Run, results=None) -> str|None:
                     f"`{p}` wins {v['rate']:.3f} [{lo:.3f}, {hi:.3f}] ({100 * s.get('conf', 0.95):g} % CI) against its base, "
                     f"the base against itself {c['rate']:.3f}: "
                     + ("better than the base" if ok else "not shown better than the base")
-                    + ("." if j.get('tripwires') else " on its raw win rate; that confirmation measured neither style "
-                       "control nor the tripwires, so it says nothing of what this run lost."))
+                    + (f", style-controlled {sc['rate']:.3f} [{sc['ci'][0]:.3f}, {sc['ci'][1]:.3f}], tripwires kept in "
+                       f"{sum(t['passed'] for t in tw)} of {len(tw)} runs." if (sc := j.get('style_controlled')) and
+                       (tw := s.get('tripwires', {}).get(p)) else " on its raw win rate; that confirmation measured "
+                       "neither style control nor the tripwires, so it says nothing of what this run lost."))
     return None
 
 # %% ../nbs/99a_recipes.ipynb #258c69f4
