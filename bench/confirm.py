@@ -83,7 +83,10 @@ def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS,
         seed = json.loads((run/'config.json').read_text())['recipe'].get('seed', 0)
         print(f"== {run} (split seed {seed}): {', '.join(s.get('key', s['stage']) for s in todo)}", flush=True)
         run_pipeline({'agent': recipe['agent'], 'seed': seed, 'system': recipe.get('system'), 'stages': todo}, resume=run)
-    s = {**replicate_summary(runs, tag=tag, conf=conf or 1 - 0.05 / looks), 'looks': looks, 'max_invalid_runs': max_invalid}
+    ev = next((x for x in recipe['stages'] if x['stage'] == 'evaluate'), {})
+    requires = ['style_controlled'] + (['tripwires'] if ev.get('tripwires', 'cpu') else [])   # the rule's evidence (confirmed)
+    s = {**replicate_summary(runs, tag=tag, conf=conf or 1 - 0.05 / looks), 'looks': looks, 'max_invalid_runs': max_invalid,
+         'requires': requires}
     print(replicates_table(s))
     if save:
         metas = [json.loads(f.read_text()).get('meta') or {} for f in sorted((runs[-1]/'eval').glob(f'*_{tag}.json'))]
@@ -102,7 +105,8 @@ SUMMARIES = {'chitchat_offline.yaml': 'replicates_demo.json',          # offline
              'on-policy, 1x lr: make demo until the next': 'replicates_best.json',   # at the DPO preset's learning rate
              'candidate: 3x lr, bf16, seeds 0-4': 'replicates_lr3_bf16.json',         # not confirmed: a run's control failed
              'the candidate anew, seeds 5-9': 'replicates_lr3_bf16_b.json',   # confirmed: make demo's until the next
-             DEMO: 'replicates_light.json'}   # its lighter form (bench/plans/light.yaml), new seeds 10-13, 15: confirmed
+             'lighter, 3e-4: make demo until the next': 'replicates_light.json',   # bench/plans/light.yaml, seeds 10-13, 15
+             DEMO: 'replicates_anchor.json'}   # anchored (bench/plans/anchor.yaml): disjoint judge, 1e-4, seeds 16-18
 
 def figure_source(results:Path=RESULTS) -> str:
     ("SHA-256 of the saved summaries the figure is drawn from and of the code that draws it (stored in the PNG: "
@@ -138,6 +142,7 @@ def smoke():
     (home/'recipe.json').write_text(json.dumps(recipe))
     s = main(home/'recipe.json', runs, 'smoke', save=True, results=home/'results')
     assert 'dpo_on_policy' in s['policies'] and s['tag'] == 'smoke' and (s['looks'], s['conf']) == (1, 0.95), s
+    assert s['requires'] == ['style_controlled', 'tripwires'] and len(s['tripwires']['dpo_on_policy']) == 2, s   # the rule's evidence
     s2 = main(home/'recipe.json', runs, 'smoke', looks=2)   # a second look: nothing reruns, wider intervals
     s3 = main(home/'recipe.json', runs[:1], 'smoke', conf=0.99, max_invalid=1, new=(2, 1), root=home/'models')
     assert (s3['conf'], s3['max_invalid_runs'], s['max_invalid_runs']) == (0.99, 1, 0), s3   # a plan's level and allowance

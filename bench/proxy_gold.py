@@ -5,6 +5,7 @@ to the base), on the run's DEVELOPMENT topics (as many prompts as its evaluation
 stop is a choice, so it looks only where choices may look.
 
     .venv/bin/python bench/proxy_gold.py models/chitchat/v1     # -> bench/results/proxy_gold.json, nbs/images/proxy_gold.png
+    .venv/bin/python bench/proxy_gold.py models/chitchat/v2 --save proxy_gold_anchor.json   # -> ... nbs/images/proxy_gold_anchor.png
     .venv/bin/python bench/proxy_gold.py --smoke                # a toy run folder, tiny models, two tiny adapters
 
 Every round is evaluated here, without the control arm (the base's answers are shared through one cache)."""
@@ -77,7 +78,7 @@ def main(run=None, smoke:bool=False, save:str='proxy_gold.json'):
            'gold_peak': max(pts, key=lambda p: p['gold_sc'])['checkpoint'],
            'note': 'gold: the independent judge (a reward model trained on other prompts), a stand-in for people, not people'}
     save_result(res, save, home)
-    plot(res, (home/'results' if home else ROOT/'nbs'/'images')/'proxy_gold.png')
+    plot(res, (home/'results' if home else ROOT/'nbs'/'images')/f'{Path(save).stem}.png')   # proxy_gold.json -> proxy_gold.png
     return res
 
 if __name__ == '__main__':

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import json
 from pathlib import Path
-from .stats import wilson_interval, mean_ci, holm, replicate_interval
+from .stats import wilson_interval, mean_ci, holm, replicate_interval, pooled_style, confirmed   # (the last two re-exported)
 from .evaluation import ci_errorbar
 from .core import bench_results, isa_caps_note
 
@@ -14,9 +14,9 @@ from .core import bench_results, isa_caps_note
 __all__ = ['SPEED_GOALS', 'GOAL_MET', 'cpu_kind', 'speed_by_cpu', 'roofline_table', 'native_memory_table', 'bf16_sampling_table',
            'reward_seed_summary', 'reward_speed_table', 'dpo_speed_table', 'ppo_speed_table', 'plot_ppo_speed',
            'scale_out_table', 'gpu_speed_table', 'eval_gen_speed_table', 'eval_memory_table', 'judge_ensemble_table',
-           'serve_speed_table', 'api_speed_table', 'pooled_style', 'replicate_summary', 'replicates_table', 'confirmed',
-           'verdict_rows', 'plot_verdicts', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods',
-           'saved_method_rows', 'plot_saved_methods']
+           'serve_speed_table', 'api_speed_table', 'replicate_summary', 'replicates_table', 'verdict_rows',
+           'plot_verdicts', 'best_of_n_table', 'method_rows', 'methods_table', 'plot_methods', 'saved_method_rows',
+           'plot_saved_methods']
 
 # %% ../nbs/12_bench.ipynb #62e9b83c
 SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal in words)
@@ -444,25 +444,6 @@ def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False,
     if len(t) != len(o): raise ValueError(f"{f}: {len(o)} prompt outcomes but {len(t)} topics: the report and its prompt set disagree")
     return o, t
 
-# %% ../nbs/12_bench.ipynb #de19f4fe
-def pooled_style(rows:list[dict],        # each run's `style_rows` (outcomes, diffs, units) of one policy and judge
-                 runs_sc:list[float],    # each run's own style-controlled rate (its evaluation's headline)
-                 conf:float=0.95, seed:int=0) -> dict:
-    ("The style-controlled win rate over replicated runs: one fit of every run's pairs (`style_controlled`, clusters run "
-     "× unit), its interval joined with the between-run t interval of `runs_sc` (clipped to [0, 1]).")
-    import numpy as np
-    from rlnb.stats import style_controlled, style_fit
-    o = np.concatenate([np.asarray(r['outcomes'], dtype=float) for r in rows])
-    X = np.concatenate([np.asarray(r['diffs'], dtype=float).reshape(len(r['outcomes']), -1) for r in rows])
-    g = [f'{i}:{u}' for i, r in enumerate(rows) for u in r['units']]
-    sc = style_controlled(o, X, conf=conf, seed=seed, groups=g)
-    _, blo, bhi = mean_ci(runs_sc, conf)
-    blo, bhi = max(blo, 0.0), min(bhi, 1.0)
-    return {'rate': round(sc['rate'], 4), 'ci': [round(min(sc['ci'][0], blo), 4), round(max(sc['ci'][1], bhi), 4)],
-            'pooled_ci': [round(v, 4) for v in sc['ci']], 'between_runs_ci': [round(blo, 4), round(bhi, 4)],
-            'runs': list(runs_sc), 'clusters': sc['clusters'], 'readable': style_fit(sc),
-            'coefficients': sc.get('coefficients')}
-
 # %% ../nbs/12_bench.ipynb #cf4304d3
 def replicate_summary(runs:list,              # run folders of one recipe under different split seeds
                       judges:tuple|None=None, # default: every judge of the first run's evaluation
@@ -497,18 +478,23 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
                 xs = [_outcomes_by_run(r, name, j, ood, topics=p['topics'], cache=read, tag=tag) for r, p in zip(runs, sets)]
                 if all(x is not None for x in xs): row[key] = replicate_interval(xs, conf, seed=seed)
             hs = [e[name]['headline'][j] for e in ev]
-            row['within_run'] = [{'rate': h['win_rate'], 'ci': h['win_rate_ci']} for h in hs]
+            row['within_run'] = [{'rate': h['win_rate'], 'ci': h['win_rate_ci'], **({'kl': h['kl']} if 'kl' in h else {})}
+                                 for h in hs]   # (with each run's KL to the base: how far the policy moved)
             if all('sc_win_rate' in h for h in hs):   # each run's style-controlled rate (its evaluation's level)
                 row['within_run_sc'] = [{'rate': h['sc_win_rate'], 'ci': h['sc_win_rate_ci']} for h in hs]
                 sr = [_outcomes_by_run(r, name, j, cache=read, tag=tag, rows='style_rows') for r in runs]
                 if all(sr):   # ... and all runs' pairs in one fit (`pooled_style`): the rule reads its lower bound
                     row['style_controlled'] = pooled_style(sr, [h['sc_win_rate'] for h in hs], conf, seed)
+            if 'style_controlled' not in row and any('sc_win_rate' in h for h in hs):   # some runs' evidence missing:
+                row['style_controlled'] = {'rate': None, 'ci': [0.0, 1.0], 'readable': False,   # no claim can rest on it
+                                           'why': 'not every run has a readable style-controlled fit and its pairs'}
             row['valid_runs'] = sum(h.get('valid') is not False for h in hs)
             row['validity'] = [h.get('validity') for h in hs]
             out['policies'].setdefault(name, {})[j] = row
-        if all('tripwires' in e[name] for e in ev):   # each run's capabilities against its base (the report half)
-            out.setdefault('tripwires', {})[name] = [{'passed': e[name]['tripwires']['passed'],
-                                                      'failed': e[name]['tripwires']['failed']} for e in ev]
+        if any('tripwires' in e[name] for e in ev):   # each run's capabilities against its base (a run without: failed)
+            out.setdefault('tripwires', {})[name] = [{'passed': t['passed'], 'failed': t['failed'], 'part': t.get('part')}
+                                                     if (t := e[name].get('tripwires')) else
+                                                     {'passed': False, 'failed': ['not measured'], 'part': None} for e in ev]
     for j in judges:                               # the control: base against base, once per run (cached across policies)
         xs = [_outcomes_by_run(r, names[0], j, control=True, topics=p['topics'], cache=read, tag=tag) for r, p in zip(runs, sets)]
         if all(x is not None for x in xs): out['control'][j] = replicate_interval(xs, conf, seed=seed)
@@ -543,30 +529,6 @@ def replicates_table(s:dict, judge:str='judge') -> str:
                    f"{ci(c['between_runs_ci'])} | "
                    f"{', '.join(f'{x:.3f}' for x in c['runs'])} | must hold ½ |")
     return '\n'.join(out)
-
-# %% ../nbs/12_bench.ipynb #37580593
-def confirmed(s:dict,                # a replicate summary (bench/confirm.py's file, `replicate_summary`)
-              policy:str|None=None,  # default: the summary's only policy
-              judge:str='judge') -> tuple[bool, str]:
-    ("Whether summary `s` confirms `policy` better than its base under `judge`, and why not: its lower bound above ½, "
-     "the control's interval holding ½, and at most `s['max_invalid_runs']` runs (0 unless the summary's plan set it) "
-     "whose own verdict was invalid (each run's control at 95 %: by chance alone a run misses ½ one time in 20). Where "
-     "the summary holds them, also the style-controlled lower bound over the runs (`pooled_style`) above ½ and every "
-     "run's tripwires passed: a better score with a lost capability is not better.")
-    if policy is None:
-        if len(s['policies']) != 1: raise ValueError(f"the summary holds {sorted(s['policies'])}: name the policy")
-        (policy,) = s['policies']
-    j, c, n = s['policies'][policy][judge], s['control'][judge], len(s['runs'])
-    (lo, hi), allowed, bad = j['in_distribution']['ci'], s.get('max_invalid_runs', 0), n - j['valid_runs']
-    why = ([f"its {100 * s.get('conf', 0.95):g} % interval [{lo:.3f}, {hi:.3f}] holds ½"] * (lo <= 0.5)
-           + [f"{bad} of {n} runs invalid (the plan allows {allowed})"] * (bad > allowed)
-           + [f"the control [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}] misses ½"] * (not c['ci'][0] <= 0.5 <= c['ci'][1]))
-    if (sc := j.get('style_controlled')) and sc['ci'][0] <= 0.5:
-        why.append(f"its style-controlled interval [{sc['ci'][0]:.3f}, {sc['ci'][1]:.3f}] holds ½")
-    why += [f"run {i + 1} lost a capability ({', '.join(t['failed'])})"
-            for i, t in enumerate(s.get('tripwires', {}).get(policy, [])) if not t['passed']]
-    return not why, '; '.join(why) or 'confirmed'
-
 
 # %% ../nbs/12_bench.ipynb #7d5c7abc
 def verdict_rows(summaries:dict, judge:str='judge') -> list[dict]:

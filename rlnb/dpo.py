@@ -386,6 +386,7 @@ def _shared_rows(ds, out:Path, name:str='train'):
 def _train(method, train, eval, config, output_dir, max_steps=None, resume=True, callbacks=None):
     from trl import DPOTrainer, KTOTrainer
     cfg = effective_config(PreferenceConfig.make(config, **({} if max_steps is None else {'max_steps': max_steps})))
+    if method != 'dpo' and cfg.sft_weight: raise ValueError(f"sft_weight is DPO's (an NLL on chosen answers); {method} has none")
     seed_everything(cfg.seed)
     train = _train_rows(method, train, cfg)
     # no output_dir: a fresh temporary folder per call, so an unrelated call never resumes it (and nothing piles up

@@ -16,7 +16,7 @@ from .stream import refill_answers
 from .policy import answer_pool, load_checkpoint, load_policy_pair, plain_pair, decode, Answers, path_kl, generate_answers, tiny_adapter
 from .prompts import heldout_prompts, eval_prompt_set, read_prompts, topic_part, PARTS
 from .judges import failures, distinct_n, is_degenerate, RewardJudge, judge_name, run_judge, judge_validity, beats_heuristic, WordJudge
-from .stats import (_z, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
+from .stats import (_z, unit_ids, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
                         length_controlled, style_controlled, style_features, style_diffs, style_fit, holm, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
 from .dpo import preference_accuracy
 
@@ -40,11 +40,6 @@ def _unit_means(units, o) -> list[float]:
     per = defaultdict(list)
     for u, x in zip(units, o): per[u].append(float(x))
     return [sum(v) / len(v) for v in per.values()]
-
-def _unit_ids(units) -> list[int]:
-    "Each row's unit as the index of its first appearance (a cluster's name stored once, as a number)."
-    ids = {}
-    return [ids.setdefault(u, len(ids)) for u in units]
 
 def _kk_pairs(groups) -> tuple:
     ("Row indices (policy row, base row) of every pair inside each prompt's group of rows: with K answers per arm per "
@@ -93,7 +88,7 @@ def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, cluste
         'outcomes': outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)]).tolist(),
         # what the style-controlled fit read, pair by pair, so that replicated runs can be fitted pooled (`replicate_summary`)
         'style_rows': {'outcomes': [round(float(x), 4) for x in o], 'diffs': np.round(X, 4).tolist(),
-                       'units': _unit_ids(pc if pc is not None else range(len(o)))},
+                       'units': unit_ids(pc if pc is not None else range(len(o)))},
     }
     if res_prompt is not None: res['prompt_outcomes'] = res_prompt   # per prompt: the mean of its K x K outcomes
     if 'position_consistency' in j: res['position_consistency'] = j['position_consistency']

@@ -88,7 +88,8 @@ def _done_round(rd:Path, setup:dict) -> dict|None:
     "The record of a round finished in `rd` before (None if there is none); a round of another setup is an error."
     if not ((rd/'round.json').exists() and (rd/'adapter'/'adapter_config.json').exists()): return None
     done = json.loads((rd/'round.json').read_text())
-    if done.get('setup') != setup:
+    known = lambda s: {k: v for k, v in (s or {}).items() if v is not None}   # an option added later, unset: the same setup
+    if known(done.get('setup')) != known(setup):
         raise ValueError(f"{rd} holds a round of another setup ({done.get('setup')} != {setup}): pass another "
                          "output_dir, or remove it to start again")
     return done

@@ -243,8 +243,16 @@ def reward_stage(run:Run, preset:str='cpu', out:str='reward', prompt_half:int|No
 @stage('judge', config=RewardConfig)
 def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None=1, seed:int=1, **overrides) -> dict:
     ("Train the independent evaluation judge: a second reward model, on the other half of the training prompts, with "
-     "another seed.")
-    return _train_rm(run, preset, out, prompt_half, 'judge_model' if out == 'judge' else out, seed=seed, **overrides)
+     "another seed; `shared_with_reward` counts the training prompts (topics) it shares with the recipe's reward model.")
+    m = _train_rm(run, preset, out, prompt_half, 'judge_model' if out == 'judge' else out, seed=seed, **overrides)
+    rw = next((s for s in run.recipe.get('stages', []) if s['stage'] == 'reward'), None)
+    if rw is None or 'pairs' not in _datasets(run): return m
+    train = _datasets(run)['pairs']['train']
+    halves = [set(map(prompt_text, _prompt_half(train, h)['prompt'])) for h in (rw.get('prompt_half'), prompt_half)]
+    shared = len(halves[0] & halves[1])
+    print(f"    the judge shares {shared} of its {len(halves[1])} training prompts with the reward model"
+          + (": not an independent judge" if shared else ": no pair, no topic"))
+    return {**m, 'shared_with_reward': shared}
 
 # %% ../nbs/99_pipeline.ipynb #4835d382
 def register_version(store, agent:str, path, kind:str, **fields):

@@ -292,6 +292,15 @@ def _same_training(a:list, b:list) -> list|None:
     if ea.get('policies') != eb.get('policies'): return None
     return sorted(k for k in {*ea, *eb} if k not in ea or k not in eb or ea[k] != eb[k])   # None is not absent
 
+def _style_tripwires(sc:dict|None, tw:list|None) -> str:
+    "The end of `replicated_line`: what the confirmation measured beyond the raw win rate."
+    if not sc and not tw: return (" on its raw win rate; that confirmation measured neither style control nor the tripwires, "
+                                  "so it says nothing of what this run lost.")
+    out = [f"style-controlled {sc['rate']:.3f} [{sc['ci'][0]:.3f}, {sc['ci'][1]:.3f}]" if sc and sc.get('rate') is not None
+           else 'no style-controlled rate']
+    out.append(f"tripwires kept in {sum(t['passed'] for t in tw)} of {len(tw)} runs" if tw else 'no tripwires measured')
+    return ', ' + ', '.join(out) + '.'
+
 def replicated_line(run:Run, results=None) -> str|None:
     ("Where a saved replicate summary (`replicates_*.json` in `results`, default bench/results/: `bench/confirm.py`) was "
      "made of this run's recipe (the same stages with the same options; an evaluate stage whose settings differ is named): "
@@ -315,10 +324,7 @@ def replicated_line(run:Run, results=None) -> str|None:
                     f"`{p}` wins {v['rate']:.3f} [{lo:.3f}, {hi:.3f}] ({100 * s.get('conf', 0.95):g} % CI) against its base, "
                     f"the base against itself {c['rate']:.3f}: "
                     + ("better than the base" if ok else "not shown better than the base")
-                    + (f", style-controlled {sc['rate']:.3f} [{sc['ci'][0]:.3f}, {sc['ci'][1]:.3f}], tripwires kept in "
-                       f"{sum(t['passed'] for t in tw)} of {len(tw)} runs." if (sc := j.get('style_controlled')) and
-                       (tw := s.get('tripwires', {}).get(p)) else " on its raw win rate; that confirmation measured "
-                       "neither style control nor the tripwires, so it says nothing of what this run lost."))
+                    + _style_tripwires(j.get('style_controlled'), s.get('tripwires', {}).get(p)))
     return None
 
 # %% ../nbs/99a_recipes.ipynb #258c69f4

@@ -12,7 +12,7 @@ __all__ = ['STYLE_FEATURES', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_t
            'binom_two_sided', 'outcomes', 'win_rate', 'length_controlled', 'style_features', 'style_diffs',
            'style_controlled', 'style_fit', 'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue', 'holm',
            'hierarchical_bootstrap', 'replicate_interval', 'report_headline', 'human_win_rate', 'ppi_coverage',
-           'GateRule', 'GateDecision', 'gate_decision']
+           'GateRule', 'GateDecision', 'gate_decision', 'unit_ids', 'pooled_style', 'confirmed']
 
 # %% ../nbs/00a_stats.ipynb #82a6c921
 def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -498,3 +498,55 @@ def gate_decision(report, config=None,
     if lo > bound:
         return GateDecision(True, reason=f"passed {c.gate}: lower {conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base)
     return GateDecision(False, reason=f"rejected by {c.gate}: lower {conf:.0%} bound {lo:.3f} <= {bound:.3f}; {desc}", **base)
+
+# %% ../nbs/00a_stats.ipynb #017816e2
+def unit_ids(units) -> list[int]:
+    "Each row's unit as the index of its first appearance (a cluster's name stored once, as a number)."
+    ids = {}
+    return [ids.setdefault(u, len(ids)) for u in units]
+
+# %% ../nbs/00a_stats.ipynb #de19f4fe
+def pooled_style(rows:list[dict],        # each run's `style_rows` (outcomes, diffs, units) of one policy and judge
+                 runs_sc:list[float],    # each run's own style-controlled rate (its evaluation's headline)
+                 conf:float=0.95, seed:int=0) -> dict:
+    ("The style-controlled win rate over replicated runs: one fit of every run's pairs (`style_controlled`, clusters run "
+     "× unit), its interval joined with the between-run t interval of `runs_sc` (clipped to [0, 1]).")
+    import numpy as np
+    o = np.concatenate([np.asarray(r['outcomes'], dtype=float) for r in rows])
+    X = np.concatenate([np.asarray(r['diffs'], dtype=float).reshape(len(r['outcomes']), -1) for r in rows])
+    g = [f'{i}:{u}' for i, r in enumerate(rows) for u in r['units']]
+    sc = style_controlled(o, X, conf=conf, seed=seed, groups=g)
+    _, blo, bhi = mean_ci(runs_sc, conf)
+    blo, bhi = max(blo, 0.0), min(bhi, 1.0)
+    return {'rate': round(sc['rate'], 4), 'ci': [round(min(sc['ci'][0], blo), 4), round(max(sc['ci'][1], bhi), 4)],
+            'pooled_ci': [round(v, 4) for v in sc['ci']], 'between_runs_ci': [round(blo, 4), round(bhi, 4)],
+            'runs': list(runs_sc), 'clusters': sc['clusters'], 'readable': style_fit(sc),
+            'coefficients': sc.get('coefficients')}
+
+# %% ../nbs/00a_stats.ipynb #37580593
+def confirmed(s:dict,                # a replicate summary (bench/confirm.py's file, `replicate_summary`)
+              policy:str|None=None,  # default: the summary's only policy
+              judge:str='judge') -> tuple[bool, str]:
+    ("Whether summary `s` confirms `policy` better than its base under `judge`, and why not: its lower bound above ½, "
+     "the control's interval holding ½, and at most `s['max_invalid_runs']` runs (0 unless the summary's plan set it) "
+     "whose own verdict was invalid (each run's control at 95 %: by chance alone a run misses ½ one time in 20). Where "
+     "the summary holds them, also the style-controlled lower bound over the runs (`pooled_style`) above ½ and every "
+     "run's tripwires passed: a better score with a lost capability is not better.")
+    if policy is None:
+        if len(s['policies']) != 1: raise ValueError(f"the summary holds {sorted(s['policies'])}: name the policy")
+        (policy,) = s['policies']
+    j, c, n = s['policies'][policy][judge], s['control'][judge], len(s['runs'])
+    (lo, hi), allowed, bad = j['in_distribution']['ci'], s.get('max_invalid_runs', 0), n - j['valid_runs']
+    why = ([f"its {100 * s.get('conf', 0.95):g} % interval [{lo:.3f}, {hi:.3f}] holds ½"] * (lo <= 0.5)
+           + [f"{bad} of {n} runs invalid (the plan allows {allowed})"] * (bad > allowed)
+           + [f"the control [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}] misses ½"] * (not c['ci'][0] <= 0.5 <= c['ci'][1]))
+    if (sc := j.get('style_controlled')) and not (sc.get('readable', True) and sc['ci'][0] > 0.5):   # NaN fails too
+        why.append(sc.get('why') or f"its style-controlled interval [{sc['ci'][0]:.3f}, {sc['ci'][1]:.3f}] holds ½")
+    tw = s.get('tripwires', {}).get(policy, [])
+    why += [f"run {i + 1} lost a capability ({', '.join(t['failed'])})" for i, t in enumerate(tw) if not t['passed']]
+    why += [f"run {i + 1}'s tripwires read the {t['part']} half, not the report half" for i, t in enumerate(tw)
+            if t['passed'] and t.get('part', 'report') != 'report']
+    for need in s.get('requires', []):   # what the plan named as evidence must be there
+        if (need == 'tripwires' and not tw) or (need == 'style_controlled' and not sc): why.append(f"no {need} in the summary")
+    return not why, '; '.join(why) or 'confirmed'
+
