@@ -423,21 +423,25 @@ def api_speed_table(pattern:str|None=None) -> str:
     return '\n'.join(rows) + f"\n\n{r['cpu']}"
 
 # %% ../nbs/12_bench.ipynb #87497fce
+def _report_judge(path:Path, name:str, judge:str, ood:bool=False, control:bool=False, cache:dict|None=None,
+                  tag:str|None=None) -> tuple:
+    "A run's saved sampled-mode report of `name` (`cache`d by file) and one judge's verdict in it (None if not judged)."
+    f, cache = path/'eval'/f"{name}{'_ood' if ood else ''}{f'_{tag}' if tag else ''}.json", {} if cache is None else cache
+    if f not in cache: cache[f] = json.loads(f.read_text())['modes'].get('sampled') if f.exists() else None
+    m = cache[f] or {}
+    return m, (m.get('control', {}) if control else m).get('judges', {}).get(judge)
+
 def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False,
                      control:bool=False,      # the report's base-against-base arm instead of the policy
                      topics:list|None=None,   # the run's prompt-set topics (default: read from eval/prompt_set.json)
                      cache:dict|None=None,    # reports already read (a summary reads each file once)
                      tag:str|None=None,       # a tagged evaluation's reports (`evaluate(tag=...)`: <name>_<tag>.json)
-                     rows:str|None=None,      # instead, that entry of the judge's verdict ('style_rows'), or None
-                    ) -> tuple|dict|None:
+                    ) -> tuple|None:
     ("Per-prompt outcomes (K x K means) of one policy (or its control) and judge in one run, with each prompt's topic; "
      "`None` if not evaluated.")
     sfx = f'_{tag}' if tag else ''
-    f, cache = path/'eval'/f"{name}{'_ood' if ood else ''}{sfx}.json", {} if cache is None else cache
-    if f not in cache: cache[f] = json.loads(f.read_text())['modes'].get('sampled') if f.exists() else None
-    m = cache[f] or {}
-    j = (m.get('control', {}) if control else m).get('judges', {}).get(judge)
-    if j is None or rows: return (j or {}).get(rows) if rows else None
+    m, j = _report_judge(path, name, judge, ood, control, cache, tag)
+    if j is None: return None
     o = j['prompt_outcomes'] if 'prompt_outcomes' in j else j['outcomes']   # K x K means, else one outcome per prompt
     if ood: t = list(dict.fromkeys(m['prompts']))                           # an opener is its own topic
     else: t = topics if topics is not None else json.loads((path/'eval'/f'prompt_set{sfx}.json').read_text())['topics']
@@ -482,7 +486,7 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
                                  for h in hs]   # (with each run's KL to the base: how far the policy moved)
             if all('sc_win_rate' in h for h in hs):   # each run's style-controlled rate (its evaluation's level)
                 row['within_run_sc'] = [{'rate': h['sc_win_rate'], 'ci': h['sc_win_rate_ci']} for h in hs]
-                sr = [_outcomes_by_run(r, name, j, cache=read, tag=tag, rows='style_rows') for r in runs]
+                sr = [(_report_judge(r, name, j, cache=read, tag=tag)[1] or {}).get('style_rows') for r in runs]
                 if all(sr):   # ... and all runs' pairs in one fit (`pooled_style`): the rule reads its lower bound
                     row['style_controlled'] = pooled_style(sr, [h['sc_win_rate'] for h in hs], conf, seed)
             if 'style_controlled' not in row and any('sc_win_rate' in h for h in hs):   # some runs' evidence missing:
