@@ -20,8 +20,9 @@ from .policy import token_logprobs
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs', 'preference_accuracy',
-           'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'to_trl_config',
-           'PreferenceResult', 'train_dpo', 'train_kto', 'plot_history', 'estimate', 'train_dpo_cli']
+           'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'combine_adapters',
+           'to_trl_config', 'PreferenceResult', 'train_dpo', 'train_kto', 'plot_history', 'estimate', 'train_dpo_cli',
+           'train_kto_cli']
 
 # %% ../nbs/05_dpo.ipynb #e81d0c05
 def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoothing:float=0.0):
@@ -152,7 +153,10 @@ def label_accuracy(model, tok, examples, beta:float=0.1, max_length=None,
 @dataclass
 class PreferenceConfig(StageConfig):
     "One DPO/KTO run. Presets: `PreferenceConfig.PRESETS` (`cpu` is the default on this machine)."
-    model: str = 'smollm2'          # the policy to train: 'smollm2', 'tiny' (tests) or a HF folder
+    model: str = 'smollm2'          # the policy to train: 'smollm2', 'tiny' (tests), a HF folder or an adapter folder
+    reference: str = 'base'         # with an adapter as `model`: 'base' (go on training it; the reference is its base)
+                                    # or 'start' (the adapter's policy is the reference: a fresh LoRA on it merged, as
+                                    # preference training after SFT; the result is saved as one adapter of both)
     lora_r: int = 16                # LoRA rank
     lora_alpha: int = 32            # LoRA scale
     lora_dropout: float = 0.05
@@ -194,6 +198,7 @@ class PreferenceConfig(StageConfig):
         if self.loss_type not in ('sigmoid', 'ipo', 'hinge', 'robust'):
             raise ValueError(f"loss_type must be sigmoid, ipo, hinge or robust, got {self.loss_type!r}")
         if self.sft_weight < 0: raise ValueError(f"sft_weight must be >= 0, got {self.sft_weight}")
+        if self.reference not in ('base', 'start'): raise ValueError(f"reference must be 'base' or 'start', got {self.reference!r}")
         if self.base_dtype not in ('float32', 'bfloat16'):
             raise ValueError("base_dtype must be 'float32' or 'bfloat16'")
 
@@ -273,6 +278,10 @@ def load_trainable_policy(cfg:PreferenceConfig):
         )
     model = AutoModelForCausalLM.from_pretrained(path, **kw)
     tok = AutoTokenizer.from_pretrained(path)
+    if adapter and getattr(cfg, 'reference', 'base') == 'start':   # the adapter's policy, merged: the reference
+        from peft import PeftModel
+        model = PeftModel.from_pretrained(model, str(src)).merge_and_unload()
+        return model, tok, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
     if adapter:
         from peft import LoraConfig
         peft = LoraConfig.from_pretrained(str(src)); peft.inference_mode = False
@@ -283,11 +292,31 @@ def _start_adapter(model, cfg:PreferenceConfig):
     ("Load the weights of the adapter `cfg.model` names (if it names one) into the trainer's fresh LoRA: training goes "
      "on from it, while the reference TRL computed with the fresh LoRA switched off is the base.")
     src = Path(str(cfg.model))
-    if not (src/'adapter_config.json').exists(): return
+    if not (src/'adapter_config.json').exists() or getattr(cfg, 'reference', 'base') == 'start': return
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
     res = set_peft_model_state_dict(model, load_file(str(src/'adapter_model.safetensors')))
     if getattr(res, 'unexpected_keys', None): raise ValueError(f"{src}: weights that fit no LoRA layer: {res.unexpected_keys[:3]}")
+
+# %% ../nbs/05_dpo.ipynb #aa975a79
+def combine_adapters(first, second, out) -> Path:
+    ("One LoRA adapter equal to `first` followed by `second` (trained on the base with `first` merged in): PEFT's `cat` "
+     "combination, rank r1 + r2, the base `first`'s; written to `out` (replaced whole).")
+    import shutil, torch, tempfile
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+    base = json.loads((Path(first)/'adapter_config.json').read_text())['base_model_name_or_path']
+    m = AutoModelForCausalLM.from_pretrained(model_path(base), dtype=torch.float32)
+    pm = PeftModel.from_pretrained(m, str(first), adapter_name='first')
+    pm.load_adapter(str(second), adapter_name='second')
+    pm.add_weighted_adapter(['first', 'second'], [1.0, 1.0], 'combined', combination_type='cat')
+    with tempfile.TemporaryDirectory(dir=Path(out).parent) as d:
+        pm.save_pretrained(d, selected_adapters=['combined'])
+        for f in ('tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja'):
+            if (Path(second)/f).exists(): shutil.copy(Path(second)/f, Path(d)/'combined'/f)
+        shutil.rmtree(out, ignore_errors=True); shutil.move(str(Path(d)/'combined'), str(out))
+    name_base(out)
+    return Path(out)
 
 # %% ../nbs/05_dpo.ipynb #2976c30a
 def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', has_eval:bool=False):
@@ -420,7 +449,10 @@ def _train(method, train, eval, config, output_dir, max_steps=None, resume=True,
     if before:
         m.update({f'before_{k}': v for k, v in before.items()}, **{f'after_{k}': v for k, v in accuracy().items()})
     res = PreferenceResult(model, tok, m, trainer.state.log_history, out, out/'adapter', trainer)
-    if trainer.accelerator.is_main_process: _save_preference(res, method, cfg)   # one writer under several processes
+    if trainer.accelerator.is_main_process:   # one writer under several processes
+        _save_preference(res, method, cfg)
+        if cfg.reference == 'start' and (Path(str(cfg.model))/'adapter_config.json').exists():
+            combine_adapters(cfg.model, res.model_path, res.model_path)   # the start's adapter and this one, as one
     trainer.accelerator.wait_for_everyone()   # so no process returns before the adapter is complete
     end_group_at_exit()   # torchrun: the process group goes before Python shuts down
     return res
@@ -569,3 +601,13 @@ def train_dpo_cli(argv:list|None=None):
     return res
 
 def _numbers(d:dict) -> dict: return {k: v for k, v in d.items() if isinstance(v, (int, float))}
+
+# %% ../nbs/05_dpo.ipynb #be0593e5
+@console_script
+def train_kto_cli(argv:list|None=None):
+    "`rlnb_train_kto`: KTO on collected feedback, with LoRA; `rlnb_train_dpo --method kto`, every other flag the same."
+    import sys
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if any(a == '--method' or a.startswith('--method=') for a in argv):
+        raise SystemExit('rlnb_train_kto trains KTO: drop --method (rlnb_train_dpo trains DPO)')
+    return train_dpo_cli(['--method', 'kto', *argv])

@@ -12,9 +12,10 @@ from .core import console_script, atomic_write
 from .config import stage_cli
 
 # %% auto #0
-__all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_reward_targets', 'to_dataset', 'prompt_text', 'words',
-           'split_by_prompt', 'dataset_stats', 'plot_stats', 'data_shape', 'choose_method', 'build_datasets',
-           'by_rater', 'ExportDataConfig', 'export_rows', 'export_data', 'export_data_cli']
+__all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_sft', 'sft_thresholds', 'to_reward_targets',
+           'to_dataset', 'prompt_text', 'words', 'split_by_prompt', 'dataset_stats', 'plot_stats', 'data_shape',
+           'choose_method', 'build_datasets', 'by_rater', 'ExportDataConfig', 'export_rows', 'export_data',
+           'export_data_cli']
 
 # %% ../nbs/02_formatting.ipynb #f4347c9f
 def utility(r:Feedback) -> float|None:
@@ -38,7 +39,9 @@ class NotEnoughData(ValueError):
 
 _WHAT = {'preference pairs': ' (a pair: two answers to one prompt whose utilities differ by at least min_margin, a '
                               'correction, or a comparison)',
-         'KTO examples': ' (an answer with a utility at or above 0.625 or at or below 0.375)'}
+         'KTO examples': ' (an answer with a utility at or above 0.625 or at or below 0.375)',
+         'SFT examples': ' (a correction, or an answer whose mean utility is at least min_utility: thumbs up, a 4-5 '
+                         'rating at 0.75, a high score)'}
 
 def _need(n:int, minimum:int, what:str, agent:str|None, knob:str):
     if n < minimum:
@@ -118,6 +121,31 @@ def to_kto(records:list[Feedback],
     _need(len(out), min_examples, 'KTO examples', _one_agent(records), 'min_examples')
     return out
 
+# %% ../nbs/02_formatting.ipynb #b9ae928f
+def to_sft(records:list[Feedback],
+           min_utility:float=0.75,   # approved: mean utility at or above this (thumbs up, ratings 4-5, scores)
+           min_examples:int=1) -> list[dict]:
+    ("SFT examples `{agent, prompt, completion, source}`: each correction's corrected answer (`source` 'correction') "
+     "and each answer whose mean utility is at least `min_utility` ('approved'); one per (agent, prompt, answer).")
+    out = {}
+    for r in records:
+        if r.kind == 'correction' and (r.correction or '').strip():
+            out.setdefault((r.agent, r.prompt, r.correction), dict(agent=r.agent, prompt=r.prompt, completion=r.correction, source='correction'))
+    for (agent, prompt), resp_u in _mean_utilities(records).items():
+        for resp, u in resp_u.items():
+            if u >= min_utility: out.setdefault((agent, prompt, resp), dict(agent=agent, prompt=prompt, completion=resp, source='approved'))
+    _need(len(out), min_examples, 'SFT examples', _one_agent(records), 'min_utility')
+    return list(out.values())
+
+def sft_thresholds(records:list[Feedback], thresholds=(0.5, 0.625, 0.75, 0.875, 1.0)) -> list[dict]:
+    "At each `min_utility`: the SFT examples `to_sft` keeps, their prompts, and how many are corrections."
+    rows = []
+    for t in thresholds:
+        ex = to_sft(records, t, min_examples=0)
+        rows.append(dict(min_utility=t, examples=len(ex), prompts=len({(e['agent'], e['prompt']) for e in ex}),
+                         corrections=sum(e['source'] == 'correction' for e in ex)))
+    return rows
+
 # %% ../nbs/02_formatting.ipynb #9797b0dc
 def to_reward_targets(records:list[Feedback], min_examples:int=1) -> list[dict]:
     "Regression targets `{agent, prompt, completion, target}` with target = 2·utility − 1 in [−1, 1]."
@@ -157,10 +185,15 @@ def words(text:str, punct:bool=False) -> list[str]:
     return _re.findall(r"\w+|[^\w\s]" if punct else r"[a-z']+", text.lower())
 
 # %% ../nbs/02_formatting.ipynb #1d82b6fb
-def split_by_prompt(ds, eval_frac:float=0.2, seed:int=0, min_prompts:int=2):
-    "Split into `DatasetDict(train, eval)` so that no prompt is in both."
+def split_by_prompt(ds, eval_frac:float=0.2, seed:int=0, min_prompts:int=2,
+                    confirm_frac:float=0.0,   # > 0: also a `confirm` split, the same prompts under every seed
+                   ):
+    ("Split into `DatasetDict(train, eval)` so that no prompt is in both; with `confirm_frac`, first a `confirm` split "
+     "no seed ever trains or tunes on (a fixed hash of the prompt), for a claim made once the choices are settled.")
     from datasets import DatasetDict
-    prompts = sorted({prompt_text(p) for p in ds['prompt']})
+    every = sorted({prompt_text(p) for p in ds['prompt']})
+    conf = {p for p in every if _in_eval(p, confirm_frac, 'confirm')} if confirm_frac else set()
+    prompts = [p for p in every if p not in conf]
     _need(
         len(prompts),
         min_prompts,
@@ -171,11 +204,9 @@ def split_by_prompt(ds, eval_frac:float=0.2, seed:int=0, min_prompts:int=2):
     ev = {p for p in prompts if _in_eval(p, eval_frac, seed)}
     if not ev: ev = {min(prompts, key=lambda p: hashlib.sha1(f'{seed}:{p}'.encode()).hexdigest())}
     if ev == set(prompts): ev.discard(max(ev))
-    is_ev = [prompt_text(p) in ev for p in ds['prompt']]
-    return DatasetDict(
-        train=ds.select([i for i, e in enumerate(is_ev) if not e]),
-        eval=ds.select([i for i, e in enumerate(is_ev) if e]),
-    )
+    side = ['confirm' if t in conf else 'eval' if t in ev else 'train' for t in map(prompt_text, ds['prompt'])]
+    names = ('train', 'eval', 'confirm') if confirm_frac else ('train', 'eval')
+    return DatasetDict({n: ds.select([i for i, s in enumerate(side) if s == n]) for n in names})
 
 # %% ../nbs/02_formatting.ipynb #f8843558
 def dataset_stats(ds, tokenizer=None) -> dict:
@@ -242,26 +273,36 @@ def data_shape(records:list[Feedback], min_margin:float=0.2) -> dict:
         if utility(r) is not None: answers[(r.agent, r.prompt)].add(r.response)
     pairs = to_preference_pairs(records, min_margin, min_pairs=0) if records else []
     kto = to_kto(records, min_examples=0) if records else []
-    return dict(records=len(records), judged=len(judged), prompts=len({(r.agent, r.prompt) for r in records}),
+    sft = to_sft(records, min_examples=0) if records else []
+    return dict(sft_examples=len(sft), sft_corrections=sum(e['source'] == 'correction' for e in sft),
+                sft_prompts=len({e['prompt'] for e in sft}), records=len(records), judged=len(judged), prompts=len({(r.agent, r.prompt) for r in records}),
                 prompts_with_two_answers=sum(len(v) >= 2 for v in answers.values()),
                 pairs=len(pairs), pair_prompts=len({p['prompt'] for p in pairs}),
                 desirable=sum(e['label'] for e in kto), undesirable=sum(not e['label'] for e in kto),
                 kto_prompts=len({e['prompt'] for e in kto}),
                 targets=sum(len(v) for v in _mean_utilities(records).values()) if records else 0, min_margin=min_margin)
 
+def _sft_first(c:dict) -> dict:
+    ("`c` with `first: 'sft'` and its reason (`first_why`), where the data hold answers known to be right on 2 or more "
+     "prompts; `why` stays the preference method's own reason (a caller that trains no SFT reports only that).")
+    if not (c['sft_examples'] and c['sft_prompts'] >= 2): return c
+    return {**c, 'first': 'sft', 'first_why': f"SFT first: {c['sft_examples']} answers known to be right "
+            f"({c['sft_corrections']} corrections, {c['sft_examples'] - c['sft_corrections']} approved at a utility of "
+            f"0.75 or more) on {c['sft_prompts']} prompts; then {c['method'].upper()} from the SFT adapter."}
+
 def choose_method(records:list[Feedback], min_margin:float=0.2) -> dict:
     ("The training path `records` support: `{'method': 'dpo' | 'kto', 'why': ..., **data_shape}`; `NotEnoughData` "
      "with the counts and what is missing when neither works.")
     s = data_shape(records, min_margin)
     if s['pairs'] and s['pair_prompts'] >= 2:
-        return {'method': 'dpo', 'why': f"{s['pairs']} preference pairs on {s['pair_prompts']} prompts: DPO learns from "
-                                          "pairs directly", **s}
+        return _sft_first({'method': 'dpo', 'why': f"{s['pairs']} preference pairs on {s['pair_prompts']} prompts: DPO "
+                                                      "learns from pairs directly", **s})
     no_dpo = (f"DPO: {s['pairs']} preference pairs on {s['pair_prompts']} prompts (needs pairs on 2 or more prompts: "
               f"two answers to one prompt whose utilities differ by at least {min_margin}, a correction or a "
               f"comparison; {s['prompts_with_two_answers']} of {s['prompts']} prompts have two or more judged answers)")
     if s['desirable'] and s['undesirable'] and s['kto_prompts'] >= 2:
-        return {'method': 'kto', 'why': f"{no_dpo}; KTO: {s['desirable']} desirable and {s['undesirable']} undesirable "
-                                          f"answers on {s['kto_prompts']} prompts, each judged alone", **s}
+        return _sft_first({'method': 'kto', 'why': f"{no_dpo}; KTO: {s['desirable']} desirable and {s['undesirable']} "
+                                                      f"undesirable answers on {s['kto_prompts']} prompts, each judged alone", **s})
     who = _one_agent(records)
     raise NotEnoughData(
         f"{s['records']} records{f' for agent {who!r}' if who else ''}, {s['judged']} of them judged: nothing to train. "
@@ -278,12 +319,17 @@ def build_datasets(
     seed: int = 0,
     conversational: bool = True,
     min_pairs: int = 1,
-    formats=('pairs', 'kto', 'targets'),
+    formats=('pairs', 'kto', 'targets'),   # any of pairs, kto, targets, sft
+    min_utility: float = 0.75,             # sft: an answer at or above this mean utility is approved
+    confirm_frac: float = 0.0,             # > 0: a `confirm` split of fixed prompts besides train and eval
 ) -> dict:
-    "`{format: DatasetDict(train, eval)}` for the requested formats, split by prompt with one seed."
+    "`{format: DatasetDict(train, eval[, confirm])}` for the requested formats, split by prompt with one seed."
     make = dict(pairs=lambda: to_preference_pairs(records, min_margin, max_pairs_per_prompt, min_pairs, seed),
-                kto=lambda: to_kto(records), targets=lambda: to_reward_targets(records))
-    return {f: split_by_prompt(to_dataset(make[f](), conversational), eval_frac, seed) for f in formats}
+                kto=lambda: to_kto(records), targets=lambda: to_reward_targets(records),
+                sft=lambda: to_sft(records, min_utility))
+    if bad := set(formats) - set(make): raise ValueError(f"unknown formats {sorted(bad)}: use {', '.join(make)}")
+    return {f: split_by_prompt(to_dataset(make[f](), conversational), eval_frac, seed, confirm_frac=confirm_frac)
+            for f in formats}
 
 # %% ../nbs/02_formatting.ipynb #4f5418f5
 def by_rater(records:list[Feedback], raters:list|None=None, exclude:list|None=None) -> list[Feedback]:

@@ -147,6 +147,12 @@ def rule_report(policy:list[str], base:list[str], gold:list[str], clusters:list|
     n = len(set(clusters)) if clusters is not None else len(gold)
     ci = [round(v, 4) for v in bootstrap_ci(rp - rb, conf=conf, seed=seed, groups=clusters)] if n > 1 else None
     out['rule_reward_diff'] = {'diff': round(float((rp - rb).mean()), 4), 'ci': ci, 'clusters': n}   # None: one cluster
+    if clusters is not None:   # per cluster (e.g. document kind): where the gain or the loss is
+        c = np.array([str(x) for x in clusters])
+        out['by_cluster'] = {k: {'prompts': int((c == k).sum()), 'policy_exact': round(float((rp[c == k] == 1).mean()), 4),
+                                 'base_exact': round(float((rb[c == k] == 1).mean()), 4),
+                                 'policy_rule': round(float(rp[c == k].mean()), 4), 'base_rule': round(float(rb[c == k].mean()), 4)}
+                             for k in sorted(set(c))}
     return out
 
 # %% ../nbs/04a_judges.ipynb #95ffacb7

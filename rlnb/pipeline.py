@@ -18,7 +18,7 @@ from rlnb.reward import (
     evaluate_pairs,
     plot_calibration,
 )
-from .dpo import PreferenceConfig, train_dpo, train_kto, train_dpo_cli as _dpo_cli
+from .dpo import PreferenceConfig, train_dpo, train_kto, train_dpo_cli as _dpo_cli, train_kto_cli as _kto_cli
 from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_cli as _on_policy_cli
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo, train_ppo_cli as _ppo_cli
 from .export import export_model, isolated, ExportConfig, SAMPLING
@@ -26,7 +26,8 @@ from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
 from .stats import gate_decision
 from .core import bench_results, cpu_line, isa_caps
 from .config import stage_cli
-from .registry import Registry
+from .registry import Registry, register_version
+from .sft import train_sft_cli as _sft_cli   # and the `sft` stage
 from .prompts import train_prompt_set, eval_prompt_set, heldout_prompts
 from .judges import RewardJudge, judge_validity, rule_report, validity_line, judge_verdict
 from .tripwires import run_tripwires, tripwire_table, tripwire_reason
@@ -38,10 +39,10 @@ from .recipe import (verdict_lines, STAGES, stage, Run, POLICIES, policy_path, s
                          verdict, replicated_line, recipe_summary, PipelineOptions, auto_recipe, _git_commit, _redact, _environment, _CHOICES)
 
 # %% auto #0
-__all__ = ['train_dpo_cli', 'train_ppo_cli', 'train_dpo_on_policy_cli', 'run_pipeline', 'base_answers', 'import_feedback',
-           'format_feedback', 'reward_stage', 'judge_stage', 'register_version', 'train_preference', 'dpo_stage',
-           'kto_stage', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config', 'evaluate_stage', 'export_stage',
-           'task_eval_stage', 'run_replicates', 'main']
+__all__ = ['train_dpo_cli', 'train_ppo_cli', 'train_dpo_on_policy_cli', 'train_sft_cli', 'train_kto_cli', 'run_pipeline',
+           'base_answers', 'import_feedback', 'format_feedback', 'reward_stage', 'judge_stage', 'train_preference',
+           'dpo_stage', 'kto_stage', 'dpo_on_policy_stage', 'ppo_stage', 'stage_eval_config', 'evaluate_stage',
+           'export_stage', 'task_eval_stage', 'run_replicates', 'main']
 
 # %% ../nbs/99_pipeline.ipynb #6ec291c4
 def run_pipeline(recipe:str|Path|dict, # recipe path or dict
@@ -118,14 +119,10 @@ def base_answers(run:Run, n:int=4, max_new_tokens:int=48, model:str='smollm2', p
                 new_tokens=n_tok, tokens_per_s=round(n_tok/tg.secs, 2))
 
 # %% ../nbs/99_pipeline.ipynb #0ca46563
-def _store(run:Run, store=None) -> FeedbackStore:
-    if 'store' not in run.cache: run.cache['store'] = FeedbackStore(store)
-    return run.cache['store']
-
 @stage('import_feedback')
 def import_feedback(run:Run, source:str='chitchat', store:str|None=None, min_words:int=4) -> dict:
     "Import `source` ('chitchat' or a JSONL path) into the store for the run's agent."
-    st = _store(run, store)
+    st = run.store(store)
     rep = import_chitchat(st, min_words, run.agent) if source == 'chitchat' else st.import_jsonl(source, run.agent)
     print(f"    {rep!r}".replace('\n', '\n    '))
     stats = st.stats().get(run.agent, {})
@@ -142,10 +139,13 @@ def import_feedback(run:Run, source:str='chitchat', store:str|None=None, min_wor
 @stage('format')
 def format_feedback(run:Run, min_margin:float=0.2, max_pairs_per_prompt:int|None=None, eval_frac:float=0.2,
                     formats:list=('pairs', 'kto', 'targets'), store:str|None=None, min_pairs:int=1,
-                    raters:list|None=None, exclude_raters:list|None=None) -> dict:
+                    raters:list|None=None, exclude_raters:list|None=None,
+                    min_utility:float=0.75,   # sft: an answer at or above this mean utility is approved
+                    confirm_frac:float=0.0,   # > 0: a `confirm` split of prompts fixed under every seed
+                   ) -> dict:
     "Records of the run's agent → split datasets in the run folder, with stats and plots."
     import datasets; datasets.disable_progress_bars()
-    records = by_rater(_store(run, store).query(agent=run.agent), raters, exclude_raters)   # whose labels count
+    records = by_rater(run.store(store).query(agent=run.agent), raters, exclude_raters)   # whose labels count
     dsets = build_datasets(
         records,
         min_margin,
@@ -154,6 +154,8 @@ def format_feedback(run:Run, min_margin:float=0.2, max_pairs_per_prompt:int|None
         run.recipe.get('seed', 0),
         min_pairs=min_pairs,
         formats=tuple(formats),
+        min_utility=min_utility,
+        confirm_frac=confirm_frac,
     )
     out = {}
     for name, dd in dsets.items():
@@ -168,19 +170,12 @@ def format_feedback(run:Run, min_margin:float=0.2, max_pairs_per_prompt:int|None
         print(
             f"    {name:8s} train {tr['rows']:6,} rows / {tr['prompts']} prompts, eval {ev['rows']:5,} rows /"
             f" {ev['prompts']} prompts{extra}"
+            + (f", confirm {out[f'{name}/confirm']['rows']:,} rows" if f'{name}/confirm' in out else '')
         )
     run.cache['datasets'] = dsets
     return out
 
 # %% ../nbs/99_pipeline.ipynb #9a878f01
-def _datasets(run:Run) -> dict:
-    if 'datasets' not in run.cache:
-        from datasets import load_from_disk
-        d = run.path/'datasets'
-        if not d.exists(): raise FileNotFoundError(f"{d} is missing: run the 'format' stage before this one.")
-        run.cache['datasets'] = {p.name: load_from_disk(str(p)) for p in d.iterdir() if p.is_dir()}
-    return run.cache['datasets']
-
 def _prompt_half(ds, half:int|None):
     "Rows whose prompt falls in `half` (0 or 1) of a stable hash split of the prompts; `None`: all rows."
     if half is None: return ds
@@ -195,7 +190,7 @@ def _prompt_half(ds, half:int|None):
 # %% ../nbs/99_pipeline.ipynb #c8532a65
 def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str, **overrides) -> dict:
     cfg = RewardConfig.make(preset, **overrides)
-    ds = _datasets(run)
+    ds = run.datasets()
     fmt = 'pairs' if cfg.objective == 'pairwise' else 'targets'
     train = _prompt_half(ds[fmt]['train'], prompt_half)
     res = train_reward_model(train, ds[fmt]['eval'], cfg, output_dir=run.path/out)
@@ -246,8 +241,8 @@ def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None
      "another seed; `shared_with_reward` counts the training prompts (topics) it shares with the recipe's reward model.")
     m = _train_rm(run, preset, out, prompt_half, 'judge_model' if out == 'judge' else out, seed=seed, **overrides)
     rw = next((s for s in run.recipe.get('stages', []) if s['stage'] == 'reward'), None)
-    if rw is None or 'pairs' not in _datasets(run): return m
-    train = _datasets(run)['pairs']['train']
+    if rw is None or 'pairs' not in run.datasets(): return m
+    train = run.datasets()['pairs']['train']
     halves = [set(map(prompt_text, _prompt_half(train, h)['prompt'])) for h in (rw.get('prompt_half'), prompt_half)]
     shared = len(halves[0] & halves[1])
     print(f"    the judge shares {shared} of its {len(halves[1])} training prompts with the reward model"
@@ -255,13 +250,11 @@ def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None
     return {**m, 'shared_with_reward': shared}
 
 # %% ../nbs/99_pipeline.ipynb #4835d382
-def register_version(store, agent:str, path, kind:str, **fields):
-    ("Record a trained policy as a candidate version of `agent` in the registry of `store` (a `Registry`, a "
-     "`FeedbackStore`, a database path or URL, None for the default): the one place versions are made. Every stage, "
-     "the trainers' console scripts, the API's jobs (through the stages) and the online learner call it.")
-    v = (store if isinstance(store, Registry) else Registry(store)).register(agent, path, kind, **fields)
-    print(f"    registered as {agent} {v.name} ({kind}, {v.status})")
-    return v
+def _start_from(run:Run, kw:dict) -> dict:
+    ("`model: sft` (any of the run's `POLICIES`): start from that stage's adapter in this run, which is then the "
+     "reference too (`reference: start`, unless the recipe says `base`).")
+    if kw.get('model') not in POLICIES: return kw
+    return {'reference': 'start', **kw, 'model': str(policy_path(run, kw['model']))}
 
 def train_preference(method:str, train, eval, cfg:PreferenceConfig, out, **kw) -> StageResult:
     ("DPO (`method` 'dpo', on pairs) or KTO ('kto', on judged single answers) from `cfg.model`: what the `dpo` and "
@@ -269,17 +262,12 @@ def train_preference(method:str, train, eval, cfg:PreferenceConfig, out, **kw) -
     if method not in ('dpo', 'kto'): raise ValueError(f"method must be 'dpo' or 'kto', got {method!r}")
     return (train_dpo if method == 'dpo' else train_kto)(train, eval, cfg, out, **kw)
 
-def _register(run:Run, kind:str, path:Path, metrics:dict, config:dict, data_counts:dict, **fields) -> int:
-    "`register_version` in the run's store (the feedback's database); returns the version number."
-    return register_version(_store(run), run.agent, path, kind, metrics=metrics, config=config,
-                            data_counts=data_counts, **fields).version
-
 # %% ../nbs/99_pipeline.ipynb #85be6a7e
 @stage('dpo', config=PreferenceConfig)
 def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, **overrides) -> dict:
     "Train the policy with DPO on the run's pairs; report preference accuracy before/after."
-    cfg = PreferenceConfig.make(preset, **overrides)
-    ds = _datasets(run)['pairs']
+    cfg = PreferenceConfig.make(preset, **_start_from(run, overrides))
+    ds = run.datasets()['pairs']
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval']))))
     res = train_preference('dpo', ds['train'], ev, cfg, run.path/'dpo', callbacks=run.cache.get('callbacks'))
     m = res.metrics
@@ -294,8 +282,7 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, **overrides) -> dic
     )
     run.cache['policy_adapter'] = res.model_path
     from dataclasses import asdict
-    m['registry_version'] = _register(
-        run,
+    m['registry_version'] = run.record_version(
         'dpo',
         res.model_path,
         {k: v for k, v in m.items() if k != 'resumed_from'},
@@ -310,8 +297,8 @@ def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> 
     ("Train the policy with KTO on the run's unpaired examples (thumbs, scores: one judged answer at a time); report "
      "held-out label accuracy before/after.")
     from dataclasses import asdict
-    cfg = PreferenceConfig.make(preset, **overrides)
-    ds = _datasets(run)['kto']
+    cfg = PreferenceConfig.make(preset, **_start_from(run, overrides))
+    ds = run.datasets()['kto']
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_examples, len(ds['eval']))))
     res = train_preference('kto', ds['train'], ev, cfg, run.path/'kto', callbacks=run.cache.get('callbacks'))
     m = res.metrics
@@ -320,7 +307,7 @@ def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> 
           f"{m['train_seconds']:.0f} s, peak RSS {m['peak_rss_mb']} MiB" +
           (f"; held-out label accuracy ({len(ev)} examples) {before:.3f} -> {after:.3f}" if after is not None else ''))
     run.cache['policy_adapter'] = res.model_path
-    m['registry_version'] = _register(run, 'kto', res.model_path, {k: v for k, v in m.items() if k != 'resumed_from'},
+    m['registry_version'] = run.record_version('kto', res.model_path, {k: v for k, v in m.items() if k != 'resumed_from'},
                                       asdict(cfg), {'train_examples': m['train_examples'], 'eval_examples': len(ev)},
                                       feedback_count=m['train_examples'])
     return m
@@ -359,7 +346,7 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
           f"in {m['train_seconds']:.0f} s; the reward model's mean score of the policy's own answers per round: "
           + ', '.join(f"{r['reward_mean']:+.4f}" for r in m['rounds']))
     from dataclasses import asdict
-    m['registry_version'] = _register(run, 'dpo_on_policy', res.model_path, {k: v for k, v in m.items() if k != 'rounds'},
+    m['registry_version'] = run.record_version('dpo_on_policy', res.model_path, {k: v for k, v in m.items() if k != 'rounds'},
                                       asdict(cfg), {'train_pairs': m['train_examples']}, feedback_count=0)
     return m
 
@@ -378,7 +365,7 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     if prompt_set == 'turns':   # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
         prompts = train_prompt_set(run.path, max_prompts or 1024, run.recipe.get('seed', 0))
     else:   # the training prompts of the pairs (or, with scores only, of the regression targets)
-        ds = _datasets(run); src = ds['pairs'] if 'pairs' in ds else ds['targets']
+        ds = run.datasets(); src = ds['pairs'] if 'pairs' in ds else ds['targets']
         prompts = list(dict.fromkeys(prompt_text(p) for p in src['train']['prompt']))[:max_prompts]
     res = train_rl(None, None, prompts, reward_model_fn(_reward_model(run)), cfg, out)
     plot_ppo(res.history, path=out/'plots'/f'{algorithm}.png')
@@ -399,7 +386,7 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
             f" {m['peak_rss_mb']:.0f} MiB"
         )
     from dataclasses import asdict
-    m['registry_version'] = _register(run, algorithm, out/'policy', m, asdict(cfg),
+    m['registry_version'] = run.record_version(algorithm, out/'policy', m, asdict(cfg),
                                       {'prompts': len(prompts)}, reward_model_path=run.path/'reward'/'reward_model',
                                       reward_mean=m['reward_last'])
     return m
@@ -424,7 +411,7 @@ def _register_eval(run:Run, name:str, rep, J:dict, no_verdict:str|None=None, tri
      "`tripwires`: the candidate's tripwire summary, a lost capability rejects (and the registry refuses to deploy it).")
     if (v := run.metrics.get(name, {}).get('registry_version')) is None: return None
     s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
-    reg, d = Registry(_store(run)), gate_decision(rep, no_verdict=no_verdict, tripwires=tripwires)
+    reg, d = Registry(run.store()), gate_decision(rep, no_verdict=no_verdict, tripwires=tripwires)
     gate = {'gate_passed': d.passed, 'gate_lower': d.ci[0], 'gate_reason': d.reason,
             **({'tripwires_passed': tripwires['passed'], 'tripwires_failed': tripwires['failed']} if tripwires else {})}
     reg.update(run.agent, v, eval_report=rep.to_json(), reward_mean=s.get('mean'), reward_std=s.get('std'),
@@ -529,7 +516,7 @@ def evaluate_stage(
     ind, ood = sets['in_distribution'], sets['out_of_distribution']
     out, reports, cache, acc = {'prompts': len(ind['prompts']), 'ood_prompts': len(ood['prompts']),
                                 'n_rule': sets['n_rule'], 'system': system}, {}, {}, {}
-    pairs = _datasets(run)['pairs']['eval']
+    pairs = run.datasets()['pairs']['eval']
     kw = dict(config=cfg, cache=cache)
     (run.path/'eval').mkdir(parents=True, exist_ok=True)
     atomic_write(run.path/'eval'/f'prompt_set{sfx}.json', json.dumps({**ind, 'part': part, 'seed': seed, 'answers_per_prompt': k,
@@ -598,13 +585,17 @@ def task_eval_stage(run:Run,
                     key: str = 'gold',                # the metadata field holding the right answer
                     cluster_key: str|None = 'kind',   # the metadata field the interval resamples (None: prompts)
                     n_prompts: int|None = None,       # at most this many held-out prompts (None: all)
+                    split: str = 'eval',              # 'eval' (development) or 'confirm' (the format stage's
+                                                      # confirm_frac: prompts no choice was made on)
                     max_new_tokens: int = 32,
                     batch_size: int = 16) -> dict:
     "Exact match and rule reward of each trained policy against its base on the held-out prompts' right answers."
-    ds = _datasets(run)
-    held = list(dict.fromkeys(prompt_text(p) for f in ('kto', 'pairs', 'targets') if f in ds for p in ds[f]['eval']['prompt']))
+    ds = run.datasets()
+    if not any(split in ds[f] for f in ds): raise ValueError(f"no {split!r} split in the run's datasets: {split} needs the format stage's confirm_frac")
+    held = list(dict.fromkeys(prompt_text(p) for f in ('sft', 'kto', 'pairs', 'targets') if f in ds and split in ds[f]
+                              for p in ds[f][split]['prompt']))
     meta = {}
-    for r in _store(run).query(agent=run.agent):
+    for r in run.store().query(agent=run.agent):
         if key in (r.metadata or {}): meta.setdefault(r.prompt, r.metadata)
     prompts = [p for p in held if p in meta][:n_prompts]
     if not prompts:
@@ -692,4 +683,5 @@ def _recording(cli):
                    "`register_version` (unless --no-register).")
     return console_script(run)
 
-train_dpo_cli, train_ppo_cli, train_dpo_on_policy_cli = map(_recording, (_dpo_cli, _ppo_cli, _on_policy_cli))
+train_dpo_cli, train_ppo_cli, train_dpo_on_policy_cli, train_sft_cli, train_kto_cli = map(
+    _recording, (_dpo_cli, _ppo_cli, _on_policy_cli, _sft_cli, _kto_cli))

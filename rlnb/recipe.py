@@ -13,8 +13,8 @@ from .tripwires import tripwire_table, tripwire_reason
 
 # %% auto #0
 __all__ = ['STAGES', 'POLICIES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'load_recipe', 'policy_path', 'recipe_plan',
-           'plan_line', 'verdict', 'verdict_lines', 'replicated_line', 'recipe_summary', 'PipelineOptions',
-           'auto_recipe']
+           'plan_line', 'task_verdict', 'verdict', 'verdict_lines', 'replicated_line', 'recipe_summary',
+           'PipelineOptions', 'auto_recipe']
 
 # %% ../nbs/99a_recipes.ipynb #717564e5
 STAGES = {}
@@ -43,6 +43,28 @@ class Run:
             if name not in ('smollm2', 'tiny'): raise ValueError(f"Unknown policy {name!r}: use 'smollm2' or 'tiny'.")
             self.cache[name] = load_policy() if name == 'smollm2' else tiny_policy()
         return self.cache[name]
+
+    def store(self, store:str|None=None):
+        "The run's `FeedbackStore`, opened once: `store` (a path or URL), else DATABASE_URL or data/feedback.db."
+        if 'store' not in self.cache:
+            from rlnb.feedback import FeedbackStore
+            self.cache['store'] = FeedbackStore(store)
+        return self.cache['store']
+
+    def datasets(self) -> dict:
+        "The `format` stage's datasets, `{format: DatasetDict}`, loaded once."
+        if 'datasets' not in self.cache:
+            from datasets import load_from_disk
+            d = self.path/'datasets'
+            if not d.exists(): raise FileNotFoundError(f"{d} is missing: run the 'format' stage before this one.")
+            self.cache['datasets'] = {p.name: load_from_disk(str(p)) for p in d.iterdir() if p.is_dir()}
+        return self.cache['datasets']
+
+    def record_version(self, kind:str, path, metrics:dict, config:dict, data_counts:dict, **fields) -> int:
+        "A trained policy as a candidate version in the run's store (`register_version`); returns its number."
+        from rlnb.registry import register_version
+        return register_version(self.store(), self.agent, path, kind, metrics=metrics, config=config,
+                                data_counts=data_counts, **fields).version
 
 # %% ../nbs/99a_recipes.ipynb #9150de7d
 from .config import fits_type as _fits
@@ -132,7 +154,7 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
     return recipe
 
 # %% ../nbs/99a_recipes.ipynb #3340b70a
-POLICIES = {'dpo': 'dpo/adapter', 'kto': 'kto/adapter', 'ppo': 'ppo/policy', 'grpo': 'grpo/policy', 'rloo': 'rloo/policy',
+POLICIES = {'sft': 'sft/adapter', 'dpo': 'dpo/adapter', 'kto': 'kto/adapter', 'ppo': 'ppo/policy', 'grpo': 'grpo/policy', 'rloo': 'rloo/policy',
             'dpo_on_policy': 'dpo_on_policy/adapter'}
 
 def policy_path(run:Run, name:str) -> Path:
@@ -207,6 +229,22 @@ def plan_line(plan:dict|None, keys:list) -> str:
             + ', '.join(f"{k} {s:.0f} s" for k, s in known.items()) + f"; total {sum(known.values()) / 60:.1f} min"
             + (f" (not measured: {', '.join(miss)})" if miss else ''))
 
+# %% ../nbs/99a_recipes.ipynb #94660338
+def task_verdict(policy:str, t:dict, split:str='eval') -> dict:
+    ("What a task evaluation (`task_eval`: the records' right answers) says of `policy` against its base: `status` "
+     "(better, worse, not shown better) and one sentence with both exact-match intervals and the rule reward's.")
+    pe, be, d = t['policy'], t['base'], t['rule_reward_diff']
+    (lo, hi), (plo, phi), (blo, bhi) = d['ci'] or (None, None), pe['exact_match_ci'], be['exact_match_ci']
+    if lo is None: status, end = 'not shown better', 'no interval (one cluster)'
+    elif lo > 0 and plo > bhi: status, end = 'better', 'better than the base (the rule reward gain\'s 95 % interval is above 0, the exact-match intervals apart)'
+    elif hi < 0: status, end = 'worse', 'worse than the base (the rule reward\'s 95 % interval is below 0)'
+    else: status, end = 'not shown better', 'not shown better than the base (an interval holds no difference)'
+    docs = f"{t['prompts']} {'confirmation' if split == 'confirm' else 'held-out'} prompts with right answers"
+    s = (f"`{policy}` on {docs}: exact match {pe['exact_match']:.3f} [{plo:.3f}, {phi:.3f}] against the base's "
+         f"{be['exact_match']:.3f} [{blo:.3f}, {bhi:.3f}]; rule reward {d['diff']:+.3f}"
+         + (f" [{lo:+.3f}, {hi:+.3f}] over {d['clusters']} clusters" if lo is not None else '') + f": {end}.")
+    return {'status': status, 'sentence': s, 'answer': s, 'gate': None, 'registry_version': None, 'topics': []}
+
 # %% ../nbs/99a_recipes.ipynb #ee589de3
 def verdict(run:Run, policy:str, judge:str='judge') -> dict:
     ("What the run's evaluation says of `policy` against its base under `judge`, as `status` (better, worse, not shown "
@@ -216,6 +254,9 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
     e = run.metrics.get('evaluate', {})
     ent = e.get(policy) or {}
     h = ent.get('headline', {}).get(judge)
+    if not h and isinstance(t := (run.metrics.get('task_eval') or {}).get(policy), dict):   # a task with right answers
+        split = next((s.get('split', 'eval') for s in run.recipe.get('stages', []) if s['stage'] == 'task_eval'), 'eval')
+        return task_verdict(policy, t, split)
     if not h:
         s = f"`{policy}` was not evaluated against its base in this run: nothing is known of whether it is better."
         return {'status': 'not evaluated', 'sentence': s, 'answer': s, 'gate': None, 'registry_version': None, 'topics': []}
@@ -281,6 +322,8 @@ def verdict_lines(run:Run, results=None) -> list[str]:
             out.append(f"Registered as {run.agent} v{v['registry_version']}; the deploy gate (the service's rule) says: "
                        f"{g['reason']}" + ('; `rlnb_policies` can deploy it.' if g['passed'] else '.'))
         out.append(v['answer'])
+    for p, t in (run.metrics.get('task_eval') or {}).items():   # a task's verdict, from its right answers
+        if isinstance(t, dict) and 'rule_reward_diff' in t and p not in e: out.append('Verdict: ' + verdict(run, p)['sentence'])
     return out + ([r] if e and (r := replicated_line(run, results)) else [])
 
 # %% ../nbs/99a_recipes.ipynb #a3689bb2
@@ -375,9 +418,12 @@ def auto_recipe(data:str|Path, agent:str|None=None, model:str='smollm2', min_mar
     agent = agent or re.sub(r'[^a-z0-9_-]+', '_', Path(data).stem.lower()).strip('_-') or 'agent'
     recs = [r for _, r, _ in iter_jsonl(data, agent) if r is not None]
     c = choose_method(recs, min_margin)
+    sft = c.get('first') == 'sft'   # answers known to be right: SFT on them first, preference training from its adapter
     stages = [dict(stage='import_feedback', source=str(data)),
-              dict(stage='format', min_margin=min_margin, eval_frac=0.2, formats=['pairs' if c['method'] == 'dpo' else 'kto']),
-              dict(stage=c['method'], preset='cpu_bf16', model=str(model))]
+              dict(stage='format', min_margin=min_margin, eval_frac=0.2,
+                   formats=(['sft'] if sft else []) + ['pairs' if c['method'] == 'dpo' else 'kto'])]
+    if sft: stages.append(dict(stage='sft', preset='cpu', model=str(model)))
+    stages.append(dict(stage=c['method'], preset='cpu_bf16', model='sft' if sft else str(model)))
     if any('gold' in (r.metadata or {}) for r in recs): stages.append(dict(stage='task_eval'))
     stages.append(dict(stage='export', source=c['method'], quantization=['q8_0']))
-    return load_recipe(dict(agent=agent, seed=0, stages=stages)), c['why']
+    return load_recipe(dict(agent=agent, seed=0, stages=stages)), ' '.join(filter(None, (c.get('first_why'), c['why'])))

@@ -16,12 +16,13 @@ from fastcore.basics import patch
 from .core import console_script
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'check_gguf', 'PoliciesConfig', 'policies_cli']
+__all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'register_version', 'check_gguf', 'PoliciesConfig',
+           'policies_cli']
 
 # %% ../nbs/01a_registry.ipynb #0f1cbbb3
 from .core import utc_now
 SCHEMA_VERSION = 1
-KINDS = ('base', 'dpo', 'kto', 'ppo', 'grpo', 'rloo', 'dpo_on_policy')
+KINDS = ('base', 'sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo', 'dpo_on_policy')
 STATUSES = ('candidate', 'deployed', 'retired', 'failed')
 
 # %% ../nbs/01a_registry.ipynb #f226b19c
@@ -274,6 +275,14 @@ def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
             .values(**fields, updated_at=utc_now('microseconds'))
         )
     return self.get(agent, v)
+
+# %% ../nbs/01a_registry.ipynb #aef48096
+def register_version(store, agent:str, path, kind:str, **fields) -> PolicyVersion:
+    ("Record a trained policy as a candidate version of `agent` in the registry of `store` (a `Registry`, a "
+     "`FeedbackStore`, a database path or URL, None for the default), and print what was made.")
+    v = (store if isinstance(store, Registry) else Registry(store)).register(agent, path, kind, **fields)
+    print(f"    registered as {agent} {v.name} ({kind}, {v.status})")
+    return v
 
 # %% ../nbs/01a_registry.ipynb #f1de4fbc
 @patch

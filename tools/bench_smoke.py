@@ -3,6 +3,7 @@ each in its own process (and process group) with a time limit, and fail when one
 
     .venv/bin/python tools/bench_smoke.py                    # every bench/*.py; exit 1 if any failed
     .venv/bin/python tools/bench_smoke.py --only dpo_speed serve_speed --timeout 300 --keep
+    .venv/bin/python tools/bench_smoke.py --part 1/3                 # every third script, from the first (98a; 98b, 98c)
 
 One line per script: `ok`, `SKIP` (it ran, but said `SKIP: <part>` about a part this machine cannot run: no CUDA, no
 TRL 0.29 venv, ...) or `FAIL`, with its seconds; a failing script's output tail follows. Also FAIL:
@@ -25,6 +26,12 @@ BENCH = ROOT/'bench'
 WATCHED = ['bench/results', 'models', 'data', 'nbs/images/online_loop.png']   # relative to ROOT
 IGNORED = ['models/.cache']
 SMOKE_FLAG = re.compile(r"""['"]--smoke['"]""")
+OWN_LIMIT = re.compile(r'^SMOKE_TIMEOUT\s*=\s*(\d+)', re.M)   # a script whose smoke needs longer says so, with why
+
+def script_timeout(script:Path, default:float) -> float:
+    "The script's own `SMOKE_TIMEOUT = N` (seconds) where it declares one, else `default`."
+    m = OWN_LIMIT.search(script.read_text(encoding='utf-8'))
+    return max(default, float(m.group(1))) if m else default
 
 def snapshot(root:Path|None=None) -> dict:
     "{relative path: (mtime_ns, size)} of every file under the watched paths (the ignored folders not entered)."
@@ -93,8 +100,14 @@ def main(argv=None):
     ap.add_argument('--keep', action='store_true', help="keep the run's temporary folder (logs, homes, results)")
     ap.add_argument('--tail', type=int, default=40, help="lines of a failing script's output to show")
     ap.add_argument('--threads', type=int, default=1, help='OMP_NUM_THREADS of each script (default 1)')
+    ap.add_argument('--part', help='K/N: the K-th of N interleaved parts of the scripts (sorted by name), so N test '
+                                   'notebooks share them and each stays inside its time limit')
     a = ap.parse_args(argv)
     scripts = sorted(BENCH.glob('*.py'))
+    if a.part:
+        k, n = map(int, a.part.split('/'))
+        if not 1 <= k <= n: ap.error(f"--part {a.part}: want K/N with 1 <= K <= N")
+        scripts = scripts[k - 1::n]
     if a.only:
         want = {n.removesuffix('.py') for n in a.only}
         if missing := want - {s.stem for s in scripts}: ap.error(f"no bench/{'.py, bench/'.join(sorted(missing))}.py")
@@ -112,7 +125,7 @@ def main(argv=None):
                 failed.append(rel); print(f"FAIL     -    {rel}  (no --smoke flag: every benchmark needs one)", flush=True)
                 continue
             before = snapshot()
-            status, secs, why, skipped, out = run_script(s, tmp, a.timeout, a.threads, zyg)
+            status, secs, why, skipped, out = run_script(s, tmp, script_timeout(s, a.timeout), a.threads, zyg)
             if changed := changes(before, snapshot()):
                 status, why = 'FAIL', f"wrote outside its temporary folders: {', '.join(changed)}"
             note = f"  ({why})" if why else f"  (skipped: {'; '.join(skipped)})" if skipped else ''
