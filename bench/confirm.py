@@ -24,6 +24,7 @@ invalid (their control missed ½ at 95 %) the plan allows (default 0); both are 
 every look's intervals are at level 1 - 0.05/K (Bonferroni over the planned looks), so that stopping at the first look
 whose lower bound clears ½ keeps the claim's nominal error rate at 5 % (at 2.5 % for the one-sided claim "better"). The
 file records `looks` and `conf`. A look made before the plan, at 95 %, spent its own share: say so where it is reported."""
+SMOKE_TIMEOUT = 360   # tools/bench_smoke.py: its smoke runs a toy confirmation of several runs, past the default limit on a shared machine
 import json, subprocess, sys
 from datetime import datetime, timezone
 from pathlib import Path
