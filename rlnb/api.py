@@ -259,18 +259,20 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
         if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
         try:
             plan = plan_training(st.store, agent, req)   # what the data can train, decided before a worker starts
-            if req.dryRun and plan['method'] != 'dpo': return dry_run(st.store, agent, req)   # arithmetic only
+            probe = plan['method'] == 'dpo' or 'sft' in (plan['first'], plan['method'])   # DPO's, SFT's: a measured probe
+            if req.dryRun and not probe: return dry_run(st.store, agent, req)   # arithmetic only
             job = spawn_job(st, agent, {**req.model_dump(), **({'kind': 'dry_run'} if req.dryRun else {})})
         except ValueError as e: raise HTTPException(400, detail=str(e))   # InsufficientFeedback included
         except Busy as e: _busy(e)
         except OSError as e: raise HTTPException(503, detail=f'could not start a worker process: {e}')
-        if req.dryRun:                                 # DPO's probe trains two steps: in a worker, never in the server
+        if req.dryRun:                                 # a probe trains two steps: in a worker, never in the server
             j = _wait_job(st, job['id'])
             if j['status'] != 'succeeded': raise HTTPException(400, detail=(j['error'] or 'the dry run failed')[:2000])
             return _scrub(j['result'])
         response.status_code = 202
         return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}",
-                'method': plan['method'], 'methodReason': plan['why']}
+                'method': plan['method'], 'methods': [x for x in (plan['first'], plan['method']) if x],
+                'methodReason': plan['why']}
     def _job(job_id:str) -> dict:
         if not re.fullmatch(r'[0-9a-f]{32}', job_id): raise HTTPException(404, detail=f'no job {job_id!r}')
         _ = st.store

@@ -163,6 +163,14 @@ def _config_flags(group, config_cls):
                                metavar='TRUE|FALSE|AUTO' if 'bool' in str(ann) else '|'.join(p.strip() for p in str(ann).split('|') if p.strip() != 'None').upper(),
                                help=doc)
 
+def _json_flag(s:str):
+    import argparse, json
+    if s.lower() in ('none', 'null'): return None
+    try: v = json.loads(s)
+    except json.JSONDecodeError as e: raise argparse.ArgumentTypeError(f"expected a JSON object, got {s!r} ({e.msg})")
+    if not isinstance(v, dict): raise argparse.ArgumentTypeError(f"expected a JSON object, got {s!r}")
+    return v
+
 def _bool_flag(s:str):
     import argparse
     v = s.lower()
@@ -173,6 +181,7 @@ def _bool_flag(s:str):
 
 def _flag_type(ann:str):
     parts = [p.strip() for p in str(ann).split('|')]
+    if 'dict' in parts: return _json_flag                     # a mapping, written as JSON: '{"exact": 0.6}'
     if 'list' in parts: return lambda s: s.split(',')         # comma-separated; one item is a list of one
     if 'bool' in parts: return _bool_flag               # bool|None: true / false, or auto (none) to let rlnb measure
     for p, t in (('int', int), ('float', float)):

@@ -13,6 +13,7 @@ from .formatting import prompt_text, to_preference_pairs, to_kto, to_dataset, sp
 from .core import atomic_dir, atomic_write, auto_bf16
 from .config import stage_cli, stage_dir
 from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
+from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
 from .core import console_script
 from .reward import pairwise_accuracy
 from .feedback import load_records
@@ -561,6 +562,7 @@ _DPO_FLAGS = [
     (['--agent'], dict(default='chitchat', help='whose feedback')),
     (['--source'], dict(default='db', choices=['db', 'file'])),
     (['--data-file'], dict(help='a JSONL file of feedback (with --source file)')),
+    (['--ratings-file'], dict(help='with --source file: a second JSONL of feedback (ratings kept apart), read with it')),
     (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
     (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
     (
@@ -571,6 +573,7 @@ _DPO_FLAGS = [
         ['--no-register'],
         dict(action='store_true', help='do not record the trained policy in the registry (of --store)'),
     ),
+    *TRAIN_EXPORT_FLAGS,
 ]
 
 # %% ../nbs/05_dpo.ipynb #53134d48
@@ -582,7 +585,10 @@ def train_dpo_cli(argv:list|None=None):
                           extra=_DPO_FLAGS)
     cfg, a = parse(argv)
     if a.source == 'file' and not a.data_file: ap.error('--source file needs --data-file')
+    if a.ratings_file and a.source != 'file': ap.error('--ratings-file goes with --source file')
+    check_export_flags(a)
     records = load_records(a.agent, a.data_file if a.source == 'file' else None, a.store)
+    records += load_records(a.agent, a.ratings_file) if a.ratings_file else []
     dd = split_by_prompt(
         to_dataset(to_preference_pairs(records, a.min_margin) if a.method == 'dpo' else to_kto(records))
     )
@@ -594,6 +600,7 @@ def train_dpo_cli(argv:list|None=None):
     fn = train_dpo if a.method == 'dpo' else train_kto
     res = fn(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, stage_dir(a, a.agent, a.method))
     print(json.dumps(res.metrics, indent=2)); print(f"adapter: {res.model_path}")
+    res.export = export_trained(res.model_path, a, a.agent)
     if not a.no_register:   # recorded by the console script (`rlnb.pipeline.train_dpo_cli`), not here
         res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind=a.method, feedback_count=len(records),
                           config=cfg.to_dict(), metrics=_numbers(res.metrics),

@@ -14,11 +14,12 @@ from .policy import is_adapter, adapter_base, load_checkpoint, load_gguf, gguf_c
 from .llama import check_llama_cpu, converter_dir, llama_version, prepare_converter, supported_architectures
 
 # %% auto #0
-__all__ = ['QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'NativeCrash', 'isolated', 'export_lora', 'export_merged',
-           'check_disk', 'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids', 'last_logits', 'gguf_greedy',
-           'gguf_eval', 'parity_check', 'check_parity', 'gguf_answer', 'gguf_template', 'ollama_template',
-           'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat', 'model_card',
-           'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model', 'export_cli', 'decode_benchmark']
+__all__ = ['QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'TRAIN_EXPORT_FLAGS', 'NativeCrash', 'isolated', 'export_lora',
+           'export_merged', 'check_disk', 'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids',
+           'last_logits', 'gguf_greedy', 'gguf_eval', 'parity_check', 'check_parity', 'gguf_answer', 'gguf_template',
+           'ollama_template', 'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat',
+           'model_card', 'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model', 'export_cli',
+           'check_export_flags', 'export_trained', 'decode_benchmark']
 
 # %% ../nbs/07_export.ipynb #80b71209
 class NativeCrash(RuntimeError):
@@ -624,6 +625,31 @@ def export_cli(argv:list|None=None):
             f" greedy identical {r['greedy_identical']:.2f}"
         )
     if res.message: print(res.message)
+    return res
+
+# %% ../nbs/07_export.ipynb #531c45bf
+TRAIN_EXPORT_FLAGS = [
+    (['--export'], dict(action='store_true', help='after training: merge, convert to GGUF (parity-checked), write a Modelfile and card')),
+    (['--quantization'], dict(default='f16', help='with --export: GGUF types, comma-separated; the first is served (f16, q8_0, q4_k_m, ...)')),
+    (['--register-ollama'], dict(action='store_true', help='with --export: `ollama create` it (without ollama: the line to run)')),
+    (['--model-name'], dict(help='with --export: the GGUF file stem and Ollama name (default: <agent>-<run>)')),
+]
+
+def check_export_flags(a):
+    "A usage error, before anything trains, for `--register-ollama` or `--model-name` without `--export`."
+    if not a.export and (a.register_ollama or a.model_name):
+        raise SystemExit('--register-ollama and --model-name go with --export')
+
+def export_trained(adapter, a, agent:str, system:str|None=None) -> ExportResult|None:
+    "A trainer's `--export`: the adapter it trained as GGUF in the run folder's `gguf/`, with its Modelfile and card."
+    if not a.export: return None
+    adapter = Path(adapter)
+    cfg = ExportConfig.make('cpu', quantization=a.quantization.split(','), register=a.register_ollama, system=system,
+                            model_name=a.model_name or f'{agent}-{adapter.parent.name}')
+    res = export_model(adapter, cfg, adapter.parent/'gguf')
+    for q, r in res.parity.items():
+        print(f"{q:>7}: {res.paths[q]} ({res.stats[q]['size_mb']} MiB), greedy identical {r['greedy_identical']:.2f}")
+    print(res.message)
     return res
 
 # %% ../nbs/07_export.ipynb #3d253e5e

@@ -14,7 +14,7 @@ from .config import stage_cli
 # %% auto #0
 __all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_sft', 'sft_thresholds', 'to_reward_targets',
            'to_dataset', 'prompt_text', 'words', 'split_by_prompt', 'dataset_stats', 'plot_stats', 'data_shape',
-           'choose_method', 'build_datasets', 'by_rater', 'ExportDataConfig', 'export_rows', 'export_data',
+           'choose_method', 'build_datasets', 'by_rater', 'reweigh', 'ExportDataConfig', 'export_rows', 'export_data',
            'export_data_cli']
 
 # %% ../nbs/02_formatting.ipynb #f4347c9f
@@ -338,6 +338,21 @@ def by_rater(records:list[Feedback], raters:list|None=None, exclude:list|None=No
     keep, drop = (set(one(raters)) if raters is not None else None), set(one(exclude) or ())
     if keep is not None and keep & drop: raise ValueError(f"raters both kept and excluded: {sorted(keep & drop, key=str)}")
     return [r for r in records if (keep is None or r.rater in keep) and r.rater not in drop]
+
+# %% ../nbs/02_formatting.ipynb #4c8cabf1
+def reweigh(records:list[Feedback], weights:dict|None) -> list[Feedback]:
+    "`records` with each one holding `components` in its metadata rescored under `weights` (`component_reward`)."
+    import dataclasses
+    from rlnb.feedback import component_reward
+    if not weights: return list(records)
+    out = []
+    for r in records:
+        c = (r.metadata or {}).get('components')
+        if not isinstance(c, dict): out.append(r); continue
+        try: s = component_reward(c, weights)
+        except ValueError as e: raise ValueError(f"record {r.id or r.prompt[:40]!r}: {e}") from None
+        out.append(dataclasses.replace(r, kind='score', score=s, metadata={**r.metadata, 'weights': dict(weights)}))
+    return out
 
 # %% ../nbs/02_formatting.ipynb #9418e0ce
 from dataclasses import dataclass

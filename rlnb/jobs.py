@@ -13,6 +13,7 @@ from .core import create_index, create_tables, check_agent, models_dir, new_run,
 from .feedback import FeedbackStore
 from .formatting import utility, prompt_text, build_datasets, choose_method, data_shape, NotEnoughData
 from .dpo import estimate, PreferenceConfig
+from .sft import estimate_sft, SFTConfig
 from .registry import Registry, _rel
 from .pipeline import run_pipeline
 from .online import OnlineConfig, OnlineLearner
@@ -31,7 +32,7 @@ MIN_FEEDBACK = 10          # the replaced service's minimum before training
 MAX_BATCH = 10_000         # records per batch request
 MAX_STEPS = 2_000          # optimisation steps one request may ask for (the dry run estimates what they cost here)
 MAX_FUTURE_S = 300         # a record's created_at may be at most this far ahead of the server's clock
-ALGORITHMS = ('dpo', 'kto', 'ppo', 'grpo', 'rloo')
+ALGORITHMS = ('sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo')
 JOB_STATES = ('queued', 'running', 'succeeded', 'failed', 'cancelled')
 
 # %% ../nbs/10a_jobs.ipynb #b563aa4a
@@ -149,8 +150,9 @@ class TrainRequest(BaseModel):
     dryRun: bool = False
     maxSteps: int = Field(100, ge=1, le=MAX_STEPS, description='optimisation steps')
     learningRate: float = Field(5e-5, gt=0, le=1)
-    algorithm: Literal['auto', 'dpo', 'kto', 'ppo', 'grpo', 'rloo'] = Field(
-        'auto', description="auto: DPO where preference pairs exist, else KTO on judged single answers")
+    algorithm: Literal['auto', 'sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo'] = Field(
+        'auto', description="auto: SFT first where answers are known right, then DPO where preference pairs exist, else "
+        "KTO on judged single answers")
     baseModel: str = Field('smollm2', min_length=1, max_length=1024,
                            description="'smollm2', 'tiny' (a small random model for tests) or a Hugging Face folder")
     batchSize: int = Field(4, ge=1, le=256)
@@ -211,9 +213,17 @@ def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
         steps = req.maxSteps
         minutes = None if s_step is None or req.baseModel != 'smollm2' else req.maxSteps * s_step / 60
         if s_step is not None and req.baseModel != 'smollm2': basis = f'no measurement of {req.baseModel}: SmolLM2 only'
+    if 'sft' in (plan['first'], method):   # the SFT stage it runs first (or alone): a short measured probe as well
+        sft = next(s for s in plan['recipe']['stages'] if s['stage'] == 'sft')
+        ex = build_datasets(fs['records'], eval_frac=0.0, formats=('sft',))['sft']['train']
+        e = estimate_sft(ex, SFTConfig.make('cpu', **{k: v for k, v in sft.items() if k not in ('stage', 'preset')}), probe_steps=2)
+        sft_min = (e['s_per_step'] * e['steps']) / 60
+        steps, minutes = (e['steps'], sft_min) if method == 'sft' else (steps + e['steps'], minutes and minutes + sft_min)
+        basis = 'measured probe' if method == 'sft' else f"{basis}; SFT first: measured probe, {e['steps']} steps"
     return {'status': 'dry_run', 'feedbackCount': fs['count'], 'estimatedSteps': int(steps),
             'estimatedTimeMinutes': None if minutes is None else round(minutes, 2), 'scoreMean': fs['mean'], 'scoreStd': fs['std'],
-            'estimateBasis': basis, 'method': method, 'methodReason': plan['why'], 'data': plan['shape'],
+            'estimateBasis': basis, 'method': method, 'methods': [x for x in (plan['first'], method) if x],
+            'methodReason': plan['why'], 'data': plan['shape'],
             'modelConfig': {'base_model': req.baseModel, 'use_lora': True, 'learning_rate': req.learningRate,
                             'algorithm': method, 'lora_r': cfg.lora_r, 'batch_size': req.batchSize,
                             'beta': req.beta}}
@@ -228,6 +238,9 @@ _RL = ('ppo', 'grpo', 'rloo')
 def _check_method(method:str, s:dict):
     "`NotEnoughData` when the data shape `s` (`data_shape`) cannot train `method`, with the counts and the way out."
     auto = " Omit algorithm (or send 'auto') to train what the data supports."
+    if method == 'sft' and not (s['sft_examples'] and s['sft_prompts'] >= 2):
+        raise NotEnoughData(f"SFT needs answers known to be right on 2 or more prompts: {s['sft_examples']} on "
+                            f"{s['sft_prompts']} prompts (corrections, or a utility of 0.75 or more).{auto}")
     if method == 'dpo' and not (s['pairs'] and s['pair_prompts'] >= 2):
         raise NotEnoughData(f"DPO needs preference pairs on 2 or more prompts: {s['pairs']} pairs on {s['pair_prompts']} "
                             f"prompts ({s['prompts_with_two_answers']} of {s['prompts']} prompts have two or more judged "
@@ -241,14 +254,23 @@ def _check_method(method:str, s:dict):
                             f"({s['pairs']} on {s['pair_prompts']}) or judged answers on 2 or more prompts "
                             f"({s['targets']} answers on {s['prompts']} prompts).{auto}")
 
-def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shape:dict) -> dict:
-    ("The pipeline recipe a train_policy request runs: format the agent's feedback, then the method's stages (DPO or "
-     "KTO; PPO/GRPO/RLOO after a reward model, Bradley-Terry on pairs where they exist, else regression on the scores).")
+# %% ../nbs/10a_jobs.ipynb #c2f71fdc
+def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shape:dict, first:str|None=None) -> dict:
+    ("The pipeline recipe a train_policy request runs: format the agent's feedback, then (`first='sft'`) SFT on the "
+     "answers known to be right at the SFT preset's rate, then the method's stages from it (SFT, DPO or KTO; "
+     "PPO/GRPO/RLOO after a reward model, Bradley-Terry on pairs where they exist, else regression on the scores).")
     common = dict(model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize)
     pairwise = shape['pair_prompts'] >= 2
-    formats = {'dpo': ['pairs'], 'kto': ['kto']}.get(method) or (['pairs', 'targets'] if pairwise else ['targets'])
+    formats = {'dpo': ['pairs'], 'kto': ['kto'], 'sft': []}.get(method)
+    formats = (['sft'] if 'sft' in (first, method) else []) + (formats if formats is not None else
+                                                               ['pairs', 'targets'] if pairwise else ['targets'])
     stages = [dict(stage='format', store=store_url, min_margin=req.minMargin, eval_frac=0.2, formats=formats, min_pairs=1)]
-    if method in ('dpo', 'kto'):
+    if 'sft' in (first, method):   # asked for, the request's rate; first of two, the SFT preset's (LoRA's usual 2e-4)
+        stages.append(dict(stage='sft', preset='cpu', model=req.baseModel, max_steps=req.maxSteps, batch_size=req.batchSize,
+                           save_steps=10**9, **({'learning_rate': req.learningRate} if method == 'sft' else {})))
+        common['model'] = 'sft'    # preference training goes on from the SFT adapter, its reference
+    if method == 'sft': pass
+    elif method in ('dpo', 'kto'):
         stages.append(dict(stage=method, preset='cpu', max_steps=req.maxSteps, beta=req.beta, save_steps=10**9, **common))
     else:
         stages += [dict(stage='reward', preset='tiny' if req.baseModel == 'tiny' else 'cpu',
@@ -264,12 +286,14 @@ def plan_training(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
     fs = feedback_summary(store, agent); _need_feedback(fs['count'])
     if req.algorithm == 'auto':    # choose_method returns the data's shape with its choice: counted once
         c = choose_method(fs['records'], req.minMargin)
-        method, why, shape = c['method'], c['why'], {k: v for k, v in c.items() if k not in ('method', 'why')}
+        method, first = c['method'], c.get('first')
+        why, shape = ' '.join(filter(None, (c.get('first_why'), c['why']))), {k: v for k, v in c.items() if k not in ('method', 'why')}
     else:
-        shape = data_shape(fs['records'], req.minMargin)
+        shape, first = data_shape(fs['records'], req.minMargin), None
         _check_method(req.algorithm, shape); method, why = req.algorithm, f"{req.algorithm} as asked"
     url = store.engine.url.render_as_string(hide_password=False)   # the run folder keeps it redacted
-    return dict(method=method, why=why, shape=shape, feedback=fs, recipe=training_recipe(agent, req, method, url, shape))
+    return dict(method=method, first=first, why=why, shape=shape, feedback=fs,
+                recipe=training_recipe(agent, req, method, url, shape, first))
 
 # %% ../nbs/10a_jobs.ipynb #35ab4f1c
 def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=None) -> dict:
@@ -277,13 +301,13 @@ def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=
      "(which register the version); return the replaced service's answer, with the method and why.")
     plan = plan_training(store, agent, req)
     run = run_pipeline(plan['recipe'], progress=progress)
-    m = run.metrics[plan['method'] if plan['method'] in ('dpo', 'kto') else 'ppo']
+    m = run.metrics[plan['method'] if plan['method'] in ('sft', 'dpo', 'kto') else 'ppo']
     v = Registry(store).get(agent, m['registry_version'])
     return {'status': 'trained', 'policyId': str(v.id), 'version': v.name, 'modelPath': v.model_path,
             'rewardModelPath': v.reward_model_path, 'feedbackCount': plan['feedback']['count'],
             'trainingSteps': m.get('steps'), 'rewardMean': v.reward_mean if v.reward_mean is not None
             else m.get('after_reward_margin'), 'rewardStd': v.reward_std, 'runFolder': _rel(run.path),
-            'method': plan['method'], 'methodReason': plan['why']}
+            'method': plan['method'], 'methods': [x for x in (plan['first'], plan['method']) if x], 'methodReason': plan['why']}
 
 # %% ../nbs/10a_jobs.ipynb #2230c7f3
 def _job_db(db:str|None) -> str:

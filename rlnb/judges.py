@@ -12,8 +12,9 @@ from .stats import wilson_interval, bootstrap_ci
 from .formatting import prompt_text, words
 
 # %% auto #0
-__all__ = ['distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'WordJudge', 'rule_reward',
-           'rule_report', 'judge_validity', 'beats_heuristic', 'validity_line', 'judge_verdict']
+__all__ = ['RULE_WEIGHTS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJudge', 'judge_name', 'run_judge', 'WordJudge',
+           'rule_components', 'rule_weights', 'rule_reward', 'rule_report', 'components_line', 'judge_validity',
+           'beats_heuristic', 'validity_line', 'judge_verdict']
 
 # %% ../nbs/04a_judges.ipynb #0b510242
 def distinct_n(texts:list[str], n:int=2) -> float:
@@ -120,40 +121,69 @@ class WordJudge:
         import numpy as np
         return np.array([len(a.split()) for a in answers], dtype=float)
 
-# %% ../nbs/04a_judges.ipynb #71df10d3
+# %% ../nbs/04a_judges.ipynb #4e2a8e8e
 def _norm_path(s:str) -> str:
     s = (s or '').strip().splitlines()[0].strip() if (s or '').strip() else ''
     return s.strip('`"\' ./').lower()
 
-def rule_reward(answer:str, gold:str) -> float:
-    "1 for the gold answer, ½ for the right first path component (`Finance/` of `Finance/Invoices/ACME`), else 0."
-    a, g = _norm_path(answer), _norm_path(gold)
-    if a == g: return 1.0
-    return 0.5 if '/' in g and a.split('/')[0] == g.split('/')[0] and a else 0.0
+RULE_WEIGHTS = {'exact': 0.5, 'top_folder': 0.5, 'one_line': 0.0}   # the default: 1 right, ½ right top folder, else 0
 
+def rule_components(answer:str, gold:str) -> dict:
+    ("The checker's components of an answer, each 0 or 1: `exact` (its first line is the gold path), `top_folder` (the "
+     "right first path component, `Finance/` of `Finance/Invoices/ACME`; an exact answer has it) and `one_line` (one "
+     "non-empty line, as 'the folder path only' asks).")
+    a, g = _norm_path(answer), _norm_path(gold)
+    top = a == g or bool(a and '/' in g and a.split('/')[0] == g.split('/')[0])
+    return {'exact': float(a == g), 'top_folder': float(top), 'one_line': float(len((answer or '').strip().splitlines()) == 1)}
+
+def rule_weights(weights:dict|None=None) -> dict:
+    "`weights` over `RULE_WEIGHTS`'s components (a missing one weighs 0), normalised to sum 1; a bad weight is an error."
+    w = dict(RULE_WEIGHTS if weights is None else weights)
+    if bad := set(w) - set(RULE_WEIGHTS):
+        raise ValueError(f"unknown reward components {sorted(bad)}: the checker's are {', '.join(RULE_WEIGHTS)}")
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 for v in w.values()) or sum(w.values()) <= 0:
+        raise ValueError(f"component weights are numbers >= 0 with a positive sum, got {w}")
+    return {k: w.get(k, 0) / sum(w.values()) for k in RULE_WEIGHTS}
+
+def rule_reward(answer:str, gold:str, weights:dict|None=None) -> float:
+    "The weighted sum of `rule_components` (`rule_weights`; by default 1 for the gold answer, ½ for the right top folder, else 0)."
+    w, c = rule_weights(weights), rule_components(answer, gold)
+    return round(sum(w[k] * c[k] for k in w), 12)
+
+# %% ../nbs/04a_judges.ipynb #71df10d3
 def rule_report(policy:list[str], base:list[str], gold:list[str], clusters:list|None=None, conf:float=0.95,
-                seed:int=0) -> dict:
-    ("Exact-match rate of each side (Wilson interval) and the paired difference policy − base of `rule_reward` "
-     "(bootstrap interval over `clusters`, else over prompts).")
+                seed:int=0, weights:dict|None=None) -> dict:
+    ("Exact-match rate of each side (Wilson interval), the paired difference policy − base of `rule_reward` under "
+     "`weights` (bootstrap interval over `clusters`, else over prompts), and each component's mean on both sides.")
     import numpy as np
     if not (len(policy) == len(base) == len(gold)) or not gold:
         raise ValueError(f"{len(policy)} policy answers, {len(base)} base answers, {len(gold)} gold answers: need the same, > 0")
-    rp, rb = (np.array([rule_reward(a, g) for a, g in zip(x, gold)]) for x in (policy, base))
+    w = rule_weights(weights)
+    cp, cb = ({k: np.array([rule_components(a, g)[k] for a, g in zip(x, gold)]) for k in w} for x in (policy, base))
+    rp, rb = (sum(w[k] * c[k] for k in w) for c in (cp, cb))
     out = {'prompts': len(gold)}
-    for side, r in (('policy', rp), ('base', rb)):
-        k = int((r == 1.0).sum())
+    for side, r, c in (('policy', rp, cp), ('base', rb, cb)):
+        k = int(c['exact'].sum())
         out[side] = {'exact_match': round(k / len(r), 4), 'exact_match_ci': [round(v, 4) for v in wilson_interval(k, len(r), conf)],
                      'rule_reward': round(float(r.mean()), 4)}
     n = len(set(clusters)) if clusters is not None else len(gold)
-    ci = [round(v, 4) for v in bootstrap_ci(rp - rb, conf=conf, seed=seed, groups=clusters)] if n > 1 else None
-    out['rule_reward_diff'] = {'diff': round(float((rp - rb).mean()), 4), 'ci': ci, 'clusters': n}   # None: one cluster
+    ci = lambda x: [round(v, 4) for v in bootstrap_ci(x, conf=conf, seed=seed, groups=clusters)] if n > 1 else None
+    out['rule_reward_diff'] = {'diff': round(float((rp - rb).mean()), 4), 'ci': ci(rp - rb), 'clusters': n}   # None: one cluster
+    out['weights'] = {k: round(v, 4) for k, v in w.items()}   # the combined reward is their weighted sum
+    out['components'] = {k: {'policy': round(float(cp[k].mean()), 4), 'base': round(float(cb[k].mean()), 4),
+                             'diff_ci': ci(cp[k] - cb[k])} for k in w}
     if clusters is not None:   # per cluster (e.g. document kind): where the gain or the loss is
-        c = np.array([str(x) for x in clusters])
-        out['by_cluster'] = {k: {'prompts': int((c == k).sum()), 'policy_exact': round(float((rp[c == k] == 1).mean()), 4),
-                                 'base_exact': round(float((rb[c == k] == 1).mean()), 4),
+        c, ep, eb = np.array([str(x) for x in clusters]), cp['exact'], cb['exact']
+        out['by_cluster'] = {k: {'prompts': int((c == k).sum()), 'policy_exact': round(float(ep[c == k].mean()), 4),
+                                 'base_exact': round(float(eb[c == k].mean()), 4),
                                  'policy_rule': round(float(rp[c == k].mean()), 4), 'base_rule': round(float(rb[c == k].mean()), 4)}
                              for k in sorted(set(c))}
     return out
+
+def components_line(rep:dict) -> str:
+    "One line of a `rule_report`'s components: each one's weight and its mean for the policy against the base."
+    return 'components (weight: policy vs base): ' + ', '.join(
+        f"{k} ({rep['weights'][k]:.2f}: {v['policy']:.3f} vs {v['base']:.3f})" for k, v in rep['components'].items())
 
 # %% ../nbs/04a_judges.ipynb #95ffacb7
 def judge_validity(judge,             # the judge whose verdicts are reported (e.g. the independent RewardJudge)

@@ -10,7 +10,7 @@ from pathlib import Path
 from .core import *
 from .config import *
 from .feedback import FeedbackStore, import_chitchat
-from .formatting import build_datasets, by_rater, dataset_stats, plot_stats, prompt_text
+from .formatting import build_datasets, by_rater, reweigh, dataset_stats, plot_stats, prompt_text
 from rlnb.reward import (
     RewardConfig,
     train_reward_model,
@@ -29,7 +29,8 @@ from .config import stage_cli
 from .registry import Registry, register_version
 from .sft import train_sft_cli as _sft_cli   # and the `sft` stage
 from .prompts import train_prompt_set, eval_prompt_set, heldout_prompts
-from .judges import RewardJudge, judge_validity, rule_report, validity_line, judge_verdict
+from .judges import RewardJudge, judge_validity, rule_report, validity_line, judge_verdict, components_line
+from .task import evaluate_task, TaskEvalConfig, task_errors
 from .tripwires import run_tripwires, tripwire_table, tripwire_reason
 from .policy import load_policy_pair, plain_pair, generate_answers, reply
 from .reward import RewardModel
@@ -142,10 +143,11 @@ def format_feedback(run:Run, min_margin:float=0.2, max_pairs_per_prompt:int|None
                     raters:list|None=None, exclude_raters:list|None=None,
                     min_utility:float=0.75,   # sft: an answer at or above this mean utility is approved
                     confirm_frac:float=0.0,   # > 0: a `confirm` split of prompts fixed under every seed
+                    weights:dict|None=None,   # records with `components`: their scores under these weights (`reweigh`)
                    ) -> dict:
     "Records of the run's agent → split datasets in the run folder, with stats and plots."
     import datasets; datasets.disable_progress_bars()
-    records = by_rater(run.store(store).query(agent=run.agent), raters, exclude_raters)   # whose labels count
+    records = reweigh(by_rater(run.store(store).query(agent=run.agent), raters, exclude_raters), weights)   # whose labels count
     dsets = build_datasets(
         records,
         min_margin,
@@ -579,7 +581,7 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
             'verdict': v}
 
 # %% ../nbs/99_pipeline.ipynb #d6746556
-@stage('task_eval')
+@stage('task_eval', config=TaskEvalConfig)
 def task_eval_stage(run:Run,
                     policies: list|None = None,       # the run's policies to score (default: every one it trained)
                     key: str = 'gold',                # the metadata field holding the right answer
@@ -587,9 +589,9 @@ def task_eval_stage(run:Run,
                     n_prompts: int|None = None,       # at most this many held-out prompts (None: all)
                     split: str = 'eval',              # 'eval' (development) or 'confirm' (the format stage's
                                                       # confirm_frac: prompts no choice was made on)
-                    max_new_tokens: int = 32,
-                    batch_size: int = 16) -> dict:
-    "Exact match and rule reward of each trained policy against its base on the held-out prompts' right answers."
+                    **overrides) -> dict:             # TaskEvalConfig fields: weights, max_new_tokens, batch_size, ...
+    ("Exact match, rule reward and its components, error rate and sample errors of each trained policy against its base "
+     "on the held-out prompts' right answers (`evaluate_task`).")
     ds = run.datasets()
     if not any(split in ds[f] for f in ds): raise ValueError(f"no {split!r} split in the run's datasets: {split} needs the format stage's confirm_frac")
     held = list(dict.fromkeys(prompt_text(p) for f in ('sft', 'kto', 'pairs', 'targets') if f in ds and split in ds[f]
@@ -604,24 +606,18 @@ def task_eval_stage(run:Run,
     gold = [str(meta[p][key]) for p in prompts]
     clusters = [str(meta[p].get(cluster_key)) for p in prompts] if cluster_key else None
     names = policies or [n for n in POLICIES if (run.path/POLICIES[n]/'adapter_config.json').exists()]
-    out = {}
+    rows = [dict(prompt=p, gold=g, cluster=c) for p, g, c in zip(prompts, gold, clusters or [None] * len(prompts))]
+    cfg, out = TaskEvalConfig.make('cpu', **{'system': run.recipe.get('system'), **overrides}), {}
     for name in names:
-        model, base, tok, _ = load_policy_pair(policy_path(run, name))
-        ans_m, ans_b = plain_pair(model) if base is None else (model, base)
-        kw = dict(max_new_tokens=max_new_tokens, system=run.recipe.get('system'), batch_size=batch_size)
-        pol, bas = generate_answers(ans_m, tok, prompts, **kw), generate_answers(ans_b, tok, prompts, **kw)
-        rep = rule_report(pol.texts, bas.texts, gold, clusters)
+        rep = evaluate_task(str(policy_path(run, name)), rows, cfg)
         (run.path/'eval').mkdir(exist_ok=True)
-        atomic_write(run.path/'eval'/f'task_{name}.json', json.dumps(
-            {**rep, 'rows': [dict(prompt=p, gold=g, policy=a, base=b) for p, g, a, b in zip(prompts, gold, pol.texts, bas.texts)]},
-            indent=1))
-        d = rep['rule_reward_diff']
+        atomic_write(run.path/'eval'/f'task_{name}.json', json.dumps(rep, indent=1))
+        rep.pop('rows'); d = rep['rule_reward_diff']
         print(f"    {name} vs base on {len(prompts)} held-out prompts: exact match {rep['policy']['exact_match']:.3f} "
               f"{rep['policy']['exact_match_ci']} vs {rep['base']['exact_match']:.3f} {rep['base']['exact_match_ci']}; "
               f"rule reward {d['diff']:+.3f} " + (f"[{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '(no interval)')
-              + f" over {d['clusters']} clusters")
+              + f" over {d['clusters']} clusters; {components_line(rep)}; error rate {rep['policy']['error_rate']:.3f}")
         out[name] = rep
-        del model, base, ans_m, ans_b
     return out
 
 # %% ../nbs/99_pipeline.ipynb #b9982438

@@ -10,6 +10,7 @@ from pathlib import Path
 from .core import NATIVE_MEMORY, check_agent, atomic_write, load_policy, tiny_policy, repo_dir, redact_url, get_device, bench_results, cpu_line, isa_caps
 from .config import StageConfig, fits_type as _fits, unknown_option
 from .tripwires import tripwire_table, tripwire_reason
+from .judges import components_line
 
 # %% auto #0
 __all__ = ['STAGES', 'POLICIES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'load_recipe', 'policy_path', 'recipe_plan',
@@ -242,7 +243,8 @@ def task_verdict(policy:str, t:dict, split:str='eval') -> dict:
     docs = f"{t['prompts']} {'confirmation' if split == 'confirm' else 'held-out'} prompts with right answers"
     s = (f"`{policy}` on {docs}: exact match {pe['exact_match']:.3f} [{plo:.3f}, {phi:.3f}] against the base's "
          f"{be['exact_match']:.3f} [{blo:.3f}, {bhi:.3f}]; rule reward {d['diff']:+.3f}"
-         + (f" [{lo:+.3f}, {hi:+.3f}] over {d['clusters']} clusters" if lo is not None else '') + f": {end}.")
+         + (f" [{lo:+.3f}, {hi:+.3f}] over {d['clusters']} clusters" if lo is not None else '') + f": {end}."
+         + (f" The rule reward's {components_line(t)}." if 'components' in t else ''))   # each component, its weight
     return {'status': status, 'sentence': s, 'answer': s, 'gate': None, 'registry_version': None, 'topics': []}
 
 # %% ../nbs/99a_recipes.ipynb #ee589de3
@@ -393,7 +395,8 @@ def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<na
                    f"{pe['exact_match']:.3f} [{pe['exact_match_ci'][0]:.3f}, {pe['exact_match_ci'][1]:.3f}] vs "
                    f"{be['exact_match']:.3f} [{be['exact_match_ci'][0]:.3f}, {be['exact_match_ci'][1]:.3f}]; rule reward "
                    f"{pe['rule_reward']:.3f} vs {be['rule_reward']:.3f}, difference {d['diff']:+.3f}"
-                   + (f" [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '') + f" over {d['clusters']} clusters: {sig}")
+                   + (f" [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '') + f" over {d['clusters']} clusters: {sig}"
+                   + (f"; {components_line(t)}" if 'components' in t else ''))
     return '\n'.join(out)
 
 # %% ../nbs/99a_recipes.ipynb #331a463a

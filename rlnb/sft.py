@@ -10,6 +10,7 @@ from pathlib import Path
 from .core import seed_everything, peak_rss_mb, Timer, model_path, lora_config, last_checkpoint, report_targets, name_base
 from .core import atomic_write, auto_bf16, get_device, console_script
 from .config import StageConfig, StageResult, train_metrics, stage_cli, stage_dir
+from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
 from .formatting import to_sft, sft_thresholds, to_dataset, split_by_prompt, prompt_text
 from .feedback import load_records
 from .recipe import stage, Run
@@ -77,12 +78,13 @@ def effective_sft_config(cfg:SFTConfig, device:str|None=None) -> SFTConfig:
     return replace(cfg, bf16=bool(fast if cfg.bf16 is None else cfg.bf16 and (kind == 'cuda' or fast)))
 
 def to_trl_sft_config(cfg:SFTConfig, output_dir):
-    "TRL's `SFTConfig` for `cfg`: completion-only loss, no evaluation during training (rlnb measures before and after)."
+    ("TRL's `SFTConfig` for `cfg`: completion-only loss, no evaluation during training (rlnb measures before and after, "
+     "on unpacked rows whatever `packing` is, so that packed and unpacked runs' held-out losses compare).")
     from trl import SFTConfig as TRLConfig
     return TRLConfig(output_dir=str(output_dir), per_device_train_batch_size=cfg.batch_size,
                      per_device_eval_batch_size=cfg.batch_size, gradient_accumulation_steps=cfg.grad_accum,
                      num_train_epochs=cfg.epochs, max_steps=cfg.max_steps, learning_rate=cfg.learning_rate,
-                     max_length=cfg.max_length, packing=cfg.packing, completion_only_loss=True, bf16=cfg.bf16,
+                     max_length=cfg.max_length, packing=cfg.packing, eval_packing=False, completion_only_loss=True, bf16=cfg.bf16,
                      gradient_checkpointing=cfg.gradient_checkpointing, logging_steps=cfg.logging_steps,
                      save_strategy='steps', save_steps=cfg.save_steps, save_total_limit=2, eval_strategy='no',
                      report_to=report_targets(cfg.report_to) or 'none', seed=cfg.seed, use_cpu=get_device() == 'cpu',
@@ -177,6 +179,7 @@ _SFT_FLAGS = [
     (['--eval-frac'], dict(type=float, default=0.2, help='share of prompts held out for the loss before/after')),
     (['--dry-run'], dict(action='store_true', help='estimate steps, time and memory from a short probe; train nothing')),
     (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry (of --store)')),
+    *TRAIN_EXPORT_FLAGS,
 ]
 
 def read_demos(path) -> list[dict]:
@@ -201,6 +204,7 @@ def train_sft_cli(argv:list|None=None):
     cfg, a = parse(argv)
     if a.source == 'file' and not a.data_file: ap.error('--source file needs --data-file')
     if a.source == 'none' and not a.demos: ap.error('--source none needs --demos')
+    check_export_flags(a)
     records = [] if a.source == 'none' else load_records(a.agent, a.data_file if a.source == 'file' else None, a.store)
     for t in sft_thresholds(records):   # every threshold's counts: the choice is the user's, made in view of them
         print(f"  min utility {t['min_utility']:.3f}: {t['examples']} examples on {t['prompts']} prompts ({t['corrections']} corrections)")
@@ -213,6 +217,7 @@ def train_sft_cli(argv:list|None=None):
     if a.dry_run: print(json.dumps(estimate_sft(dd['train'], cfg), indent=2)); return
     res = train_sft(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, stage_dir(a, a.agent, 'sft'))
     print(json.dumps(res.metrics, indent=2, default=str)); print(f"adapter: {res.model_path}")
+    res.export = export_trained(res.model_path, a, a.agent, cfg.system)
     if not a.no_register:
         res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind='sft', feedback_count=len(rows),
                           config=cfg.to_dict(), metrics={k: v for k, v in res.metrics.items() if isinstance(v, (int, float))},
