@@ -9,7 +9,7 @@ from pathlib import Path
 from .core import console_script, new_run, models_dir, rlnb_home, check_agent, peak_rss_mb, precision_decision
 
 # %% auto #0
-__all__ = ['fits_type', 'unknown_option', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir']
+__all__ = ['fits_type', 'unknown_option', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir', 'json_lines']
 
 # %% ../nbs/00c_config.ipynb #d9f117d5
 _KINDS = {
@@ -235,3 +235,13 @@ def stage_dir(a, agent:str, stage:str) -> Path:
         if not r.is_dir(): raise SystemExit(f"--run {r}: no such run folder")
         return r/stage
     return new_run(agent)/stage
+
+# %% ../nbs/00c_config.ipynb #7eee051e
+def json_lines(path):
+    "`(line number, object)` for each non-blank line of a JSONL file; a line that is not a JSON object is an error naming it."
+    for n, line in enumerate(Path(path).read_text(encoding='utf-8').splitlines(), 1):
+        if not line.strip(): continue
+        try: d = json.loads(line)
+        except json.JSONDecodeError as e: raise ValueError(f"{path}:{n}: not JSON ({e.msg})") from None
+        if not isinstance(d, dict): raise ValueError(f"{path}:{n}: not a JSON object")
+        yield n, d

@@ -269,10 +269,9 @@ def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shap
         stages.append(dict(stage='sft', preset='cpu', model=req.baseModel, max_steps=req.maxSteps, batch_size=req.batchSize,
                            save_steps=10**9, **({'learning_rate': req.learningRate} if method == 'sft' else {})))
         common['model'] = 'sft'    # preference training goes on from the SFT adapter, its reference
-    if method == 'sft': pass
-    elif method in ('dpo', 'kto'):
+    if method in ('dpo', 'kto'):
         stages.append(dict(stage=method, preset='cpu', max_steps=req.maxSteps, beta=req.beta, save_steps=10**9, **common))
-    else:
+    elif method in _RL:
         stages += [dict(stage='reward', preset='tiny' if req.baseModel == 'tiny' else 'cpu',
                         **({} if pairwise else {'objective': 'regression'})),
                    dict(stage='ppo', preset='cpu', algorithm=method, steps=req.maxSteps,

@@ -29,10 +29,10 @@ from .config import stage_cli
 from .registry import Registry, register_version
 from .sft import train_sft_cli as _sft_cli   # and the `sft` stage
 from .prompts import train_prompt_set, eval_prompt_set, heldout_prompts
-from .judges import RewardJudge, judge_validity, rule_report, validity_line, judge_verdict, components_line
-from .task import evaluate_task, TaskEvalConfig, task_errors
+from .judges import RewardJudge, judge_validity, validity_line, judge_verdict, components_line
+from .task import evaluate_task, TaskEvalConfig
 from .tripwires import run_tripwires, tripwire_table, tripwire_reason
-from .policy import load_policy_pair, plain_pair, generate_answers, reply
+from .policy import reply
 from .reward import RewardModel
 from .stats import prompts_needed, replicate_interval
 from .bench import _outcomes_by_run, replicate_summary, replicates_table

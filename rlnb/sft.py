@@ -9,7 +9,7 @@ from dataclasses import dataclass, asdict, replace
 from pathlib import Path
 from .core import seed_everything, peak_rss_mb, Timer, model_path, lora_config, last_checkpoint, report_targets, name_base
 from .core import atomic_write, auto_bf16, get_device, console_script
-from .config import StageConfig, StageResult, train_metrics, stage_cli, stage_dir
+from .config import StageConfig, StageResult, train_metrics, stage_cli, stage_dir, json_lines
 from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
 from .formatting import to_sft, sft_thresholds, to_dataset, split_by_prompt, prompt_text
 from .feedback import load_records
@@ -185,11 +185,8 @@ _SFT_FLAGS = [
 def read_demos(path) -> list[dict]:
     "Demonstrations `{prompt, completion, source}` from a JSONL file; a line without both fields is an error naming it."
     out = []
-    for i, line in enumerate(Path(path).read_text(encoding='utf-8').splitlines(), 1):
-        if not line.strip(): continue
-        try: d = json.loads(line)
-        except json.JSONDecodeError as e: raise ValueError(f"{path}:{i}: not JSON ({e.msg})") from None
-        if not (isinstance(d, dict) and isinstance(d.get('prompt'), str) and isinstance(d.get('completion'), str)
+    for i, d in json_lines(path):
+        if not (isinstance(d.get('prompt'), str) and isinstance(d.get('completion'), str)
                 and d['prompt'].strip() and d['completion'].strip()):
             raise ValueError(f"{path}:{i}: a demonstration needs non-empty string 'prompt' and 'completion'")
         out.append(dict(prompt=d['prompt'], completion=d['completion'], source='demonstration'))

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from .core import console_script, atomic_write
-from .config import StageConfig, stage_cli
+from .config import StageConfig, stage_cli, json_lines
 from .policy import load_policy_pair, plain_pair, generate_answers
 from .judges import rule_report, rule_components, components_line
 
@@ -19,10 +19,7 @@ __all__ = ['read_task_rows', 'task_errors', 'task_lines', 'TaskEvalConfig', 'eva
 def read_task_rows(path, key:str='gold', cluster_key:str|None='kind') -> list[dict]:
     "`[{prompt, gold, cluster}]` of a test JSONL: each line's `prompt` and right answer (`key`, top level or in `metadata`)."
     rows = []
-    for n, line in enumerate(Path(path).read_text(encoding='utf-8').splitlines(), 1):
-        if not line.strip(): continue
-        try: d = json.loads(line)
-        except json.JSONDecodeError as e: raise ValueError(f"{path}:{n}: not JSON ({e.msg})") from None
+    for n, d in json_lines(path):
         meta = d.get('metadata') or {}
         gold = d.get(key, meta.get(key))
         if not isinstance(d.get('prompt'), str) or not d['prompt'].strip() or gold is None:
@@ -33,10 +30,10 @@ def read_task_rows(path, key:str='gold', cluster_key:str|None='kind') -> list[di
     return list({r['prompt']: r for r in rows}.values())   # one row a prompt: a repeated document counts once
 
 # %% ../nbs/08d_task.ipynb #8af6ad26
-def task_errors(rep:dict, prompts:list[str], policy:list[str], base:list[str], gold:list[str], n_samples:int=5) -> dict:
-    "`rep` (a `rule_report`) with `error_rate` on each side (no one-line answer) and the policy's first `n_samples` wrong answers."
-    for side, ans in (('policy', policy), ('base', base)):
-        rep[side]['error_rate'] = round(sum(not rule_components(a, g)['one_line'] for a, g in zip(ans, gold)) / len(gold), 4)
+def task_errors(rep:dict, prompts:list[str], policy:list[str], gold:list[str], n_samples:int=5) -> dict:
+    ("`rep` (a `rule_report`) with `error_rate` on each side (the share of answers that are not one line: 1 − its "
+     "`one_line` component) and the policy's first `n_samples` wrong answers.")
+    for side in ('policy', 'base'): rep[side]['error_rate'] = round(1 - rep['components']['one_line'][side], 4)
     rep['sample_errors'] = [dict(prompt=p, gold=g, answer=a) for p, a, g in zip(prompts, policy, gold)
                             if not rule_components(a, g)['exact']][:n_samples]
     return rep
@@ -75,7 +72,7 @@ def evaluate_task(policy, rows:list[dict], config:TaskEvalConfig|str|None=None, 
     ans_m, ans_b = plain_pair(model) if b is None else (model, b)
     kw = dict(max_new_tokens=cfg.max_new_tokens, system=cfg.system, batch_size=cfg.batch_size)
     pol, bas = generate_answers(ans_m, tok, prompts, **kw).texts, generate_answers(ans_b, tok, prompts, **kw).texts
-    rep = task_errors(rule_report(pol, bas, gold, clusters, seed=cfg.seed, weights=cfg.weights), prompts, pol, bas, gold,
+    rep = task_errors(rule_report(pol, bas, gold, clusters, seed=cfg.seed, weights=cfg.weights), prompts, pol, gold,
                       cfg.sample_errors)
     return {**rep, 'rows': [dict(prompt=p, gold=g, policy=a, base=x) for p, g, a, x in zip(prompts, gold, pol, bas)]}
 
