@@ -28,6 +28,7 @@ from .core import bench_results, cpu_line, isa_caps
 from .config import stage_cli
 from .registry import Registry, register_version
 from .sft import train_sft_cli as _sft_cli   # and the `sft` stage
+from .rest import rest_round as _rest_round   # and the `rest` stage
 from .prompts import train_prompt_set, eval_prompt_set, heldout_prompts
 from .judges import RewardJudge, judge_validity, validity_line, judge_verdict, components_line
 from .task import evaluate_task, TaskEvalConfig

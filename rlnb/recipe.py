@@ -156,7 +156,7 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
 
 # %% ../nbs/99a_recipes.ipynb #3340b70a
 POLICIES = {'sft': 'sft/adapter', 'dpo': 'dpo/adapter', 'kto': 'kto/adapter', 'ppo': 'ppo/policy', 'grpo': 'grpo/policy', 'rloo': 'rloo/policy',
-            'dpo_on_policy': 'dpo_on_policy/adapter'}
+            'dpo_on_policy': 'dpo_on_policy/adapter', 'rest': 'rest/adapter'}
 
 def policy_path(run:Run, name:str) -> Path:
     ("Where the stage `name` of a run leaves its policy's adapter (`POLICIES`); any other name is a stage's `out` "

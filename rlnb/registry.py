@@ -22,7 +22,7 @@ __all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', '
 # %% ../nbs/01a_registry.ipynb #0f1cbbb3
 from .core import utc_now
 SCHEMA_VERSION = 1
-KINDS = ('base', 'sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo', 'dpo_on_policy')
+KINDS = ('base', 'sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo', 'dpo_on_policy', 'rest')
 STATUSES = ('candidate', 'deployed', 'retired', 'failed')
 
 # %% ../nbs/01a_registry.ipynb #f226b19c
