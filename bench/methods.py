@@ -61,7 +61,8 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
                         prompts_per_round=64, samples=4, learning_rate=1.5e-4, bf16=None),
     # ... anchor_lr1's stage on a run whose reward model learns from 4,000 pairs of its half, as the judge does from its
     # own (1,500 until this; bench/results/rm_curve.json: the curve still climbs at 3,900): a reward closer to people's
-    # ratings to move toward. Its run: the plan's shared stages under split seed 0 (bench/plans/rm4k.yaml's header)
+    # ratings to move toward. Its run: the plan's shared stages under split seed 0 (bench/plans/rm4k.yaml's header).
+    # Measured: it lost a tripwire and judged lower than anchor_lr1 (its saved row), so the plan was not run
     'rm4k_lr1': dict(stage='dpo_on_policy', out='rm4k_lr1', preset='cpu', dpo='cpu_bf16', rounds=2,
                      prompts_per_round=64, samples=4, learning_rate=1e-4, bf16=None),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4

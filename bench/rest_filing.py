@@ -41,6 +41,22 @@ def paired(run:Path, a:str='sft', b:str='rest', seed:int=0) -> dict:
             'diff': round(float(d.mean()), 4), 'diff_ci': [round(lo, 4), round(hi, 4)],
             'better': int((d > 0).sum()), 'worse': int((d < 0).sum()), 'significant': bool(lo > 0 or hi < 0)}
 
+def table(r:dict) -> str:
+    "A saved `bench/rest_filing.py` result as a table: exact match of the base, SFT and SFT + ReST, the paired difference."
+    t, p, rr = r['task'], r['paired'], r['rest_round']
+    ci = lambda s: f"{s['exact_match']:.3f} [{s['exact_match_ci'][0]:.3f}, {s['exact_match_ci'][1]:.3f}]"
+    lines = [f"{r['cpu']}, {r['date'][:10]}; {p['documents']} development documents",
+             '| policy | exact match (Wilson 95 %) | stage s |', '|---|---|---|',
+             f"| base | {ci(t['sft']['base'])} | |",
+             f"| SFT | {ci(t['sft']['policy'])} | {r['stages']['sft']['seconds']:.0f} |",
+             f"| SFT + one ReST round | {ci(t['rest']['policy'])} | {r['stages']['rest']['seconds']:.0f} |", '',
+             f"ReST minus SFT, paired: {p['diff']:+.3f} [{p['diff_ci'][0]:+.3f}, {p['diff_ci'][1]:+.3f}] "
+             f"({p['better']} documents better, {p['worse']} worse)" + ('' if p['significant'] else ': not significant'),
+             f"The round: best of {rr['samples']} answers to {rr['prompts']} training documents, {rr['kept']} kept "
+             f"(mean reward {rr['best_score_mean']} vs {rr['score_mean']} over every draw; at the best scores' quartiles "
+             f"{', '.join(f'{k}: {v}' for k, v in rr['kept_at'].items())} would be kept)"]
+    return '\n'.join(lines)
+
 def main(recipe=ROOT/'data'/'recipes'/'filing.yaml', save:bool=False, root=None, reward=REWARD, rest=REST, home=None) -> dict:
     from rlnb.pipeline import load_recipe
     rec = rest_recipe(load_recipe(recipe), reward, rest)
@@ -77,6 +93,7 @@ def smoke():
     assert p['documents'] == saved['task']['sft']['prompts'] and abs(p['sft'] - saved['task']['sft']['policy']['exact_match']) < 1e-4, (p, saved['task']['sft']['policy'])
     assert p['diff'] == round(p['rest'] - p['sft'], 4) and p['diff_ci'][0] <= p['diff'] <= p['diff_ci'][1], p
     assert saved['rest_round']['kept'] >= 1 and res == saved
+    assert 'not significant' in table(saved) or saved['paired']['significant'], table(saved)
 
 if __name__ == '__main__':
     if '--smoke' in sys.argv: smoke(); sys.exit()
