@@ -11,7 +11,7 @@ from pathlib import Path
 from fastcore.basics import patch
 from typing import Literal
 from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from . import __version__
 from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, bench_results
@@ -380,9 +380,15 @@ def chat_routes(st) -> APIRouter:
             "deployed version (or its A/B side for `user`)")
     def chat_completions(body:ChatRequest, response:Response, p:Principal=need('write', None)):
         agent = _agent(body.model); _allowed(p, 'write', agent)
+        kw = dict(user=body.user, max_tokens=body.max_tokens, temperature=body.temperature, seed=body.seed)
         try:
-            out = st.server.chat(agent, [m.model_dump() for m in body.messages], user=body.user,
-                                 max_tokens=body.max_tokens, temperature=body.temperature, seed=body.seed)
+            if body.stream:   # the version is picked (and a 404/409 raised) before the first event
+                version, chunks = st.server.chat_stream(agent, [m.model_dump() for m in body.messages], **kw)
+                def events():
+                    for c in chunks: yield f"data: {json.dumps(c)}\n\n"
+                    yield 'data: [DONE]\n\n'
+                return StreamingResponse(events(), media_type='text/event-stream', headers={'x-rlnb-model-version': version})
+            out = st.server.chat(agent, [m.model_dump() for m in body.messages], **kw)
         except LookupError as e: raise HTTPException(404, detail=str(e))
         except (FileNotFoundError, ValueError) as e: raise HTTPException(409, detail=str(e))
         response.headers['x-rlnb-model-version'] = out['model_version']

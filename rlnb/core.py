@@ -203,8 +203,8 @@ _BF16 = {}
 
 # %% ../nbs/00_core.ipynb #1831ac35
 def bf16_speedup(n:int=1024, k:int=576, m:int=1536, reps:int=20) -> float:
-    ("fp32 time / bf16 time of an (n×k)·(k×m) matrix product on this CPU (measured once per process, ~0.4 s; about "
-     "2 s where bf16 is emulated: its timing stops once it has taken longer than all of fp32's).")
+    ("fp32 time / bf16 time of an (n×k)·(k×m) matrix product on this CPU (measured once per process; "
+     "where bf16 is emulated its timing stops once it has taken longer than all of fp32's).")
     import torch
     if (n, k, m) in _BF16: return _BF16[(n, k, m)]
     a, b = torch.randn(n, k), torch.randn(k, m)

@@ -404,6 +404,7 @@ class ChatRequest(BaseModel):
     temperature: float = Field(0.7, ge=0, le=2)
     user: str|None = Field(None, max_length=256, description='end-user id: the A/B unit')
     seed: int|None = None
+    stream: bool = False   # server-sent events of `chat.completion.chunk`s, ended by `data: [DONE]`, as OpenAI's
 
 def run_online_job(jid:str, db:str|None=None, parent:int|None=None):
     ("Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and "

@@ -578,8 +578,10 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     print(f"    {first}: Q: {question}\n    A: {answer}\n    {res.message}")
     if v['status'] != 'better':
         print(f"    exported for inspection, not as a better model ({v['status']}): its model card says so")
+    if (ver := run.metrics.get(source, {}).get('registry_version')) is not None:   # the version can now be served
+        Registry(run.store()).update(run.agent, ver, gguf_paths={q: res.paths[q] for q in quantization})
     return {'stats': res.stats, 'parity': res.parity, 'answer': answer, 'modelfile': str(res.paths['modelfile']),
-            'verdict': v}
+            'verdict': v, 'registry_version': ver}
 
 # %% ../nbs/99_pipeline.ipynb #d6746556
 @stage('task_eval', config=TaskEvalConfig)

@@ -78,8 +78,8 @@ def load_policy_pair(policy, base=None):
 def plain_pair(policy):
     ("An adapter policy as two plain models for answering: a copy with the adapter merged into its weights, and a "
      "copy of the base with the adapter removed (`policy` itself is left as it was). Their outputs equal the "
-     "adapter's with it on and off, up to float rounding; answering skips the adapter layers (9 % of a policy's "
-     "sampled answer time on 2 cores). The base copy shares every weight with `policy` (no memory of its own); the "
+     "adapter's with it on and off, up to float rounding; answering skips the adapter layers' share of a policy's "
+     "sampled answer time. The base copy shares every weight with `policy` (no memory of its own); the "
      "merged copy shares the weights the adapter does not touch (embeddings, norms) and owns only the merged layers.")
     import copy
     if not hasattr(policy, 'merge_and_unload'): raise TypeError(f"not an adapter (PEFT) model: {type(policy).__name__}")

@@ -308,7 +308,7 @@ def _curve_point(rm:RewardModel, rows, cfg:RewardConfig) -> dict:
 def _curve_callback(rows, cfg:RewardConfig, tok, every:int):
     ("A `TrainerCallback` adding a `_curve_point` on `rows` to the trainer's history every `every` steps. The "
      "trainer's own evaluation padded each chosen answer and its rejected one together and scored answers that pairs "
-     "share again: 1.7× slower on 256 chitchat pairs.")
+     "share again, which was slower.")
     from transformers import TrainerCallback
     class Curve(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kw):

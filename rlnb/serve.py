@@ -136,11 +136,7 @@ def chat(
 ) -> dict:
     ("An OpenAI chat.completion for `messages`, answered by the version `user` is assigned to; `model_version` says "
      "which.")
-    if not messages or not all(
-        isinstance(m, dict) and m.get('role') in ('system', 'user', 'assistant') and isinstance(m.get('content'), str)
-        for m in messages
-    ):
-        raise ValueError("messages must be a non-empty list of {role: system|user|assistant, content: str}")
+    _check_messages(messages)
     live, exp = self.pick(agent, user)
     with live.lock:
         out = gguf_completion(live.llm, messages, max_tokens=max_tokens, temperature=temperature,
@@ -149,3 +145,27 @@ def chat(
     if exp:
         out['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}  # send the user's rating with this run_id, rater=user
     return out
+
+def _check_messages(messages):
+    if not messages or not all(
+        isinstance(m, dict) and m.get('role') in ('system', 'user', 'assistant') and isinstance(m.get('content'), str)
+        for m in messages
+    ):
+        raise ValueError("messages must be a non-empty list of {role: system|user|assistant, content: str}")
+
+@patch
+def chat_stream(self:PolicyServer, agent:str, messages:list[dict], user:str|None=None, max_tokens:int=64,
+                temperature:float=0.7, seed:int|None=None) -> tuple:
+    ("`chat` as it decodes: `(model_version, chunks)`, the chunks OpenAI's `chat.completion.chunk` dicts, each sent as "
+     "llama.cpp writes it. The version is picked, and a bad request or an agent with nothing to serve raises, before "
+     "the first chunk; the model stays locked to this answer until its last chunk, or until the reader stops.")
+    _check_messages(messages)
+    live, exp = self.pick(agent, user)
+    def chunks():
+        with live.lock:
+            for c in gguf_completion(live.llm, messages, max_tokens=max_tokens, temperature=temperature, stream=True,
+                                     seed=seed if seed is not None else random.randrange(2**31)):
+                c.update(model=agent, model_version=live.version)
+                if exp: c['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}
+                yield c
+    return live.version, chunks()
