@@ -70,7 +70,7 @@ def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS,
          max_invalid:int=0, new:tuple|None=None, root=None) -> dict:
     from rlnb.core import cpu_line, isa_caps, repo_dir
     from rlnb.pipeline import load_recipe, run_pipeline
-    from rlnb.bench import replicate_summary, replicates_table
+    from rlnb.recipe import replicate_summary, replicates_table
     if not isinstance(looks, int) or looks < 1: raise SystemExit(f"--looks must be an integer >= 1, got {looks!r}")
     if conf is not None and not 0.5 < conf < 1: raise SystemExit(f"--conf must lie in (0.5, 1), got {conf!r}")
     if not isinstance(max_invalid, int) or max_invalid < 0: raise SystemExit(f"--max-invalid must be >= 0, got {max_invalid!r}")

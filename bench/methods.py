@@ -205,7 +205,7 @@ def promote(name:str, summary:str) -> dict:
     if stage != method: raise SystemExit(f"{summary}'s recipe runs {stage}, not {name}'s stage {method}")
     if len(s['policies']) != 1: raise SystemExit(f"{summary} summarises {len(s['policies'])} policies: one recipe, one policy")
     if s.get('part') != 'confirmation': raise SystemExit(f"{summary} is on {s.get('part')} topics, not confirmation")
-    from rlnb.bench import confirmed
+    from rlnb.stats import confirmed
     (pol,) = s['policies'].values(); j = pol['judge']
     ok, why = confirmed(s)
     if not ok: raise SystemExit(f"{summary} does not confirm it: {why}")

@@ -80,7 +80,7 @@ def smoke():
                   score=0.9 if i % 2 else 0.1, metadata=dict(gold=f'Finance/{kinds[i % 3]}', kind=kinds[i % 3])) for i in range(40)]
     (home/'fb.jsonl').write_text('\n'.join(json.dumps(x) for x in lines))
     db = str(home/'fb.db')
-    toy = dict(agent='toyfile', seed=0, stages=[dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db),
+    toy = dict(agent='toyfile', seed=0, system='Reply with the folder only.', stages=[dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db),
         dict(stage='format', store=db, eval_frac=0.3, formats=['sft', 'targets']), dict(stage='sft', preset='tiny', max_steps=2),
         dict(stage='task_eval', max_new_tokens=4), dict(stage='export', source='sft')])
     (home/'toy.yaml').write_text(json.dumps(toy))   # JSON is YAML

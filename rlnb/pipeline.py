@@ -36,7 +36,7 @@ from .tripwires import run_tripwires, tripwire_table, tripwire_reason
 from .policy import reply
 from .reward import RewardModel
 from .stats import prompts_needed, replicate_interval
-from .bench import _outcomes_by_run, replicate_summary, replicates_table
+from .recipe import replicate_summary, replicates_table
 from .recipe import (verdict_lines, STAGES, stage, Run, POLICIES, policy_path, stage_options, load_recipe, recipe_plan, plan_line,
                          verdict, replicated_line, recipe_summary, PipelineOptions, auto_recipe, _git_commit, _redact, _environment, _CHOICES)
 

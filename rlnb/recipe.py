@@ -11,11 +11,12 @@ from .core import NATIVE_MEMORY, check_agent, atomic_write, load_policy, tiny_po
 from .config import StageConfig, fits_type as _fits, unknown_option
 from .tripwires import tripwire_table, tripwire_reason
 from .judges import components_line
+from .stats import replicate_interval, pooled_style
 
 # %% auto #0
 __all__ = ['STAGES', 'POLICIES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'load_recipe', 'policy_path', 'recipe_plan',
            'plan_line', 'task_verdict', 'verdict', 'verdict_lines', 'replicated_line', 'recipe_summary',
-           'PipelineOptions', 'auto_recipe']
+           'PipelineOptions', 'auto_recipe', 'replicate_summary', 'replicates_table']
 
 # %% ../nbs/99a_recipes.ipynb #717564e5
 STAGES = {}
@@ -362,7 +363,7 @@ def replicated_line(run:Run, results=None) -> str|None:
         for p, js in s.get('policies', {}).items():
             j, c, n = js.get('judge') or {}, s.get('control', {}).get('judge') or {}, len(s['runs'])
             if not (v := j.get('in_distribution')) or not c: continue
-            from rlnb.bench import confirmed
+            from rlnb.stats import confirmed
             (lo, hi), ok = v['ci'], confirmed(s, p)[0]
             ev = f"; its evaluation differed from this run's in {', '.join(diff)}" if diff else ''
             return (f"This recipe, replicated ({f.name}: {n} split seeds, {s.get('part')} topics, {s['date'][:10]}{ev}): "
@@ -430,3 +431,115 @@ def auto_recipe(data:str|Path, agent:str|None=None, model:str='smollm2', min_mar
     if any('gold' in (r.metadata or {}) for r in recs): stages.append(dict(stage='task_eval'))
     stages.append(dict(stage='export', source=c['method'], quantization=['q8_0']))
     return load_recipe(dict(agent=agent, seed=0, stages=stages)), ' '.join(filter(None, (c.get('first_why'), c['why'])))
+
+# %% ../nbs/99a_recipes.ipynb #87497fce
+def _report_judge(path:Path, name:str, judge:str, ood:bool=False, control:bool=False, cache:dict|None=None,
+                  tag:str|None=None) -> tuple:
+    "A run's saved sampled-mode report of `name` (`cache`d by file) and one judge's verdict in it (None if not judged)."
+    f, cache = path/'eval'/f"{name}{'_ood' if ood else ''}{f'_{tag}' if tag else ''}.json", {} if cache is None else cache
+    if f not in cache: cache[f] = json.loads(f.read_text())['modes'].get('sampled') if f.exists() else None
+    m = cache[f] or {}
+    return m, (m.get('control', {}) if control else m).get('judges', {}).get(judge)
+
+def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False,
+                     control:bool=False,      # the report's base-against-base arm instead of the policy
+                     topics:list|None=None,   # the run's prompt-set topics (default: read from eval/prompt_set.json)
+                     cache:dict|None=None,    # reports already read (a summary reads each file once)
+                     tag:str|None=None,       # a tagged evaluation's reports (`evaluate(tag=...)`: <name>_<tag>.json)
+                    ) -> tuple|None:
+    ("Per-prompt outcomes (K x K means) of one policy (or its control) and judge in one run, with each prompt's topic; "
+     "`None` if not evaluated.")
+    sfx = f'_{tag}' if tag else ''
+    m, j = _report_judge(path, name, judge, ood, control, cache, tag)
+    if j is None: return None
+    o = j['prompt_outcomes'] if 'prompt_outcomes' in j else j['outcomes']   # K x K means, else one outcome per prompt
+    if ood: t = list(dict.fromkeys(m['prompts']))                           # an opener is its own topic
+    else: t = topics if topics is not None else json.loads((path/'eval'/f'prompt_set{sfx}.json').read_text())['topics']
+    if len(t) != len(o): raise ValueError(f"{f}: {len(o)} prompt outcomes but {len(t)} topics: the report and its prompt set disagree")
+    return o, t
+
+# %% ../nbs/99a_recipes.ipynb #cf4304d3
+def replicate_summary(runs:list,              # run folders of one recipe under different split seeds
+                      judges:tuple|None=None, # default: every judge of the first run's evaluation
+                      conf:float=0.95, seed:int=0,
+                      tag:str|None=None,      # a tagged evaluation of each run (stage key `evaluate_<tag>`)
+                     ) -> dict:
+    ("Per policy and judge, over replicated runs: in-distribution and out-of-distribution win rates (mean over runs, "
+     "hierarchical bootstrap interval, between-run interval, each run's own figure), the control's, and how many runs "
+     "gave a valid verdict.")
+    runs = [Path(r) for r in runs]
+    if len(runs) < 2: raise ValueError(f"a replicate summary needs at least 2 runs, got {len(runs)}")
+    ms = [json.loads((r/'metrics.json').read_text()) for r in runs]
+    key, sfx = f'evaluate_{tag}' if tag else 'evaluate', f'_{tag}' if tag else ''
+    ev = [m.get(key) for m in ms]
+    if missing := [str(r) for r, e in zip(runs, ev) if not e]:
+        raise FileNotFoundError(f"no {key!r} stage in {missing}: replicate a recipe that evaluates")
+    names = [n for n, v in ev[0].items() if isinstance(v, dict) and 'headline' in v]
+    judges = list(judges or ev[0][names[0]]['headline'])
+    sets = [json.loads((r/'eval'/f'prompt_set{sfx}.json').read_text()) for r in runs]
+    seeds = [json.loads((r/'config.json').read_text()).get('recipe', {}).get('seed', 0) for r in runs]
+    out = {'runs': [f'{r.parent.name}/{r.name}' for r in runs], 'seeds': seeds, 'policies': {}, 'control': {}, 'conf': conf,
+           'part': sets[0].get('part'), 'topics': [sorted(set(p['topics'])) for p in sets],
+           'stage_seconds': [{k: v['seconds'] for k, v in m.items() if isinstance(v, dict) and 'seconds' in v} for m in ms],
+           **({'tag': tag} if tag else {}),
+           'peak_rss_mb': [max((v.get('peak_rss_mb') or 0) for v in m.values() if isinstance(v, dict)) for m in ms],
+           'judge_validity': {j: [e[names[0]]['judge_validity'].get(j) for e in ev] for j in judges}}
+    read = {}                                      # each report file read once
+    for name in names:
+        for j in judges:
+            row = {}
+            for key, ood in (('in_distribution', False), ('out_of_distribution', True)):
+                xs = [_outcomes_by_run(r, name, j, ood, topics=p['topics'], cache=read, tag=tag) for r, p in zip(runs, sets)]
+                if all(x is not None for x in xs): row[key] = replicate_interval(xs, conf, seed=seed)
+            hs = [e[name]['headline'][j] for e in ev]
+            row['within_run'] = [{'rate': h['win_rate'], 'ci': h['win_rate_ci'], **({'kl': h['kl']} if 'kl' in h else {})}
+                                 for h in hs]   # (with each run's KL to the base: how far the policy moved)
+            if all('sc_win_rate' in h for h in hs):   # each run's style-controlled rate (its evaluation's level)
+                row['within_run_sc'] = [{'rate': h['sc_win_rate'], 'ci': h['sc_win_rate_ci']} for h in hs]
+                sr = [(_report_judge(r, name, j, cache=read, tag=tag)[1] or {}).get('style_rows') for r in runs]
+                if all(sr):   # ... and all runs' pairs in one fit (`pooled_style`): the rule reads its lower bound
+                    row['style_controlled'] = pooled_style(sr, [h['sc_win_rate'] for h in hs], conf, seed)
+            if 'style_controlled' not in row and any('sc_win_rate' in h for h in hs):   # some runs' evidence missing:
+                row['style_controlled'] = {'rate': None, 'ci': [0.0, 1.0], 'readable': False,   # no claim can rest on it
+                                           'why': 'not every run has a readable style-controlled fit and its pairs'}
+            row['valid_runs'] = sum(h.get('valid') is not False for h in hs)
+            row['validity'] = [h.get('validity') for h in hs]
+            out['policies'].setdefault(name, {})[j] = row
+        if any('tripwires' in e[name] for e in ev):   # each run's capabilities against its base (a run without: failed)
+            out.setdefault('tripwires', {})[name] = [{'passed': t['passed'], 'failed': t['failed'], 'part': t.get('part')}
+                                                     if (t := e[name].get('tripwires')) else
+                                                     {'passed': False, 'failed': ['not measured'], 'part': None} for e in ev]
+    for j in judges:                               # the control: base against base, once per run (cached across policies)
+        xs = [_outcomes_by_run(r, names[0], j, control=True, topics=p['topics'], cache=read, tag=tag) for r, p in zip(runs, sets)]
+        if all(x is not None for x in xs): out['control'][j] = replicate_interval(xs, conf, seed=seed)
+    return out
+
+# %% ../nbs/99a_recipes.ipynb #feab418b
+def replicates_table(s:dict, judge:str='judge') -> str:
+    ("Markdown of `replicate_summary` for one judge: per policy, in and out of distribution, and the control; the CI (at "
+     "the summary's `conf`, 95 % unless it says otherwise) is the union of the hierarchical bootstrap and the between-run t "
+     "interval (`rlnb.stats.replicate_interval`).")
+    ci = lambda v: f"[{v[0]:.3f}, {v[1]:.3f}]"
+    level = f"{100 * s.get('conf', 0.95):g} %"
+    out = [f"| policy | row | mean of {len(s['runs'])} runs ({level} CI) | hierarchical bootstrap | between-run t | each run | "
+           "valid verdicts |", '|---|---|---|---|---|---|---|']
+    for name, js in s['policies'].items():
+        r = js.get(judge)
+        if not r: continue
+        for key in ('in_distribution', 'out_of_distribution'):
+            if v := r.get(key):
+                each = ', '.join(f"{x:.3f}" for x in v['runs'])
+                out.append(f"| {name} | {key.replace('_', ' ')} | {v['rate']:.3f} {ci(v['ci'])} | {ci(v['hierarchical_ci'])} | "
+                           f"{ci(v['between_runs_ci'])} | "
+                           f"{each} | {r['valid_runs']} of {len(s['runs'])} |")
+        if sc := r.get('style_controlled'):   # pooled over the runs' pairs: the rule reads its lower bound
+            out.append(f"| {name} | style-controlled | {sc['rate']:.3f} {ci(sc['ci'])} | pooled fit {ci(sc['pooled_ci'])} | "
+                       f"{ci(sc['between_runs_ci'])} | {', '.join(f'{x:.3f}' for x in sc['runs'])} | |")
+        if tw := s.get('tripwires', {}).get(name):
+            each = ', '.join('kept all' if t['passed'] else 'lost ' + '+'.join(t['failed']) for t in tw)
+            out.append(f"| {name} | tripwires against the base, each run | | | | {each} | {sum(t['passed'] for t in tw)} of {len(tw)} passed |")
+    if c := s['control'].get(judge):
+        out.append(f"| base (control) | in distribution | {c['rate']:.3f} {ci(c['ci'])} | {ci(c['hierarchical_ci'])} | "
+                   f"{ci(c['between_runs_ci'])} | "
+                   f"{', '.join(f'{x:.3f}' for x in c['runs'])} | must hold ½ |")
+    return '\n'.join(out)

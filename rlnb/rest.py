@@ -89,8 +89,9 @@ def rest_round(policy, prompts:list[str], score, config:RestConfig|str='cpu', ou
     rep.update(sample_s=round(t1 - t0, 1), score_s=round(time.perf_counter() - t1, 1))
     scfg = SFTConfig.make(cfg.sft, **{'model': str(policy), 'system': cfg.system, 'seed': cfg.seed,
                                       **(cfg.sft_overrides or {})})
-    res = train_sft(Dataset.from_list([{'prompt': r['prompt'], 'completion': r['completion']} for r in rows]), eval,
-                    scfg, out)
+    conv = [{'prompt': [{'role': 'user', 'content': r['prompt']}], 'completion': [{'role': 'assistant', 'content': r['completion']}]}
+            for r in rows]   # conversational, as the format stage's SFT rows: `sft_rows` puts the system message first
+    res = train_sft(Dataset.from_list(conv), eval, scfg, out)
     res.metrics['rest'] = rep
     print(f"[rlnb] best-of-{cfg.samples}: kept {rep['kept']} of {rep['prompts']} prompts' best answers (mean score "
           f"{rep['best_score_mean']} vs {rep['score_mean']} of all draws), sampled {rep['sample_s']:.0f} s; SFT "
