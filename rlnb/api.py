@@ -204,7 +204,7 @@ def feedback_routes(st) -> APIRouter:
     r = APIRouter(tags=['feedback'], dependencies=[need('write')])
     @r.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record',
             responses={409: {'description': 'the id is stored for this agent with other content'}})
-    async def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):  # async: one short commit
+    def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):  # a thread: the commit's fsync blocks
         agent = _agent(agent_id)
         try: rec = _record(st, agent, body)
         except (FeedbackError, TypeError, ValueError) as e:

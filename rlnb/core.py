@@ -4,8 +4,9 @@
 
 # %% ../nbs/00_core.ipynb #de94d006
 from __future__ import annotations
-import functools, os, re, json, time, random, resource, importlib.util
+import functools, os, re, json, time, random, resource, importlib.util, shutil
 from pathlib import Path
+from .durable import durable_replace
 
 # %% auto #0
 __all__ = ['NATIVE_MEMORY', 'BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'limit_native_caches', 'error_message',
@@ -16,8 +17,8 @@ __all__ = ['NATIVE_MEMORY', 'BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', '
            'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat',
            'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'chat_ids', 'model_path', 'hub_name',
            'name_base', 'lora_config', 'last_checkpoint', 'report_targets', 'Tracker', 'end_group_at_exit',
-           'crash_excerpt', 'torchrun', 'create_tables', 'create_index', 'utc_now', 'atomic_write', 'atomic_dir',
-           'console_script', 'prepare_assets', 'prepare_assets_cli']
+           'crash_excerpt', 'torchrun', 'create_tables', 'create_index', 'utc_now', 'console_script', 'prepare_assets',
+           'prepare_assets_cli']
 
 # %% ../nbs/00_core.ipynb #61eef4cd
 NATIVE_MEMORY = {'ONEDNN_PRIMITIVE_CACHE_CAPACITY': '64',   # oneDNN: primitives kept (default 1,024)
@@ -324,7 +325,7 @@ def convert_gguf(gguf:str|Path,           # a GGUF model file (Ollama's, llama.c
     tmp = dest.with_name(dest.name + '.partial')
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp); tok.save_pretrained(tmp)
-    shutil.rmtree(dest, ignore_errors=True); tmp.rename(dest)
+    shutil.rmtree(dest, ignore_errors=True); durable_replace(tmp, dest)
     return dest
 
 def convert_policy(dest:Path|None=None, # target folder; default `policy_dir()`
@@ -453,7 +454,7 @@ def _tiny_dir(name:str) -> Path:
     tmp = Path(tempfile.mkdtemp(dir=d.parent, prefix=f'{name}.partial-'))
     tmp.chmod(0o755); m.save_pretrained(tmp); tok.save_pretrained(tmp)   # mkdtemp's own mode is the owner's only
     for _ in range(2):
-        try: tmp.rename(d); return d
+        try: durable_replace(tmp, d); return d
         except OSError:
             if (d/'config.json').exists(): shutil.rmtree(tmp, ignore_errors=True); return d   # another won: theirs stays
             shutil.rmtree(d, ignore_errors=True)     # a folder without its config: an older rlnb's interrupted build
@@ -644,32 +645,6 @@ def utc_now(timespec:str='seconds') -> str:
     "Now, in UTC, as ISO 8601 to `timespec` ('seconds' or 'microseconds')."
     from datetime import datetime, timezone
     return datetime.now(timezone.utc).isoformat(timespec=timespec)
-
-# %% ../nbs/00_core.ipynb #672a7ee5
-import contextlib, shutil, threading
-
-def atomic_write(path:str|Path, text:str) -> Path:
-    "Write `text` to `path` whole or not at all: a temporary file beside it, flushed to disk, then renamed over it."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f'.{path.name}.{os.getpid()}.{threading.get_ident()}.partial')   # per process and thread
-    try:
-        with open(tmp, 'w', encoding='utf-8') as f: f.write(text); f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:                          # a full disk, a read-only folder: no partial file left behind
-        tmp.unlink(missing_ok=True); raise
-    return path
-
-@contextlib.contextmanager
-def atomic_dir(final:str|Path):
-    "Yield an empty `<final>.partial` folder to fill; when the block ends without error it replaces `final`."
-    final = Path(final); part = final.with_name(final.name + '.partial'); old = final.with_name(final.name + '.old')
-    shutil.rmtree(part, ignore_errors=True); part.mkdir(parents=True)
-    try: yield part
-    except BaseException:
-        shutil.rmtree(part, ignore_errors=True); raise
-    shutil.rmtree(old, ignore_errors=True)
-    if final.exists(): final.rename(old)           # the old artifact goes only once the new one is complete
-    part.rename(final); shutil.rmtree(old, ignore_errors=True)
 
 # %% ../nbs/00_core.ipynb #41988492
 def console_script(fn):

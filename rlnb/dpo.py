@@ -10,7 +10,8 @@ from pathlib import Path
 from .core import chat_ids, get_device, seed_everything, peak_rss_mb, Timer, new_run, cache_dir, model_path, end_group_at_exit, lora_config, last_checkpoint, report_targets, name_base
 from .config import StageConfig, StageResult, train_metrics
 from .formatting import prompt_text, to_preference_pairs, to_kto, to_dataset, split_by_prompt
-from .core import atomic_dir, atomic_write, auto_bf16
+from .core import auto_bf16
+from .durable import atomic_dir, atomic_write, durable_replace
 from .config import stage_cli, stage_dir
 from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
 from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
@@ -408,7 +409,7 @@ def _shared_rows(ds, out:Path, name:str='train'):
     if not d.exists():
         tmp = d.with_name(f'.{d.name}.{os.getpid()}')
         ds.save_to_disk(str(tmp))
-        try: os.rename(tmp, d)
+        try: durable_replace(tmp, d)
         except OSError: shutil.rmtree(tmp, ignore_errors=True)   # another process renamed first: the same rows
     return load_from_disk(str(d))
 

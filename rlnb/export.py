@@ -7,7 +7,8 @@ from __future__ import annotations
 import json, os, pickle, re, shutil, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import cache_dir, cpu_info, atomic_dir, atomic_write, model_path, hub_name
+from .core import cache_dir, cpu_info, model_path, hub_name
+from .durable import atomic_dir, atomic_write, durable_replace
 from .config import StageConfig, StageResult, stage_cli
 from .core import console_script
 from .policy import is_adapter, adapter_base, load_checkpoint, load_gguf, gguf_chat, hf_greedy   # answering: the policy layer
@@ -135,7 +136,7 @@ def _run_converter(script:str, args:list, out:Path) -> Path:
         raise RuntimeError(
             f"{script} failed (exit {r.returncode}):\n" + '\n'.join((r.stderr or r.stdout).splitlines()[-15:])
         )
-    os.replace(part, out); return out
+    return durable_replace(part, out)
 
 def convert_to_gguf(hf_dir, out, outtype:str='f16', overwrite:bool=False) -> Path:
     "Convert a (merged) HF model folder to GGUF with llama.cpp's `convert_hf_to_gguf.py`."
@@ -173,7 +174,7 @@ def quantize_gguf(src, out, quant:str, overwrite:bool=False, isolate:bool=True) 
     rc = isolated('_quantize', *args) if isolate else _quantize(*args)
     if rc != 0 or not part.exists():
         part.unlink(missing_ok=True); raise RuntimeError(f"llama_model_quantize({src.name} → {quant}) returned {rc}")
-    os.replace(part, out); return out
+    return durable_replace(part, out)
 
 # %% ../nbs/07_export.ipynb #19963db1
 PARITY_PROMPTS = ['What is the capital of France?', 'Write a haiku about the sea.', 'How do I boil an egg?',

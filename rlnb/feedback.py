@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from .core import create_tables, check_agent, data_dir, load_chitchat, Timer
+from .sql import open_engine, store_url, migrate_key
 
 # %% auto #0
 __all__ = ['KINDS', 'CHOICES', 'MAX_TEXT', 'MAX_DEPTH', 'DEFAULT_WEIGHTS', 'MAX_LINE', 'FeedbackError', 'Feedback',
@@ -275,11 +276,7 @@ def _table(md):
         sa.Column('created_at', sa.String(32), nullable=False, index=True),
     )
 
-def _url(url) -> str:
-    url = str(url or os.environ.get('DATABASE_URL') or data_dir()/'feedback.db')
-    if '://' not in url: url = f'sqlite:///{Path(url).expanduser().resolve()}'
-    if url.startswith(('postgres://', 'postgresql://')): url = 'postgresql+psycopg://' + url.split('://', 1)[1]
-    return url
+
 
 # %% ../nbs/01_feedback.ipynb #c3ccc147
 class FeedbackStore:
@@ -288,39 +285,16 @@ class FeedbackStore:
         self, url: str | Path | None = None
     ):  # SQLAlchemy URL or SQLite file path; default env DATABASE_URL, else data/feedback.db
         import sqlalchemy as sa
-        self.url = _url(url)
-        self.engine = sa.create_engine(self.url)
-        if self.engine.dialect.name == 'sqlite':
-            sa.event.listen(self.engine, 'connect', _sqlite_pragmas)
+        self.url = store_url(url)
+        self.engine = open_engine(self.url)               # SQLite: WAL, synchronous=FULL (`rlnb.sql`)
         self.table = _table(sa.MetaData())
         create_tables(self.table.metadata, self.engine)
-        _key_by_agent(self)
+        migrate_key(self.engine, self.table, 'feedback_unkeyed')   # older rlnb: keyed by id alone; one transaction
 
     def __repr__(self):
         return f"FeedbackStore({self.engine.url.render_as_string(hide_password=True)!r}, {self.count()} records)"
 
-def _key_by_agent(store):
-    ("Migrate a feedback table keyed by `id` alone (rlnb before 0.x: ids were global, so one agent's record could "
-     "shadow another's) to the `(agent, id)` key, in one transaction.")
-    import sqlalchemy as sa
-    pk = sa.inspect(store.engine).get_pk_constraint('feedback')['constrained_columns']
-    if sorted(pk) == ['agent', 'id']: return
-    cols = ', '.join(c.name for c in store.table.c)
-    with store.engine.begin() as c:
-        for ix in sa.inspect(c).get_indexes('feedback'): c.exec_driver_sql(f'DROP INDEX {ix["name"]}')
-        c.exec_driver_sql('ALTER TABLE feedback RENAME TO feedback_unkeyed')
-        if store.engine.dialect.name == 'postgresql':   # the old primary key's name moved with the table
-            c.exec_driver_sql('ALTER TABLE feedback_unkeyed DROP CONSTRAINT IF EXISTS feedback_pkey')
-        store.table.metadata.create_all(c)
-        c.exec_driver_sql(f'INSERT INTO feedback ({cols}) SELECT {cols} FROM feedback_unkeyed')
-        c.exec_driver_sql('DROP TABLE feedback_unkeyed')
 
-def _sqlite_pragmas(conn, _):
-    cur = conn.cursor()
-    cur.execute('PRAGMA journal_mode=WAL')
-    cur.execute('PRAGMA synchronous=NORMAL')
-    cur.execute('PRAGMA busy_timeout=5000')
-    cur.close()
 
 # %% ../nbs/01_feedback.ipynb #e9797b57
 from fastcore.basics import patch

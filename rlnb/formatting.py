@@ -8,7 +8,8 @@ import random, hashlib
 from collections import defaultdict
 from pathlib import Path
 from .feedback import Feedback, FeedbackStore
-from .core import console_script, atomic_write
+from .core import console_script
+from .durable import atomic_write
 from .config import stage_cli
 
 # %% auto #0

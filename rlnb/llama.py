@@ -7,6 +7,7 @@ from __future__ import annotations
 import os, re, shutil, subprocess, sys, tempfile
 from pathlib import Path
 from .core import cache_dir, cpu_info
+from .durable import durable_replace
 
 # %% auto #0
 __all__ = ['LLAMA_BASELINE', 'llama_version', 'converter_dir', 'vocab_gguf', 'prepare_converter', 'supported_architectures',
@@ -75,7 +76,7 @@ def vocab_gguf(name:str='qwen2', sdist:str|Path|None=None) -> Path:
             m = next((m for m in tf.getmembers() if m.name.endswith(f'vendor/llama.cpp/models/{out.name}')), None)
             if m is None: raise FileNotFoundError(f"{src} holds no vendor/llama.cpp/models/{out.name}")
             out.parent.mkdir(parents=True, exist_ok=True)
-            part = out.with_name(out.name + '.partial'); part.write_bytes(tf.extractfile(m).read()); part.rename(out)
+            part = out.with_name(out.name + '.partial'); part.write_bytes(tf.extractfile(m).read()); durable_replace(part, out)
     finally:
         if tmp: shutil.rmtree(tmp, ignore_errors=True)
     return out
@@ -89,7 +90,7 @@ def prepare_converter(sdist:str|Path|None=None) -> Path:
     sdist, tmp = _sdist(sdist)
     part = dst.with_name(dst.name + '.partial')
     _unpack_converter(sdist, part)
-    shutil.rmtree(dst, ignore_errors=True); part.rename(dst)
+    shutil.rmtree(dst, ignore_errors=True); durable_replace(part, dst)
     if tmp: shutil.rmtree(tmp, ignore_errors=True)
     return dst
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib, json, random, shutil, time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from .core import atomic_write, auto_bf16, peak_rss_mb, release_memory
+from .core import auto_bf16, peak_rss_mb, release_memory
+from .durable import atomic_write, durable_replace
 from .config import StageConfig, StageResult
 from .registry import Registry
 from .dpo import PreferenceConfig, train_dpo
@@ -184,7 +185,7 @@ def train_dpo_on_policy(
     if adapter != out/'adapter':                                    # the last round's adapter, where stages look
         tmp = out/'adapter.partial'
         shutil.rmtree(tmp, ignore_errors=True); shutil.copytree(adapter, tmp)
-        shutil.rmtree(out/'adapter', ignore_errors=True); tmp.rename(out/'adapter')
+        shutil.rmtree(out/'adapter', ignore_errors=True); durable_replace(tmp, out/'adapter')
     atomic_write(out/'metrics.json', json.dumps(m, indent=1))
     return StageResult(model=res.model if res else None, tokenizer=res.tokenizer if res else None, metrics=m,
                        history=rounds, output_dir=out, model_path=out/'adapter')

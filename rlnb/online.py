@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from fastcore.basics import patch
-from .core import create_tables, check_agent, models_dir, new_run, atomic_write, peak_rss_mb, rlnb_home, model_path
+from .core import create_tables, check_agent, models_dir, new_run, peak_rss_mb, rlnb_home, model_path
+from .durable import atomic_write, durable_replace
 from .config import StageConfig, StageResult
 from .feedback import Feedback, FeedbackStore
 from .registry import Registry, _version, _abs, _rel, check_gguf   # check_gguf: every deploy path checks the GGUF
@@ -295,7 +296,7 @@ def _export(self:OnlineLearner, merged:Path, run:Path) -> dict:
     res = export_model(merged, 'cpu', tmp, quantization=c.quantization, model_name=f'{self.agent}-{run.name}', parity=True)
     if c.quantization != 'f16':
         (tmp / f'{self.agent}-{run.name}-f16.gguf').unlink(missing_ok=True)  # the served file is enough
-    tmp.replace(out)
+    durable_replace(tmp, out)
     return {c.quantization: out/res.paths[c.quantization].name}
 
 # %% ../nbs/09_online.ipynb #2641af46
@@ -404,7 +405,7 @@ def _fit_candidate(self:OnlineLearner, dep, rows:list, run:Path) -> tuple:
     cfg = PreferenceConfig.make(c.preset, model=str(_abs(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
     tr = train_preference(c.algorithm, to_dataset(rows), None, cfg, run/c.algorithm, max_steps=c.max_steps, resume=False)
     tmp = run/'policy.partial'
-    export_merged(tr.model_path, tmp, overwrite=True); tmp.replace(run/'policy')
+    export_merged(tr.model_path, tmp, overwrite=True); durable_replace(tmp, run/'policy')
     return tr, cfg, run/'policy'
 
 @patch

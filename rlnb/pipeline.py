@@ -8,6 +8,7 @@ import functools, json, re, sys, time, platform, subprocess, argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import *
+from .durable import *
 from .config import *
 from .feedback import FeedbackStore, import_chitchat
 from .formatting import build_datasets, by_rater, reweigh, dataset_stats, plot_stats, prompt_text

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .core import name_base, lora_config, render_chat, last_checkpoint, Tracker, end_group_at_exit
 from .config import StageConfig, StageResult, train_metrics
-from .core import console_script, auto_bf16, report_targets, model_path, atomic_write
+from .core import console_script, auto_bf16, report_targets, model_path
+from .durable import atomic_write, durable_replace
 from .config import stage_cli, stage_dir
 from .prompts import read_prompts
 from .policy import rollouts, token_logprobs, merged_sampler, _unwrap
@@ -481,7 +482,7 @@ def save(self:PPOTrainer, path) -> Path:
         )
     )
     if final.exists(): shutil.rmtree(final)
-    path.rename(final)
+    durable_replace(path, final)
     return final
 
 # %% ../nbs/06_ppo.ipynb #e384d256

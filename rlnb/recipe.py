@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools, json, os, re, subprocess, platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import NATIVE_MEMORY, check_agent, atomic_write, load_policy, tiny_policy, repo_dir, redact_url, get_device, bench_results, cpu_line, isa_caps
+from .core import NATIVE_MEMORY, check_agent, load_policy, tiny_policy, repo_dir, redact_url, get_device, bench_results, cpu_line, isa_caps
+from .durable import atomic_write
 from .config import StageConfig, fits_type as _fits, unknown_option
 from .tripwires import tripwire_table, tripwire_reason
 from .judges import components_line
@@ -455,7 +456,7 @@ def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False,
     o = j['prompt_outcomes'] if 'prompt_outcomes' in j else j['outcomes']   # K x K means, else one outcome per prompt
     if ood: t = list(dict.fromkeys(m['prompts']))                           # an opener is its own topic
     else: t = topics if topics is not None else json.loads((path/'eval'/f'prompt_set{sfx}.json').read_text())['topics']
-    if len(t) != len(o): raise ValueError(f"{f}: {len(o)} prompt outcomes but {len(t)} topics: the report and its prompt set disagree")
+    if len(t) != len(o): raise ValueError(f"{path}/{name}: {len(o)} prompt outcomes but {len(t)} topics: the report and its prompt set disagree")
     return o, t
 
 # %% ../nbs/99a_recipes.ipynb #cf4304d3

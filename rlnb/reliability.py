@@ -6,7 +6,8 @@
 from __future__ import annotations
 import json, os, random, signal, sqlite3, subprocess, sys, time
 from pathlib import Path
-from .core import rlnb_home, repo_dir, cpu_line, atomic_write
+from .core import rlnb_home, repo_dir, cpu_line
+from .durable import atomic_write
 
 # %% auto #0
 __all__ = ['FIGURES', 'corpus', 'check_rejects', 'snapshot', 'run_py', 'start_py', 'kill_during', 'sqlite_check', 'save_figures',

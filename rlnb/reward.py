@@ -7,7 +7,8 @@ from __future__ import annotations
 import json, math, random, re
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
-from .core import chat_ids, seed_everything, get_device, Timer, model_path, lora_config, report_targets, atomic_dir, atomic_write, auto_bf16
+from .core import chat_ids, seed_everything, get_device, Timer, model_path, lora_config, report_targets, auto_bf16
+from .durable import atomic_dir, atomic_write
 from .config import StageConfig, StageResult, train_metrics
 from .formatting import prompt_text, build_datasets, words
 from .core import console_script

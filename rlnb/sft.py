@@ -8,7 +8,8 @@ import json, math, statistics, tempfile, time, types
 from dataclasses import dataclass, asdict, replace
 from pathlib import Path
 from .core import seed_everything, peak_rss_mb, Timer, model_path, lora_config, last_checkpoint, report_targets, name_base
-from .core import atomic_write, auto_bf16, get_device, console_script
+from .core import auto_bf16, get_device, console_script
+from .durable import atomic_write
 from .config import StageConfig, StageResult, train_metrics, stage_cli, stage_dir, json_lines
 from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
 from .formatting import to_sft, sft_thresholds, to_dataset, split_by_prompt, prompt_text

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from .core import console_script, atomic_write
+from .core import console_script
+from .durable import atomic_write
 from .config import StageConfig, stage_cli, json_lines
 from .policy import load_policy_pair, plain_pair, generate_answers
 from .judges import rule_report, rule_components, components_line

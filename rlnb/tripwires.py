@@ -234,7 +234,7 @@ def run_tripwires(policy,                  # adapter folder (its base: adapters 
                   **overrides) -> TripwireReport:
     "Answer every probe greedily with the candidate and its base, check each answer, and pair the two sides per probe."
     import json, time
-    from rlnb.core import atomic_write
+    from rlnb.durable import atomic_write
     cfg = TripwireConfig.make(config, **overrides)
     items, t0 = items if items is not None else probe_items(cfg), time.perf_counter()
     if not items: raise ValueError("no probe items: the half is empty (check `part` and the chatterbot-corpus asset)")
