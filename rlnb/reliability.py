@@ -10,8 +10,8 @@ from .core import rlnb_home, repo_dir, cpu_line
 from .durable import atomic_write
 
 # %% auto #0
-__all__ = ['FIGURES', 'corpus', 'check_rejects', 'snapshot', 'run_py', 'start_py', 'kill_during', 'sqlite_check', 'save_figures',
-           'kill_loop']
+__all__ = ['TRACED', 'FIGURES', 'corpus', 'check_rejects', 'snapshot', 'run_py', 'start_py', 'kill_during', 'sqlite_check',
+           'strace_attach', 'trace_events', 'save_figures', 'kill_loop']
 
 # %% ../nbs/11_reliability.ipynb #53b05938
 def corpus(name:str='feedback_lines') -> tuple[Path, list[dict]]:
@@ -81,6 +81,29 @@ def sqlite_check(db:str|Path) -> dict:
         ok = c.execute('PRAGMA integrity_check').fetchone()[0]
         n, ids = c.execute('SELECT count(*), count(DISTINCT id) FROM feedback').fetchone()
     return dict(integrity=ok, records=n, distinct_ids=ids)
+
+# %% ../nbs/11_reliability.ipynb #a49cc377
+TRACED = ('fsync', 'fdatasync', 'rename', 'renameat', 'renameat2', 'read', 'recvfrom', 'write', 'writev', 'sendto')
+
+def strace_attach(pid:int, out:str|Path, calls:tuple=TRACED) -> subprocess.Popen:
+    "Start `strace` on every thread of process `pid` and the threads it starts; `calls` logged to `out` with fd paths."
+    import shutil
+    if not shutil.which('strace'): raise FileNotFoundError("strace is not installed: apt-get install strace")
+    tids = sorted(os.listdir(f'/proc/{pid}/task'))
+    argv = ['strace', '-f', '-y', '-qq', '-s', '64', '-e', 'trace=' + ','.join(calls), '-o', str(out)]
+    return subprocess.Popen([*argv, *[a for t in tids for a in ('-p', t)]], stderr=subprocess.DEVNULL)
+
+def trace_events(path:str|Path) -> list[tuple[str, str]]:
+    "The calls of a `strace -f` log as `(call, arguments and result)`, in the order they finished."
+    import re
+    pending, out = {}, []
+    for line in Path(path).read_text(errors='replace').splitlines():
+        m = re.match(r'(\d+)\s+(?:<\.\.\. (\w+) resumed>(.*)|(\w+)\((.*))$', line)
+        if not m: continue                                 # signals, exits
+        if m[2]: out.append((m[2], pending.pop(m[1], '') + m[3])); continue
+        if m[5].endswith('<unfinished ...>'): pending[m[1]] = m[5][:-len('<unfinished ...>')]
+        else: out.append((m[4], m[5]))
+    return out
 
 # %% ../nbs/11_reliability.ipynb #19f93b7d
 FIGURES = 'bench/results/reliability.json'   # what the slow kills measured, shown by the table below
