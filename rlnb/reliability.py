@@ -82,7 +82,7 @@ def sqlite_check(db:str|Path) -> dict:
         n, ids = c.execute('SELECT count(*), count(DISTINCT id) FROM feedback').fetchone()
     return dict(integrity=ok, records=n, distinct_ids=ids)
 
-# %% ../nbs/11_reliability.ipynb #a49cc377
+# %% ../nbs/11_reliability.ipynb #7297d53d
 TRACED = ('fsync', 'fdatasync', 'rename', 'renameat', 'renameat2', 'read', 'recvfrom', 'write', 'writev', 'sendto')
 
 def strace_attach(pid:int, out:str|Path, calls:tuple=TRACED) -> subprocess.Popen:
