@@ -8,7 +8,9 @@ from client threads, and the batch endpoint; SQLite (default) or PostgreSQL (`--
 Clients and server share the machine's cores, so each run is noisy: the script runs `--repeats` times and reports every
 run, the median and the range. Two client styles are measured side by side in each run: a new TCP connection per request
 (`urllib`, the worst case) and one kept-alive connection per client thread (what HTTP client libraries and connection
-pools do). `--workers 2` serves with two uvicorn worker processes.
+pools do). `--workers 2` serves with two uvicorn worker processes. On SQLite, each `--sync` level (default FULL, what the
+service runs, and NORMAL) gets its own server and store, measured in turn within every run, so `full_over_normal`
+(the median of the per-run ratios) is the cost of durability on this machine's disk.
 Goals (issue: registry and HTTP API): >= 500 requests/s single-record, >= 10,000 records/s through the batch endpoint.
 Writes bench/results/api_speed_<backend>.json."""
 import secrets, argparse, http.client, json, os, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.request
@@ -91,6 +93,8 @@ def main():
     ap.add_argument('--per-thread', type=int, default=250); ap.add_argument('--batches', type=int, default=6)
     ap.add_argument('--batch-size', type=int, default=5000); ap.add_argument('--repeats', type=int, default=5)
     ap.add_argument('--workers', type=int, default=1)
+    ap.add_argument('--sync', default='FULL,NORMAL',
+                    help="SQLite's synchronous levels measured side by side, in turn within every run (FULL is the default)")
     ap.add_argument('--smoke', action='store_true', help='SQLite, one run of a few requests; results to a temp folder')
     a = ap.parse_args()
     if a.smoke:
@@ -101,51 +105,80 @@ def main():
     else: results = Path(__file__).parent/'results'
     from rlnb.core import cpu_line
     from rlnb.feedback import FeedbackStore
-    db = a.db or str(Path(tempfile.mkdtemp())/'bench.db')
-    backend = 'postgresql' if db.startswith('postgres') else 'sqlite'
-    st = FeedbackStore(db)
-    if backend == 'postgresql':
-        for r in range(a.repeats): [st.delete(agent=f'{k}{r}') for k in ('benchn', 'benchk', 'benchb')]
-    with socket.socket() as s: s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]
-    argv = ['--port', str(port), '--db', db, '--workers', str(a.workers)]
-    srv = subprocess.Popen([sys.executable, '-c', f'from rlnb.api import serve_api_cli; serve_api_cli({argv!r})'],
-                           env={**os.environ, 'RLNB_API_TOKEN': TOKEN, **NO_LIMITS})
-    runs = []
+    backend = 'postgresql' if (a.db or '').startswith('postgres') else 'sqlite'
+    levels = [x.strip().upper() for x in a.sync.split(',')] if backend == 'sqlite' else ['server']
+    from rlnb.sql import SYNC_LEVELS
+    if bad := [lv for lv in levels if backend == 'sqlite' and lv not in SYNC_LEVELS]:
+        ap.error(f"--sync: {bad} not among SQLite's levels {list(SYNC_LEVELS)}")
+    tmp = Path(tempfile.mkdtemp())
+    servers = {}                     # one server and store per SQLite synchronous level, measured in turn in every run
     try:
-        for _ in range(300):
-            try: urllib.request.urlopen(f'http://127.0.0.1:{port}/docs', timeout=1); break
-            except OSError: time.sleep(0.1)
-        post_new(port, '/api/policies/feedback/warm', {'prompt': 'p', 'response': 'r', 'label': True})
+        for lv in levels:
+            db = a.db or str(tmp/f'bench_{lv.lower()}.db')
+            env = {**os.environ, 'RLNB_API_TOKEN': TOKEN, **NO_LIMITS}
+            if backend == 'sqlite': env['RLNB_SQLITE_SYNCHRONOUS'] = lv
+            else:
+                st = FeedbackStore(db)
+                for r in range(a.repeats): [st.delete(agent=f'{k}{r}') for k in ('benchn', 'benchk', 'benchb')]
+            with socket.socket() as s: s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]
+            argv = ['--port', str(port), '--db', db, '--workers', str(a.workers)]
+            srv = subprocess.Popen([sys.executable, '-c', f'from rlnb.api import serve_api_cli; serve_api_cli({argv!r})'],
+                                   env=env)
+            servers[lv] = dict(srv=srv, port=port, db=db, env=env, runs=[])
+        for lv, sv in servers.items():
+            for _ in range(300):
+                try: urllib.request.urlopen(f"http://127.0.0.1:{sv['port']}/docs", timeout=1); break
+                except OSError: time.sleep(0.1)
+            post_new(sv['port'], '/api/policies/feedback/warm', {'prompt': 'p', 'response': 'r', 'label': True})
         for r in range(a.repeats):
-            new = single_burst(port, f'benchn{r}', a.threads, a.per_thread, keepalive=False)
-            ka = single_burst(port, f'benchk{r}', a.threads, a.per_thread, keepalive=True)
-            batch = batch_run(port, f'benchb{r}', a.batches, a.batch_size)
-            stored = {k: st.count(agent=f'{k}{r}') for k in ('benchn', 'benchk', 'benchb')}
-            runs.append({'new_connection': new, 'keep_alive': ka, 'batch': batch, 'stored': stored})
-            print(f"run {r}: new connection {new['requests_per_s']} req/s (p50 {new['p50_ms']} ms, p99 {new['p99_ms']}"
-                  f" ms), keep-alive {ka['requests_per_s']} req/s (p50 {ka['p50_ms']} ms, p99 {ka['p99_ms']} ms), "
-                  f"batch {batch['records_per_s']} records/s; stored {stored}", flush=True)
+            for lv, sv in servers.items():
+                port = sv['port']
+                new = single_burst(port, f'benchn{r}', a.threads, a.per_thread, keepalive=False)
+                ka = single_burst(port, f'benchk{r}', a.threads, a.per_thread, keepalive=True)
+                batch = batch_run(port, f'benchb{r}', a.batches, a.batch_size)
+                sv['runs'].append({'new_connection': new, 'keep_alive': ka, 'batch': batch})
+                print(f"run {r} [{lv}]: new connection {new['requests_per_s']} req/s (p50 {new['p50_ms']} ms, p99 "
+                      f"{new['p99_ms']} ms), keep-alive {ka['requests_per_s']} req/s (p50 {ka['p50_ms']} ms, p99 "
+                      f"{ka['p99_ms']} ms), batch {batch['records_per_s']} records/s", flush=True)
     finally:
-        srv.terminate(); srv.wait(20)
-    n_single = a.threads * a.per_thread
-    lost = sum(x['stored'][k] != n for x in runs for k, n in (('benchn', n_single), ('benchk', n_single),
-                                                              ('benchb', a.batches * a.batch_size)))
-    res = {'cpu': cpu_line(), 'backend': backend, 'token_limits': 'off (RLNB_API_RATE=0, RLNB_API_CONCURRENCY=0)', 'durability': durability(st), 'workers': a.workers, 'threads': a.threads,
-           'per_thread': a.per_thread, 'batch_size': a.batch_size, 'batches': a.batches, 'repeats': a.repeats,
-           'runs_with_wrong_counts': lost,
-           'errors': sum(x[k]['errors'] for x in runs for k in ('new_connection', 'keep_alive')),
-           'new_connection_requests_per_s': summary([x['new_connection']['requests_per_s'] for x in runs]),
-           'keep_alive_requests_per_s': summary([x['keep_alive']['requests_per_s'] for x in runs]),
-           'keep_alive_p50_ms': summary([x['keep_alive']['p50_ms'] for x in runs]),
-           'keep_alive_p99_ms': summary([x['keep_alive']['p99_ms'] for x in runs]),
-           'batch_records_per_s': summary([x['batch']['records_per_s'] for x in runs]), 'runs': runs}
+        for sv in servers.values(): sv['srv'].terminate(); sv['srv'].wait(20)
+    out, results_all = None, {}
+    for lv, sv in servers.items():
+        old = os.environ.get('RLNB_SQLITE_SYNCHRONOUS')
+        if backend == 'sqlite': os.environ['RLNB_SQLITE_SYNCHRONOUS'] = lv     # this process reads with the server's level
+        st = FeedbackStore(sv['db'])
+        for r, x in enumerate(sv['runs']): x['stored'] = {k: st.count(agent=f'{k}{r}') for k in ('benchn', 'benchk', 'benchb')}
+        dur = durability(st); st.engine.dispose()
+        if old is None: os.environ.pop('RLNB_SQLITE_SYNCHRONOUS', None)
+        else: os.environ['RLNB_SQLITE_SYNCHRONOUS'] = old
+        runs, n_single = sv['runs'], a.threads * a.per_thread
+        lost = sum(x['stored'][k] != n for x in runs for k, n in (('benchn', n_single), ('benchk', n_single),
+                                                                  ('benchb', a.batches * a.batch_size)))
+        results_all[lv] = {'cpu': cpu_line(), 'backend': backend,
+               'token_limits': 'off (RLNB_API_RATE=0, RLNB_API_CONCURRENCY=0)', 'durability': dur,
+               'side_by_side': levels, 'workers': a.workers, 'threads': a.threads,
+               'per_thread': a.per_thread, 'batch_size': a.batch_size, 'batches': a.batches, 'repeats': a.repeats,
+               'runs_with_wrong_counts': lost,
+               'errors': sum(x[k]['errors'] for x in runs for k in ('new_connection', 'keep_alive')),
+               'new_connection_requests_per_s': summary([x['new_connection']['requests_per_s'] for x in runs]),
+               'keep_alive_requests_per_s': summary([x['keep_alive']['requests_per_s'] for x in runs]),
+               'keep_alive_p50_ms': summary([x['keep_alive']['p50_ms'] for x in runs]),
+               'keep_alive_p99_ms': summary([x['keep_alive']['p99_ms'] for x in runs]),
+               'batch_records_per_s': summary([x['batch']['records_per_s'] for x in runs]), 'runs': runs}
+    if 'FULL' in results_all and 'NORMAL' in results_all:     # the cost of durability, from runs taken in turn
+        f, n = results_all['FULL'], results_all['NORMAL']
+        rate = lambda run, k: run[k]['records_per_s' if k == 'batch' else 'requests_per_s']
+        ratio = lambda k: round(statistics.median(rate(x, k) / rate(y, k) for x, y in zip(f['runs'], n['runs'])), 3)
+        f['full_over_normal'] = {k: ratio(k) for k in ('new_connection', 'keep_alive', 'batch')}
     suffix = '' if a.workers == 1 else f'_w{a.workers}'
-    out = results/f'api_speed_{backend}{suffix}.json'; out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(res, indent=1))
-    print(json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
+    for lv, res in results_all.items():
+        tag = '' if lv in ('FULL', 'server') else f'_{lv.lower()}'
+        out = results/f'api_speed_{backend}{suffix}{tag}.json'; out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(res, indent=1))
+        print(lv, json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
     if a.smoke:
         from rlnb.bench import api_speed_table
-        print(api_speed_table(str(out)))
-        assert lost == 0 and res['errors'] == 0, (lost, res['errors'])
+        print(api_speed_table(str(results/'api_speed_*.json')))
+        for res in results_all.values(): assert res['runs_with_wrong_counts'] == 0 and res['errors'] == 0, res
 
 if __name__ == '__main__': main()

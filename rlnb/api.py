@@ -19,14 +19,15 @@ from .config import stage_cli
 from .feedback import Feedback, FeedbackError, FeedbackStore
 from .core import console_script, utc_now
 from .registry import Registry, _rel, _headline
+from .serve import deploy_probe
 from .online import OnlineConfig, OnlineLearner
 from .abtest import _ab_tables, arrival_ns
-from .jobs import Busy, ChatRequest, DeployRequest, Jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, plan_training, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
+from .jobs import Busy, ChatRequest, DeployRequest, Jobs, resume_jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, plan_training, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
 from .auth import Principal, SafeJSON, _Guard, _allowed, _scrub, api_limits, api_tokens, env_insecure, insecure_problem, need, scrub_paths
 
 # %% auto #0
 __all__ = ['SEED_FEEDBACK', 'app', 'feedback_routes', 'training_routes', 'RetrainRequest', 'online_routes', 'policy_routes',
-           'chat_routes', 'storage_fault', 'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli']
+           'ready_routes', 'chat_routes', 'storage_fault', 'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli']
 
 # %% ../nbs/10_api.ipynb #91d49c02
 SEED_FEEDBACK = {
@@ -59,6 +60,7 @@ class _State:
         self.db, self._store, self.spawn_lock, self.spawned = db, None, threading.Lock(), set()
         self._open_lock, self._server = threading.Lock(), None
         self._counts, self._free = {}, (0.0, None)        # agent -> [records, when counted]; (when, free MB)
+        self.warming = False                              # start-up loads under way: not ready yet
     @property
     def store(self) -> FeedbackStore:
         "Opened once, by one thread; the others wait (a failed open is retried by the next request)."
@@ -82,14 +84,24 @@ class _State:
         return self._server
     def learner(self, agent:str):
         _ = self.store
-        return OnlineLearner(
-            agent, self.store, self.registry, online_config(), judge=online_judge(), on_deploy=self._deployed
-        )
+        return OnlineLearner(agent, self.store, self.registry, online_config(), judge=online_judge(),
+                             on_deploy=self._deployed, probe=self._probe if deploy_probe() else None)
+    def warm_up(self):
+        "Load every deployed version in a thread (rolling back one that cannot serve); `/ready` waits for it."
+        self.warming = True
+        def run():
+            try: self.server.warm()
+            except Exception as e: print(f'[rlnb serve] start-up loads failed: {type(e).__name__}: {e}', file=sys.stderr, flush=True)
+            finally: self.warming = False
+        threading.Thread(target=run, daemon=True, name='rlnb-warm').start()
+    def _probe(self, v):
+        "Before a deploy or rollback names `v`: this server loads it and has it answer (`PolicyServer.preload`)."
+        self.server.preload(v)
     def _deployed(self, v):
         ("After a deploy/rollback through this app: swap the served model now (other processes' deploys are seen "
          "within a second).")
         srv = getattr(self, '_server', None)
-        if srv is not None and v.agent_id in srv._live: srv.refresh(v.agent_id)
+        if srv is not None and (v.agent_id in srv._live or v.agent_id in srv._ready): srv.refresh(v.agent_id)
 
 # %% ../nbs/10_api.ipynb #797f30c1
 @patch
@@ -131,11 +143,15 @@ def room(self:_State, agent:str, n:int):
 
 @patch
 def stop_jobs(self:_State):
-    "The server is stopping: its workers end with it (their jobs are marked cancelled)."
+    ("The server is stopping: its workers end with it; their training jobs are marked interrupted (the next server "
+     "resumes them: `resume_jobs`), a dry run cancelled.")
     if self._store is None: return
     for j in self.jobs.list():
         if j['status'] in ('queued', 'running') and j['pid'] in self.spawned:
-            cancel_job(self, j['id'], 'the server that started this job stopped')
+            dry = j['params'].get('kind') == 'dry_run'
+            cancel_job(self, j['id'], 'the server that started this job stopped' + ('' if dry else
+                       ': it resumes from its last checkpoint when a server starts again'),
+                       status='cancelled' if dry else 'interrupted')
 
 # %% ../nbs/10_api.ipynb #c0b388fb
 from fastapi import APIRouter
@@ -373,6 +389,30 @@ def policy_routes(st) -> APIRouter:
         except ValueError as e: _reject(e, ('path', 'version'))
     return r
 
+def ready_routes(st) -> APIRouter:
+    ("`GET /ready` (no token: a load balancer's probe; counts only) and `GET /api/ready` (read: per agent): 200 when "
+     "every deployed version loaded in this process and answered, else 503.")
+    r = APIRouter(tags=['health'])
+    def state(p=None):
+        rd = st.server.readiness()
+        if p is not None: rd['agents'] = {a: x for a, x in rd['agents'].items() if p.can('read', a)}
+        rd['warming'] = st.warming; rd['ready'] = rd['ready'] and not st.warming
+        return rd
+    @r.get('/ready', summary='Readiness: 200 when every deployed version answered here, else 503 (no token needed)')
+    def ready(response:Response):
+        rd = state(); response.status_code = 200 if rd['ready'] else 503
+        n, k = len(rd['agents']), sum(x['answered'] for x in rd['agents'].values())
+        out = {'ready': rd['ready'], 'warming': rd['warming'], 'deployed': n, 'answering': k}
+        if not rd['ready']:
+            out['detail'] = ('loading the deployed versions' if rd['warming'] else
+                             f'{n - k} of {n} deployed versions have not answered here yet: GET /api/ready says which')
+        return out
+    @r.get('/api/ready', summary="Readiness per agent: the deployed version, whether it answered, its last failed load")
+    def ready_detail(response:Response, p:Principal=need('read', None)):
+        rd = state(p); response.status_code = 200 if rd['ready'] else 503
+        return _scrub(rd)
+    return r
+
 def chat_routes(st) -> APIRouter:
     "`POST /v1/chat/completions`: `model` is the agent id; scope `write` on that agent."
     r = APIRouter(tags=['chat'])
@@ -412,16 +452,32 @@ def _finite(x):
     return x
 
 async def _invalid_request(request, e:RequestValidationError):
-    "422 for a body, path or query the routes refuse: always renders (FastAPI's own fails on a NaN input, a 500)."
-    return SafeJSON({'detail': _finite(jsonable_encoder(e.errors()))}, status_code=422)
+    ("422 for a body, path or query the routes refuse: always renders (FastAPI's own fails on a NaN input, a 500). A "
+     "parameter no route honours is named as such; under /v1/ the error is OpenAI's shape too, for its clients.")
+    errs = _finite(jsonable_encoder(e.errors()))
+    for x in errs:
+        if x.get('type') == 'extra_forbidden':
+            x['msg'] = f"{x['loc'][-1]!r} is not a parameter this server honours: leave it out"
+    body = {'detail': errs}
+    if request.url.path.startswith('/v1/') and errs:
+        x = errs[0]
+        body['error'] = {'message': f"{'.'.join(map(str, x['loc'][1:])) or 'body'}: {x['msg']}",
+                         'type': 'invalid_request_error', 'param': str(x['loc'][-1]), 'code': x.get('type')}
+    return SafeJSON(body, status_code=422)
 
 async def _http_error(request, e):
     "Every HTTPException (the routes' 4xx) rendered by `SafeJSON`: a detail echoing odd input cannot give a 500."
     return SafeJSON({'detail': e.detail}, status_code=e.status_code, headers=getattr(e, 'headers', None))
 
 def storage_fault(e:BaseException) -> tuple|None:
-    "`(status, detail)` for an error of a full or read-only store or disk (SQLite, PostgreSQL, files); else None."
+    ("`(status, detail)` for an error of a full, read-only, locked or unreachable store or disk (SQLite, PostgreSQL, "
+     "files); else None.")
     import errno
+    from rlnb.sql import store_fault
+    if (passing := store_fault(e)) is not None:
+        return 503, (f"the server's database is {'busy (a lock held too long)' if passing == 'busy' else 'unreachable'}: "
+                     "this request may not have been written. Send it again after Retry-After seconds: a record sent "
+                     "twice is stored once.")
     inner = getattr(e, 'orig', None) or e
     sq = getattr(inner, 'sqlite_errorcode', None)                 # SQLite's (extended) result code
     sq = sq & 0xff if isinstance(sq, int) else None
@@ -439,7 +495,9 @@ async def _storage_fault(request, e):
     if (f := storage_fault(e)) is None: raise e
     print(f"[rlnb api] {request.method} {request.url.path}: {f[0]}, {type(e).__name__}: "
           f"{scrub_paths(str(getattr(e, 'orig', None) or e))[:300]}", file=sys.stderr, flush=True)
-    return SafeJSON({'detail': f[1]}, status_code=f[0], headers={'Retry-After': '60'})
+    from rlnb.sql import store_fault
+    wait = {'busy': '1', 'unreachable': '5'}.get(store_fault(e), '60')     # a lock or a restart passes soon
+    return SafeJSON({'detail': f[1]}, status_code=f[0], headers={'Retry-After': wait})
 
 # %% ../nbs/10_api.ipynb #48aff2df
 def create_app(
@@ -455,7 +513,10 @@ def create_app(
     st = _State(db)
     @contextlib.asynccontextmanager
     async def lifespan(app):
+        if allow_training and (resumed := resume_jobs(st)):   # what the last server's stop interrupted
+            print(f"[rlnb api] resumed {len(resumed)} interrupted job(s): {[j['id'] for j in resumed]}", file=sys.stderr)
         sched = OnlineScheduler(st).start() if online_enabled() and allow_training else None
+        if deploy_probe(): st.warm_up()                     # deployed versions load (or roll back) before `ready`
         yield
         if sched: sched.stop()
         st.stop_jobs()
@@ -469,7 +530,7 @@ def create_app(
     app.add_exception_handler(_StarletteHTTP, _http_error)
     for exc in _STORE_ERRORS: app.add_exception_handler(exc, _storage_fault)
     routers = (feedback_routes(st), training_routes(st, allow_training), online_routes(st, allow_training),
-               policy_routes(st), chat_routes(st))   # policy_routes after online_routes: its {version} takes any name
+               policy_routes(st), chat_routes(st), ready_routes(st))   # policy_routes after online_routes: its {version} takes any name
     for r in routers: app.include_router(r)
     app.add_middleware(_Guard, token=token, tokens=tokens, insecure=insecure, allowed_hosts=allowed_hosts,
                        routes=[route for r in routers for route in r.routes])

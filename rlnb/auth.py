@@ -178,7 +178,8 @@ def _scrub(x):
 
 # %% ../nbs/10b_auth.ipynb #b8a367fe
 import math, time
-_OPEN = ('/docs', '/docs/oauth2-redirect', '/redoc', '/openapi.json')   # the schema and its pages: no data in them
+_OPEN = ('/docs', '/docs/oauth2-redirect', '/redoc', '/openapi.json',   # the schema and its pages: no data in them
+         '/ready')                                                     # readiness: counts only
 SINGLETON_HEADERS = (b'host', b'authorization', b'content-length', b'content-type')   # sent twice: 400 (RFC 9110)
 _PROXY_HEADERS = (b'forwarded', b'x-forwarded-for', b'x-forwarded-host', b'x-real-ip', b'via')   # a proxy's marks
 _NO_ROUTE = 'no route'                                # `forbidden`: the app answers 404/405 without reading a body

@@ -411,15 +411,20 @@ def api_speed_table(pattern:str|None=None) -> str:
         ),
         '|---|---|---|---|---|---|---|---|---|',
     ]
+    cost = []
     for f in sorted(glob.glob(pattern or str(bench_results()/'api_speed_*.json'))):
         r = json.load(open(f))
         if 'keep_alive_requests_per_s' not in r: continue
+        if c := r.get('full_over_normal'):        # measured in turn with a NORMAL server, in every run
+            cost.append(f"SQLite `synchronous=FULL` (the default) over `NORMAL`, median of the {r['repeats']} runs' ratios: "
+                        f"{c['keep_alive']:.2f}× the single-POST rate (keep-alive), {c['new_connection']:.2f}× (new "
+                        f"connections), {c['batch']:.2f}× the batch rate.")
         rows.append(f"| {r['backend']} | {r.get('durability', '')} | {r['workers']} | "
                     f"{rng(r['new_connection_requests_per_s'])} | {rng(r['keep_alive_requests_per_s'])} | "
                     f"{r['keep_alive_p50_ms']['median']} / {r['keep_alive_p99_ms']['median']} | "
                     f"{rng(r['batch_records_per_s'])} | {r['repeats']} | {r['runs_with_wrong_counts']} |")
     if len(rows) == 2: return 'no saved results: run bench/api_speed.py'
-    return '\n'.join(rows) + f"\n\n{r['cpu']}"
+    return '\n'.join(rows) + ''.join(f'\n\n{c}' for c in cost) + f"\n\n{r['cpu']}"
 
 # %% ../nbs/12_bench.ipynb #7d5c7abc
 def verdict_rows(summaries:dict, judge:str='judge') -> list[dict]:

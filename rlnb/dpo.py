@@ -445,7 +445,7 @@ def _train(method, train, eval, config, output_dir, max_steps=None, resume=True,
     ck = str(ck) if ck else None
     if ck: print(f"[rlnb] resuming from {ck}")
     with Timer() as t: trainer.train(resume_from_checkpoint=ck)
-    steps = trainer.state.global_step
+    steps = trainer.state.global_step if cfg.max_steps < 0 else min(trainer.state.global_step, cfg.max_steps)   # see below
     seen = cfg.epochs if cfg.max_steps < 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))  # passes
     m = train_metrics(len(train), steps, t.secs, epochs=seen, prepare_seconds=round(tp.secs, 2), resumed_from=ck)
     if before:

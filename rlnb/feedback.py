@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from .core import create_tables, check_agent, data_dir, load_chitchat, Timer
-from .sql import open_engine, store_url, migrate_key
+from .sql import open_engine, store_url, migrate_key, retrying
 
 # %% auto #0
 __all__ = ['KINDS', 'CHOICES', 'MAX_TEXT', 'MAX_DEPTH', 'DEFAULT_WEIGHTS', 'MAX_LINE', 'FeedbackError', 'Feedback',
@@ -349,9 +349,12 @@ def add_many(self:FeedbackStore, records, # Feedback records (or dicts in any su
              replace:bool=False,         # overwrite records whose id exists (e.g. a rater changing their mind)
             ) -> int:
     ("Add records in one transaction; returns how many ids are new (existing ids are skipped, or overwritten with "
-     "`replace`).")
+     "`replace`). A server that drops or restarts is waited for (`retrying`): a repeat skips what already committed.")
     rows = [(r if isinstance(r, Feedback) else Feedback.from_dict(r, agent)).to_dict() for r in records]
     if not rows: return 0
+    return retrying(lambda: _add_rows(self, rows, replace))
+
+def _add_rows(self, rows:list[dict], replace:bool) -> int:
     with self.engine.begin() as c:
         # RETURNING names the rows actually inserted (a conflict returns nothing): no count(*), which grows with the
         # table

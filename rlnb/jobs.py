@@ -4,7 +4,7 @@
 
 # %% ../nbs/10a_jobs.ipynb #18db0d60
 from __future__ import annotations
-import json, os, signal, subprocess, sys
+import collections, json, os, signal, subprocess, sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Literal
@@ -14,17 +14,18 @@ from .feedback import FeedbackStore
 from .formatting import utility, prompt_text, build_datasets, choose_method, data_shape, NotEnoughData
 from .dpo import estimate, PreferenceConfig
 from .sft import estimate_sft, SFTConfig
-from .registry import Registry, _rel
+from .registry import Registry, _rel, _abs
 from .pipeline import run_pipeline
 from .online import OnlineConfig, OnlineLearner
 from .judges import RewardJudge
 
 # %% auto #0
-__all__ = ['MIN_FEEDBACK', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'Jobs', 'InsufficientFeedback',
-           'TrainRequest', 'feedback_summary', 'rl_seconds_per_step', 'dry_run', 'training_recipe', 'plan_training',
-           'train_policy_job', 'run_job', 'online_enabled', 'online_config', 'online_judge', 'DeployRequest',
-           'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'Busy', 'max_jobs', 'active_jobs',
-           'spawn_job', 'spawn_online_job', 'cancel_job', 'OnlineScheduler']
+__all__ = ['MIN_FEEDBACK', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'MAX_RESUMES', 'Jobs',
+           'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'rl_seconds_per_step', 'dry_run',
+           'training_recipe', 'plan_training', 'train_policy_job', 'run_job', 'online_enabled', 'online_config',
+           'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'Busy',
+           'max_jobs', 'active_jobs', 'spawn_job', 'spawn_online_job', 'cancel_job', 'resume_jobs', 'retrain_backoff',
+           'OnlineScheduler']
 
 # %% ../nbs/10a_jobs.ipynb #742ce079
 from .core import utc_now
@@ -33,7 +34,9 @@ MAX_BATCH = 10_000         # records per batch request
 MAX_STEPS = 2_000          # optimisation steps one request may ask for (the dry run estimates what they cost here)
 MAX_FUTURE_S = 300         # a record's created_at may be at most this far ahead of the server's clock
 ALGORITHMS = ('sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo')
-JOB_STATES = ('queued', 'running', 'succeeded', 'failed', 'cancelled')
+JOB_STATES = ('queued', 'running', 'succeeded', 'failed', 'cancelled',
+              'interrupted')   # its server stopped: resumed when one starts again (`resume_jobs`)
+MAX_RESUMES = 3   # a job interrupted more often than this is failed, not resumed again
 
 # %% ../nbs/10a_jobs.ipynb #b563aa4a
 from fastcore.basics import patch
@@ -118,7 +121,7 @@ def reap(self:Jobs, jid:str) -> dict|None:
                     finished_at=utc_now())
         j = self.get(jid)
     elif j and j['status'] == 'queued' and not j['pid'] and \
-            datetime.now(timezone.utc) - datetime.fromisoformat(j['created_at']) > timedelta(seconds=60):
+            datetime.now(timezone.utc) - datetime.fromisoformat(j['started_at'] or j['created_at']) > timedelta(seconds=60):
         self.update(jid, status='failed', error='no worker started for this job', finished_at=utc_now())
         j = self.get(jid)
     return j
@@ -260,6 +263,7 @@ def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shap
      "answers known to be right at the SFT preset's rate, then the method's stages from it (SFT, DPO or KTO; "
      "PPO/GRPO/RLOO after a reward model, Bradley-Terry on pairs where they exist, else regression on the scores).")
     common = dict(model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize)
+    save = max(1, req.maxSteps // 4)   # four checkpoints a stage: a job its server's restart interrupted resumes from one
     pairwise = shape['pair_prompts'] >= 2
     formats = {'dpo': ['pairs'], 'kto': ['kto'], 'sft': []}.get(method)
     formats = (['sft'] if 'sft' in (first, method) else []) + (formats if formats is not None else
@@ -267,15 +271,15 @@ def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shap
     stages = [dict(stage='format', store=store_url, min_margin=req.minMargin, eval_frac=0.2, formats=formats, min_pairs=1)]
     if 'sft' in (first, method):   # asked for, the request's rate; first of two, the SFT preset's (LoRA's usual 2e-4)
         stages.append(dict(stage='sft', preset='cpu', model=req.baseModel, max_steps=req.maxSteps, batch_size=req.batchSize,
-                           save_steps=10**9, **({'learning_rate': req.learningRate} if method == 'sft' else {})))
+                           save_steps=save, **({'learning_rate': req.learningRate} if method == 'sft' else {})))
         common['model'] = 'sft'    # preference training goes on from the SFT adapter, its reference
     if method in ('dpo', 'kto'):
-        stages.append(dict(stage=method, preset='cpu', max_steps=req.maxSteps, beta=req.beta, save_steps=10**9, **common))
+        stages.append(dict(stage=method, preset='cpu', max_steps=req.maxSteps, beta=req.beta, save_steps=save, **common))
     elif method in _RL:
         stages += [dict(stage='reward', preset='tiny' if req.baseModel == 'tiny' else 'cpu',
                         **({} if pairwise else {'objective': 'regression'})),
                    dict(stage='ppo', preset='cpu', algorithm=method, steps=req.maxSteps,
-                        num_minibatches=min(2, req.batchSize), save_steps=10**9, **common)]
+                        num_minibatches=min(2, req.batchSize), save_steps=save, **common)]
     return dict(agent=agent, seed=0, stages=stages)
 
 def plan_training(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
@@ -295,11 +299,13 @@ def plan_training(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
                 recipe=training_recipe(agent, req, method, url, shape, first))
 
 # %% ../nbs/10a_jobs.ipynb #35ab4f1c
-def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=None) -> dict:
+def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=None,
+                     run_dir:str|Path|None=None,   # a run folder an interrupted run of this job left: continued
+                     on_start=None) -> dict:       # on_start(run folder), once it exists
     ("Train `agent`'s policy on its feedback: the recipe of `plan_training` run by the pipeline's stage functions "
      "(which register the version); return the replaced service's answer, with the method and why.")
     plan = plan_training(store, agent, req)
-    run = run_pipeline(plan['recipe'], progress=progress)
+    run = run_pipeline(plan['recipe'], resume=run_dir, progress=progress, on_start=on_start)
     m = run.metrics[plan['method'] if plan['method'] in ('sft', 'dpo', 'kto') else 'ppo']
     v = Registry(store).get(agent, m['registry_version'])
     return {'status': 'trained', 'policyId': str(v.id), 'version': v.name, 'modelPath': v.model_path,
@@ -324,8 +330,8 @@ def _watch_parent(jobs, jid:str, parent:int|None=None, every:float=1.0):
         while True:
             time.sleep(every)
             if os.getppid() != parent:
-                try: jobs.update(jid, status='failed', error='the server that started this job stopped',
-                                 finished_at=utc_now())
+                try: jobs.update(jid, status='interrupted', error='the server that started this job stopped: it '
+                                 'resumes from its last checkpoint when a server starts again', pid=None)
                 finally: os.killpg(os.getpgrp(), signal.SIGKILL)
     threading.Thread(target=watch, daemon=True, name='rlnb-watch-parent').start()
 
@@ -337,12 +343,17 @@ def run_job(jid:str, db:str|None=None, parent:int|None=None):
     if j is None: raise SystemExit(f"no job {jid} in {redact_url(store.url)}")
     if not jobs.start(jid): raise SystemExit(f"job {jid} is {jobs.get(jid)['status']}: not started")
     if j['params'].get('watch_parent', True): _watch_parent(jobs, jid, parent)
-    params = {k: v for k, v in j['params'].items() if k not in ('kind', 'watch_parent')}
+    params = {k: v for k, v in j['params'].items() if k not in ('kind', 'watch_parent', 'run_dir', 'resumes')}
+    def started(path):                                   # where a resumed run of this job goes on
+        jobs.update(jid, params={**j['params'], 'run_dir': _rel(path)})
     try:
         if j['params'].get('kind') == 'dry_run': res = dry_run(store, j['agent_id'], TrainRequest(**params))
         else:
             res = train_policy_job(store, j['agent_id'], TrainRequest(**params),
-                                   lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg))
+                                   lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg),
+                                   run_dir=_abs(j['params']['run_dir']) if j['params'].get('run_dir') else None,
+                                   on_start=started)
+            res['resumes'] = j['params'].get('resumes', 0)
         jobs.update(jid, status='succeeded', progress=1.0, result=res, finished_at=utc_now(), message='done')
     except BaseException as e:
         import traceback; traceback.print_exc()
@@ -397,7 +408,7 @@ class ChatMessage(BaseModel):
 
 class ChatRequest(BaseModel):
     "The OpenAI chat-completions body (the fields rlnb uses); `model` is the agent id."
-    model_config = ConfigDict(allow_inf_nan=False)                   # a NaN temperature: 422
+    model_config = ConfigDict(allow_inf_nan=False, extra='forbid')   # a NaN temperature, or a parameter not honoured: 422
     model: str = Field(..., examples=['chitchat'])
     messages: list[ChatMessage] = Field(..., min_length=1, max_length=64)
     max_tokens: int = Field(64, ge=1, le=1024)
@@ -413,7 +424,9 @@ def run_online_job(jid:str, db:str|None=None, parent:int|None=None):
     if not jobs.start(jid): raise SystemExit(f"job {jid} is {jobs.get(jid)['status']}: not started")
     if j['params'].get('watch_parent', True): _watch_parent(jobs, jid, parent)
     try:
+        from rlnb.serve import PolicyServer, deploy_probe
         L = OnlineLearner(j['agent_id'], store, config=online_config(), judge=online_judge())
+        if deploy_probe(): L.probe = PolicyServer(L.registry, n_ctx=256).preload   # the candidate answers, or stays undeployed
         res = L.trigger_retrain(progress=lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg[:500]),
                                 baseline=bool(j['params'].get('baseline')))
         jobs.update(
@@ -460,7 +473,11 @@ def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
         if job['id'] not in [j['id'] for j in act[:max_jobs()]]:
             with st.store.engine.begin() as c: c.execute(st.jobs.t.delete().where(st.jobs.t.c.id == job['id']))
             raise Busy(f"the server runs its maximum of {max_jobs()} jobs (RLNB_MAX_JOBS): retry later")
-    log = Path(models_dir())/agent/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
+    return _start_worker(st, job, entry)
+
+def _start_worker(st, job:dict, entry:str) -> dict:
+    "Start the worker process of a queued `job` (its log appended to); the job with its pid."
+    log = Path(models_dir())/job['agent_id']/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
     env = {**{k: v for k, v in os.environ.items() if k not in ('RLNB_API_TOKEN', 'RLNB_API_TOKENS')},
            'RLNB_JOB_DB': st.store.engine.url.render_as_string(hide_password=False),
            'RLNB_HOME': str(rlnb_home())}
@@ -481,11 +498,13 @@ def spawn_online_job(st, agent:str, baseline:bool=False) -> dict:
     return spawn_job(st, agent, {'kind': 'online', 'baseline': baseline}, 'run_online_job')
 
 # %% ../nbs/10a_jobs.ipynb #6c73a109
-def cancel_job(st, jid:str, reason:str='cancelled') -> dict:
-    "End a queued or running job: its worker and the worker's children are killed (TERM, then KILL after 5 s)."
+def cancel_job(st, jid:str, reason:str='cancelled', status:str='cancelled') -> dict:
+    ("End a queued or running job: its worker and the worker's children are killed (TERM, then KILL after 5 s). "
+     "`status='interrupted'`: the server is stopping, and the job resumes when one starts again.")
     j = st.jobs.reap(jid)
     if j is None or j['status'] not in ('queued', 'running'): return j
-    st.jobs.update(jid, status='cancelled', error=reason, finished_at=utc_now())
+    done = {'finished_at': utc_now()} if status == 'cancelled' else {'pid': None}
+    st.jobs.update(jid, status=status, error=reason, **done)
     if j['pid']:
         for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
             try: os.killpg(j['pid'], sig)
@@ -493,10 +512,53 @@ def cancel_job(st, jid:str, reason:str='cancelled') -> dict:
             t0 = time.monotonic()
             while _alive(j['pid']) and time.monotonic() - t0 < wait: time.sleep(0.05)
             if not _alive(j['pid']): break
-    st.jobs.update(jid, status='cancelled', error=reason)   # whatever the worker wrote while it was ending
+    st.jobs.update(jid, status=status, error=reason, **done)   # whatever the worker wrote while it was ending
     return st.jobs.get(jid)
 
+# %% ../nbs/10a_jobs.ipynb #051d3503
+def resume_jobs(st, settle:float=3.0) -> list[dict]:
+    ("At a server's start: queue again and restart the workers of the jobs its last run left `interrupted` (waiting "
+     "`settle` s for workers still noticing that their server is gone); the jobs resumed.")
+    _ = st.store; t0 = time.monotonic()                   # the store open: its jobs table
+    while any(j['status'] == 'running' and j['pid'] and _alive(j['pid']) and j['pid'] not in st.spawned
+              for j in st.jobs.list()) and time.monotonic() - t0 < settle:
+        time.sleep(0.2)
+    out = []
+    for j in sorted(st.jobs.list(), key=lambda j: j['created_at']):
+        if j['status'] != 'interrupted': continue
+        n, kind = j['params'].get('resumes', 0) + 1, j['params'].get('kind')
+        why = ('a dry run is not resumed: ask for it again' if kind == 'dry_run' else
+               f'interrupted {n} times: not resumed again (MAX_RESUMES={MAX_RESUMES})' if n > MAX_RESUMES else
+               f'the server restarted with {max_jobs()} job slots (RLNB_MAX_JOBS), all taken: submit it again'
+               if len(active_jobs(st)) >= max_jobs() else None)
+        t, mine = st.jobs.t, (st.jobs.t.c.id == j['id']) & (st.jobs.t.c.status == 'interrupted')
+        import sqlalchemy as sa
+        try:                             # claimed in one statement: of two server processes starting, one resumes it
+            with st.store.engine.begin() as c:
+                vals = dict(status='queued', pid=None, params={**j['params'], 'resumes': n}, error=None,
+                            started_at=utc_now(), message=f'resumed after a server restart ({n})') if why is None else \
+                       dict(status='failed', error=f"{j['error'] or 'interrupted'}; {why}", finished_at=utc_now())
+                if c.execute(t.update().where(mine).values(**vals)).rowcount != 1: continue
+        except sa.exc.IntegrityError:
+            st.jobs.update(j['id'], status='failed', finished_at=utc_now(),
+                           error=f"{j['error']}; another job of this agent started meanwhile: submit it again")
+            continue
+        if why is not None: continue
+        try: out.append(_start_worker(st, st.jobs.get(j['id']), 'run_online_job' if kind == 'online' else 'run_job'))
+        except OSError: pass                                # _start_worker failed the job, with the reason
+    return out
+
 # %% ../nbs/10a_jobs.ipynb #24555929
+def retrain_backoff(jobs:list[dict], every:float, cap:float=86_400, now:datetime|None=None) -> float:
+    ("Seconds before an agent's next online retrain may start: 0, or, after its last `k` online retrains failed, "
+     "`every·2^k` (at most `cap`, a day) from the last one's end. `jobs`: the agent's, as `Jobs.list` gives them.")
+    done = sorted((j for j in jobs if (j['params'] or {}).get('kind') == 'online' and j['status'] in ('succeeded', 'failed')),
+                  key=lambda j: j['created_at'])
+    k = next((i for i, j in enumerate(reversed(done)) if j['status'] != 'failed'), len(done))   # failures in a row
+    if not k: return 0.0
+    end = datetime.fromisoformat(done[-1]['finished_at'] or done[-1]['created_at'])
+    return max(0.0, min(cap, every * 2**k) - ((now or datetime.now(timezone.utc)) - end).total_seconds())
+
 def _AGENT_OK(a:str) -> bool:
     try: return bool(check_agent(a))
     except ValueError: print(f'[rlnb online] RLNB_ONLINE_AGENTS: skipping {a!r} (not an agent id)', file=sys.stderr)
@@ -507,7 +569,7 @@ class OnlineScheduler:
      "with a deployed version that should retrain and has no job active (never a baseline: that is an admin's call).")
     def __init__(self, st, every:float|None=None):
         self.st, self.every = st, every or float(os.environ.get('RLNB_ONLINE_CHECK_S', 300))
-        self._stop, self.started = threading.Event(), []
+        self._stop, self.started = threading.Event(), collections.deque(maxlen=1000)   # the last 1,000 starts
     def check(self) -> list[str]:
         "One pass: the agents whose retrain was started."
         st, out = self.st, []
@@ -516,6 +578,9 @@ class OnlineScheduler:
         agents = [a for a in named if _AGENT_OK(a)] or st.registry.agents()
         for a in agents:
             if active_jobs(st, a) or st.registry.deployed(a) is None: continue
+            if (wait := retrain_backoff(st.jobs.list(a), self.every)) > 0:
+                print(f'[rlnb online] {a}: its last retrains failed; the next try in {wait:.0f} s', file=sys.stderr)
+                continue
             if online_judge() is not None and st.learner(a).should_retrain():
                 try: spawn_online_job(st, a); out.append(a)
                 except Busy: continue                            # no free slot for it: the next pass tries again

@@ -140,12 +140,14 @@ class OnlineLearner:
                  judge=None,
                  clock=time.time,              # seconds since the epoch (injectable for tests)
                  # called with the PolicyVersion after a deploy (e.g. PolicyServer.refresh)
-                 on_deploy=None):
+                 on_deploy=None,
+                 # called with the PolicyVersion before a deploy names it; raising stops it (PolicyServer.preload)
+                 probe=None):
         import sqlalchemy as sa
         self.agent = check_agent(agent)
         self.store = store if isinstance(store, FeedbackStore) else FeedbackStore(store)
         self.registry = registry or Registry(self.store)
-        self.config, self.clock, self.on_deploy = config or OnlineConfig(), clock, on_deploy
+        self.config, self.clock, self.on_deploy, self.probe = config or OnlineConfig(), clock, on_deploy, probe
         if isinstance(judge, (str, Path)):
             judge = RewardJudge(judge)
         self.judge = judge
@@ -323,6 +325,7 @@ def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promot
     v = self.registry.get(self.agent, version)
     if self.config.auto_export and not v.gguf_paths:
         raise ValueError(f"{self.agent} {v.name} has no GGUF to serve: export it first")
+    if self.probe: self.probe(v)                          # it loads and answers, or nothing changes
     v = (self.registry.rollback if action == 'rollback' else self.registry.promote)(
         self.agent, v.version, reason=reason, force=force, actor=actor
     )

@@ -52,6 +52,7 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
                  resume:str|Path|None=None, # an existing run folder to continue
                  root:str|Path|None=None,   # parent of agent folders; default `models_dir()`
                  progress=None,             # progress(fraction, message): at each stage, and each training step
+                 on_start=None,             # on_start(run folder): called once it exists, before the first stage
                 ) -> Run:
     "Run every stage of `recipe` into a new (or resumed) run folder; returns the `Run`."
     src, recipe = recipe if isinstance(recipe, (str, Path)) else None, load_recipe(recipe)
@@ -65,6 +66,7 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
             path / 'config.json', json.dumps(dict(recipe=_redact(recipe), environment=_environment()), indent=2, default=str)
         )
     run = Run(path, recipe['agent'], recipe, metrics)
+    if on_start: on_start(path)
     n_st = len(recipe['stages'])
     seed_everything(recipe.get('seed', 0))
     print(f"run {path}  (agent {run.agent}, {len(recipe['stages'])} stages)")

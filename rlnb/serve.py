@@ -4,7 +4,7 @@
 
 # %% ../nbs/09a_serve.ipynb #13c4928b
 from __future__ import annotations
-import os, random, threading, time
+import collections, os, random, threading, time
 from pathlib import Path
 from fastcore.basics import patch
 from .core import rlnb_home, utc_now
@@ -14,7 +14,7 @@ from .registry import Registry
 from .abtest import ABTest
 
 # %% auto #0
-__all__ = ['PolicyServer']
+__all__ = ['PolicyServer', 'deploy_probe']
 
 # %% ../nbs/09a_serve.ipynb #282c3b38
 class _Live:
@@ -32,13 +32,20 @@ class PolicyServer:
         self.registry, self.n_ctx, self.n_threads, self.ttl = registry, n_ctx, n_threads or os.cpu_count() or 1, ttl
         self.max_loaded = max(1, max_loaded or int(os.environ.get('RLNB_MAX_LOADED', 2)))
         self._live, self._ab, self._checked, self._swap, self._reload = {}, {}, {}, threading.Lock(), threading.Lock()
-        self.swaps, self.load_errors = [], {}    # (agent, old, new, seconds to load); agent -> the last failed load
+        self.swaps = collections.deque(maxlen=1000)   # the last 1,000 (agent, old, new, seconds to load)
+        self.load_errors = {}                         # agent -> the last failed load
+        self._ready, self.answered = {}, {}           # agent -> a model `preload` readied; -> the version that answered
 
     def _load(self, v) -> _Live:
+        "`v`'s model, loaded and answering a one-token probe (or the one `preload` readied); raises naming why not."
+        with self._swap: r = self._ready.pop(v.agent_id, None)
+        if r is not None and r.version == v.name: return r
         if not v.gguf_paths:
             raise ValueError(f"{v.agent_id} {v.name} has no GGUF to serve: export it (auto_export) first")
         p = check_gguf(next(iter(v.gguf_paths.values())))
-        return _Live(v.name, p, load_gguf(p, n_ctx=self.n_ctx, n_threads=self.n_threads))
+        live = _Live(v.name, p, load_gguf(p, n_ctx=self.n_ctx, n_threads=self.n_threads))
+        with live.lock: gguf_completion(live.llm, 'Hi', max_tokens=1)       # it answers, or this raises
+        return live
 
 # %% ../nbs/09a_serve.ipynb #288389bf
 @patch
@@ -72,6 +79,7 @@ def _refresh(self:PolicyServer, agent):
                 self.load_errors.pop(a, None)
             self.swaps.append((a, cur.version if cur else None, new.version, round(time.perf_counter() - t, 3)))
         else: self.load_errors.pop(a, None)                            # the deployed version serves
+        if a in self._live: self.answered[a] = self._live[a].version
         self._checked[a] = time.monotonic()
     self._evict(agent)
     return {a: l.version for a, l in self._live.items()}
@@ -81,7 +89,7 @@ def _evict(self:PolicyServer, keep:str|None):
     "Unload the least recently used agents' models beyond `max_loaded` (never `keep`, nor one answering now)."
     with self._swap:
         for a in sorted(self._live, key=lambda a: self._checked.get(a, 0)):
-            if len(self._live) <= self.max_loaded: break
+            if len(self._live) + len(self._ab) <= self.max_loaded: break     # an A/B test's candidate counts too
             if a != keep and not self._live[a].lock.locked(): del self._live[a]
 
 @patch
@@ -169,3 +177,57 @@ def chat_stream(self:PolicyServer, agent:str, messages:list[dict], user:str|None
                 if exp: c['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}
                 yield c
     return live.version, chunks()
+
+# %% ../nbs/09a_serve.ipynb #cca3ec07
+def deploy_probe() -> bool:
+    ("Whether a deploy loads and probes the version first: env RLNB_DEPLOY_PROBE, default on (`0` only for tests that "
+     "deploy placeholder files).")
+    return os.environ.get('RLNB_DEPLOY_PROBE', '1').strip().lower() not in ('0', 'false', 'no', 'off')
+
+def _why(e:BaseException) -> str:
+    return f'{type(e).__name__}: {e}'.replace(str(rlnb_home()) + os.sep, '')[:500]
+
+@patch
+def preload(self:PolicyServer, v) -> _Live:
+    ("Load `v` and have it answer a probe before a deploy names it; kept for the swap that follows. Raises ValueError "
+     "naming why it cannot serve (the deployed version keeps serving).")
+    try: live = self._load(v)
+    except Exception as e:
+        raise ValueError(f"{v.agent_id} {v.name} cannot serve ({_why(e)}), so it is not deployed; the version "
+                         "deployed before it still serves") from e
+    with self._swap: self._ready[v.agent_id] = live
+    return live
+
+@patch
+def readiness(self:PolicyServer) -> dict:
+    ("Per agent with a deployed version: that version, whether this server loaded it and had it answer, and the last "
+     "failed load; `ready` when every one answered.")
+    agents = {}
+    for a in self.registry.agents():
+        if (dep := self.registry.deployed(a)) is None: continue
+        agents[a] = {'deployed': dep.name, 'answered': self.answered.get(a) == dep.name,
+                     'load_error': self.load_errors.get(a)}
+    return {'ready': all(x['answered'] for x in agents.values()), 'agents': agents}
+
+@patch
+def warm(self:PolicyServer, log=print) -> dict:
+    ("At start-up: load every deployed version; one that cannot serve is rolled back to the newest version that served "
+     "before and answers (logged loudly). {agent: the version answering, or None}.")
+    import sys
+    out = {}
+    for a in self.registry.agents():
+        if (dep := self.registry.deployed(a)) is None: continue
+        try: self.refresh(a); out[a] = dep.name; continue
+        except Exception as e: why = _why(e)
+        served = list(dict.fromkeys(e['version'] for e in reversed(self.registry.history(a)) if e['version'] != dep.version))
+        out[a] = None
+        for n in served:
+            try: self.preload(self.registry.get(a, n))
+            except ValueError: continue
+            self.registry.rollback(a, n, reason=f'start-up: {dep.name} cannot serve ({why})', actor='rlnb serve start-up')
+            self.refresh(a); out[a] = self._live[a].version
+            break
+        log(f"[rlnb serve] {a}: the deployed {dep.name} cannot serve ({why}); "
+            + (f"rolled back to {out[a]}, which answers" if out[a] else "no earlier version answers: nothing serves it"),
+            file=sys.stderr, flush=True)
+    return out

@@ -122,7 +122,8 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
     ck = last_checkpoint(out, CHECKPOINT_FILES) if resume else None
     if ck: print(f"[rlnb] resuming from {ck}")
     with Timer() as t: trainer.train(resume_from_checkpoint=str(ck) if ck else None)
-    steps = trainer.state.global_step
+    # resumed from its last step's checkpoint, the trainer counts one step more than it trains (05_dpo's regression)
+    steps = trainer.state.global_step if cfg.max_steps <= 0 else min(trainer.state.global_step, cfg.max_steps)
     seen = cfg.epochs if cfg.max_steps <= 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))
     m = train_metrics(len(train), steps, t.secs, epochs=seen, prepare_seconds=round(tp.secs, 2),
                       resumed_from=str(ck) if ck else None, bf16=cfg.bf16)

@@ -9,7 +9,8 @@ from pathlib import Path
 from .core import data_dir
 
 # %% auto #0
-__all__ = ['SYNC_LEVELS', 'sqlite_synchronous', 'sqlite_pragmas', 'store_url', 'open_engine', 'transaction', 'migrate_key']
+__all__ = ['SYNC_LEVELS', 'sqlite_synchronous', 'sqlite_pragmas', 'store_url', 'open_engine', 'transaction', 'migrate_key',
+           'store_fault', 'retrying']
 
 # %% ../nbs/00f_sql.ipynb #4bb7c6ed
 SYNC_LEVELS = ('FULL', 'EXTRA', 'NORMAL')   # SQLite's levels that keep the database uncorrupted; OFF is not offered
@@ -83,3 +84,30 @@ def migrate_key(engine, table, old:str) -> int|None:
                               'ON CONFLICT DO NOTHING').rowcount
         c.exec_driver_sql(f'DROP TABLE {old}')
     return n
+
+# %% ../nbs/00f_sql.ipynb #aa4cae45
+_PG_UNREACHABLE = ('57P01', '57P02', '57P03')   # admin shutdown, crash shutdown, cannot connect now
+_PG_BUSY = ('40001', '40P01', '55P03')          # serialization failure, deadlock, lock not available
+
+def store_fault(e:BaseException) -> str|None:
+    "`'busy'` or `'unreachable'` for a store fault that passes (a lock held too long, a server down or restarting); else None."
+    inner = getattr(e, 'orig', None) or e
+    sq = getattr(inner, 'sqlite_errorcode', None)
+    if isinstance(sq, int) and sq & 0xff in (5, 6): return 'busy'            # SQLITE_BUSY, SQLITE_LOCKED
+    state = getattr(inner, 'sqlstate', None) or ''
+    if state in _PG_BUSY: return 'busy'
+    if state.startswith('08') or state in _PG_UNREACHABLE or getattr(e, 'connection_invalidated', False):
+        return 'unreachable'                                                   # class 08: connection exceptions
+    if type(inner).__module__.startswith('psycopg') and type(inner).__name__ == 'OperationalError' and not state:
+        return 'unreachable'                                                   # refused before any SQLSTATE
+    return None
+
+def retrying(fn, tries:int=6, wait:float=0.25, faults:tuple=('unreachable',)):
+    ("`fn()`, run again while it fails with one of `faults` (up to `tries` runs, waits doubling from `wait` s: about 8 s "
+     "in all by default). Only for work that is safe to repeat.")
+    import time
+    for k in range(tries):
+        try: return fn()
+        except Exception as e:
+            if k == tries - 1 or store_fault(e) not in faults: raise
+            time.sleep(wait * 2**k)

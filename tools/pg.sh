@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server on loopback, for the `#| postgres` tests.
 #   eval "$(tools/pg.sh start)"   # starts it, prints `export RLNB_TEST_DATABASE_URL=...`
+#   tools/pg.sh restart           # stops and starts it again (a failover, as its clients see it)
 #   tools/pg.sh stop              # stops it and removes its data folder
 # fsync is off (tests need no durability); RLNB_PG_FSYNC=on for benchmarks that promise durable commits.
 # Installs Debian's postgresql when its binaries are missing (root: apt-get; else it says what to install).
@@ -24,9 +25,12 @@ start)
   as_pg "$bin/pg_ctl" -D "$DIR/data" -l "$DIR/log" -w -o "-p $PORT -k $DIR -c listen_addresses=127.0.0.1 -c fsync=${RLNB_PG_FSYNC:-off}" start >&2
   echo "export RLNB_TEST_DATABASE_URL=postgresql://rlnb@127.0.0.1:$PORT/postgres"
   ;;
+restart)   # the same server stopped (connections cut) and started again: what a client sees in a failover
+  as_pg "$bin/pg_ctl" -D "$DIR/data" -l "$DIR/log" -m fast -w restart >&2 </dev/null
+  ;;
 stop)
   [ -d "$DIR/data" ] && as_pg "$bin/pg_ctl" -D "$DIR/data" -m fast stop >&2 || true
   rm -rf "$DIR"
   ;;
-*) echo "usage: $0 start|stop" >&2; exit 2 ;;
+*) echo "usage: $0 start|restart|stop" >&2; exit 2 ;;
 esac
