@@ -416,7 +416,8 @@ def api_speed_table(pattern:str|None=None) -> str:
         r = json.load(open(f))
         if 'keep_alive_requests_per_s' not in r: continue
         if c := r.get('full_over_normal'):        # measured in turn with a NORMAL server, in every run
-            cost.append(f"SQLite `synchronous=FULL` (the default) over `NORMAL`, median of the {r['repeats']} runs' ratios: "
+            cost.append(f"SQLite `synchronous=FULL` (the default) over `NORMAL`, {r['workers']} worker(s), median of the "
+                        f"{r['repeats']} runs' ratios: "
                         f"{c['keep_alive']:.2f}× the single-POST rate (keep-alive), {c['new_connection']:.2f}× (new "
                         f"connections), {c['batch']:.2f}× the batch rate.")
         rows.append(f"| {r['backend']} | {r.get('durability', '')} | {r['workers']} | "
