@@ -230,7 +230,11 @@ def feedback_routes(st) -> APIRouter:
         if not added and st.store.conflicts([rec]):
             raise HTTPException(409, detail=f"feedback id {rec.id!r} is stored for agent {agent!r} with other "
                                             "content: send a new id (or none: the content's hash is the id)")
-        return {'id': rec.id, 'created': added, 'agent_id': agent, 'kind': rec.kind}
+        out = {'id': rec.id, 'created': added, 'agent_id': agent, 'kind': rec.kind}
+        if not added:   # the content's hash is the id: two raters' identical records are one unless each names its rater
+            out['duplicate'] = ("identical to a stored record, so stored once: another rater's identical feedback is "
+                                "a record of its own when it names its `rater` (or sends its own `id`)")
+        return out
     @r.post('/api/policies/feedback/{agent_id}/batch', status_code=201,
             summary='Store many feedback records; invalid ones are rejected one by one')
     def post_feedback_batch(agent_id:str, body:list=Body(..., examples=[[SEED_FEEDBACK]])):  # each item checked

@@ -215,11 +215,29 @@ def add_feedback(self:OnlineLearner, entry:dict|Feedback) -> str:
     self.store.add(rec)
     return rec.id
 
+def _pid_alive(pid:int) -> bool:
+    "Whether process `pid` runs on this machine (a zombie, killed and not yet reaped, does not)."
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: return True
+    try: return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] != 'Z'
+    except (OSError, IndexError): return True
+
 @patch
 def _runs(self:OnlineLearner, status:str|None=None) -> list[dict]:
+    ("This agent's retrain runs, newest first; a run left 'running' by a process that is gone (a killed retrain) is "
+     "marked failed first.")
     import sqlalchemy as sa
-    q = sa.select(self.runs).where(self.runs.c.agent_id == self.agent).order_by(self.runs.c.id.desc())
-    if status: q = q.where(self.runs.c.status == status)
+    R = self.runs
+    with self.store.engine.connect() as c:
+        stale = [r.id for r in c.execute(sa.select(R.c.id, R.c.pid).where(R.c.agent_id == self.agent, R.c.status == 'running'))
+                 if r.pid and not _pid_alive(r.pid)]
+    if stale:
+        with self.store.engine.begin() as c:
+            c.execute(R.update().where(R.c.id.in_(stale), R.c.status == 'running').values(
+                status='failed', finished_at=utc_now('microseconds'), error='its process ended before it finished (killed?)'))
+    q = sa.select(R).where(R.c.agent_id == self.agent).order_by(R.c.id.desc())
+    if status: q = q.where(R.c.status == status)
     with self.store.engine.connect() as c: return [dict(r) for r in c.execute(q).mappings()]
 
 @patch

@@ -38,7 +38,7 @@ class PolicyServer:
 
     def _load(self, v) -> _Live:
         "`v`'s model, loaded and answering a one-token probe (or the one `preload` readied); raises naming why not."
-        with self._swap: r = self._ready.pop(v.agent_id, None)
+        with self._swap: r = self._ready.get(v.agent_id)         # kept until the swap: readiness sees it meanwhile
         if r is not None and r.version == v.name: return r
         if not v.gguf_paths:
             raise ValueError(f"{v.agent_id} {v.name} has no GGUF to serve: export it (auto_export) first")
@@ -76,7 +76,8 @@ def _refresh(self:PolicyServer, agent):
                 continue
             with self._swap:
                 self._live[a] = new                                    # then swap the reference (instant)
-                self.load_errors.pop(a, None)
+                self.load_errors.pop(a, None); self.answered[a] = new.version
+                if self._ready.get(a) is new: del self._ready[a]
             self.swaps.append((a, cur.version if cur else None, new.version, round(time.perf_counter() - t, 3)))
         else: self.load_errors.pop(a, None)                            # the deployed version serves
         if a in self._live: self.answered[a] = self._live[a].version
@@ -205,8 +206,9 @@ def readiness(self:PolicyServer) -> dict:
     agents = {}
     for a in self.registry.agents():
         if (dep := self.registry.deployed(a)) is None: continue
-        agents[a] = {'deployed': dep.name, 'answered': self.answered.get(a) == dep.name,
-                     'load_error': self.load_errors.get(a)}
+        with self._swap:     # answered, or loaded and probed for the swap its deploy is making now
+            ok = dep.name in (self.answered.get(a), getattr(self._ready.get(a), 'version', None))
+        agents[a] = {'deployed': dep.name, 'answered': ok, 'load_error': self.load_errors.get(a)}
     return {'ready': all(x['answered'] for x in agents.values()), 'agents': agents}
 
 @patch
