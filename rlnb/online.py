@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_online.ipynb #c22db53b
 from __future__ import annotations
-import hashlib, json, os, random, shutil, statistics, threading, time
+import hashlib, json, os, random, shutil, statistics, threading, time, weakref
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -127,6 +127,17 @@ def _tables(md):
     )
     return used, runs
 
+_MD = None   # the online tables, made once a process: a learner is made per request, and new Table objects each time
+_MADE = weakref.WeakSet()   # would fill SQLAlchemy's statement cache with copies (a soak's RSS grew with status reads)
+
+def _online_tables(engine) -> tuple:
+    "`(used, runs)`: one set of Table objects for the process, created in `engine`'s database once."
+    global _MD
+    import sqlalchemy as sa
+    if _MD is None: md = sa.MetaData(); _MD = (md, *_tables(md))
+    if engine not in _MADE: create_tables(_MD[0], engine); _MADE.add(engine)
+    return _MD[1], _MD[2]
+
 def in_heldout(prompt:str, share:float, seed:int=0) -> bool:
     "Whether `prompt` belongs to the held-out prompts (a stable hash: the same prompts across retrains and restarts)."
     return _in_eval(prompt, share, seed)          # the same prompt hash as the stages' prompt-grouped splits
@@ -151,7 +162,7 @@ class OnlineLearner:
         if isinstance(judge, (str, Path)):
             judge = RewardJudge(judge)
         self.judge = judge
-        md = sa.MetaData(); self.used, self.runs = _tables(md); create_tables(md, self.store.engine)
+        self.used, self.runs = _online_tables(self.store.engine)
 
     def __repr__(self):
         return (
