@@ -393,6 +393,7 @@ def policy_routes(st) -> APIRouter:
         except ValueError as e: _reject(e, ('path', 'version'))
     return r
 
+# %% ../nbs/10_api.ipynb #f97fe490
 def ready_routes(st) -> APIRouter:
     ("`GET /ready` (no token: a load balancer's probe; counts only) and `GET /api/ready` (read: per agent): 200 when "
      "every deployed version loaded in this process and answered, else 503.")
@@ -473,6 +474,7 @@ async def _http_error(request, e):
     "Every HTTPException (the routes' 4xx) rendered by `SafeJSON`: a detail echoing odd input cannot give a 500."
     return SafeJSON({'detail': e.detail}, status_code=e.status_code, headers=getattr(e, 'headers', None))
 
+# %% ../nbs/10_api.ipynb #81240f4e
 def storage_fault(e:BaseException) -> tuple|None:
     ("`(status, detail)` for an error of a full, read-only, locked or unreachable store or disk (SQLite, PostgreSQL, "
      "files); else None.")
