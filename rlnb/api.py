@@ -476,24 +476,24 @@ async def _http_error(request, e):
 
 # %% ../nbs/10_api.ipynb #81240f4e
 def storage_fault(e:BaseException) -> tuple|None:
-    ("`(status, detail)` for an error of a full, read-only, locked or unreachable store or disk (SQLite, PostgreSQL, "
-     "files); else None.")
+    ("`(status, detail, Retry-After seconds)` for an error of a full, read-only, locked or unreachable store or disk "
+     "(SQLite, PostgreSQL, files); else None.")
     import errno
     from rlnb.sql import store_fault
-    if (passing := store_fault(e)) is not None:
+    if (passing := store_fault(e)) is not None:              # a lock or a restart passes soon
         return 503, (f"the server's database is {'busy (a lock held too long)' if passing == 'busy' else 'unreachable'}: "
                      "this request may not have been written. Send it again after Retry-After seconds: a record sent "
-                     "twice is stored once.")
+                     "twice is stored once."), 1 if passing == 'busy' else 5
     inner = getattr(e, 'orig', None) or e
     sq = getattr(inner, 'sqlite_errorcode', None)                 # SQLite's (extended) result code
     sq = sq & 0xff if isinstance(sq, int) else None
     state, code = getattr(inner, 'sqlstate', None), getattr(inner, 'errno', None) if isinstance(inner, OSError) else None
     if code in (errno.ENOSPC, errno.EDQUOT) or sq == 13 or state == '53100':     # SQLITE_FULL; PostgreSQL disk_full
         return 507, ("the server's storage is full: nothing of this request was written (earlier records are kept "
-                     "and readable). Free some space, then send it again.")
+                     "and readable). Free some space, then send it again."), 60
     if code == errno.EROFS or sq == 8 or state == '25006':       # SQLITE_READONLY; read_only_sql_transaction
         return 503, ("the server's database is read-only: nothing of this request was written; reads still work. "
-                     "Send it again later.")
+                     "Send it again later."), 60
     return None
 
 async def _storage_fault(request, e):
@@ -501,9 +501,7 @@ async def _storage_fault(request, e):
     if (f := storage_fault(e)) is None: raise e
     print(f"[rlnb api] {request.method} {request.url.path}: {f[0]}, {type(e).__name__}: "
           f"{scrub_paths(str(getattr(e, 'orig', None) or e))[:300]}", file=sys.stderr, flush=True)
-    from rlnb.sql import store_fault
-    wait = {'busy': '1', 'unreachable': '5'}.get(store_fault(e), '60')     # a lock or a restart passes soon
-    return SafeJSON({'detail': f[1]}, status_code=f[0], headers={'Retry-After': wait})
+    return SafeJSON({'detail': f[1]}, status_code=f[0], headers={'Retry-After': str(f[2])})
 
 # %% ../nbs/10_api.ipynb #48aff2df
 def create_app(

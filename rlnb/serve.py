@@ -80,7 +80,6 @@ def _refresh(self:PolicyServer, agent):
                 if self._ready.get(a) is new: del self._ready[a]
             self.swaps.append((a, cur.version if cur else None, new.version, round(time.perf_counter() - t, 3)))
         else: self.load_errors.pop(a, None)                            # the deployed version serves
-        if a in self._live: self.answered[a] = self._live[a].version
         self._checked[a] = time.monotonic()
     self._evict(agent)
     return {a: l.version for a, l in self._live.items()}
