@@ -20,6 +20,7 @@ from .feedback import Feedback, FeedbackError, FeedbackStore
 from .core import console_script, utc_now
 from .registry import Registry, _rel, _headline
 from .serve import deploy_probe
+from .sql import guessed_store
 from .online import OnlineConfig, OnlineLearner
 from .abtest import _ab_tables, arrival_ns
 from .jobs import Busy, ChatRequest, DeployRequest, Jobs, resume_jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, plan_training, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
@@ -61,6 +62,7 @@ class _State:
         self._open_lock, self._server = threading.Lock(), None
         self._counts, self._free = {}, (0.0, None)        # agent -> [records, when counted]; (when, free MB)
         self.warming = False                              # start-up loads under way: not ready yet
+        self.following = threading.Event()                # set: stop following the registry's deploys
     @property
     def store(self) -> FeedbackStore:
         "Opened once, by one thread; the others wait (a failed open is retried by the next request)."
@@ -87,12 +89,14 @@ class _State:
         return OnlineLearner(agent, self.store, self.registry, online_config(), judge=online_judge(),
                              on_deploy=self._deployed, probe=self._probe if deploy_probe() else None)
     def warm_up(self):
-        "Load every deployed version in a thread (rolling back one that cannot serve); `/ready` waits for it."
+        ("Load every deployed version in a thread (rolling back one that cannot serve); `/ready` waits for it. Then "
+         "the thread follows the registry: another worker's deploy is loaded here within a second (`follow`).")
         self.warming = True
         def run():
             try: self.server.warm()
             except Exception as e: print(f'[rlnb serve] start-up loads failed: {type(e).__name__}: {e}', file=sys.stderr, flush=True)
             finally: self.warming = False
+            self.server.follow(self.following)
         threading.Thread(target=run, daemon=True, name='rlnb-warm').start()
     def _probe(self, v):
         "Before a deploy or rollback names `v`: this server loads it and has it answer (`PolicyServer.preload`)."
@@ -415,6 +419,7 @@ def ready_routes(st) -> APIRouter:
     @r.get('/api/ready', summary="Readiness per agent: the deployed version, whether it answered, its last failed load")
     def ready_detail(response:Response, p:Principal=need('read', None)):
         rd = state(p); response.status_code = 200 if rd['ready'] else 503
+        rd['worker'] = os.getpid()                    # which process answered (several workers share one port)
         return _scrub(rd)
     return r
 
@@ -522,6 +527,7 @@ def create_app(
         sched = OnlineScheduler(st).start() if online_enabled() and allow_training else None
         if deploy_probe(): st.warm_up()                     # deployed versions load (or roll back) before `ready`
         yield
+        st.following.set()
         if sched: sched.stop()
         st.stop_jobs()
     app = FastAPI(title='rlnb', version=__version__, lifespan=lifespan,
@@ -579,6 +585,7 @@ def serve_checks(cfg:ServeConfig) -> str|None:
                 "  export RLNB_API_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\n"
                 "and send it as 'Authorization: Bearer $RLNB_API_TOKEN'. Scoped tokens: RLNB_API_TOKENS (see the README's "
                 "Security section). A throwaway server on this machine only: --insecure")
+    if (why := guessed_store(cfg.db)): return f"rlnb_serve_api: {why}"
     return None
 
 @console_script

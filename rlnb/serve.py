@@ -4,7 +4,7 @@
 
 # %% ../nbs/09a_serve.ipynb #13c4928b
 from __future__ import annotations
-import collections, os, random, threading, time
+import collections, contextlib, ctypes, os, random, threading, time
 from pathlib import Path
 from fastcore.basics import patch
 from .core import rlnb_home, utc_now
@@ -22,6 +22,7 @@ class _Live:
      "at a time).")
     def __init__(self, version:str, path:Path, llm):
         self.version, self.path, self.llm, self.lock = version, path, llm, threading.Lock()
+        self.closed = False    # retired: its memory freed; a request that picked it before picks again
 
 # %% ../nbs/09a_serve.ipynb #f6669840
 class PolicyServer:
@@ -79,6 +80,7 @@ def _refresh(self:PolicyServer, agent):
                 self.load_errors.pop(a, None); self.answered[a] = new.version
                 if self._ready.get(a) is new: del self._ready[a]
             self.swaps.append((a, cur.version if cur else None, new.version, round(time.perf_counter() - t, 3)))
+            self._retire(cur)
         else: self.load_errors.pop(a, None)                            # the deployed version serves
         self._checked[a] = time.monotonic()
     self._evict(agent)
@@ -90,7 +92,28 @@ def _evict(self:PolicyServer, keep:str|None):
     with self._swap:
         for a in sorted(self._live, key=lambda a: self._checked.get(a, 0)):
             if len(self._live) + len(self._ab) <= self.max_loaded: break     # an A/B test's candidate counts too
-            if a != keep and not self._live[a].lock.locked(): del self._live[a]
+            if a != keep and not self._live[a].lock.locked(): self._retire(self._live.pop(a), locked=True)
+
+@patch
+def _retire(self:PolicyServer, live:_Live|None, locked:bool=False):
+    ("Free `live`'s llama.cpp model (and hand the memory back to the system) once the answer it gives now, if any, "
+     "ends; kept while the server still serves it (an A/B side, a readied deploy). A request that picked it before "
+     "sees it closed and picks again.")
+    if live is None: return
+    with contextlib.nullcontext() if locked else self._swap:
+        if any(live is x for x in [*self._live.values(), *self._ready.values(), *(t['live'] for t in self._ab.values())]):
+            return
+    def free():
+        with live.lock:
+            live.closed = True
+            live.llm.close()
+        _trim_heap()
+    threading.Thread(target=free, daemon=True, name='rlnb-retire').start()
+
+def _trim_heap():
+    "glibc keeps freed memory for reuse; `malloc_trim` returns it to the system (a no-op elsewhere)."
+    try: ctypes.CDLL(None).malloc_trim(0)
+    except (AttributeError, OSError): pass
 
 @patch
 def status(self:PolicyServer, agent:str) -> dict:
@@ -110,11 +133,16 @@ def start_ab(self:PolicyServer, agent:str, candidate, share:float=0.5, experimen
     if v.name == ctrl: raise ValueError(f"{v.name} is the deployed version: an A/B test needs another one")
     exp = experiment or f'{agent}-{ctrl}-vs-{v.name}'
     test = ABTest(self.registry.store, agent, exp, variants=[ctrl, v.name], weights=[1 - share, share])
-    self._ab[agent] = {'experiment': exp, 'test': test, 'live': self._load(v)}
+    live = self._load(v)
+    with self._swap: old, self._ab[agent] = self._ab.get(agent), {'experiment': exp, 'test': test, 'live': live}
+    if old: self._retire(old['live'])
     return exp
 
 @patch
-def stop_ab(self:PolicyServer, agent:str): self._ab.pop(agent, None)
+def stop_ab(self:PolicyServer, agent:str):
+    "End `agent`'s A/B split: every user gets the deployed version again."
+    with self._swap: old = self._ab.pop(agent, None)
+    if old: self._retire(old['live'])
 
 @patch
 def pick(self:PolicyServer, agent:str, user:str|None=None) -> tuple:
@@ -145,10 +173,14 @@ def chat(
     ("An OpenAI chat.completion for `messages`, answered by the version `user` is assigned to; `model_version` says "
      "which.")
     _check_messages(messages)
-    live, exp = self.pick(agent, user)
-    with live.lock:
-        out = gguf_completion(live.llm, messages, max_tokens=max_tokens, temperature=temperature,
-                              seed=seed if seed is not None else random.randrange(2**31))
+    seed = seed if seed is not None else random.randrange(2**31)
+    for _ in range(3):
+        live, exp = self.pick(agent, user)
+        with live.lock:
+            if live.closed: continue                  # retired after it was picked: pick the one serving now
+            out = gguf_completion(live.llm, messages, max_tokens=max_tokens, temperature=temperature, seed=seed)
+            break
+    else: raise RuntimeError(f'{agent}: its model was swapped three times during this request; send it again')
     out.update(model=agent, model_version=live.version)
     if exp:
         out['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}  # send the user's rating with this run_id, rater=user
@@ -169,13 +201,20 @@ def chat_stream(self:PolicyServer, agent:str, messages:list[dict], user:str|None
      "the first chunk; the model stays locked to this answer until its last chunk, or until the reader stops.")
     _check_messages(messages)
     live, exp = self.pick(agent, user)
+    seed = seed if seed is not None else random.randrange(2**31)
     def chunks():
-        with live.lock:
-            for c in gguf_completion(live.llm, messages, max_tokens=max_tokens, temperature=temperature, stream=True,
-                                     seed=seed if seed is not None else random.randrange(2**31)):
-                c.update(model=agent, model_version=live.version)
-                if exp: c['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}
-                yield c
+        nonlocal live, exp
+        for _ in range(3):
+            with live.lock:
+                if not live.closed:
+                    for c in gguf_completion(live.llm, messages, max_tokens=max_tokens, temperature=temperature,
+                                             stream=True, seed=seed):
+                        c.update(model=agent, model_version=live.version)
+                        if exp: c['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}
+                        yield c
+                    return
+            live, exp = self.pick(agent, user)       # retired after it was picked: the one serving now answers
+        raise RuntimeError(f'{agent}: its model was swapped three times during this request; send it again')
     return live.version, chunks()
 
 # %% ../nbs/09a_serve.ipynb #cca3ec07
@@ -232,3 +271,14 @@ def warm(self:PolicyServer, log=print) -> dict:
             + (f"rolled back to {out[a]}, which answers" if out[a] else "no earlier version answers: nothing serves it"),
             file=sys.stderr, flush=True)
     return out
+
+# %% ../nbs/09a_serve.ipynb #833f6771
+@patch
+def follow(self:PolicyServer, stop:threading.Event, every:float|None=None):
+    ("Keep this process on every served agent's deployed version without waiting for a request: every `every` s "
+     "(default `ttl`) each is refreshed, so a deploy or rollback made by another worker or process is loaded here, "
+     "probed and swapped in (a failed load is kept in `load_errors`; the last good model serves). Until `stop` is set.")
+    while not stop.wait(every or self.ttl):
+        for a in list(self._live):
+            try: self.refresh(a, wait=False)
+            except Exception: pass                    # recorded in load_errors; readiness reports it

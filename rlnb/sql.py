@@ -10,7 +10,7 @@ from .core import data_dir
 
 # %% auto #0
 __all__ = ['SYNC_LEVELS', 'sqlite_synchronous', 'sqlite_pragmas', 'store_url', 'open_engine', 'transaction', 'migrate_key',
-           'store_fault', 'retrying']
+           'store_fault', 'retrying', 'guessed_store']
 
 # %% ../nbs/00f_sql.ipynb #4bb7c6ed
 SYNC_LEVELS = ('FULL', 'EXTRA', 'NORMAL')   # SQLite's levels that keep the database uncorrupted; OFF is not offered
@@ -111,3 +111,26 @@ def retrying(fn, tries:int=6, wait:float=0.25, faults:tuple=('unreachable',)):
         except Exception as e:
             if k == tries - 1 or store_fault(e) not in faults: raise
             time.sleep(wait * 2**k)
+
+# %% ../nbs/00f_sql.ipynb #79517890
+def guessed_store(url=None, env=None, home:Path|None=None) -> str|None:
+    ("Why a service must not open the store it would use (None: it may): nothing named it (`url`, env DATABASE_URL "
+     "or RLNB_HOME) and the guessed `<home>/data/feedback.db` is missing or holds no feedback and no policy version.")
+    import sqlite3
+    from rlnb.core import rlnb_home
+    env = os.environ if env is None else env
+    if url or env.get('DATABASE_URL') or env.get('RLNB_HOME'): return None
+    db = Path(home or rlnb_home())/'data'/'feedback.db'
+    rows = 0
+    if db.is_file():
+        c = sqlite3.connect(f'file:{db}?mode=ro', uri=True)
+        try:
+            for t in ('feedback', 'policy_versions'):
+                try: rows += c.execute(f'SELECT count(*) FROM {t}').fetchone()[0]
+                except sqlite3.OperationalError: pass            # no such table: nothing there
+        finally: c.close()
+    if rows: return None
+    return (f"no store was named (--db, env DATABASE_URL or RLNB_HOME), and the one guessed, {db}, "
+            f"{'holds no feedback and no policy version' if db.is_file() else 'does not exist'}: a service opened "
+            "there would start empty. Name the store: --db PATH (a new file is created there), or set RLNB_HOME to "
+            "the folder that holds data/feedback.db")
