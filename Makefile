@@ -21,10 +21,12 @@ demo: $(VENV)/.assets
 
 # The demo's recipe and the filing task's with tiny budgets (data/recipes/smoke.yaml, filing_smoke.yaml: same stages,
 # presets and options; 99_pipeline checks they cannot drift), on the real assets, under a throwaway RLNB_HOME: CI runs it after the tests (a few minutes).
+# The demo recipe's version is then deployed through the HTTP API and answers the official openai client (tools/serve_smoke.py).
 smoke: $(VENV)/.assets
 	@set -e; cache="$${RLNB_HOME:-$(CURDIR)}/models/.cache"; mkdir -p "$$cache"; home=$$(mktemp -d); \
 	trap 'rm -rf "$$home"' EXIT; mkdir "$$home/models"; ln -s "$$(cd "$$cache" && pwd -P)" "$$home/models/.cache"; \
 	RLNB_HOME="$$home" $(BIN)/rlnb_pipeline data/recipes/smoke.yaml; \
+	RLNB_HOME="$$home" $(BIN)/python tools/serve_smoke.py --agent chitchat; \
 	RLNB_HOME="$$home" $(BIN)/rlnb_pipeline data/recipes/filing_smoke.yaml
 
 # FLAGS="slow postgres browser" runs the flagged tests too; with postgres, a throwaway server is started and stopped.
