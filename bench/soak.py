@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 TOKEN = secrets.token_urlsafe(24)
+KINDS = ('feedback', 'batch', 'chat', 'status', 'deploy', 'train')
 AGENT = 'soak'
 
 def call(port, method, path, body=None, timeout=60):
@@ -57,13 +58,16 @@ def main():
     ap.add_argument('--minutes', type=float, default=30); ap.add_argument('--sample-s', type=float, default=60)
     ap.add_argument('--deploy-s', type=float, default=30)
     ap.add_argument('--smoke', action='store_true', help='40 s, samples every 5 s, results to a temporary folder')
+    ap.add_argument('--only', nargs='+', choices=KINDS, help='these kinds of traffic alone (to find what grows); the '
+                    'result goes to a temporary folder, never bench/results/')
     a = ap.parse_args()
     if a.smoke:
         from _smoke import smoke_home
         home = smoke_home(); results = home/'results'
         a.minutes, a.sample_s, a.deploy_s = 40 / 60, 5, 10
     else:
-        home = Path(tempfile.mkdtemp(prefix='rlnb-soak-')); results = Path(__file__).parent/'results'
+        home = Path(tempfile.mkdtemp(prefix='rlnb-soak-'))
+        results = home/'results' if a.only else Path(__file__).parent/'results'
         (home/'models').mkdir()
         cache = (Path(__file__).resolve().parent.parent/'models'/'.cache'); cache.mkdir(parents=True, exist_ok=True)
         (home/'models'/'.cache').symlink_to(cache, target_is_directory=True)
@@ -123,6 +127,7 @@ def main():
         else: raise SystemExit('the server did not become ready:\n' + (home/'server.log').read_text()[-3000:])
         workers = [('feedback', feedback, 0.02), ('batch', batch, 1.0), ('chat', chat, 0.2), ('status', status, 0.5),
                    ('deploy', deploy, a.deploy_s), ('train', train, 20.0)]
+        workers = [w for w in workers if not a.only or w[0] in a.only]
         ths = [threading.Thread(target=loop, args=w, daemon=True) for w in workers]
         for t in ths: t.start()
         end = t_start + a.minutes * 60
@@ -144,9 +149,10 @@ def main():
            'rss_max_mb': max(x['rss_mb'] for x in samples), 'rss_growth_mb_per_min_second_half': round(slope, 2),
            'threads_end': samples[-1]['threads'], 'open_files_end': samples[-1]['open_files'],
            'jobs_seen': [{k: j[k] for k in ('status', 'message')} for j in jobs], 'samples': samples}
+    res['only'] = a.only
     out = results/'soak.json'; out.parent.mkdir(exist_ok=True); out.write_text(json.dumps(res, indent=1))
     print(json.dumps({k: v for k, v in res.items() if k != 'samples'}, indent=1))
     assert not errors, (dict(errors), examples)
-    assert all(counts[k] for k in ('feedback', 'batch', 'chat', 'status', 'deploy', 'train')), counts
+    assert all(counts[k] for k in (a.only or KINDS)), counts
 
 if __name__ == '__main__': main()

@@ -23,7 +23,7 @@ from .serve import deploy_probe
 from .sql import guessed_store
 from .online import OnlineConfig, OnlineLearner
 from .abtest import _ab_tables, arrival_ns
-from .jobs import Busy, ChatRequest, DeployRequest, Jobs, resume_jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, plan_training, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
+from .jobs import check_free, plan_apart, Busy, ChatRequest, DeployRequest, Jobs, resume_jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, plan_training, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
 from .auth import Principal, SafeJSON, _Guard, _allowed, _scrub, api_limits, api_tokens, env_insecure, insecure_problem, need, scrub_paths
 
 # %% auto #0
@@ -282,9 +282,9 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
         agent = _agent(agent_id)
         if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
         try:
-            plan = plan_training(st.store, agent, req)   # what the data can train, decided before a worker starts
-            probe = plan['method'] == 'dpo' or 'sft' in (plan['first'], plan['method'])   # DPO's, SFT's: a measured probe
-            if req.dryRun and not probe: return dry_run(st.store, agent, req)   # arithmetic only
+            if not req.dryRun: check_free(st, agent)    # a busy agent: 429 before its history is read
+            plan = plan_apart(st, agent, req)           # what the data can train, decided in a child before a worker starts
+            if 'dry' in plan: return plan['dry']        # a dry run without a probe: arithmetic only
             job = spawn_job(st, agent, {**req.model_dump(), **({'kind': 'dry_run'} if req.dryRun else {})})
         except ValueError as e: raise HTTPException(400, detail=str(e))   # InsufficientFeedback included
         except Busy as e: _busy(e)

@@ -24,8 +24,8 @@ __all__ = ['MIN_FEEDBACK', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS
            'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'rl_seconds_per_step', 'dry_run',
            'training_recipe', 'plan_training', 'train_policy_job', 'run_job', 'online_enabled', 'online_config',
            'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'Busy',
-           'max_jobs', 'active_jobs', 'spawn_job', 'spawn_online_job', 'cancel_job', 'resume_jobs', 'retrain_backoff',
-           'OnlineScheduler']
+           'max_jobs', 'active_jobs', 'check_free', 'spawn_job', 'spawn_online_job', 'plan_apart', 'cancel_job',
+           'resume_jobs', 'retrain_backoff', 'OnlineScheduler']
 
 # %% ../nbs/10a_jobs.ipynb #742ce079
 from .core import utc_now
@@ -455,16 +455,19 @@ def active_jobs(st, agent:str|None=None) -> list[dict]:
     "Queued or running jobs (of `agent`), with those whose worker is gone marked failed first."
     return [j for j in (st.jobs.reap(j['id']) for j in st.jobs.list(agent)) if j['status'] in ('queued', 'running')]
 
+def check_free(st, agent:str):
+    "`Busy` when `agent` has an active job or the server runs its maximum (`spawn_job` checks again, under its lock)."
+    if (mine := active_jobs(st, agent)):
+        raise Busy(f"agent {agent!r} has a job {mine[0]['status']} ({mine[0]['id']}): wait for it, or cancel it "
+                   f"with DELETE /api/jobs/{mine[0]['id']}")
+    if len(act := active_jobs(st)) >= max_jobs():
+        raise Busy(f"{len(act)} jobs are active, the maximum on this server (RLNB_MAX_JOBS={max_jobs()}): retry later")
+
 def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
     ("Queue a job and start its worker process (`python -I`, its own session, output to the job's log); one active "
      "job per agent and `max_jobs()` in all, else `Busy`. The database URL goes in the worker's environment.")
     with st.spawn_lock:
-        if (mine := active_jobs(st, agent)):
-            raise Busy(f"agent {agent!r} has a job {mine[0]['status']} ({mine[0]['id']}): wait for it, or cancel it "
-                       f"with DELETE /api/jobs/{mine[0]['id']}")
-        if len(act := active_jobs(st)) >= max_jobs():
-            raise Busy(f"{len(act)} jobs are active, the maximum on this server (RLNB_MAX_JOBS={max_jobs()}): retry "
-                       "later")
+        check_free(st, agent)
         import sqlalchemy as sa
         try: job = st.jobs.create(agent, params)
         except sa.exc.IntegrityError:                  # another server process started one for this agent just now
@@ -475,12 +478,15 @@ def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
             raise Busy(f"the server runs its maximum of {max_jobs()} jobs (RLNB_MAX_JOBS): retry later")
     return _start_worker(st, job, entry)
 
+def _child_env(st) -> dict:
+    "A child process's environment: the server's, less its tokens, with the database URL and the home folder."
+    return {**{k: v for k, v in os.environ.items() if k not in ('RLNB_API_TOKEN', 'RLNB_API_TOKENS')},
+            'RLNB_JOB_DB': st.store.engine.url.render_as_string(hide_password=False), 'RLNB_HOME': str(rlnb_home())}
+
 def _start_worker(st, job:dict, entry:str) -> dict:
     "Start the worker process of a queued `job` (its log appended to); the job with its pid."
     log = Path(models_dir())/job['agent_id']/'jobs'/f"{job['id']}.log"; log.parent.mkdir(parents=True, exist_ok=True)
-    env = {**{k: v for k, v in os.environ.items() if k not in ('RLNB_API_TOKEN', 'RLNB_API_TOKENS')},
-           'RLNB_JOB_DB': st.store.engine.url.render_as_string(hide_password=False),
-           'RLNB_HOME': str(rlnb_home())}
+    env = _child_env(st)
     code = f'import sys; from rlnb.jobs import {entry}; {entry}(sys.argv[1], parent=int(sys.argv[2]))'
     try:
         with open(log, 'ab') as f:
@@ -496,6 +502,33 @@ def _start_worker(st, job:dict, entry:str) -> dict:
 def spawn_online_job(st, agent:str, baseline:bool=False) -> dict:
     "Queue an online retrain of `agent` in a worker process (the server never trains in a request)."
     return spawn_job(st, agent, {'kind': 'online', 'baseline': baseline}, 'run_online_job')
+
+# %% ../nbs/10a_jobs.ipynb #3ec1af3c
+_PLAN_ERRORS = {'InsufficientFeedback': InsufficientFeedback, 'NotEnoughData': NotEnoughData}
+
+def plan_apart(st, agent:str, req:TrainRequest, timeout:float=600) -> dict:
+    ("`plan_training` in a child process: `{'method', 'first', 'why', 'probe'}` (a DPO or SFT run's dry run trains a "
+     "measured probe), plus `dry` (the dry run's answer) for a dry run without one. Raises its error as it would.")
+    code = 'from rlnb.jobs import _plan_child; _plan_child()'
+    r = subprocess.run([sys.executable, '-I', '-c', code], input=json.dumps({'agent': agent, 'req': req.model_dump()}),
+                       capture_output=True, text=True, env=_child_env(st), cwd=rlnb_home(), timeout=timeout)
+    try: out = json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise RuntimeError(f'planning failed (exit {r.returncode}): {r.stderr.strip()[-1000:]}') from None
+    if 'error' in out: raise _PLAN_ERRORS.get(out['type'], ValueError)(out['error'])
+    return out
+
+def _plan_child():
+    "The child of `plan_apart`: the request from stdin, its plan (or its error) as one JSON line on stdout."
+    a = json.loads(sys.stdin.read()); req = TrainRequest(**a['req'])
+    store = FeedbackStore(os.environ['RLNB_JOB_DB'])
+    try:
+        plan = plan_training(store, a['agent'], req)
+        out = {k: plan[k] for k in ('method', 'first', 'why')}
+        out['probe'] = plan['method'] == 'dpo' or 'sft' in (plan['first'], plan['method'])
+        if req.dryRun and not out['probe']: out['dry'] = dry_run(store, a['agent'], req)
+    except ValueError as e: out = {'error': str(e), 'type': type(e).__name__}
+    print(json.dumps(out, default=str), flush=True)
 
 # %% ../nbs/10a_jobs.ipynb #6c73a109
 def cancel_job(st, jid:str, reason:str='cancelled', status:str='cancelled') -> dict:
