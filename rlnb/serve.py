@@ -94,6 +94,7 @@ def _evict(self:PolicyServer, keep:str|None):
             if len(self._live) + len(self._ab) <= self.max_loaded: break     # an A/B test's candidate counts too
             if a != keep and not self._live[a].lock.locked(): self._retire(self._live.pop(a), locked=True)
 
+# %% ../nbs/09a_serve.ipynb #6aaebc85
 @patch
 def _retire(self:PolicyServer, live:_Live|None, locked:bool=False):
     ("Free `live`'s llama.cpp model (and hand the memory back to the system) once the answer it gives now, if any, "
