@@ -9,7 +9,8 @@ real GGUFs (v1 deployed). Client threads, all through HTTP with a token, at once
 chat completions (plain and streamed), status and readiness reads, a deploy or rollback between v1 and v2 every
 `--deploy-s` seconds, and a tiny DPO training job started whenever none is running. The server process's RSS, threads
 and open files are sampled every `--sample-s` seconds. The result holds every request's count and error count by kind,
-the samples, and the RSS growth per minute over the second half (after warm-up): bounded growth is the claim checked.
+the samples, and the RSS growth per minute over the second half (after warm-up): bounded growth is the claim checked,
+`bounded` when that slope is at most `BOUND` MiB/min (fixed before the runs it judges).
 A request's error is any answer but the one its kind expects (a 429 for a training job while one runs is expected)."""
 import argparse, json, os, random, secrets, socket, statistics, subprocess, sys, tempfile, threading, time
 import urllib.error, urllib.request
@@ -18,6 +19,7 @@ from pathlib import Path
 
 TOKEN = secrets.token_urlsafe(24)
 KINDS = ('feedback', 'batch', 'chat', 'status', 'deploy', 'train')
+BOUND = 2.0   # MiB/min: the most the server's RSS may grow over the second half for the soak to call it bounded
 AGENT = 'soak'
 
 def call(port, method, path, body=None, timeout=60):
@@ -147,6 +149,7 @@ def main():
            'requests': dict(counts), 'errors': dict(errors), 'error_examples': examples,
            'rss_start_mb': samples[0]['rss_mb'], 'rss_end_mb': samples[-1]['rss_mb'],
            'rss_max_mb': max(x['rss_mb'] for x in samples), 'rss_growth_mb_per_min_second_half': round(slope, 2),
+           'bound_mb_per_min': BOUND, 'bounded': slope <= BOUND,
            'threads_end': samples[-1]['threads'], 'open_files_end': samples[-1]['open_files'],
            'jobs_seen': [{k: j[k] for k in ('status', 'message')} for j in jobs], 'samples': samples}
     res['only'] = a.only

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import json, os, random, signal, sqlite3, subprocess, sys, time
 from pathlib import Path
-from .core import rlnb_home, repo_dir, cpu_line
+from .core import rlnb_home, repo_dir, cpu_line, utc_now
 from .durable import atomic_write
 
 # %% auto #0
@@ -112,7 +112,7 @@ def save_figures(stage:str, **figures):
     "Record a stage's kill figures (with the CPU) in `FIGURES`, merged with the other stages'."
     p = repo_dir()/FIGURES
     d = json.loads(p.read_text()) if p.exists() else {}
-    d[stage] = {**figures, 'cpu': cpu_line()}
+    d[stage] = {**figures, 'cpu': cpu_line(), 'date': utc_now()}
     atomic_write(p, json.dumps(d, indent=1))
 
 def kill_loop(

@@ -43,7 +43,9 @@ def open_engine(url=None):
     import sqlalchemy as sa
     url = store_url(url)
     engine = sa.create_engine(url, pool_pre_ping=url.startswith('postgresql'))   # a restarted server: reconnect
-    if engine.dialect.name == 'sqlite': sa.event.listen(engine, 'connect', sqlite_pragmas)
+    if engine.dialect.name == 'sqlite':
+        sa.event.listen(engine, 'connect', sqlite_pragmas)
+        if (db := engine.url.database) and db != ':memory:': Path(db).parent.mkdir(parents=True, exist_ok=True)   # a new store's folder
     return engine
 
 # %% ../nbs/00f_sql.ipynb #971f8c8b
