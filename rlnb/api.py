@@ -19,11 +19,11 @@ from .config import stage_cli
 from .feedback import Feedback, FeedbackError, FeedbackStore
 from .core import console_script, utc_now
 from .registry import Registry, _rel, _headline
-from .serve import deploy_probe
+from .serve import Swapping, deploy_probe
 from .sql import guessed_store
 from .online import OnlineConfig, OnlineLearner
 from .abtest import _ab_tables, arrival_ns
-from .jobs import check_free, plan_apart, Busy, ChatRequest, DeployRequest, Jobs, resume_jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, plan_training, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
+from .jobs import check_free, plan_apart, PlanFault, Busy, ChatRequest, DeployRequest, Jobs, resume_jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _need_feedback, _tail, cancel_job, dry_run, feedback_summary, plan_training, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
 from .auth import Principal, SafeJSON, _Guard, _allowed, _scrub, api_limits, api_tokens, env_insecure, insecure_problem, need, scrub_paths
 
 # %% auto #0
@@ -96,7 +96,11 @@ class _State:
             try: self.server.warm()
             except Exception as e: print(f'[rlnb serve] start-up loads failed: {type(e).__name__}: {e}', file=sys.stderr, flush=True)
             finally: self.warming = False
-            self.server.follow(self.following)
+            while not self.following.is_set():        # a store that could not open yet: try again, never give up
+                try: self.server.follow(self.following)
+                except Exception as e:
+                    print(f'[rlnb serve] following deploys: {type(e).__name__}: {e}', file=sys.stderr, flush=True)
+                    self.following.wait(5)
         threading.Thread(target=run, daemon=True, name='rlnb-warm').start()
     def _probe(self, v):
         "Before a deploy or rollback names `v`: this server loads it and has it answer (`PolicyServer.preload`)."
@@ -287,6 +291,7 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
             if 'dry' in plan: return plan['dry']        # a dry run without a probe: arithmetic only
             job = spawn_job(st, agent, {**req.model_dump(), **({'kind': 'dry_run'} if req.dryRun else {})})
         except ValueError as e: raise HTTPException(400, detail=str(e))   # InsufficientFeedback included
+        except PlanFault as e: raise HTTPException(503, detail=str(e), headers={'Retry-After': str(e.retry_after)})
         except Busy as e: _busy(e)
         except OSError as e: raise HTTPException(503, detail=f'could not start a worker process: {e}')
         if req.dryRun:                                 # a probe trains two steps: in a worker, never in the server
@@ -441,6 +446,7 @@ def chat_routes(st) -> APIRouter:
             out = st.server.chat(agent, [m.model_dump() for m in body.messages], **kw)
         except LookupError as e: raise HTTPException(404, detail=str(e))
         except (FileNotFoundError, ValueError) as e: raise HTTPException(409, detail=str(e))
+        except Swapping as e: raise HTTPException(503, detail=str(e), headers={'Retry-After': '1'})
         response.headers['x-rlnb-model-version'] = out['model_version']
         return out
     return r

@@ -24,8 +24,8 @@ __all__ = ['MIN_FEEDBACK', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS
            'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'rl_seconds_per_step', 'dry_run',
            'training_recipe', 'plan_training', 'train_policy_job', 'run_job', 'online_enabled', 'online_config',
            'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'Busy',
-           'max_jobs', 'active_jobs', 'check_free', 'spawn_job', 'spawn_online_job', 'plan_apart', 'cancel_job',
-           'resume_jobs', 'retrain_backoff', 'OnlineScheduler']
+           'max_jobs', 'active_jobs', 'check_free', 'spawn_job', 'spawn_online_job', 'PlanFault', 'plan_apart',
+           'cancel_job', 'resume_jobs', 'retrain_backoff', 'OnlineScheduler']
 
 # %% ../nbs/10a_jobs.ipynb #742ce079
 from .core import utc_now
@@ -505,29 +505,43 @@ def spawn_online_job(st, agent:str, baseline:bool=False) -> dict:
 
 # %% ../nbs/10a_jobs.ipynb #3ec1af3c
 _PLAN_ERRORS = {'InsufficientFeedback': InsufficientFeedback, 'NotEnoughData': NotEnoughData}
+_PLANS = threading.BoundedSemaphore(2)     # plans decided at once (each a child reading an agent's history)
+
+class PlanFault(RuntimeError):
+    "The plan could not be made now (the store locked or unreachable, the child out of time): a 503, to retry."
+    def __init__(self, msg:str, retry_after:int=5): super().__init__(msg); self.retry_after = retry_after
 
 def plan_apart(st, agent:str, req:TrainRequest, timeout:float=600) -> dict:
     ("`plan_training` in a child process: `{'method', 'first', 'why', 'probe'}` (a DPO or SFT run's dry run trains a "
-     "measured probe), plus `dry` (the dry run's answer) for a dry run without one. Raises its error as it would.")
+     "measured probe), plus `dry` (the dry run's answer) for a dry run without one. Raises its error as it would; "
+     "`PlanFault` when the store or the time failed it. Two plans at a time; the others wait.")
     code = 'from rlnb.jobs import _plan_child; _plan_child()'
-    r = subprocess.run([sys.executable, '-I', '-c', code], input=json.dumps({'agent': agent, 'req': req.model_dump()}),
-                       capture_output=True, text=True, env=_child_env(st), cwd=rlnb_home(), timeout=timeout)
+    with _PLANS:
+        try:
+            r = subprocess.run([sys.executable, '-I', '-c', code], input=json.dumps({'agent': agent, 'req': req.model_dump()}),
+                               capture_output=True, text=True, env=_child_env(st), timeout=timeout)
+        except subprocess.TimeoutExpired: raise PlanFault(f'deciding what to train took over {timeout:.0f} s') from None
     try: out = json.loads(r.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise RuntimeError(f'planning failed (exit {r.returncode}): {r.stderr.strip()[-1000:]}') from None
+    if out.get('fault'): raise PlanFault(f"the store is {out['fault']}: {out['error']}", 1)
     if 'error' in out: raise _PLAN_ERRORS.get(out['type'], ValueError)(out['error'])
     return out
 
 def _plan_child():
     "The child of `plan_apart`: the request from stdin, its plan (or its error) as one JSON line on stdout."
-    a = json.loads(sys.stdin.read()); req = TrainRequest(**a['req'])
-    store = FeedbackStore(os.environ['RLNB_JOB_DB'])
+    from rlnb.sql import store_fault
     try:
+        a = json.loads(sys.stdin.read()); req = TrainRequest(**a['req'])
+        store = FeedbackStore(os.environ['RLNB_JOB_DB'])
         plan = plan_training(store, a['agent'], req)
         out = {k: plan[k] for k in ('method', 'first', 'why')}
         out['probe'] = plan['method'] == 'dpo' or 'sft' in (plan['first'], plan['method'])
         if req.dryRun and not out['probe']: out['dry'] = dry_run(store, a['agent'], req)
     except ValueError as e: out = {'error': str(e), 'type': type(e).__name__}
+    except Exception as e:
+        if not (f := store_fault(e)): raise
+        out = {'error': f'{type(e).__name__}: {str(getattr(e, "orig", None) or e)[:300]}', 'fault': f}
     print(json.dumps(out, default=str), flush=True)
 
 # %% ../nbs/10a_jobs.ipynb #6c73a109

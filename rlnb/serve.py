@@ -14,7 +14,7 @@ from .registry import Registry
 from .abtest import ABTest
 
 # %% auto #0
-__all__ = ['PolicyServer', 'deploy_probe']
+__all__ = ['PolicyServer', 'Swapping', 'deploy_probe']
 
 # %% ../nbs/09a_serve.ipynb #282c3b38
 class _Live:
@@ -36,11 +36,12 @@ class PolicyServer:
         self.swaps = collections.deque(maxlen=1000)   # the last 1,000 (agent, old, new, seconds to load)
         self.load_errors = {}                         # agent -> the last failed load
         self._ready, self.answered = {}, {}           # agent -> a model `preload` readied; -> the version that answered
+        self._used = {}                               # agent -> when a request last picked it (eviction order)
 
     def _load(self, v) -> _Live:
         "`v`'s model, loaded and answering a one-token probe (or the one `preload` readied); raises naming why not."
         with self._swap: r = self._ready.get(v.agent_id)         # kept until the swap: readiness sees it meanwhile
-        if r is not None and r.version == v.name: return r
+        if r is not None and r.version == v.name and not r.closed: return r
         if not v.gguf_paths:
             raise ValueError(f"{v.agent_id} {v.name} has no GGUF to serve: export it (auto_export) first")
         p = check_gguf(next(iter(v.gguf_paths.values())))
@@ -90,7 +91,7 @@ def _refresh(self:PolicyServer, agent):
 def _evict(self:PolicyServer, keep:str|None):
     "Unload the least recently used agents' models beyond `max_loaded` (never `keep`, nor one answering now)."
     with self._swap:
-        for a in sorted(self._live, key=lambda a: self._checked.get(a, 0)):
+        for a in sorted(self._live, key=lambda a: self._used.get(a, self._checked.get(a, 0))):   # least recently used
             if len(self._live) + len(self._ab) <= self.max_loaded: break     # an A/B test's candidate counts too
             if a != keep and not self._live[a].lock.locked(): self._retire(self._live.pop(a), locked=True)
 
@@ -148,6 +149,7 @@ def stop_ab(self:PolicyServer, agent:str):
 @patch
 def pick(self:PolicyServer, agent:str, user:str|None=None) -> tuple:
     "`(live model, A/B experiment or None)` that answers `user` of `agent` now."
+    self._used[agent] = time.monotonic()
     if agent not in self._live: self.refresh(agent)
     elif time.monotonic() - self._checked.get(agent, 0) > self.ttl:
         self.refresh(agent, wait=False)  # a reload under way: serve the current one
@@ -181,11 +183,13 @@ def chat(
             if live.closed: continue                  # retired after it was picked: pick the one serving now
             out = gguf_completion(live.llm, messages, max_tokens=max_tokens, temperature=temperature, seed=seed)
             break
-    else: raise RuntimeError(f'{agent}: its model was swapped three times during this request; send it again')
+    else: raise Swapping(f'{agent}: its model was swapped three times during this request; send it again')
     out.update(model=agent, model_version=live.version)
     if exp:
         out['ab'] = {'experiment': exp, 'run_id': f'ab:{exp}'}  # send the user's rating with this run_id, rater=user
     return out
+
+class Swapping(RuntimeError): "Deploys kept swapping the model a request picked: a 503, to be sent again."
 
 def _check_messages(messages):
     if not messages or not all(
@@ -201,7 +205,9 @@ def chat_stream(self:PolicyServer, agent:str, messages:list[dict], user:str|None
      "llama.cpp writes it. The version is picked, and a bad request or an agent with nothing to serve raises, before "
      "the first chunk; the model stays locked to this answer until its last chunk, or until the reader stops.")
     _check_messages(messages)
-    live, exp = self.pick(agent, user)
+    for _ in range(3):                                # the version in the header is the one that answers, but for a
+        live, exp = self.pick(agent, user)            # swap in the moment between this pick and the first chunk
+        if not live.closed: break
     seed = seed if seed is not None else random.randrange(2**31)
     def chunks():
         nonlocal live, exp
@@ -215,7 +221,7 @@ def chat_stream(self:PolicyServer, agent:str, messages:list[dict], user:str|None
                         yield c
                     return
             live, exp = self.pick(agent, user)       # retired after it was picked: the one serving now answers
-        raise RuntimeError(f'{agent}: its model was swapped three times during this request; send it again')
+        raise Swapping(f'{agent}: its model was swapped three times during this request; send it again')
     return live.version, chunks()
 
 # %% ../nbs/09a_serve.ipynb #cca3ec07
@@ -276,10 +282,14 @@ def warm(self:PolicyServer, log=print) -> dict:
 # %% ../nbs/09a_serve.ipynb #833f6771
 @patch
 def follow(self:PolicyServer, stop:threading.Event, every:float|None=None):
-    ("Keep this process on every served agent's deployed version without waiting for a request: every `every` s "
-     "(default `ttl`) each is refreshed, so a deploy or rollback made by another worker or process is loaded here, "
-     "probed and swapped in (a failed load is kept in `load_errors`; the last good model serves). Until `stop` is set.")
-    while not stop.wait(every or self.ttl):
-        for a in list(self._live):
+    ("Keep this process on every deployed version without waiting for a request: every `every` s (default `ttl`, at "
+     "least 0.1) each agent served here, and one deployed elsewhere while there is room (`max_loaded`), is refreshed: a "
+     "deploy or rollback made by another worker or process is loaded here, probed and swapped in (a failed load is "
+     "kept in `load_errors`; the last good model serves). A store that is down is looked at again. Until `stop` is set.")
+    while not stop.wait(max(0.1, every or self.ttl)):
+        try: deployed = [a for a in self.registry.agents() if self.registry.deployed(a) is not None]
+        except Exception: continue                    # the store is down for now: look again next time
+        for a in deployed:                            # loaded here, or room to load it (another worker's new agent)
+            if a not in self._live and len(self._live) + len(self._ab) >= self.max_loaded: continue
             try: self.refresh(a, wait=False)
             except Exception: pass                    # recorded in load_errors; readiness reports it

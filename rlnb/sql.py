@@ -45,7 +45,8 @@ def open_engine(url=None):
     engine = sa.create_engine(url, pool_pre_ping=url.startswith('postgresql'))   # a restarted server: reconnect
     if engine.dialect.name == 'sqlite':
         sa.event.listen(engine, 'connect', sqlite_pragmas)
-        if (db := engine.url.database) and db != ':memory:': Path(db).parent.mkdir(parents=True, exist_ok=True)   # a new store's folder
+        db = engine.url.database
+        if db and db != ':memory:' and not db.startswith('file:'): Path(db).parent.mkdir(parents=True, exist_ok=True)   # a new store's folder
     return engine
 
 # %% ../nbs/00f_sql.ipynb #971f8c8b
@@ -125,11 +126,13 @@ def guessed_store(url=None, env=None, home:Path|None=None) -> str|None:
     db = Path(home or rlnb_home())/'data'/'feedback.db'
     rows = 0
     if db.is_file():
-        c = sqlite3.connect(f'file:{db}?mode=ro', uri=True)
+        c = sqlite3.connect(db.resolve().as_uri() + '?mode=ro', uri=True)
         try:
             for t in ('feedback', 'policy_versions'):
-                try: rows += c.execute(f'SELECT count(*) FROM {t}').fetchone()[0]
-                except sqlite3.OperationalError: pass            # no such table: nothing there
+                try: rows += len(c.execute(f'SELECT 1 FROM {t} LIMIT 1').fetchall())
+                except sqlite3.OperationalError as e:
+                    if 'no such table' not in str(e): return None        # locked, say: in use, so not a new store
+        except sqlite3.DatabaseError: return None        # not a store rlnb can read: the server's open says why
         finally: c.close()
     if rows: return None
     return (f"no store was named (--db, env DATABASE_URL or RLNB_HOME), and the one guessed, {db}, "

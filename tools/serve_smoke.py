@@ -57,6 +57,7 @@ def main(argv=None) -> dict:
                 if call(port, token, 'GET', '/ready', timeout=2)[0] in (200, 503): break
             except OSError: pass
             time.sleep(0.1)
+        else: check(False, 'the server did not answer /ready within 120 s')
         body = {'version': v.name} if passed else {'version': v.name, 'force': True,
                                                    'reason': 'serve smoke: a smoke budget does not pass the gate'}
         code, dep = call(port, token, 'POST', f'/api/policies/{a.agent}/deploy', body)
@@ -74,11 +75,12 @@ def main(argv=None) -> dict:
             chunks = list(sr.parse())
         try: oai.chat.completions.create(**ask, top_p=0.5); refused = None
         except openai.UnprocessableEntityError as e: refused = str(e)
-    except Exception:
-        srv.terminate(); srv.wait(30); log.seek(0)
-        print('server log tail:\n' + log.read()[-3000:], file=sys.stderr)
+    except BaseException:
+        log.seek(0); print('server log tail:\n' + log.read()[-3000:], file=sys.stderr)
         raise
-    srv.terminate(); srv.wait(30); log.close(); os.unlink(log.name)
+    finally:
+        srv.terminate(); srv.wait(30)
+    log.close(); os.unlink(log.name)
     text = ''.join(c.choices[0].delta.content or '' for c in chunks)
     answer = plain.choices[0].message.content
     check(served == served_stream == v.name, f'answered by {served} / {served_stream}, deployed {v.name}')
