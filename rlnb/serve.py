@@ -205,10 +205,9 @@ def chat_stream(self:PolicyServer, agent:str, messages:list[dict], user:str|None
      "llama.cpp writes it. The version is picked, and a bad request or an agent with nothing to serve raises, before "
      "the first chunk; the model stays locked to this answer until its last chunk, or until the reader stops.")
     _check_messages(messages)
-    for _ in range(3):                                # the version in the header is the one that answers, but for a
-        live, exp = self.pick(agent, user)            # swap in the moment between this pick and the first chunk
-        if not live.closed: break
-    seed = seed if seed is not None else random.randrange(2**31)
+    for _ in range(3):                                # the header's version answers (but for a swap right after this)
+        if not (picked := self.pick(agent, user))[0].closed: break
+    (live, exp), seed = picked, seed if seed is not None else random.randrange(2**31)
     def chunks():
         nonlocal live, exp
         for _ in range(3):
