@@ -23,9 +23,9 @@ SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal 
     'PPO, per step vs TRL 0.29': ('ppo_speed', '≥ 2× at no more memory'),
     'reward model vs TRL defaults': ('reward_speed_minilm', '≥ 3× at equal held-out accuracy'),
     "evaluation's answers and KL vs before": ('eval_gen_speed', 'same answers, faster'),
-    'make demo, its stages summed': ('recipe_chitchat', '≤ 20 min on 2 cores'),   # the on-policy demo (since 3f0f295):
+    'make demo, its stages summed': ('recipe_chitchat', '≤ 20 min on 2 cores'),   # the on-policy demo:
     # bench/recipe_run.py data/recipes/chitchat.yaml --save, or tools/save_eval.py RUN --out recipe_chitchat_NAME.json
-    'make demo before 3f0f295 (offline DPO + PPO)': ('demo', '≤ 20 min on 2 cores'),   # chitchat_offline.yaml's runs
+    'make demo before on-policy DPO (offline DPO + PPO)': ('demo', '≤ 20 min on 2 cores'),   # chitchat_offline.yaml's runs
 }
 
 def cpu_kind(r:dict) -> str:
@@ -74,7 +74,7 @@ def _best_ratio(name:str, r:dict) -> tuple[str, str]:
 
 GOAL_MET = {   # benchmark: whether its best figure (the number `_best_ratio` shows) meets the goal; None: read the row
     'DPO, whole run vs TRL defaults': lambda x: x >= 3, 'PPO, per step vs TRL 0.29': lambda x: x >= 2,
-    'make demo, its stages summed': lambda x: x <= 20, 'make demo before 3f0f295 (offline DPO + PPO)': lambda x: x <= 20}
+    'make demo, its stages summed': lambda x: x <= 20, 'make demo before on-policy DPO (offline DPO + PPO)': lambda x: x <= 20}
 
 # %% ../nbs/12_bench.ipynb #7d075108
 def speed_by_cpu(results=None) -> str:

@@ -199,7 +199,7 @@ def _environment() -> dict:
 
 # %% ../nbs/99a_recipes.ipynb #1733a6d5
 PLAN_SOURCES = {'chitchat_offline': ('eval_demo.json', 'demo*.json'),   # recipe stem -> its saved runs in bench/results
-                'chitchat': ('recipe_chitchat.json', 'recipe_chitchat_*.json')}   # _best: its name before 3f0f295
+                'chitchat': ('recipe_chitchat.json', 'recipe_chitchat_*.json')}   # _best: its name before the on-policy recipe
                                                                 # (else recipe_<stem>.json)
 
 def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved run
