@@ -16,8 +16,10 @@ export TOKENIZERS_PARALLELISM := false
 
 .PHONY: demo smoke test test-slow install assets export clean-venv readme browser-deps outputs online-demo
 
+# --results: the saved measurements the run reads (its plan's stage times, the recipe's confirmed claim); the package
+# itself never looks into bench/ (index checks), so an installed wheel runs the same recipe without them
 demo: $(VENV)/.assets
-	$(BIN)/rlnb_pipeline $(RECIPE)
+	$(BIN)/rlnb_pipeline $(RECIPE) --results bench/results
 
 # The demo's recipe and the filing task's with tiny budgets (data/recipes/smoke.yaml, filing_smoke.yaml: same stages,
 # presets and options; 99_pipeline checks they cannot drift), on the real assets, under a throwaway RLNB_HOME: CI runs it after the tests (a few minutes).
@@ -25,9 +27,9 @@ demo: $(VENV)/.assets
 smoke: $(VENV)/.assets
 	@set -e; cache="$${RLNB_HOME:-$(CURDIR)}/models/.cache"; mkdir -p "$$cache"; home=$$(mktemp -d); \
 	trap 'rm -rf "$$home"' EXIT; mkdir "$$home/models"; ln -s "$$(cd "$$cache" && pwd -P)" "$$home/models/.cache"; \
-	RLNB_HOME="$$home" $(BIN)/rlnb_pipeline data/recipes/smoke.yaml; \
+	RLNB_HOME="$$home" $(BIN)/rlnb_pipeline data/recipes/smoke.yaml --results bench/results; \
 	RLNB_HOME="$$home" $(BIN)/python tools/serve_smoke.py --agent chitchat; \
-	RLNB_HOME="$$home" $(BIN)/rlnb_pipeline data/recipes/filing_smoke.yaml
+	RLNB_HOME="$$home" $(BIN)/rlnb_pipeline data/recipes/filing_smoke.yaml --results bench/results
 
 # FLAGS="slow postgres browser" runs the flagged tests too; with postgres, a throwaway server is started and stopped.
 test: $(VENV)/.assets

@@ -177,7 +177,7 @@ def main():
         out.write_text(json.dumps(res, indent=1))
         print(lv, json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
     if a.smoke:
-        from rlnb.bench import api_speed_table
+        from report import api_speed_table
         print(api_speed_table(str(results/'api_speed_*.json')))
         for res in results_all.values(): assert res['runs_with_wrong_counts'] == 0 and res['errors'] == 0, res
 

@@ -57,7 +57,7 @@ def main(run:str, pool:int=16, save:bool=False, base:str='smollm2'):
     out['pool_agreement'] = pool_agreement(run, sets['prompts'], J)
     if save:
         RESULTS.parent.mkdir(exist_ok=True); RESULTS.write_text(json.dumps(out, indent=1) + '\n'); print('saved', RESULTS)
-        from rlnb.bench import plot_saved_methods
+        from report import plot_saved_methods
         plot_saved_methods(FIGURE, RESULTS.parent); print('drew', FIGURE)
     print(table(out))
     return out
@@ -106,7 +106,7 @@ def agreement_only(run:str, save:bool=False):
     return a
 
 def table(r:dict) -> str:
-    from rlnb.bench import best_of_n_table
+    from report import best_of_n_table
     return best_of_n_table(r)
 
 def smoke():

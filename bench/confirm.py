@@ -18,7 +18,7 @@ bench/results/replicates_<tag>.json, which nbs/08_evaluation renders.
 
 `--conf C` sets the intervals' level (default 1 - 0.05/K), `--max-invalid N` how many runs whose own verdict was
 invalid (their control missed ½ at 95 %) the plan allows (default 0); both are recorded (`conf`, `max_invalid_runs`) and
-`rlnb.bench.confirmed` reads them. A new plan sets them before its runs, in a commit.
+`rlnb.stats.confirmed` reads them. A new plan sets them before its runs, in a commit.
 
 `--looks K`: the replicates of one recipe are looked at K times in all (runs added after an earlier summary was seen);
 every look's intervals are at level 1 - 0.05/K (Bonferroni over the planned looks), so that stopping at the first look
@@ -113,14 +113,14 @@ def figure_source(results:Path=RESULTS) -> str:
     ("SHA-256 of the saved summaries the figure is drawn from and of the code that draws it (stored in the PNG: "
      "08_evaluation checks it is current).")
     import hashlib, inspect
-    from rlnb.bench import verdict_rows, plot_verdicts
+    from report import verdict_rows, plot_verdicts
     code = ''.join(inspect.getsource(f) for f in (verdict_rows, plot_verdicts, figure)).encode()
     return hashlib.sha256(b''.join((Path(results)/f).read_bytes() for f in SUMMARIES.values()) + code).hexdigest()
 
 def figure(results:Path=RESULTS, out:Path=FIGURE) -> Path:
-    "Every method's replicated verdict on confirmation topics, with its control, as one figure (`rlnb.bench.plot_verdicts`)."
+    "Every method's replicated verdict on confirmation topics, with its control, as one figure (`report.plot_verdicts`)."
     import matplotlib; matplotlib.use('Agg')
-    from rlnb.bench import verdict_rows, plot_verdicts
+    from report import verdict_rows, plot_verdicts
     ss = {k: json.loads((Path(results)/f).read_text()) for k, f in SUMMARIES.items()}
     rows = verdict_rows(ss)
     last = ss[DEMO]

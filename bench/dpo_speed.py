@@ -50,11 +50,11 @@ def smoke_mode():
 
 def run(name, data):
     from datasets import Dataset
-    from rlnb.dpo import PreferenceConfig, train_dpo, _step_timer
+    from rlnb.dpo import PreferenceConfig, train_dpo, step_timer
     pairs = Dataset.from_list([json.loads(l) for l in open(data)])
     cfg = replace(PreferenceConfig.PRESETS['cpu'], batch_size=BATCH, max_length=128, logging_steps=1, save_steps=10**9, **MODEL,
                   **VARIANTS[name])
-    timer = _step_timer()
+    timer = step_timer()
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
         res = train_dpo(pairs, None, cfg, d, max_steps=STEPS, resume=False, callbacks=[timer])
@@ -92,8 +92,8 @@ def main():
     caps = isa_caps()
     print(cpu_line(), caps or '', flush=True)
     from datetime import datetime, timezone
-    from rlnb.recipe import _git_commit   # the commit a run folder records, read the same way
-    date, commit = datetime.now(timezone.utc).isoformat(timespec='seconds'), _git_commit()
+    from rlnb.recipe import code_commit   # the commit a run folder records, read the same way
+    date, commit = datetime.now(timezone.utc).isoformat(timespec='seconds'), code_commit()
     names = args or [n for n in VARIANTS if n != 'cpu_bf16']
     data = os.path.join(tempfile.mkdtemp(), 'pairs.jsonl')
     make_data(data)   # the variants' processes read this file; only they are measured
@@ -116,7 +116,7 @@ def main():
         print(f"{r['variant']:18s} {r['s_per_step']:7.2f} {r['pairs_per_s']:8.2f} {r['tokens_per_s'] or 0:9.0f} {r['total_s']:8.1f} {r['peak_rss_mb']:8d} {sp:8.2f}x {e2e:9.2f}x {dl:11.4f}")
     if smoke:
         if len(rows) < len(args): sys.exit(f'{len(args) - len(rows)} variant(s) failed')
-        from rlnb.bench import dpo_speed_table
+        from report import dpo_speed_table
         print(dpo_speed_table(results/'dpo_speed.json'))
 
 if __name__ == '__main__': main()

@@ -26,7 +26,7 @@ added to the one before:
   to its own longest, instead of the whole batch padded to its longest prompt; and `path_kl` passes each answer as its
   own prompt and answer, without the batch's padding (the rows before pass `prefill_rows=None` and use
   `padded_path_kl` below, the library's KL pass until then);
-- `+ penalty on seen tokens`: `_penalize` computes the repetition penalty on each answer's own tokens only (the rows
+- `+ penalty on seen tokens`: `penalize_repeats` computes the repetition penalty on each answer's own tokens only (the rows
   before use `dense_penalize` below: a (B, V) mask through `torch.where`, three passes over the vocabulary per step;
   it builds the mask afresh at each step, one (B, V) fill more than the library's old mask kept across steps, so this
   row's gain is an upper bound);
@@ -104,7 +104,7 @@ def dense_next_token(logits, do_sample, temperature, top_p, seen=None, penalty=1
     import torch
     import rlnb.policy as E
     from rlnb.policy import _nucleus
-    logits = E._penalize(logits, seen, penalty)
+    logits = E.penalize_repeats(logits, seen, penalty)
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)
     if top_p < 1: probs = _nucleus(probs, top_p)
@@ -139,18 +139,18 @@ def main(save='eval_gen_speed.json', smoke=False, results=None):
               ('+ two batches at once', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2)),
               ('+ prompts by length', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2, by_length=True)),
               ('+ penalty on seen tokens', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2, by_length=True,
-                                                pen=E._penalize)),
+                                                pen=E.penalize_repeats)),
               ('+ KV cache with room', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2, by_length=True,
-                                            pen=E._penalize, room=E._with_room))]
-    k0, draw0, pen0, room0, rows, refs = E._NUCLEUS_K, E._next_token, E._penalize, E._with_room, [], {}
+                                            pen=E.penalize_repeats, room=E._with_room))]
+    k0, draw0, pen0, room0, rows, refs = E._NUCLEUS_K, E._next_token, E.penalize_repeats, E._with_room, [], {}
     answers(merged, plain, tok, prompts[:2], True)   # warm-up
     for name, v in levers:
         E._NUCLEUS_K, E._next_token = v['k'], v.get('draw', draw0)
-        E._penalize, E._with_room = v.get('pen', dense_penalize), v.get('room', no_room)
+        E.penalize_repeats, E._with_room = v.get('pen', dense_penalize), v.get('room', no_room)
         try:
             t = time.perf_counter(); texts, kls = answers(v['m'], v['b'], tok, prompts, v['keep'], v.get('at_once', 1), v.get('prefix', False),
                                  v.get('by_length', False)); dt = time.perf_counter() - t
-        finally: E._NUCLEUS_K, E._next_token, E._penalize, E._with_room = k0, draw0, pen0, room0
+        finally: E._NUCLEUS_K, E._next_token, E.penalize_repeats, E._with_room = k0, draw0, pen0, room0
         ref = refs.setdefault('draw' in v, (texts, kls))   # the first row that draws the same way
         same = sum(a == b for a, b in zip(texts, ref[0]))
         dkl = max(abs(a - b) for a, b in zip(kls, ref[1]))

@@ -63,13 +63,13 @@ def random_model(d:Path) -> Path:
 def dpo(model_dir, d):
     from dataclasses import replace
     from datasets import Dataset
-    from rlnb.dpo import PreferenceConfig, train_dpo, _step_timer
+    from rlnb.dpo import PreferenceConfig, train_dpo, step_timer
     pairs = Dataset.from_list([json.loads(l) for l in open(d/'pairs.jsonl')])
     rows = []
     for name, over in DPO.items():
         cfg = replace(PreferenceConfig.PRESETS['default'], model=str(model_dir), batch_size=DPO_BATCH, max_length=512, logging_steps=1,
                       save_steps=10**9, **over)
-        timer = _step_timer()
+        timer = step_timer()
         import torch; torch.cuda.reset_peak_memory_stats()
         with tempfile.TemporaryDirectory() as o:
             t0 = time.perf_counter()
@@ -144,7 +144,7 @@ def main():
     out = (home/'results' if smoke else Path(os.environ.get('OUT', bench_results())))/'gpu_speed.json'
     out.write_text(json.dumps(res, indent=1)); print('wrote', out)
     if smoke:
-        from rlnb.bench import gpu_speed_table
+        from report import gpu_speed_table
         print(gpu_speed_table(out))
 
 if __name__ == '__main__': main()

@@ -22,7 +22,7 @@ confirmed method, and its claim stays the one confirmed.
 (`EvalConfig.bf16=True`, the KL in fp32), the same prompts, judges and K, as `evaluate_<name>_dev_bf16`; both evaluations'
 figures and times go to `instrument_check` in the candidates file. `--promote FILE` moves a candidate's row to
 methods.json once bench/confirm.py's summary FILE (bench/results/) confirms a recipe running it: FILE's recipe must run the
-method's stage and confirm it (`rlnb.bench.confirmed`: lower bound above ½, the control holding ½, no more invalid runs
+method's stage and confirm it (`rlnb.stats.confirmed`: lower bound above ½, the control holding ½, no more invalid runs
 than its plan allows)."""
 SMOKE_TIMEOUT = 420   # tools/bench_smoke.py: its smoke trains five methods and evaluates each, past the default limit
 import json, subprocess, sys
@@ -61,7 +61,9 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
                         prompts_per_round=64, samples=4, learning_rate=1.5e-4, bf16=None),
     # ... RPO's anchor (the chosen answers' NLL) at anchor_lr1's and anchor_lr15's rates: anchor_rpo judged highest of the
     # anchors but lost three tripwires at 3e-4, with the largest KL; a smaller move may keep them. Run on a shared run of
-    # bench/plans/anchor.yaml under split seed 0 (make demo's data, reward model and judge)
+    # bench/plans/anchor.yaml under split seed 0 (make demo's data, reward model and judge). Measured: both kept every
+    # tripwire, neither reached anchor_lr1's style-controlled lower bound (their saved rows), so no plan was drafted and
+    # no look at confirmation topics spent
     'anchor_rpo_lr1': dict(stage='dpo_on_policy', out='anchor_rpo_lr1', preset='cpu', dpo='cpu_bf16', rounds=2,
                            prompts_per_round=64, samples=4, learning_rate=1e-4, bf16=None, sft_weight=1.0),
     'anchor_rpo_lr15': dict(stage='dpo_on_policy', out='anchor_rpo_lr15', preset='cpu', dpo='cpu_bf16', rounds=2,
@@ -115,7 +117,7 @@ def main(run:str, name:str, save:bool=False, candidate:bool=False):
         allr = json.loads(RESULTS.read_text()) if RESULTS.exists() else {'methods': {}}
         allr['methods'][name] = row
         RESULTS.parent.mkdir(exist_ok=True); RESULTS.write_text(json.dumps(allr, indent=1) + '\n'); print('saved', RESULTS)
-        from rlnb.bench import plot_saved_methods
+        from report import plot_saved_methods
         plot_saved_methods(FIGURE, RESULTS.parent); print('drew', FIGURE)
         if not SMOKE:   # the pipeline map names the best saved method
             sys.path.insert(0, str(Path(__file__).resolve().parent.parent/'tools'))
@@ -205,7 +207,7 @@ def instrument_demo(run:str) -> dict:
 def promote(name:str, summary:str) -> dict:
     ("Move candidate `name`'s row from the candidates file to methods.json, once `summary` (a bench/confirm.py file in "
      "bench/results/, confirmation topics, one policy) confirms a recipe whose method stage is `name`'s "
-     "(`rlnb.bench.confirmed`). The row keeps its development figures and names the confirmation.")
+     "(`rlnb.stats.confirmed`). The row keeps its development figures and names the confirmation.")
     s = json.loads((RESULTS.parent/summary).read_text())
     method = {k: v for k, v in METHODS[name].items() if k != 'out'}
     stage = next((x for x in s['recipe']['stages'] if x['stage'] == method['stage']), None)
@@ -224,7 +226,7 @@ def promote(name:str, summary:str) -> dict:
     allr = json.loads(RESULTS.read_text()); allr['methods'][name] = row
     RESULTS.write_text(json.dumps(allr, indent=1) + '\n'); CANDIDATES.write_text(json.dumps(cand, indent=1) + '\n')
     print('moved', name, 'to', RESULTS)
-    from rlnb.bench import plot_saved_methods
+    from report import plot_saved_methods
     plot_saved_methods(FIGURE, RESULTS.parent); print('drew', FIGURE)
     if not SMOKE:
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent/'tools'))

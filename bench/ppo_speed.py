@@ -243,7 +243,7 @@ def main():
     out.parent.mkdir(exist_ok=True); out.write_text(json.dumps(res, indent=1))
     print(json.dumps({k: v for k, v in res.items() if k != 'runs'}, indent=1))
     if a.smoke:
-        from rlnb.bench import plot_ppo_speed, ppo_speed_table
+        from report import plot_ppo_speed, ppo_speed_table
         plot_ppo_speed(out).savefig(out.with_suffix('.png'))
         if 'trl' in runs: print(ppo_speed_table(out))
         else: skip('ppo_speed_table: it compares with the TRL side, which did not run')

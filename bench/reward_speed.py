@@ -119,7 +119,7 @@ def main():
         else: r['speedup'] = round(r['pairs_per_s'] / base['pairs_per_s'], 2) if base else None
         print(f"{r['variant']:22s} {r['pairs_per_s']:7.2f} pairs/s {r['peak_rss_mb']:6.0f} MiB  acc {r['heldout_accuracy']}"
               f"  {r['speedup'] or ('>= %s' % r.get('speedup_at_least'))}x")
-    from rlnb.bench import reward_seed_summary
+    from report import reward_seed_summary
     summary = reward_seed_summary(rows) if seeds else None
     if summary: print(json.dumps(summary, indent=1))
     if not args or smoke or save: (results/(save or f'reward_speed_{backbone}.json')).write_text(
@@ -127,7 +127,7 @@ def main():
                         **({'seeds': seeds, 'summary': summary} if seeds else {})), indent=1))
     if smoke:
         if len(rows) < len(args): sys.exit(f'{len(args) - len(rows)} variant(s) failed')
-        from rlnb.bench import reward_speed_table
+        from report import reward_speed_table
         print(reward_speed_table(results/f'reward_speed_{backbone}.json'))
 
 if __name__ == '__main__': main()

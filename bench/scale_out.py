@@ -33,11 +33,11 @@ def dpo_pairs():
 
 def dpo(world:int, out:str, packed:bool):
     from dataclasses import replace
-    from rlnb.dpo import PreferenceConfig, train_dpo, _step_timer
+    from rlnb.dpo import PreferenceConfig, train_dpo, step_timer
     pairs = dpo_pairs()
     cfg = replace(PreferenceConfig.PRESETS['cpu'], model=MODEL, batch_size=DPO_PAIRS // world, max_length=128, logging_steps=1,
                   save_steps=10**9, packed=packed)
-    timer = _step_timer()
+    timer = step_timer()
     t0 = time.perf_counter()   # every process writes the same run folder, as under accelerate launch
     res = train_dpo(pairs, None, cfg, out + '.run', max_steps=DPO_STEPS, resume=False, callbacks=[timer])
     total = time.perf_counter() - t0
@@ -104,7 +104,7 @@ def main():
     print(json.dumps({k: v for k, v in res.items() if k != 'rows'}), flush=True)
     if smoke:
         if len(rows) < 2 * len(STAGES): sys.exit(f'{2 * len(STAGES) - len(rows)} run(s) failed')
-        from rlnb.bench import scale_out_table
+        from report import scale_out_table
         print(scale_out_table([results/'scale_out.json']))
 
 if __name__ == '__main__': main()

@@ -139,7 +139,7 @@ def main():
     (results/'serve_speed.json').write_text(json.dumps(res, indent=1))
     if smoke:
         if len(rows) < 2 * len(engines): sys.exit(f'{len(engines) - len(rows) // 2} engine(s) failed')
-        from rlnb.bench import serve_speed_table
+        from report import serve_speed_table
         print(serve_speed_table(results/'serve_speed.json'))
 
 if __name__ == '__main__': main()

@@ -8,13 +8,13 @@ import hashlib, json, math
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from .core import check_agent, create_tables
-from .feedback import Feedback, _where
-from .stats import (_z, wilson_interval, t_quantile, mean_ci, two_proportion_test, welch_test, sample_size,
+from .feedback import Feedback, where_clause
+from .stats import (z_quantile, wilson_interval, t_quantile, mean_ci, two_proportion_test, welch_test, sample_size,
                         msprt_pvalue)
 from .formatting import utility
 
 # %% auto #0
-__all__ = ['MIN_AB_UNITS', 'assign_variant', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab']
+__all__ = ['MIN_AB_UNITS', 'assign_variant', 'ab_tables', 'upsert_ignore', 'ABTest', 'arrival_ns', 'ab_report', 'simulate_ab']
 
 # %% ../nbs/08a_abtest.ipynb #f91a698c
 def assign_variant(unit_id:str,                 # the randomisation unit: a user id, a session id
@@ -36,7 +36,7 @@ def assign_variant(unit_id:str,                 # the randomisation unit: a user
     return variants[-1]
 
 # %% ../nbs/08a_abtest.ipynb #bc38c84a
-def _ab_tables(store):
+def ab_tables(store):
     "The experiments and exposures tables, in the feedback store's database (created when missing)."
     import sqlalchemy as sa
     if getattr(store, '_ab_tables', None) is None:
@@ -56,7 +56,7 @@ def _ab_tables(store):
         store._ab_tables = exps, expo
     return store._ab_tables
 
-def _upsert_ignore(store, table, rows):
+def upsert_ignore(store, table, rows):
     from sqlalchemy.dialects import postgresql, sqlite
     ins = (sqlite if store.engine.dialect.name == 'sqlite' else postgresql).insert(table).on_conflict_do_nothing()
     with store.engine.begin() as c: c.execute(ins, rows)
@@ -78,14 +78,14 @@ class ABTest:
     ):
         import sqlalchemy as sa
         self.store, self.agent, self.experiment = store, check_agent(agent), experiment
-        exps, self.expo = _ab_tables(store)
+        exps, self.expo = ab_tables(store)
         with store.engine.connect() as c:
             row = c.execute(sa.select(exps).where(exps.c.experiment == experiment)).mappings().first()
         if row is None:
             if variants is None: raise ValueError(f"no experiment {experiment!r}: give its variants to create it")
             assign_variant('check', variants, weights)                       # validates variants and weights
             cfg = {'variants': list(variants), 'weights': weights, 'horizon': horizon, 'mde': mde}
-            _upsert_ignore(store, exps, [{'experiment': experiment, 'agent': agent, 'config': cfg,
+            upsert_ignore(store, exps, [{'experiment': experiment, 'agent': agent, 'config': cfg,
                                           'created_at': datetime.now(timezone.utc).isoformat(timespec='seconds')}])
             with store.engine.connect() as c:
                 row = c.execute(sa.select(exps).where(exps.c.experiment == experiment)).mappings().first()
@@ -106,7 +106,7 @@ def variant(self:ABTest, unit_id:str) -> str:
 def expose(self:ABTest, unit_id:str) -> str:
     "Assign `unit_id`, record its exposure (once), return its variant."
     v = self.variant(unit_id)
-    _upsert_ignore(
+    upsert_ignore(
         self.store,
         self.expo,
         [
@@ -171,7 +171,7 @@ def _ab_outcomes(store, t, agent:str, experiment:str) -> tuple:
         # only the columns the test reads (records were checked when stored): a dashboard re-reads them every look
         cols = [store.table.c[k] for k in ('id', 'kind', 'label', 'rating', 'score', 'model_version', 'rater', 'metadata',
                                            'created_at')]
-        rows = c.execute(sa.select(*cols).where(*_where(store.table, agent, run_id=f'ab:{experiment}'))).all()
+        rows = c.execute(sa.select(*cols).where(*where_clause(store.table, agent, run_id=f'ab:{experiment}'))).all()
     recs = [r for r in rows if utility(r) is not None]
     if not recs:
         raise ValueError(f"experiment {experiment!r} has {len(expo)} exposures but no outcomes yet: record thumbs, "
@@ -186,7 +186,7 @@ def _ab_arm(x, exposed:int, alpha:float, binary:bool) -> dict:
     "One arm: exposed units, units with an outcome, mean and its CI (Wilson for thumbs, normal otherwise)."
     row = {'exposed': exposed, 'units': len(x), 'mean': round(float(x.mean()), 4) if len(x) else None}
     if len(x) >= 2:
-        h = _z(1 - alpha) * x.std(ddof=1) / math.sqrt(len(x))
+        h = z_quantile(1 - alpha) * x.std(ddof=1) / math.sqrt(len(x))
         lo, hi = wilson_interval(x.sum(), len(x), 1 - alpha) if binary else (x.mean() - h, x.mean() + h)
         row['ci'] = [round(float(lo), 4), round(float(hi), 4)]
     return row

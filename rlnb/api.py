@@ -14,17 +14,17 @@ from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request, Respo
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from . import __version__
-from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, bench_results
+from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home
 from .config import stage_cli
 from .feedback import Feedback, FeedbackError, FeedbackStore
 from .core import console_script, utc_now
-from .registry import Registry, _rel, _headline
+from .registry import Registry, rel_path, headline_figures
 from .serve import Swapping, deploy_probe
 from .sql import guessed_store
 from .online import OnlineConfig, OnlineLearner
-from .abtest import _ab_tables, arrival_ns
-from .jobs import check_free, plan_apart, PlanFault, Busy, ChatRequest, DeployRequest, Jobs, resume_jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, _alive, _tail, cancel_job, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
-from .auth import Principal, SafeJSON, _Guard, _allowed, _scrub, api_limits, api_tokens, env_insecure, insecure_problem, need, scrub_paths
+from .abtest import ab_tables, arrival_ns
+from .jobs import check_free, plan_apart, PlanFault, Busy, ChatRequest, DeployRequest, Jobs, resume_jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, pid_alive, file_tail, cancel_job, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
+from .auth import Principal, SafeJSON, ApiGuard, check_allowed, scrub_json, api_limits, api_tokens, env_insecure, insecure_problem, need, scrub_paths
 
 # %% auto #0
 __all__ = ['SEED_FEEDBACK', 'app', 'feedback_routes', 'training_routes', 'RetrainRequest', 'online_routes', 'policy_routes',
@@ -50,9 +50,9 @@ def _reject(e:Exception, loc=('body',)):
 def _version_out(v, full:bool=False) -> dict:
     d = v.to_dict()
     rep = d.pop('eval_report')
-    d['evaluation'] = _headline(rep) if rep else None
+    d['evaluation'] = headline_figures(rep) if rep else None
     if full: d['eval_report'] = rep
-    return _scrub(d)                                  # a model folder outside the rlnb home: its name alone
+    return scrub_json(d)                                  # a model folder outside the rlnb home: its name alone
 
 # %% ../nbs/10_api.ipynb #84b76f2a
 class _State:
@@ -176,7 +176,7 @@ def _check_ab(st, rec:Feedback):
      "variant (model_version) of this agent's experiment.")
     if not (rec.run_id or '').startswith('ab:'): return
     import sqlalchemy as sa
-    exps, expo = _ab_tables(st.store)
+    exps, expo = ab_tables(st.store)
     with st.store.engine.connect() as c:
         e = c.execute(sa.select(exps.c.agent).where(exps.c.experiment == rec.run_id[3:])).scalar()
         v = c.execute(sa.select(expo.c.variant).where(expo.c.experiment == rec.run_id[3:],
@@ -261,9 +261,9 @@ def _job_out(j:dict, p:Principal) -> dict:
     err = j.get('error')
     if p.can('admin', j['agent_id']):
         out['params'], out['error'] = j['params'], err
-        out['log_tail'] = _tail(j['log_path']) if j.get('log_path') else None
+        out['log_tail'] = file_tail(j['log_path']) if j.get('log_path') else None
     else: out['error'] = err.split('Log tail:')[0].strip() if err else None
-    return _scrub(out)                                 # no server path, for any scope
+    return scrub_json(out)                                 # no server path, for any scope
 
 def _wait_job(st, jid:str, timeout:float=600) -> dict:
     t0 = time.monotonic()
@@ -297,7 +297,7 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
         if req.dryRun:                                 # a probe trains two steps: in a worker, never in the server
             j = _wait_job(st, job['id'])
             if j['status'] != 'succeeded': raise HTTPException(400, detail=(j['error'] or 'the dry run failed')[:2000])
-            return _scrub(j['result'])
+            return scrub_json(j['result'])
         response.status_code = 202
         return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}",
                 'method': plan['method'], 'methods': [x for x in (plan['first'], plan['method']) if x],
@@ -310,11 +310,11 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
         return j
     @r.get('/api/jobs/{job_id}', summary='A job: status, progress, result or error')
     def get_job(job_id:str, p:Principal=need('read', None)):
-        j = _job(job_id); _allowed(p, 'read', j['agent_id'])
+        j = _job(job_id); check_allowed(p, 'read', j['agent_id'])
         return _job_out(j, p)
     @r.delete('/api/jobs/{job_id}', summary='Cancel a queued or running job (its worker and children end)')
     def delete_job(job_id:str, p:Principal=need('admin', None)):
-        j = _job(job_id); _allowed(p, 'admin', j['agent_id'])
+        j = _job(job_id); check_allowed(p, 'admin', j['agent_id'])
         if j['status'] not in ('queued', 'running'):
             raise HTTPException(409, detail=f"job {job_id} is {j['status']}: nothing to cancel")
         return _job_out(cancel_job(st, job_id, f'cancelled by {p.name}'), p)
@@ -346,7 +346,7 @@ def online_routes(st, allow_training:bool=True) -> APIRouter:
         s['online_learning_enabled'] = online_enabled()
         srv = st._server
         s['serving'] = srv.status(agent) if srv is not None else {'serving': None, 'load_error': None}
-        return _scrub(s)
+        return scrub_json(s)
     @r.post('/api/policies/{agent_id}/retrain', status_code=202, dependencies=[need('admin')],
             summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
     def online_retrain(agent_id:str, body:RetrainRequest|None=None):
@@ -396,7 +396,7 @@ def policy_routes(st) -> APIRouter:
     @r.get('/api/policies/{agent_id}/{version}', summary='One version; `full=true` (admin) adds its evaluation report')
     def get_policy(agent_id:str, version:str, request:Request, full:bool=False):
         agent = _agent(agent_id); _ = st.store
-        if full: _allowed(request.scope['rlnb_principal'], 'admin', agent)
+        if full: check_allowed(request.scope['rlnb_principal'], 'admin', agent)
         try: return _version_out(st.registry.get(agent, version), full)
         except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
         except ValueError as e: _reject(e, ('path', 'version'))
@@ -425,7 +425,7 @@ def ready_routes(st) -> APIRouter:
     def ready_detail(response:Response, p:Principal=need('read', None)):
         rd = state(p); response.status_code = 200 if rd['ready'] else 503
         rd['worker'] = os.getpid()                    # which process answered (several workers share one port)
-        return _scrub(rd)
+        return scrub_json(rd)
     return r
 
 def chat_routes(st) -> APIRouter:
@@ -434,7 +434,7 @@ def chat_routes(st) -> APIRouter:
     @r.post('/v1/chat/completions', summary="OpenAI-compatible chat: `model` is the agent id; answered by its "
             "deployed version (or its A/B side for `user`)")
     def chat_completions(body:ChatRequest, response:Response, p:Principal=need('write', None)):
-        agent = _agent(body.model); _allowed(p, 'write', agent)
+        agent = _agent(body.model); check_allowed(p, 'write', agent)
         kw = dict(user=body.user, max_tokens=body.max_tokens, temperature=body.temperature, seed=body.seed)
         try:
             if body.stream:   # the version is picked (and a 404/409 raised) before the first event
@@ -548,7 +548,7 @@ def create_app(
     routers = (feedback_routes(st), training_routes(st, allow_training), online_routes(st, allow_training),
                policy_routes(st), chat_routes(st), ready_routes(st))   # policy_routes after online_routes: its {version} takes any name
     for r in routers: app.include_router(r)
-    app.add_middleware(_Guard, token=token, tokens=tokens, insecure=insecure, allowed_hosts=allowed_hosts,
+    app.add_middleware(ApiGuard, token=token, tokens=tokens, insecure=insecure, allowed_hosts=allowed_hosts,
                        routes=[route for r in routers for route in r.routes])
     return app
 
@@ -568,6 +568,7 @@ class ServeConfig(StageConfig):
     insecure: bool = False    # no token needed: loopback only, for a throwaway server on this machine
     allowed_hosts: str|None = None  # comma-separated Host names answered besides loopback (your domain behind a proxy)
     limit_concurrency: int = 256    # connections answered at once (each worker); beyond them uvicorn answers 503
+    results: str|None = None        # saved measurements for dry runs' estimates (this repository's bench/results)
 
 _INSECURE = ("WARNING: rlnb_serve_api --insecure: NO AUTHENTICATION. Anyone who can reach "
              "{host}:{port} (any local user or process, any web page through your browser) can read your users' "
@@ -605,6 +606,7 @@ def serve_api_cli(argv:list|None=None):
     if insecure: print(_INSECURE.format(host=cfg.host, port=cfg.port), file=sys.stderr, flush=True)
     if cfg.allowed_hosts: os.environ['RLNB_ALLOWED_HOSTS'] = cfg.allowed_hosts
     if insecure: os.environ['RLNB_API_INSECURE'] = '1'        # the workers' app reads it too (and checks it again)
+    if cfg.results: os.environ['RLNB_RESULTS'] = cfg.results  # the dry runs' children read it (`saved_results`)
     kw = dict(host=cfg.host, port=cfg.port, log_level=cfg.log_level, access_log=cfg.access_log,
               limit_concurrency=cfg.limit_concurrency)
     if cfg.workers < 2: return uvicorn.run(create_app(cfg.db), **kw)

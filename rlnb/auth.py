@@ -14,7 +14,8 @@ from .core import check_agent, rlnb_home
 
 # %% auto #0
 __all__ = ['MAX_BODY', 'SCOPES', 'LOOPBACK_HOSTS', 'SINGLETON_HEADERS', 'Principal', 'api_tokens', 'is_loopback', 'env_insecure',
-           'insecure_problem', 'Limits', 'api_limits', 'scrub_paths', 'SafeJSON', 'non_finite', 'need']
+           'insecure_problem', 'Limits', 'api_limits', 'scrub_paths', 'scrub_json', 'SafeJSON', 'non_finite',
+           'ApiGuard', 'check_allowed', 'need']
 
 # %% ../nbs/10b_auth.ipynb #bd52594e
 MAX_BODY = 10_000_000      # bytes per request body, counted as they arrive (chunked bodies included)
@@ -169,11 +170,11 @@ def scrub_paths(text:str, home:str|Path|None=None) -> str:
         return (p.rstrip('/').rsplit('/', 1)[-1] or '/') + tail
     return _PATH.sub(sub, text)
 
-def _scrub(x):
+def scrub_json(x):
     "`scrub_paths` on every string in a JSON value."
     if isinstance(x, str): return scrub_paths(x)
-    if isinstance(x, dict): return {k: _scrub(v) for k, v in x.items()}
-    if isinstance(x, list): return [_scrub(v) for v in x]
+    if isinstance(x, dict): return {k: scrub_json(v) for k, v in x.items()}
+    if isinstance(x, list): return [scrub_json(v) for v in x]
     return x
 
 # %% ../nbs/10b_auth.ipynb #b8a367fe
@@ -190,7 +191,7 @@ class SafeJSON(JSONResponse):
         return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(',', ':')).encode('ascii')
 
 def _deny(status:int, detail, headers:dict|None=None):
-    return SafeJSON({'detail': _scrub(detail)}, status_code=status, headers=headers)
+    return SafeJSON({'detail': scrub_json(detail)}, status_code=status, headers=headers)
 
 def _why_not(p:Principal, scope_name:str, agent:str|None) -> str:
     return f"token {p.name!r} may not do {scope_name!r}" + (f" on agent {agent!r}" if agent else '')
@@ -236,7 +237,7 @@ def _scrubbing(send):
             held['body'].append(msg.get('body', b''))
             if msg.get('more_body'): return
             raw, start = b''.join(held.pop('body')), held.pop('start')
-            try: body = json.dumps(_scrub(json.loads(raw))).encode()
+            try: body = json.dumps(scrub_json(json.loads(raw))).encode()
             except ValueError: body = scrub_paths(raw.decode('utf-8', 'replace')).encode()
             hs = [(k, v) for k, v in start['headers'] if k.lower() != b'content-length']
             await send({**start, 'headers': hs + [(b'content-length', str(len(body)).encode())]})
@@ -245,7 +246,7 @@ def _scrubbing(send):
     return out
 
 # %% ../nbs/10b_auth.ipynb #f19cd93a
-class _Guard:
+class ApiGuard:
     ("The service's front door as plain ASGI middleware (Starlette's `@app.middleware('http')` wraps every request in "
      "extra tasks), in this order, each before any body is read: one of each singleton header, the Host check, the "
      "declared size, the bearer token, the route's scopes for the path's agent, the token's rate and concurrency. "
@@ -290,7 +291,7 @@ class _Guard:
 
 # %% ../nbs/10b_auth.ipynb #568b4372
 @patch
-def forbidden(self:_Guard, scope, p:Principal) -> str|None:
+def forbidden(self:ApiGuard, scope, p:Principal) -> str|None:
     "Why `p` may not call the route this request goes to (its scopes, the path's agent), None, or `_NO_ROUTE`."
     from starlette.routing import Match
     for route in self.routes:
@@ -305,7 +306,7 @@ def forbidden(self:_Guard, scope, p:Principal) -> str|None:
     return _NO_ROUTE
 
 @patch
-def throttled(self:_Guard, name:str, lim:Limits) -> float:
+def throttled(self:ApiGuard, name:str, lim:Limits) -> float:
     "Seconds `name` must wait (0: go): a token bucket of `lim.burst` requests refilled at `lim.rate` per second."
     if not lim.rate: return 0.0
     now = time.monotonic()
@@ -316,7 +317,7 @@ def throttled(self:_Guard, name:str, lim:Limits) -> float:
 
 # %% ../nbs/10b_auth.ipynb #3384ab5a
 @patch
-async def __call__(self:_Guard, scope, receive, send):
+async def __call__(self:ApiGuard, scope, receive, send):
     kind = scope['type']
     if kind == 'lifespan': return await self.app(scope, receive, send)
     if kind != 'http':                       # websockets and any newer kind: this service has none, unchecked
@@ -360,7 +361,7 @@ async def __call__(self:_Guard, scope, receive, send):
 
 # %% ../nbs/10b_auth.ipynb #d8fa4eb5
 @patch
-async def _pass(self:_Guard, scope, receive, send):
+async def _pass(self:ApiGuard, scope, receive, send):
     "The request on to the app, its body (if any) read whole first: counted as it arrives, NaN refused."
     if scope['method'] not in ('POST', 'PUT', 'PATCH', 'DELETE'): return await self.app(scope, receive, send)
     body, more, size = [], True, 0                 # counted as it arrives: a chunked body has no length
@@ -380,7 +381,7 @@ async def _pass(self:_Guard, scope, receive, send):
     await self.app(scope, replay, send)
 
 # %% ../nbs/10b_auth.ipynb #8c7d242a
-def _allowed(p:Principal, scope_name:str, agent:str|None):
+def check_allowed(p:Principal, scope_name:str, agent:str|None):
     "403 unless the caller may do `scope_name` on `agent`."
     if not p.can(scope_name, agent): raise HTTPException(403, detail=_why_not(p, scope_name, agent))
 
@@ -390,7 +391,7 @@ def need(scope_name:str, agent_from:str|None='agent_id'):
     def check(request: Request) -> Principal:
         p = request.scope.get('rlnb_principal')
         if p is None: raise HTTPException(401, detail='no authenticated caller')   # fail closed
-        _allowed(p, scope_name, request.path_params.get(agent_from) if agent_from else None)
+        check_allowed(p, scope_name, request.path_params.get(agent_from) if agent_from else None)
         return p
     check.rlnb_need = (scope_name, agent_from)
     return Depends(check)

@@ -10,13 +10,13 @@ from .durable import durable_replace
 
 # %% auto #0
 __all__ = ['NATIVE_MEMORY', 'BF16_FLAGS', 'ISA_CAPS', 'ASSETS', 'POLICY_GGUF', 'limit_native_caches', 'error_message',
-           'get_device', 'seed_everything', 'rlnb_home', 'repo_dir', 'bench_results', 'data_dir', 'models_dir',
-           'cache_dir', 'check_agent', 'new_run', 'redact_url', 'peak_rss_mb', 'release_memory', 'reset_peak_rss',
-           'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup', 'bf16_native', 'auto_bf16', 'precision_decision',
-           'isa_caps', 'isa_caps_note', 'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_gguf',
-           'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat',
-           'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'chat_ids', 'model_path', 'hub_name',
-           'name_base', 'lora_config', 'last_checkpoint', 'report_targets', 'Tracker', 'end_group_at_exit',
+           'get_device', 'seed_everything', 'rlnb_home', 'repo_dir', 'bench_results', 'saved_results', 'data_dir',
+           'models_dir', 'cache_dir', 'check_agent', 'new_run', 'redact_url', 'peak_rss_mb', 'release_memory',
+           'reset_peak_rss', 'Timer', 'cpu_info', 'cpu_line', 'bf16_speedup', 'bf16_native', 'auto_bf16',
+           'precision_decision', 'isa_caps', 'isa_caps_note', 'MissingAssetError', 'asset_dir', 'policy_dir',
+           'convert_gguf', 'convert_policy', 'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder',
+           'load_chitchat', 'chitchat_prompts', 'tiny_policy', 'tiny_encoder', 'render_chat', 'chat_ids', 'model_path',
+           'hub_name', 'name_base', 'lora_config', 'last_checkpoint', 'report_targets', 'Tracker', 'end_group_at_exit',
            'crash_excerpt', 'torchrun', 'create_tables', 'create_index', 'utc_now', 'console_script', 'prepare_assets',
            'prepare_assets_cli']
 
@@ -92,8 +92,16 @@ def repo_dir() -> Path:
     return Path(importlib.util.find_spec('rlnb').origin).resolve().parent.parent
 
 def bench_results() -> Path:
-    "`bench/results/` of the repository the package sits in: the saved benchmark figures (RLNB_HOME does not move it)."
+    ("`bench/results/` of the repository the package sits in: the saved benchmark figures (RLNB_HOME does not move it). "
+     "For the notebooks and bench scripts: no rlnb module calls it, so an installed wheel never looks there (index checks).")
     return repo_dir()/'bench'/'results'
+
+def saved_results(results:str|Path|None=None) -> Path|None:
+    ("The folder of saved measurements the library may read (a plan's stage times, a recipe's confirmed claim, a dry "
+     "run's seconds per step): `results`, else env `RLNB_RESULTS`, else None, and then nothing is read. In this "
+     "repository `make demo` names `bench/results/`.")
+    r = results or os.environ.get('RLNB_RESULTS')
+    return Path(r).expanduser() if r else None
 
 def data_dir() -> Path:
     "`<home>/data`: feedback stores, recipes, imported data."

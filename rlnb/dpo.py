@@ -22,9 +22,9 @@ from .policy import token_logprobs
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs', 'preference_accuracy',
-           'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'combine_adapters',
-           'to_trl_config', 'PreferenceResult', 'train_dpo', 'train_kto', 'plot_history', 'estimate', 'train_dpo_cli',
-           'train_kto_cli']
+           'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'start_adapter',
+           'combine_adapters', 'to_trl_config', 'PreferenceResult', 'train_dpo', 'train_kto', 'plot_history',
+           'step_timer', 'estimate', 'train_dpo_cli', 'train_kto_cli']
 
 # %% ../nbs/05_dpo.ipynb #e81d0c05
 def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoothing:float=0.0):
@@ -290,7 +290,7 @@ def load_trainable_policy(cfg:PreferenceConfig):
         return model, tok, peft
     return model, tok, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
 
-def _start_adapter(model, cfg:PreferenceConfig):
+def start_adapter(model, cfg:PreferenceConfig):
     ("Load the weights of the adapter `cfg.model` names (if it names one) into the trainer's fresh LoRA: training goes "
      "on from it, while the reference TRL computed with the fresh LoRA switched off is the base.")
     src = Path(str(cfg.model))
@@ -436,7 +436,7 @@ def _train(method, train, eval, config, output_dir, max_steps=None, resume=True,
         trainer = Trainer(model=model, args=to_trl_config(cfg, out, method), train_dataset=train,
                           processing_class=tok, peft_config=peft, callbacks=callbacks)
     model = trainer.model
-    _start_adapter(model, cfg)
+    start_adapter(model, cfg)
     check = preference_accuracy if method == 'dpo' else label_accuracy   # KTO: the implicit reward's sign vs label
     ref = {}   # the held-out pairs' reference log-probs: one pass for before and after
     accuracy = lambda: check(model, tok, eval, cfg.beta, cfg.max_length, ref=ref)
@@ -506,7 +506,7 @@ def plot_history(history:list, path=None):
     return fig
 
 # %% ../nbs/05_dpo.ipynb #ca1d0803
-def _step_timer():
+def step_timer():
     from transformers import TrainerCallback
     class StepTimer(TrainerCallback):
         "Wall time of each optimiser step, and when training began."
@@ -530,7 +530,7 @@ def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dic
     lens = [min(len(a) + len(b), cfg.max_length) for a, b in (chat_ids(tok, x, y) for x, y in zip(p + p, c + r))]
     tokens = round(sum(lens) / len(lens) * 2 * n * cfg.epochs)
     probe = pairs.shuffle(seed=cfg.seed).select(range(min(n, per_step * (probe_steps + 1))))
-    timer = _step_timer()
+    timer = step_timer()
     with tempfile.TemporaryDirectory() as d:
         pr = _train(
             'dpo',

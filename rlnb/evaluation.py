@@ -9,14 +9,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
 from datetime import datetime, timezone
-from .core import create_tables, asset_dir, check_agent, console_script, bench_results
+from .core import create_tables, asset_dir, check_agent, console_script
 from .config import StageConfig, StageResult, stage_cli
 from .feedback import Feedback
 from .stream import refill_answers
 from .policy import answer_pool, load_checkpoint, load_policy_pair, plain_pair, decode, Answers, path_kl, generate_answers, tiny_adapter
 from .prompts import heldout_prompts, eval_prompt_set, read_prompts, topic_part, PARTS
 from .judges import failures, distinct_n, is_degenerate, RewardJudge, judge_name, run_judge, judge_validity, beats_heuristic, WordJudge
-from .stats import (_z, unit_ids, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
+from .stats import (z_quantile, unit_ids, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
                         length_controlled, style_controlled, style_features, style_diffs, style_fit, holm, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
 from .dpo import preference_accuracy
 

@@ -13,8 +13,8 @@ from .sql import open_engine, store_url, migrate_key, retrying
 
 # %% auto #0
 __all__ = ['KINDS', 'CHOICES', 'MAX_TEXT', 'MAX_DEPTH', 'DEFAULT_WEIGHTS', 'MAX_LINE', 'FeedbackError', 'Feedback',
-           'component_reward', 'component_feedback', 'FeedbackStore', 'ImportReport', 'iter_jsonl', 'parse_jsonl',
-           'load_records', 'opening_reply', 'chitchat_records', 'import_chitchat']
+           'component_reward', 'component_feedback', 'FeedbackStore', 'where_clause', 'ImportReport', 'iter_jsonl',
+           'parse_jsonl', 'load_records', 'opening_reply', 'chitchat_records', 'import_chitchat']
 
 # %% ../nbs/01_feedback.ipynb #e42e10ac
 from .core import utc_now
@@ -377,7 +377,7 @@ def add(self:FeedbackStore, record, agent:str|None=None, replace:bool=False) -> 
     return self.add_many([record], agent, replace) == 1
 
 # %% ../nbs/01_feedback.ipynb #23a0458b
-def _where(t, agent=None, kind=None, since=None, until=None, model_version=None, run_id=None):
+def where_clause(t, agent=None, kind=None, since=None, until=None, model_version=None, run_id=None):
     conds = []
     if agent: conds.append(t.c.agent == agent)
     if kind: conds.append(t.c.kind.in_([kind] if isinstance(kind, str) else list(kind)))
@@ -395,7 +395,7 @@ def query(self:FeedbackStore, agent:str|None=None, kind:str|list|None=None, sinc
     t = self.table
     q = (
         sa.select(t)
-        .where(*_where(t, agent, kind, since, until, model_version, run_id))
+        .where(*where_clause(t, agent, kind, since, until, model_version, run_id))
         .order_by(t.c.created_at, t.c.id)
         .limit(limit)
     )
@@ -411,7 +411,7 @@ def _count(self:FeedbackStore, conn, *conds) -> int:
 def count(self:FeedbackStore, agent=None, kind=None, since=None, until=None, model_version=None, run_id=None) -> int:
     "Number of records matching the filters."
     with self.engine.connect() as c:
-        return self._count(c, *_where(self.table, agent, kind, since, until, model_version, run_id))
+        return self._count(c, *where_clause(self.table, agent, kind, since, until, model_version, run_id))
 
 # %% ../nbs/01_feedback.ipynb #d3a477ed
 @patch
@@ -452,7 +452,7 @@ def annotate(self:FeedbackStore, ids:list[str], tags:list|None=None, notes:str|N
 def delete(self:FeedbackStore, agent=None, kind=None, since=None, until=None, model_version=None, run_id=None) -> int:
     "Delete the matching records (all filters combine); returns how many. No filter deletes nothing."
     import sqlalchemy as sa
-    conds = _where(self.table, agent, kind, since, until, model_version, run_id)
+    conds = where_clause(self.table, agent, kind, since, until, model_version, run_id)
     if not conds:
         raise ValueError("delete() needs at least one filter; to empty the store use delete(since='1970-01-01')")
     with self.engine.begin() as c: return c.execute(sa.delete(self.table).where(*conds)).rowcount

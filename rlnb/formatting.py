@@ -14,9 +14,9 @@ from .config import stage_cli
 
 # %% auto #0
 __all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_sft', 'sft_thresholds', 'to_reward_targets',
-           'to_dataset', 'prompt_text', 'words', 'split_by_prompt', 'dataset_stats', 'plot_stats', 'data_shape',
-           'choose_method', 'build_datasets', 'by_rater', 'reweigh', 'ExportDataConfig', 'export_rows', 'export_data',
-           'export_data_cli']
+           'to_dataset', 'prompt_text', 'in_eval_split', 'words', 'split_by_prompt', 'dataset_stats', 'plot_stats',
+           'data_shape', 'choose_method', 'build_datasets', 'by_rater', 'reweigh', 'ExportDataConfig', 'export_rows',
+           'export_data', 'export_data_cli']
 
 # %% ../nbs/02_formatting.ipynb #f4347c9f
 def utility(r:Feedback) -> float|None:
@@ -175,7 +175,7 @@ def prompt_text(p) -> str:
     "The prompt string of a conversational or standard row."
     return p if isinstance(p, str) else p[-1]['content']
 
-def _in_eval(prompt:str, eval_frac:float, seed:int) -> bool:
+def in_eval_split(prompt:str, eval_frac:float, seed:int) -> bool:
     h = int(hashlib.sha1(f'{seed}:{prompt}'.encode()).hexdigest()[:8], 16)
     return h / 0xFFFFFFFF < eval_frac
 
@@ -193,7 +193,7 @@ def split_by_prompt(ds, eval_frac:float=0.2, seed:int=0, min_prompts:int=2,
      "no seed ever trains or tunes on (a fixed hash of the prompt), for a claim made once the choices are settled.")
     from datasets import DatasetDict
     every = sorted({prompt_text(p) for p in ds['prompt']})
-    conf = {p for p in every if _in_eval(p, confirm_frac, 'confirm')} if confirm_frac else set()
+    conf = {p for p in every if in_eval_split(p, confirm_frac, 'confirm')} if confirm_frac else set()
     prompts = [p for p in every if p not in conf]
     _need(
         len(prompts),
@@ -202,7 +202,7 @@ def split_by_prompt(ds, eval_frac:float=0.2, seed:int=0, min_prompts:int=2,
         None,
         'min_prompts (a prompt-grouped split needs prompts on both sides)',
     )
-    ev = {p for p in prompts if _in_eval(p, eval_frac, seed)}
+    ev = {p for p in prompts if in_eval_split(p, eval_frac, seed)}
     if not ev: ev = {min(prompts, key=lambda p: hashlib.sha1(f'{seed}:{p}'.encode()).hexdigest())}
     if ev == set(prompts): ev.discard(max(ev))
     side = ['confirm' if t in conf else 'eval' if t in ev else 'train' for t in map(prompt_text, ds['prompt'])]

@@ -9,23 +9,23 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, bench_results
+from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, saved_results
 from .feedback import FeedbackStore
 from .formatting import utility, prompt_text, build_datasets, choose_method, data_shape, NotEnoughData
 from .dpo import estimate, PreferenceConfig
 from .sft import estimate_sft, SFTConfig
-from .registry import Registry, _rel, _abs
+from .registry import Registry, rel_path, abs_path
 from .pipeline import run_pipeline
 from .online import OnlineConfig, OnlineLearner
 from .judges import RewardJudge
 
 # %% auto #0
 __all__ = ['MIN_FEEDBACK', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'MAX_RESUMES', 'Jobs',
-           'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'rl_seconds_per_step', 'dry_run',
-           'training_recipe', 'plan_training', 'train_policy_job', 'run_job', 'online_enabled', 'online_config',
-           'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest', 'run_online_job', 'Busy',
-           'max_jobs', 'active_jobs', 'check_free', 'spawn_job', 'spawn_online_job', 'PlanFault', 'plan_apart',
-           'cancel_job', 'resume_jobs', 'retrain_backoff', 'OnlineScheduler']
+           'pid_alive', 'file_tail', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'rl_seconds_per_step',
+           'dry_run', 'training_recipe', 'plan_training', 'train_policy_job', 'run_job', 'online_enabled',
+           'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest',
+           'run_online_job', 'Busy', 'max_jobs', 'active_jobs', 'check_free', 'spawn_job', 'spawn_online_job',
+           'PlanFault', 'plan_apart', 'cancel_job', 'resume_jobs', 'retrain_backoff', 'OnlineScheduler']
 
 # %% ../nbs/10a_jobs.ipynb #742ce079
 from .core import utc_now
@@ -115,8 +115,8 @@ def reap(self:Jobs, jid:str) -> dict|None:
     ("The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the error); "
      "a job left 'queued' without a worker for a minute (the server stopped while starting it) too.")
     j = self.get(jid)
-    if j and j['status'] in ('running', 'queued') and j['pid'] and not _alive(j['pid']):
-        tail = _tail(j['log_path'])
+    if j and j['status'] in ('running', 'queued') and j['pid'] and not pid_alive(j['pid']):
+        tail = file_tail(j['log_path'])
         self.update(jid, status='failed', error=f"the worker process died before finishing. Log tail:\n{tail}",
                     finished_at=utc_now())
         j = self.get(jid)
@@ -127,7 +127,7 @@ def reap(self:Jobs, jid:str) -> dict|None:
     return j
 
 # %% ../nbs/10a_jobs.ipynb #2e195bb1
-def _alive(pid:int) -> bool:
+def pid_alive(pid:int) -> bool:
     "Whether process `pid` is running (a zombie counts as dead; it is reaped)."
     try:
         done, _ = os.waitpid(pid, os.WNOHANG)
@@ -139,7 +139,7 @@ def _alive(pid:int) -> bool:
     try: return Path(f'/proc/{pid}/stat').read_text().split()[2] != 'Z'
     except OSError: return True
 
-def _tail(path, n:int=20) -> str:
+def file_tail(path, n:int=20) -> str:
     try: return '\n'.join(Path(path).read_text(errors='replace').splitlines()[-n:])
     except (OSError, TypeError): return '(no log)'
 
@@ -183,24 +183,27 @@ def _need_feedback(n:int):
         raise InsufficientFeedback(f"Insufficient feedback: {n} samples (minimum {MIN_FEEDBACK} required)")
 
 # %% ../nbs/10a_jobs.ipynb #00710373
-def rl_seconds_per_step(algorithm:str) -> tuple:
+def rl_seconds_per_step(algorithm:str, results:str|Path|None=None) -> tuple:
     ("`(seconds per step on SmolLM2, where that comes from)` for the dry run of a run without a probe, read from the "
-     "saved benchmarks: PPO's `cpu` preset from `bench/results/ppo_speed.json`, KTO from the `cpu` row of "
-     "`dpo_speed.json` (a step of the same size); `(None, why)` where nothing was measured (GRPO, RLOO).")
+     "saved benchmarks in `results` (`saved_results`: `rlnb_serve_api --results bench/results` in this repository): "
+     "PPO's `cpu` preset from `ppo_speed.json`, KTO from the `cpu` row of `dpo_speed.json` (a step of the same size); "
+     "`(None, why)` where nothing was measured (GRPO, RLOO) or no folder is named.")
     f = {'ppo': 'ppo_speed.json', 'kto': 'dpo_speed.json'}.get(algorithm)
-    if f is None or not (bench_results()/f).exists():
+    if (res := saved_results(results)) is None:
+        return None, f"no saved measurement of {algorithm} steps: no folder of them named (--results, env RLNB_RESULTS)"
+    if f is None or not (res/f).exists():
         return None, f"no saved measurement of {algorithm} steps (bench/ppo_speed.py, bench/dpo_speed.py measure PPO, DPO)"
     try:
-        d = json.loads((bench_results()/f).read_text())
+        d = json.loads((res/f).read_text())
         if algorithm == 'ppo': s = next(v['step'] for k, v in d['summary'].items() if 'cpu preset' in k)
         else: s = next(r['s_per_step'] for r in d['rows'] if r['variant'] == 'cpu')
-        return s, f"seconds per step of the cpu preset on SmolLM2 in bench/results/{f} ({d['cpu'].removeprefix('CPU: ')})"
+        return s, f"seconds per step of the cpu preset on SmolLM2 in {res.name}/{f} ({d['cpu'].removeprefix('CPU: ')})"
     except (ValueError, KeyError, StopIteration, TypeError, AttributeError) as e:
-        return None, f"no saved measurement of {algorithm} steps: bench/results/{f} has no cpu preset row ({type(e).__name__})"
+        return None, f"no saved measurement of {algorithm} steps: {res.name}/{f} has no cpu preset row ({type(e).__name__})"
 
 def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
     ("The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO: a short measured "
-     "probe; KTO and PPO: the saved benchmarks), score statistics, the model config, and the method `plan_training` "
+     "probe; KTO and PPO: the saved benchmarks, `rl_seconds_per_step`), score statistics, the model config, and the method `plan_training` "
      "chose with its reason.")
     plan = plan_training(store, agent, req)
     fs, method = plan['feedback'], plan['method']
@@ -311,7 +314,7 @@ def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=
     return {'status': 'trained', 'policyId': str(v.id), 'version': v.name, 'modelPath': v.model_path,
             'rewardModelPath': v.reward_model_path, 'feedbackCount': plan['feedback']['count'],
             'trainingSteps': m.get('steps'), 'rewardMean': v.reward_mean if v.reward_mean is not None
-            else m.get('after_reward_margin'), 'rewardStd': v.reward_std, 'runFolder': _rel(run.path),
+            else m.get('after_reward_margin'), 'rewardStd': v.reward_std, 'runFolder': rel_path(run.path),
             'method': plan['method'], 'methods': [x for x in (plan['first'], plan['method']) if x], 'methodReason': plan['why']}
 
 # %% ../nbs/10a_jobs.ipynb #2230c7f3
@@ -345,13 +348,13 @@ def run_job(jid:str, db:str|None=None, parent:int|None=None):
     if j['params'].get('watch_parent', True): _watch_parent(jobs, jid, parent)
     params = {k: v for k, v in j['params'].items() if k not in ('kind', 'watch_parent', 'run_dir', 'resumes')}
     def started(path):                                   # where a resumed run of this job goes on
-        jobs.update(jid, params={**j['params'], 'run_dir': _rel(path)})
+        jobs.update(jid, params={**j['params'], 'run_dir': rel_path(path)})
     try:
         if j['params'].get('kind') == 'dry_run': res = dry_run(store, j['agent_id'], TrainRequest(**params))
         else:
             res = train_policy_job(store, j['agent_id'], TrainRequest(**params),
                                    lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg),
-                                   run_dir=_abs(j['params']['run_dir']) if j['params'].get('run_dir') else None,
+                                   run_dir=abs_path(j['params']['run_dir']) if j['params'].get('run_dir') else None,
                                    on_start=started)
             res['resumes'] = j['params'].get('resumes', 0)
         jobs.update(jid, status='succeeded', progress=1.0, result=res, finished_at=utc_now(), message='done')
@@ -557,8 +560,8 @@ def cancel_job(st, jid:str, reason:str='cancelled', status:str='cancelled') -> d
             try: os.killpg(j['pid'], sig)
             except (ProcessLookupError, PermissionError): break
             t0 = time.monotonic()
-            while _alive(j['pid']) and time.monotonic() - t0 < wait: time.sleep(0.05)
-            if not _alive(j['pid']): break
+            while pid_alive(j['pid']) and time.monotonic() - t0 < wait: time.sleep(0.05)
+            if not pid_alive(j['pid']): break
     st.jobs.update(jid, status=status, error=reason, **done)   # whatever the worker wrote while it was ending
     return st.jobs.get(jid)
 
@@ -567,7 +570,7 @@ def resume_jobs(st, settle:float=3.0) -> list[dict]:
     ("At a server's start: queue again and restart the workers of the jobs its last run left `interrupted` (waiting "
      "`settle` s for workers still noticing that their server is gone); the jobs resumed.")
     _ = st.store; t0 = time.monotonic()                   # the store open: its jobs table
-    while any(j['status'] == 'running' and j['pid'] and _alive(j['pid']) and j['pid'] not in st.spawned
+    while any(j['status'] == 'running' and j['pid'] and pid_alive(j['pid']) and j['pid'] not in st.spawned
               for j in st.jobs.list()) and time.monotonic() - t0 < settle:
         time.sleep(0.2)
     out = []

@@ -13,9 +13,9 @@ from .core import create_tables, check_agent, models_dir, new_run, peak_rss_mb, 
 from .durable import atomic_write, durable_replace
 from .config import StageConfig, StageResult
 from .feedback import Feedback, FeedbackStore
-from .registry import Registry, _version, _abs, _rel, check_gguf   # check_gguf: every deploy path checks the GGUF
-from .formatting import _in_eval, to_kto, to_preference_pairs, to_dataset, utility, NotEnoughData
-from .abtest import _upsert_ignore, ABTest
+from .registry import Registry, version_number, abs_path, rel_path, check_gguf   # check_gguf: every deploy path checks the GGUF
+from .formatting import in_eval_split, to_kto, to_preference_pairs, to_dataset, utility, NotEnoughData
+from .abtest import upsert_ignore, ABTest
 from .export import export_model, register_ollama, export_merged
 from .dpo import PreferenceConfig
 from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
@@ -140,7 +140,7 @@ def _online_tables(engine) -> tuple:
 
 def in_heldout(prompt:str, share:float, seed:int=0) -> bool:
     "Whether `prompt` belongs to the held-out prompts (a stable hash: the same prompts across retrains and restarts)."
-    return _in_eval(prompt, share, seed)          # the same prompt hash as the stages' prompt-grouped splits
+    return in_eval_split(prompt, share, seed)          # the same prompt hash as the stages' prompt-grouped splits
 
 # %% ../nbs/09_online.ipynb #dfced5a3
 class OnlineLearner:
@@ -195,7 +195,7 @@ def buffer(self:OnlineLearner) -> list[Feedback]:
 @patch
 def _mark_used(self:OnlineLearner, ids:list[str], version:int|None):
     now = utc_now('microseconds')
-    _upsert_ignore(
+    upsert_ignore(
         self.store, self.used, [dict(agent_id=self.agent, feedback_id=i, version=version, at=now) for i in ids]
     )
 
@@ -362,7 +362,7 @@ def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promot
     if v.gguf_paths and shutil.which(
         'ollama'
     ):  # the replaced service's target: Ollama serves the agent's name from the new GGUF
-        mf = _abs(next(iter(v.gguf_paths.values()))).parent/'Modelfile'
+        mf = abs_path(next(iter(v.gguf_paths.values()))).parent/'Modelfile'
         if mf.exists(): print(register_ollama(mf, self.agent))
     return v
 
@@ -434,7 +434,7 @@ def _fit_candidate(self:OnlineLearner, dep, rows:list, run:Path) -> tuple:
     "Train from the deployed policy `dep` on `rows`, merge into `run/policy`: (training result, train config, path)."
     c = self.config
     over = {k: getattr(c, k) for k in ('learning_rate', 'epochs', 'beta') if getattr(c, k) is not None}
-    cfg = PreferenceConfig.make(c.preset, model=str(_abs(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
+    cfg = PreferenceConfig.make(c.preset, model=str(abs_path(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
     tr = train_preference(c.algorithm, to_dataset(rows), None, cfg, run/c.algorithm, max_steps=c.max_steps, resume=False)
     tmp = run/'policy.partial'
     export_merged(tr.model_path, tmp, overwrite=True); durable_replace(tmp, run/'policy')
@@ -445,8 +445,8 @@ def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], ru
     ("The candidate's answers judged against the deployed policy's, and its tripwires against the deployed policy "
      "(`config.tripwires`): (EvalReport, GateDecision, tripwire summary or None), saved in `run`.")
     c = self.config
-    tw = run_tripwires(merged, c.tripwires, base=_abs(dep.model_path), output=run/'tripwires.json').summary() if c.tripwires else None
-    report = evaluate_policy(merged, prompts, {judge_name(self.judge): self.judge}, base=_abs(dep.model_path),
+    tw = run_tripwires(merged, c.tripwires, base=abs_path(dep.model_path), output=run/'tripwires.json').summary() if c.tripwires else None
+    report = evaluate_policy(merged, prompts, {judge_name(self.judge): self.judge}, base=abs_path(dep.model_path),
                              modes=[c.eval_mode], max_new_tokens=c.max_new_tokens, temperature=c.temperature,
                              top_p=1.0, repetition_penalty=1.0,   # the gate samples as it always has: plain temperature
                              seed=c.seed, output=run/'eval.json')
@@ -509,14 +509,14 @@ def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> 
         metrics={**{k: x for k, x in tr.metrics.items() if not isinstance(x, (list, dict))}, **times,
                  'gate_passed': decision.passed, 'gate_lower': decision.ci[0], 'win_rate': decision.win_rate,
                  **({'tripwires_passed': tw['passed'], 'tripwires_failed': tw['failed']} if tw else {})},
-        config={'online': asdict(c), 'train': {**asdict(cfg), 'model': _rel(cfg.model)}},
+        config={'online': asdict(c), 'train': {**asdict(cfg), 'model': rel_path(cfg.model)}},
         data_counts={'buffer': len(snap), 'train_records': len(train_recs), 'replay': len(replay),
                      'heldout_records': len(snap) - len(train_recs), f'{c.algorithm}_rows': len(rows),
                      'heldout_prompts': len(prompts)})
     deployed = decision.passed and c.auto_deploy
     if deployed: v = self.deploy(v.version, reason=decision.reason)
     return {'version': v.version, 'name': v.name, 'parent': dep.name, 'deployed': deployed,
-            'decision': asdict(decision), 'run': _rel(run), 'seconds': round(time.perf_counter() - t0, 1),
+            'decision': asdict(decision), 'run': rel_path(run), 'seconds': round(time.perf_counter() - t0, 1),
             'train_s': times['train_s'], 'eval_s': times['eval_s'], 'rows': len(rows)}
 
 # %% ../nbs/09_online.ipynb #8505423e

@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from .core import load_encoder
 from .stats import human_win_rate, t_quantile, wilson_interval, binom_two_sided, bootstrap_ci
 from .feedback import FeedbackStore
-from .widgets import BlindReview, review_rows, review_positions, verdict_text, _modes
+from .widgets import BlindReview, review_rows, review_positions, verdict_text, report_modes
 
 # %% auto #0
 __all__ = ['review', 'add_human', 'overlap_schedule', 'rater_labels', 'cohen_kappa', 'agreement', 'rater_quality', 'fit_bt',
@@ -53,7 +53,7 @@ def add_human(report, records, judge:str|None=None, mode:str|None=None, conf:flo
     h = review_positions(r, records)
     if len(h) < 2: raise ValueError(f"{len(h)} human verdicts on this report's pairs: rate at least 2 in review(...)")
     res = {**human_win_rate(r['judged'], h, conf, min_human), 'min_human': min_human}
-    _modes(report)[r['mode']].setdefault('human', {})[r['judge']] = res
+    report_modes(report)[r['mode']].setdefault('human', {})[r['judge']] = res
     if hasattr(report, 'summary'): report.metrics = report.summary()     # an EvalReport's headline now shows it
     if path is not None:
         tmp = path.with_name(path.name + '.partial'); tmp.write_text(json.dumps(report, indent=1)); tmp.replace(path)

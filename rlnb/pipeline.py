@@ -25,7 +25,7 @@ from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo, train_ppo_cli a
 from .export import export_model, isolated, ExportConfig, SAMPLING
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
 from .stats import gate_decision
-from .core import bench_results, cpu_line, isa_caps
+from .core import cpu_line, isa_caps
 from .config import stage_cli
 from .registry import Registry, register_version
 from .sft import train_sft_cli as _sft_cli   # and the `sft` stage
@@ -39,7 +39,7 @@ from .reward import RewardModel
 from .stats import prompts_needed, replicate_interval
 from .recipe import replicate_summary, replicates_table
 from .recipe import (verdict_lines, STAGES, stage, Run, POLICIES, policy_path, stage_options, load_recipe, recipe_plan, plan_line,
-                         verdict, replicated_line, recipe_summary, PipelineOptions, auto_recipe, _git_commit, _redact, _environment, _CHOICES)
+                         verdict, replicated_line, recipe_summary, PipelineOptions, auto_recipe, code_commit, redact_secrets, environment_info, OPTION_CHOICES)
 
 # %% auto #0
 __all__ = ['train_dpo_cli', 'train_ppo_cli', 'train_dpo_on_policy_cli', 'train_sft_cli', 'train_kto_cli', 'run_pipeline',
@@ -53,6 +53,7 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
                  root:str|Path|None=None,   # parent of agent folders; default `models_dir()`
                  progress=None,             # progress(fraction, message): at each stage, and each training step
                  on_start=None,             # on_start(run folder): called once it exists, before the first stage
+                 results:str|Path|None=None, # saved measurements (`saved_results`): the plan's times, the recipe's claim
                 ) -> Run:
     "Run every stage of `recipe` into a new (or resumed) run folder; returns the `Run`."
     src, recipe = recipe if isinstance(recipe, (str, Path)) else None, load_recipe(recipe)
@@ -63,15 +64,15 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
     else:
         path, metrics = new_run(recipe['agent'], root), {}
         atomic_write(
-            path / 'config.json', json.dumps(dict(recipe=_redact(recipe), environment=_environment()), indent=2, default=str)
+            path / 'config.json', json.dumps(dict(recipe=redact_secrets(recipe), environment=environment_info()), indent=2, default=str)
         )
-    run = Run(path, recipe['agent'], recipe, metrics)
+    run = Run(path, recipe['agent'], recipe, metrics, results=results)
     if on_start: on_start(path)
     n_st = len(recipe['stages'])
     seed_everything(recipe.get('seed', 0))
     print(f"run {path}  (agent {run.agent}, {len(recipe['stages'])} stages)")
     keys = [s.get('key', s['stage']) for s in recipe['stages']]
-    plan = recipe_plan(src) if src else None
+    plan = recipe_plan(src, results) if src else None
     if src: print(plan_line(plan, keys), flush=True)
     planned = (plan or {}).get('seconds', {})
     for i, s in enumerate(recipe['stages']):
@@ -367,7 +368,7 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     cfg = PPOConfig.make(preset, **overrides)
     algorithm = cfg.algorithm
     out = run.path/(out or algorithm)
-    if prompt_set not in _CHOICES[('ppo', 'prompt_set')]: raise ValueError(f"prompt_set must be 'pairs' or 'turns', got {prompt_set!r}")
+    if prompt_set not in OPTION_CHOICES[('ppo', 'prompt_set')]: raise ValueError(f"prompt_set must be 'pairs' or 'turns', got {prompt_set!r}")
     if prompt_set == 'turns':   # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
         prompts = train_prompt_set(run.path, max_prompts or 1024, run.recipe.get('seed', 0))
     else:   # the training prompts of the pairs (or, with scores only, of the regression targets)
@@ -563,7 +564,7 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     if tw := v.get('tripwires'):   # what the base could do, asked again: the card says what was kept and what was lost
         ev += f"\n\nCapabilities against the base (tripwires, greedy): {tripwire_reason(tw)}.\n\n{tripwire_table(tw)}"
     if g := v.get('gate'): ev += f"\n\nDeploy gate (the rule the service applies): {g['reason']}"
-    if r := replicated_line(run): ev += f"\n\n{r}"   # the recipe's verdict over split seeds, where one was saved
+    if r := replicated_line(run, run.results): ev += f"\n\n{r}"   # the recipe's verdict over split seeds, where one was saved
     overrides.setdefault('evaluation', ev)   # every model card states what the evaluation measured, and whether it is better
     cfg = ExportConfig.make(preset, **overrides)
     if cfg.format != 'gguf': raise ValueError(f"the export stage writes GGUF files, got format {cfg.format!r}")
@@ -638,7 +639,7 @@ def run_replicates(recipe:str|Path|dict, # recipe path or dict
         print(f"== replicate {i + 1} of {n}: split seed {s0 + i}", flush=True)
         paths.append(run_pipeline({**r0, 'seed': s0 + i}, root=root).path)
     s = {**replicate_summary(paths), 'recipe': str(recipe) if isinstance(recipe, (str, Path)) else None,
-         'cpu': cpu_line(), 'commit': _git_commit(), 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
+         'cpu': cpu_line(), 'commit': code_commit(), 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
     atomic_write(paths[-1]/'replicates.json', json.dumps(s, indent=1))
     print(replicates_table(s)); print(f"summary in {paths[-1]/'replicates.json'}")
     return s
@@ -660,7 +661,7 @@ def main(argv:list|None=None):
         import yaml
         recipe, why = auto_recipe(args.recipe, opts.agent, opts.model)
         print(f"--auto: {why}", flush=True)
-        with Timer() as t: run = run_pipeline(recipe, root=opts.root)
+        with Timer() as t: run = run_pipeline(recipe, root=opts.root, results=opts.results)
         atomic_write(run.path/'recipe.yaml', f"# chosen by rlnb_pipeline --auto from {args.recipe}: {why}\n"
                      + yaml.safe_dump(recipe, sort_keys=False))   # the recipe it chose, to rerun or edit
         print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; its recipe in {run.path/'recipe.yaml'}")
@@ -668,9 +669,9 @@ def main(argv:list|None=None):
     if opts.replicates != 1:
         if opts.resume: raise SystemExit("--replicates starts new runs: it cannot --resume one")
         return run_replicates(args.recipe, opts.replicates, root=opts.root)
-    with Timer() as t: run = run_pipeline(args.recipe, resume=opts.resume, root=opts.root)
+    with Timer() as t: run = run_pipeline(args.recipe, resume=opts.resume, root=opts.root, results=opts.results)
     print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; metrics in {run.path/'metrics.json'}")
-    print('\n'.join(verdict_lines(run)))          # the last lines: did the model get better, by how much, how sure
+    print('\n'.join(verdict_lines(run, opts.results)))          # the last lines: did the model get better, by how much, how sure
     return run
 
 # %% ../nbs/99_pipeline.ipynb #458091a0

@@ -12,9 +12,10 @@ from .llama import check_llama_cpu
 
 # %% auto #0
 __all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'tiny_adapter', 'token_logprobs',
-           'prefills_once', 'decode', 'rollouts', 'Answers', 'path_kl', 'decode_plan', 'bf16_sampling', 'bf16_weights',
-           'generate_answers', 'answer_pool', 'reply', 'merged_sampler', 'load_gguf', 'gguf_completion', 'gguf_chat',
-           'hf_greedy']
+           'nucleus_top', 'penalize_repeats', 'prefill_cache', 'prefills_once', 'room_cache_layer', 'prompt_layout',
+           'decode', 'decode_result', 'rollouts', 'Answers', 'path_kl', 'decode_plan', 'bf16_sampling', 'bf16_weights',
+           'generate_answers', 'answer_pool', 'reply', 'unwrap_model', 'merged_sampler', 'load_gguf', 'gguf_completion',
+           'gguf_chat', 'hf_greedy']
 
 # %% ../nbs/00b_policy.ipynb #cce2e2de
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
@@ -136,7 +137,7 @@ def token_logprobs(logits, targets, entropy:bool=False):
 # %% ../nbs/00b_policy.ipynb #c126f953
 _NUCLEUS_K = 256   # the nucleus is looked for among the top 256 tokens first; a full sort only when it is wider
 
-def _nucleus_top(probs, top_p:float):
+def nucleus_top(probs, top_p:float):
     ("`(p, i)`: each row's most likely tokens `i`, largest first, with their probabilities `p`, zeroed outside the "
      "row's top-p nucleus (the smallest set of most likely tokens whose mass reaches `top_p`). The top `_NUCLEUS_K` "
      "when they hold every row's nucleus (a sort of the whole vocabulary at every step was a sixth of a sampled "
@@ -149,12 +150,12 @@ def _nucleus_top(probs, top_p:float):
     return p.masked_fill((p.cumsum(-1) - p) > top_p, 0), i           # keep the smallest prefix reaching top_p
 
 def _nucleus(probs, top_p:float):
-    "`probs` with everything outside each row's top-p nucleus zeroed (`_nucleus_top`, scattered back to the vocabulary)."
+    "`probs` with everything outside each row's top-p nucleus zeroed (`nucleus_top`, scattered back to the vocabulary)."
     import torch
-    p, i = _nucleus_top(probs, top_p)
+    p, i = nucleus_top(probs, top_p)
     return torch.zeros_like(probs).scatter(-1, i, p)
 
-def _penalize(logits, seen, penalty:float):
+def penalize_repeats(logits, seen, penalty:float):
     ("`logits` (B, V) with the repetition penalty on the tokens `seen` ((B, n) token ids, repeats allowed): positive logits "
      "divided by it, negative ones multiplied, as llama.cpp and transformers do. Only the seen tokens' logits are "
      "computed: the same numbers as a (B, V) mask through `torch.where`, which made three passes over the vocabulary.")
@@ -167,17 +168,17 @@ def _next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=Non
                 groups=None,   # [(row indices, torch.Generator)]: each group of rows drawn from its own stream
                ):
     ("Greedy, or a sample from softmax(logits / T) restricted to the top-p nucleus; the tokens in `seen` ((B, n) token "
-     "ids: each row's answer so far) get the repetition `penalty` first (`_penalize`).")
+     "ids: each row's answer so far) get the repetition `penalty` first (`penalize_repeats`).")
     import torch
-    logits = _penalize(logits, seen, penalty)
+    logits = penalize_repeats(logits, seen, penalty)
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)
     def draw(p, g=None):
-        # among the nucleus' own tokens (`_nucleus_top`): the same distribution as a draw over the whole vocabulary
+        # among the nucleus' own tokens (`nucleus_top`): the same distribution as a draw over the whole vocabulary
         # with the rest zeroed, which spent a random number and a division on each of its 49,152 tokens (a tenth
         # of a sampled answer's time on 2 cores)
         if top_p >= 1: return torch.multinomial(p, 1, generator=g)[:, 0]
-        p, i = _nucleus_top(p, top_p)
+        p, i = nucleus_top(p, top_p)
         return i.gather(-1, torch.multinomial(p, 1, generator=g))[:, 0]
     if groups is None: return draw(probs)
     out = torch.empty(len(probs), dtype=torch.long, device=probs.device)
@@ -204,7 +205,7 @@ def _kv_rows(kv:list|None, n:int):
     if kv is None: return None
     return DynamicCache(ddp_cache_data=[(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1)) for k, v in kv])  # copied in
 
-def _prefill(model, ids, attn, pos, n_shared:int=0,
+def prefill_cache(model, ids, attn, pos, n_shared:int=0,
              rows: int|None = 16,   # prompts per pass, of similar lengths (None: all in one pass, as laid out)
             ):
     ("The prompts `ids` (B, W), with their `attn` mask and position ids `pos`, through `model`: `(cache, logits)`, the cache laid out as `ids` is (the shared first "
@@ -250,21 +251,21 @@ def prefills_once(limit_mb:float=512):
     finally: _PREFILLS.reset(token)
 
 def _prefill_once(model, ids, attn, pos, n_shared:int=0, rows:int|None=16):
-    "`_prefill`; inside `prefills_once`, the result it gave before for this model and prompt layout, where it kept one."
+    "`prefill_cache`; inside `prefills_once`, the result it gave before for this model and prompt layout, where it kept one."
     import torch; from transformers import DynamicCache
-    if (memo := _PREFILLS.get()) is None: return _prefill(model, ids, attn, pos, n_shared, rows)
+    if (memo := _PREFILLS.get()) is None: return prefill_cache(model, ids, attn, pos, n_shared, rows)
     key = (id(model), next(model.parameters()).dtype, torch.is_autocast_enabled(ids.device.type), tuple(ids.shape),
            ids.cpu().numpy().tobytes(), attn.cpu().numpy().tobytes(), n_shared, rows)   # (bf16 sampling: its own)
     if (hit := memo['layouts'].get(key)) is not None:   # decode copies the keys and values it extends: these stay
         memo['hits'] += 1; return DynamicCache(ddp_cache_data=hit[0]), hit[1].clone()
-    cache, logits = _prefill(model, ids, attn, pos, n_shared, rows); layers = [(l.keys, l.values) for l in cache.layers]
+    cache, logits = prefill_cache(model, ids, attn, pos, n_shared, rows); layers = [(l.keys, l.values) for l in cache.layers]
     if memo['mb'] + (mb := (sum(k.nbytes + v.nbytes for k, v in layers) + logits.nbytes) / 2**20) <= memo['limit_mb']:
         memo['layouts'][key], memo['mb'] = (layers, logits.clone()), memo['mb'] + mb
     return cache, logits
 
 # %% ../nbs/00b_policy.ipynb #f52deb78
 @functools.cache
-def _room_layer():
+def room_cache_layer():
     "The cache layer class `_with_room` gives (made when first needed: transformers is imported only then)."
     from transformers.cache_utils import DynamicLayer
     class RoomLayer(DynamicLayer):
@@ -300,15 +301,15 @@ def _room_layer():
     return RoomLayer
 
 def _with_room(cache, step:int=16):
-    ("`cache` (a `DynamicCache`) with each plain layer (not a sliding window's) made a `RoomLayer` (`_room_layer`): "
+    ("`cache` (a `DynamicCache`) with each plain layer (not a sliding window's) made a `RoomLayer` (`room_cache_layer`): "
      "decoding appends a position per token without copying the whole cache each time.")
     from transformers.cache_utils import DynamicLayer
     for i, l in enumerate(cache.layers):   # one layer at a time: each plain layer goes as its copy with room comes
-        if type(l) is DynamicLayer and l.is_initialized: cache.layers[i] = _room_layer()(l.keys, l.values, step)
+        if type(l) is DynamicLayer and l.is_initialized: cache.layers[i] = room_cache_layer()(l.keys, l.values, step)
     return cache
 
 # %% ../nbs/00b_policy.ipynb #74a8d0c3
-def _layout(tok, prompts:list[str], system:str|None, max_prompt_length:int, share_prefix:bool, dev):
+def prompt_layout(tok, prompts:list[str], system:str|None, max_prompt_length:int, share_prefix:bool, dev):
     ("`(ids, attn, S)` of the prompts through the chat template: the `S` tokens all share first (none unless "
      "`share_prefix`), then each row's left padding, then the rest of its prompt (cut from the left to fit).")
     import torch
@@ -335,7 +336,7 @@ def decode(model, tok,
            streams: list | None = None,    # [(n, torch.Generator)]: consecutive groups of n prompts, each sampled from its
                                            # own stream, as if each group were decoded alone (None: the global stream)
            share_prefix: bool = True,      # the prompts' common first tokens (the system turn) pass the model once
-           prefill_rows: int | None = 16,  # prompts per prefill pass, grouped by length (`_prefill`; None: all at once)
+           prefill_rows: int | None = 16,  # prompts per prefill pass, grouped by length (`prefill_cache`; None: all at once)
           ) -> dict:
     ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the time "
      "follows the answers' own lengths, not the longest one's. Same keys as `rollouts`; with `logprobs`, "
@@ -343,10 +344,10 @@ def decode(model, tok,
      "answer position (zeros after an answer's end). The prompts' common beginning (`n_shared` tokens: the chat "
      "template's system turn) runs once and its keys and values serve every row: the prompt ids are the shared "
      "part, then each row's left padding, then the rest of its prompt; the rest passes in groups of similar "
-     "length, each cut to its own longest (`_prefill`), so little of the padding passes the model.")
+     "length, each cut to its own longest (`prefill_cache`), so little of the padding passes the model.")
     import torch
     dev = next(model.parameters()).device
-    p_ids, p_attn, S = _layout(tok, prompts, system, max_prompt_length, share_prefix, dev)
+    p_ids, p_attn, S = prompt_layout(tok, prompts, system, max_prompt_length, share_prefix, dev)
     B, P = p_ids.shape
     out = torch.full((B, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
     live, attn, pos = torch.arange(B, device=dev), p_attn, (p_attn.cumsum(-1) - 1).clamp(min=0)
@@ -376,10 +377,10 @@ def decode(model, tok,
                 gid = gid[keep] if streams is not None else None
             attn = torch.cat([attn, attn.new_ones(len(live), 1)], 1)
             x, pos = nxt[:, None], pos[:, -1:] + 1
-    return _finish(tok, p_ids, p_attn, out[:, :max(T, 1)], S, lps[:, :max(T, 1)] if lps is not None else None)
+    return decode_result(tok, p_ids, p_attn, out[:, :max(T, 1)], S, lps[:, :max(T, 1)] if lps is not None else None)
 
 # %% ../nbs/00b_policy.ipynb #bb115c7d
-def _finish(tok, p_ids, p_attn, resp, S:int, lps=None) -> dict:
+def decode_result(tok, p_ids, p_attn, resp, S:int, lps=None) -> dict:
     "`decode`'s result from the prompt layout and the answer tokens `resp` (B, T): masks, ids, texts."
     import torch
     is_eos = resp == tok.eos_token_id
@@ -427,7 +428,7 @@ def rollouts(model, tok, prompts:list[str], max_new_tokens:int, do_sample:bool=T
     if keep:   # raw logits of each step (not top-p/top-k warped), as the scoring forward computes them
         lp, ent = token_logprobs(torch.stack(g.logits, 1) / (temperature if do_sample else 1.0), ids[:, P:], entropy=True)
         kept = dict(logp=lp, entropy=ent, hidden=torch.cat(hs, 1).float())   # hidden: from the last prompt token on
-    return {**_finish(tok, enc['input_ids'], enc['attention_mask'], ids[:, P:], 0), **kept}
+    return {**decode_result(tok, enc['input_ids'], enc['attention_mask'], ids[:, P:], 0), **kept}
 
 # %% ../nbs/00b_policy.ipynb #924535d9
 @dataclass
@@ -624,7 +625,7 @@ def reply(model, tok, prompts:list[str], max_new_tokens:int=64, do_sample:bool=F
                             system=system).texts
 
 # %% ../nbs/00b_policy.ipynb #39a53b01
-def _unwrap(model):
+def unwrap_model(model):
     "The model inside a DDP wrapper (or the model itself)."
     return model.module if hasattr(model, 'module') else model
 
@@ -637,7 +638,7 @@ def merged_sampler(policy, bf16:bool=False):
      "bf16 autocast.")
     import copy, torch
     from transformers import AutoModelForCausalLM
-    m = _unwrap(policy); inner = m.get_base_model()
+    m = unwrap_model(policy); inner = m.get_base_model()
     lora = {
         n: mod for n, mod in inner.named_modules() if hasattr(mod, 'base_layer') and hasattr(mod, 'get_delta_weight')
     }

@@ -12,7 +12,7 @@ from .core import console_script, auto_bf16, report_targets, model_path
 from .durable import atomic_write, durable_replace
 from .config import stage_cli, stage_dir
 from .prompts import read_prompts
-from .policy import rollouts, token_logprobs, merged_sampler, _unwrap
+from .policy import rollouts, token_logprobs, merged_sampler, unwrap_model
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
@@ -230,7 +230,7 @@ def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sa
     ("PPO's rollouts: `rlnb.policy.rollouts` with `cfg`'s sampling settings, drawn by `sampler` (the merged copy of "
      "the policy, `merged_sampler`) or by the policy itself. With `keep`, the sampling pass's log-probs, entropies and "
      "hidden states too: what `forward_logprobs` would compute again.")
-    return rollouts(sampler or _unwrap(model), tok, prompts, cfg.max_new_tokens, do_sample, cfg.temperature, cfg.top_k,
+    return rollouts(sampler or unwrap_model(model), tok, prompts, cfg.max_new_tokens, do_sample, cfg.temperature, cfg.top_k,
                     cfg.top_p, cfg.max_prompt_length, keep)
 
 # %% ../nbs/06_ppo.ipynb #15f23ce8
@@ -287,7 +287,7 @@ def attn_kernel(policy, cfg:PPOConfig, device):
     ("Run the block with `cfg.attn_implementation` (None: 'eager' where bf16 autocast runs on a CPU, else unchanged), "
      "restoring the model's own kernel after.")
     import torch
-    inner = _unwrap(policy)
+    inner = unwrap_model(policy)
     inner = inner.get_base_model() if hasattr(inner, 'get_base_model') else inner
     impl = cfg.attn_implementation
     if impl is None and torch.device(device).type == 'cpu' and bf16_on(cfg, device):
@@ -305,7 +305,7 @@ def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig
     t0 = time.perf_counter()
     policy.eval()
     dev = next(policy.parameters()).device
-    use = cfg.sample_merged and hasattr(_unwrap(policy), 'get_base_model')
+    use = cfg.sample_merged and hasattr(unwrap_model(policy), 'get_base_model')
     low = use and (cfg.sample_bf16 if cfg.sample_bf16 is not None else bf16_on(cfg, dev))
     # the sampler's own log-probs serve as the old ones where it computes what the scoring pass would (fp32 both)
     keep = cfg.sampler_logprobs if cfg.sampler_logprobs is not None else not (low or bf16_on(cfg, dev))
@@ -321,7 +321,7 @@ def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig
         with amp(cfg, dev), attn_kernel(policy, cfg, dev):
             if keep: logp, ent, values = s.pop('logp'), s.pop('entropy'), value_head(s.pop('hidden')).squeeze(-1)
             else: logp, values, ent = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature, entropy=True)
-            with _unwrap(policy).disable_adapter():
+            with unwrap_model(policy).disable_adapter():
                 ref_logp, _, _ = forward_logprobs(policy, ids, attn, P, temperature=cfg.temperature)
         values = values.float()
         kl = kl_estimate(logp, ref_logp, cfg.kl_estimator) * mask                    # (B, T)
@@ -469,9 +469,9 @@ def save(self:PPOTrainer, path) -> Path:
     final = Path(path)
     path = final.with_name(final.name + '.partial')  # written whole, then renamed: a kill leaves no half checkpoint
     shutil.rmtree(path, ignore_errors=True); path.mkdir(parents=True)
-    _unwrap(self.policy).save_pretrained(path)
+    unwrap_model(self.policy).save_pretrained(path)
     save_file(
-        {k: v.contiguous() for k, v in _unwrap(self.value_head).state_dict().items()},
+        {k: v.contiguous() for k, v in unwrap_model(self.value_head).state_dict().items()},
         path / 'value_head.safetensors',
     )
     torch.save(self.opt.state_dict(), path/'optimizer.pt')
@@ -495,8 +495,8 @@ def load(self:PPOTrainer, path):
     path = Path(path)
     if not (path/'ppo_state.json').exists():
         raise FileNotFoundError(f"{path} holds no PPO checkpoint (no ppo_state.json)")
-    set_peft_model_state_dict(_unwrap(self.policy), load_file(path/'adapter_model.safetensors'))
-    _unwrap(self.value_head).load_state_dict(load_file(path/'value_head.safetensors'))
+    set_peft_model_state_dict(unwrap_model(self.policy), load_file(path/'adapter_model.safetensors'))
+    unwrap_model(self.value_head).load_state_dict(load_file(path/'value_head.safetensors'))
     self.opt.load_state_dict(torch.load(path/'optimizer.pt', weights_only=True))
     st = json.loads((path/'ppo_state.json').read_text())
     if diff := {
@@ -630,7 +630,7 @@ def train_rl(
         history = tr.train(prompts, out)
         acc = tr.acc
         if out and acc.is_main_process: tr.save(out/'policy')
-        policy = _unwrap(tr.policy)
+        policy = unwrap_model(tr.policy)
     else:
         import tempfile
         tr = _trl_trainer(model, tok, prompts, reward_fn, cfg, out or tempfile.mkdtemp(prefix='rlnb-rl-'))

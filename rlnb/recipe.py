@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools, json, os, re, subprocess, platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import NATIVE_MEMORY, check_agent, load_policy, tiny_policy, repo_dir, redact_url, get_device, bench_results, cpu_line, isa_caps
+from .core import NATIVE_MEMORY, check_agent, load_policy, tiny_policy, repo_dir, redact_url, get_device, saved_results, cpu_line, isa_caps
 from .durable import atomic_write
 from .config import StageConfig, fits_type as _fits, unknown_option
 from .tripwires import tripwire_table, tripwire_reason
@@ -15,9 +15,10 @@ from .judges import components_line
 from .stats import replicate_interval, pooled_style
 
 # %% auto #0
-__all__ = ['STAGES', 'POLICIES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'load_recipe', 'policy_path', 'recipe_plan',
-           'plan_line', 'task_verdict', 'verdict', 'verdict_lines', 'replicated_line', 'recipe_summary',
-           'PipelineOptions', 'auto_recipe', 'replicate_summary', 'replicates_table']
+__all__ = ['STAGES', 'OPTION_CHOICES', 'POLICIES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'load_recipe', 'policy_path',
+           'code_commit', 'redact_secrets', 'environment_info', 'recipe_plan', 'plan_line', 'task_verdict', 'verdict',
+           'verdict_lines', 'replicated_line', 'recipe_summary', 'PipelineOptions', 'auto_recipe', 'replicate_summary',
+           'replicates_table']
 
 # %% ../nbs/99a_recipes.ipynb #717564e5
 STAGES = {}
@@ -36,6 +37,7 @@ class Run:
     recipe: dict
     metrics: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict)  # e.g. the loaded policy, so later stages reuse it
+    results: str|Path|None = None              # saved measurements (`saved_results`): the recipe's confirmed claim, for its card
 
     def save_metrics(self):
         atomic_write(self.path/'metrics.json', json.dumps(self.metrics, indent=2, default=str))   # whole or not at all
@@ -96,7 +98,7 @@ def _stage_lines(text:str) -> list:
 # %% ../nbs/99a_recipes.ipynb #ea150d9f
 _RUN_FOLDERS = {'datasets', 'eval', 'plots', 'gguf', 'best_of_n', 'reward', 'judge'}   # besides the policies' folders
 _OWN_FOLDERS = {'ppo': {'ppo', 'grpo', 'rloo'}}   # a stage's own default folders (else: its name)
-_CHOICES = {('ppo', 'prompt_set'): ('pairs', 'turns')}   # options with a fixed set of values
+OPTION_CHOICES = {('ppo', 'prompt_set'): ('pairs', 'turns')}   # options with a fixed set of values
 
 def _check_stage(s:dict, where:str):
     "Every option known to its stage, of the right type; output folders inside the run folder."
@@ -114,7 +116,7 @@ def _check_stage(s:dict, where:str):
         taken = (_RUN_FOLDERS | {p.split('/')[0] for p in POLICIES.values()}) - _OWN_FOLDERS.get(s['stage'], {s['stage']})
         if k == 'out' and str(v) in taken:
             raise ValueError(f"{where}: out: {v!r} is a folder another stage writes in the run; name another one")
-        if (choices := _CHOICES.get((s['stage'], k))) and v not in choices:
+        if (choices := OPTION_CHOICES.get((s['stage'], k))) and v not in choices:
             raise ValueError(f"{where}: option {k!r} of stage {s['stage']!r} must be one of {', '.join(map(repr, choices))}, got {v!r}")
 
 # %% ../nbs/99a_recipes.ipynb #882707d2
@@ -173,7 +175,7 @@ def policy_path(run:Run, name:str) -> Path:
 
 # %% ../nbs/99a_recipes.ipynb #4e2af06c
 @functools.cache
-def _git_commit() -> str|None:
+def code_commit() -> str|None:
     ("The commit of the code this process runs: HEAD when first asked (a run's start), kept for the process, so the "
      "replicates of one `run_replicates` (one process, code loaded once) all name the code they ran.")
     try:
@@ -185,31 +187,32 @@ def _git_commit() -> str|None:
         )
     except Exception: return None
 
-def _redact(x):
+def redact_secrets(x):
     "`x` (a recipe, metrics) with every URL's password hidden: what a run folder may keep."
-    if isinstance(x, dict): return {k: _redact(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)): return [_redact(v) for v in x]
+    if isinstance(x, dict): return {k: redact_secrets(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)): return [redact_secrets(v) for v in x]
     return redact_url(x) if isinstance(x, str) and '://' in x else x
 
-def _environment() -> dict:
+def environment_info() -> dict:
     import torch, transformers, trl, peft
     return dict(python=platform.python_version(), torch=torch.__version__, transformers=transformers.__version__,
                 trl=trl.__version__, peft=peft.__version__, device=get_device(), threads=torch.get_num_threads(),
-                git_commit=_git_commit(), native_memory={k: os.environ.get(k) for k in NATIVE_MEMORY})   # rlnb.core
+                git_commit=code_commit(), native_memory={k: os.environ.get(k) for k in NATIVE_MEMORY})   # rlnb.core
 
 # %% ../nbs/99a_recipes.ipynb #1733a6d5
-PLAN_SOURCES = {'chitchat_offline': ('eval_demo.json', 'demo*.json'),   # recipe stem -> its saved runs in bench/results
+PLAN_SOURCES = {'chitchat_offline': ('eval_demo.json', 'demo*.json'),   # recipe stem -> its saved runs in `results`
                 'chitchat': ('recipe_chitchat.json', 'recipe_chitchat_*.json')}   # _best: its name before the on-policy recipe
                                                                 # (else recipe_<stem>.json)
 
 def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved run
-                results:str|Path|None=None, # default `bench/results/`
+                results:str|Path|None=None, # saved measurements (`saved_results`; bench/results/ here)
                ) -> dict|None:
-    ("The stage times this recipe took when it was last measured: its saved runs (`bench/results/eval_demo.json` "
+    ("The stage times this recipe took when it was last measured: its saved runs in `results` (`eval_demo.json` "
      "and the fresh-clone `demo*.json` for the demo, `recipe_<stem>.json` from bench/recipe_run.py for others), the "
      "newest of those measured on this CPU as it is now (same `cpu_line`, same `isa_caps`), else the newest of all: "
-     "`{'source', 'cpu', 'date', 'seconds': {stage: s}}`, or None when it never was.")
-    stem, res = Path(str(recipe)).stem, Path(results or bench_results())
+     "`{'source', 'cpu', 'date', 'seconds': {stage: s}}`, or None when it never was or no folder is named.")
+    if (res := saved_results(results)) is None: return None
+    stem = Path(str(recipe)).stem
     pats = PLAN_SOURCES.get(stem, (f'recipe_{stem}.json',))
     def read(f):
         try: return json.loads(f.read_text())
@@ -225,7 +228,7 @@ def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved r
 
 def plan_line(plan:dict|None, keys:list) -> str:
     "What `run_pipeline` prints first: each stage's measured seconds and the total, and on which CPU, or why none."
-    if plan is None: return "plan: this recipe has no saved run in bench/results to budget its stages from"
+    if plan is None: return "plan: no saved run of this recipe to budget its stages from (--results names a folder of them)"
     known = {k: plan['seconds'][k] for k in keys if k in plan['seconds']}
     miss = [k for k in keys if k not in known]
     return (f"plan, from {plan['source']} ({plan['cpu']}, {plan['date']}): "
@@ -349,12 +352,13 @@ def _style_tripwires(sc:dict|None, tw:list|None) -> str:
     return ', ' + ', '.join(out) + '.'
 
 def replicated_line(run:Run, results=None) -> str|None:
-    ("Where a saved replicate summary (`replicates_*.json` in `results`, default bench/results/: `bench/confirm.py`) was "
+    ("Where a saved replicate summary (`replicates_*.json` in `results`, `saved_results`: `bench/confirm.py`) was "
      "made of this run's recipe (the same stages with the same options; an evaluate stage whose settings differ is named): "
      "one sentence of its verdict over split seeds, with its control and its file; else None. Of several, the latest "
      "(a second look's summary is later than its first's; a new confirmation's than an earlier one's). One run's interval is one split seed's; this is the recipe's.")
     found = []
-    for f in (Path(results) if results else bench_results()).glob('replicates_*.json'):
+    if (res := saved_results(results)) is None: return None
+    for f in res.glob('replicates_*.json'):
         try: s = json.loads(f.read_text())
         except (OSError, ValueError): continue
         if not isinstance(s.get('recipe'), dict): continue
@@ -409,6 +413,8 @@ class PipelineOptions(StageConfig):
     resume: str|None = None   # an existing run folder to continue, skipping the stages already done
     root: str|None = None     # parent of the agent folders (default: models/)
     check: bool = False       # only read and check the recipe (names, options, types), then exit
+    results: str|None = None  # a folder of saved measurements (this repository's bench/results): the plan's stage times,
+                              # the recipe's confirmed claim; none named (nor env RLNB_RESULTS), none read
     replicates: int = 1       # run the recipe this many times under split seeds seed, seed + 1, ... and summarise them
     auto: bool = False        # RECIPE is a JSONL of feedback: the recipe is chosen from the data (`auto_recipe`)
     agent: str|None = None    # --auto: the agent (default: the file's name)

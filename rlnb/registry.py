@@ -16,8 +16,8 @@ from fastcore.basics import patch
 from .core import console_script
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'Registry', 'register_version', 'check_gguf', 'PoliciesConfig',
-           'policies_cli']
+__all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'version_number', 'rel_path', 'Registry', 'register_version',
+           'abs_path', 'check_gguf', 'headline_figures', 'PoliciesConfig', 'policies_cli']
 
 # %% ../nbs/01a_registry.ipynb #0f1cbbb3
 from .core import utc_now
@@ -104,13 +104,13 @@ class PolicyVersion:
     def to_dict(self) -> dict: return {**asdict(self), 'name': self.name}
 
 # %% ../nbs/01a_registry.ipynb #66179bb1
-def _version(v) -> int:
+def version_number(v) -> int:
     "15, '15' or 'v15' -> 15."
     s = str(v).strip().lower().removeprefix('v')
     if not s.isdigit(): raise ValueError(f"a version is a number or 'v<number>', got {v!r}")
     return int(s)
 
-def _rel(p) -> str|None:
+def rel_path(p) -> str|None:
     if p is None: return None
     p = Path(p).expanduser()
     try: return str(p.resolve().relative_to(rlnb_home()))
@@ -185,12 +185,12 @@ def register(self:Registry, agent:str, model_path, kind:str,
         'parent_version',
     }
     if bad := set(fields) - settable: raise ValueError(f"unknown or reserved fields {sorted(bad)}")
-    parent = _version(parent_version) if parent_version is not None else None
+    parent = version_number(parent_version) if parent_version is not None else None
     if parent is not None and self.get(agent, parent, missing_ok=True) is None:
         raise ValueError(f"parent version v{parent} of {agent!r} is not registered")
-    row = dict(agent_id=agent, model_path=_rel(model_path), kind=kind, parent_version=parent, status=status,
-               reward_model_path=_rel(fields.pop('reward_model_path', None)),
-               gguf_paths={k: _rel(v) for k, v in (fields.pop('gguf_paths', None) or {}).items()},
+    row = dict(agent_id=agent, model_path=rel_path(model_path), kind=kind, parent_version=parent, status=status,
+               reward_model_path=rel_path(fields.pop('reward_model_path', None)),
+               gguf_paths={k: rel_path(v) for k, v in (fields.pop('gguf_paths', None) or {}).items()},
                metrics=fields.pop('metrics', None) or {}, config=fields.pop('config', None) or {},
                data_counts=fields.pop('data_counts', None) or {}, **fields)
     row = json.loads(json.dumps(row, default=str))                      # JSON-safe (paths, numpy numbers)
@@ -214,7 +214,7 @@ def register(self:Registry, agent:str, model_path, kind:str,
 def get(self:Registry, agent:str, version, missing_ok:bool=False) -> PolicyVersion|None:
     "Version `version` (15, '15' or 'v15') of `agent`'s policy."
     import sqlalchemy as sa
-    v = _version(version)
+    v = version_number(version)
     if v >= 2**31:                                   # no such version (and out of every database's integer range)
         if missing_ok: return None
         raise KeyError(f"{agent!r} has no policy version v{v}")
@@ -265,8 +265,8 @@ def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
         'config',
     }:
         raise ValueError(f"cannot update {sorted(bad)} (status: use promote/rollback/fail)")
-    if 'gguf_paths' in fields: fields['gguf_paths'] = {k: _rel(p) for k, p in fields['gguf_paths'].items()}
-    if 'reward_model_path' in fields: fields['reward_model_path'] = _rel(fields['reward_model_path'])
+    if 'gguf_paths' in fields: fields['gguf_paths'] = {k: rel_path(p) for k, p in fields['gguf_paths'].items()}
+    if 'reward_model_path' in fields: fields['reward_model_path'] = rel_path(fields['reward_model_path'])
     fields = json.loads(json.dumps(fields, default=str))
     with self.engine.begin() as c:
         c.execute(
@@ -292,7 +292,7 @@ def deployed(self:Registry, agent:str) -> PolicyVersion|None:
     return v[0] if v else None
 
 # %% ../nbs/01a_registry.ipynb #1b84172e
-def _abs(p) -> Path|None:
+def abs_path(p) -> Path|None:
     "A registry path (relative to the project home) as an absolute path."
     if p is None: return None
     p = Path(p)
@@ -301,13 +301,13 @@ def _abs(p) -> Path|None:
 def check_gguf(path) -> Path:
     ("Refuse a missing, empty, truncated or non-GGUF file with a clear error (a deploy must never load a half-written "
      "export).")
-    p = _abs(path)
+    p = abs_path(path)
     if p is None or not p.exists():
         raise FileNotFoundError(f"GGUF {path} does not exist: export the version first (auto_export or rlnb_export)")
     if p.stat().st_size < 1024:
-        raise ValueError(f"GGUF {_rel(p)} is {p.stat().st_size} bytes: truncated or empty, refusing to deploy it")
+        raise ValueError(f"GGUF {rel_path(p)} is {p.stat().st_size} bytes: truncated or empty, refusing to deploy it")
     with open(p, 'rb') as f: magic = f.read(4)
-    if magic != b'GGUF': raise ValueError(f"{_rel(p)} is not a GGUF file (magic {magic!r}): refusing to deploy it")
+    if magic != b'GGUF': raise ValueError(f"{rel_path(p)} is not a GGUF file (magic {magic!r}): refusing to deploy it")
     return p
 
 @patch
@@ -396,7 +396,7 @@ def promote(self:Registry, agent:str, version,
            ) -> PolicyVersion:
     ("Deploy `version` (the deployed one, if any, is retired) — one transaction. Only the base model, a version that "
      "passed the gate or one that served before, unless `force` with a `reason`; its GGUF is checked first.")
-    return _set_deployed(self, agent, _version(version), 'promote', reason, force, actor)
+    return _set_deployed(self, agent, version_number(version), 'promote', reason, force, actor)
 
 @patch
 def history(self:Registry, agent:str) -> list[dict]:
@@ -426,7 +426,7 @@ def rollback(self:Registry, agent:str, version=None, reason:str|None=None, force
              actor:str|None=None) -> PolicyVersion:
     "Deploy `version`, or (None) the version that was deployed before the current one (same checks as `promote`)."
     return _set_deployed(
-        self, agent, _version(self.previous(agent) if version is None else version), 'rollback', reason, force, actor
+        self, agent, version_number(self.previous(agent) if version is None else version), 'rollback', reason, force, actor
     )
 
 # %% ../nbs/01a_registry.ipynb #e6189641
@@ -452,7 +452,7 @@ def _flat(d:dict, prefix:str='') -> dict:
         elif not isinstance(v, list): out[f'{prefix}{k}'] = v
     return out
 
-def _headline(report:dict|None) -> dict:
+def headline_figures(report:dict|None) -> dict:
     "Headline figures of a stored evaluation report (the first judge, sampled mode when present)."
     if not report: return {}
     try: return {k: v for k, v in report_headline(report).items() if not isinstance(v, (list, dict))}
@@ -467,12 +467,12 @@ def compare(self:Registry, agent:str, a, b) -> list[dict]:
     fa = {
         **_flat(va.metrics, 'metrics.'),
         **_flat(va.data_counts, 'data.'),
-        **{f'eval.{k}': v for k, v in _headline(va.eval_report).items()},
+        **{f'eval.{k}': v for k, v in headline_figures(va.eval_report).items()},
     }
     fb = {
         **_flat(vb.metrics, 'metrics.'),
         **_flat(vb.data_counts, 'data.'),
-        **{f'eval.{k}': v for k, v in _headline(vb.eval_report).items()},
+        **{f'eval.{k}': v for k, v in headline_figures(vb.eval_report).items()},
     }
     rows += [{'field': k, 'a': fa.get(k), 'b': fb.get(k)} for k in sorted(set(fa) | set(fb))]
     for r in rows:

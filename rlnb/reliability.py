@@ -10,8 +10,8 @@ from .core import rlnb_home, repo_dir, cpu_line, utc_now
 from .durable import atomic_write
 
 # %% auto #0
-__all__ = ['TRACED', 'FIGURES', 'corpus', 'check_rejects', 'snapshot', 'run_py', 'start_py', 'kill_during', 'sqlite_check',
-           'strace_attach', 'trace_events', 'save_figures', 'kill_loop']
+__all__ = ['TRACED', 'corpus', 'check_rejects', 'snapshot', 'run_py', 'start_py', 'kill_during', 'sqlite_check', 'strace_attach',
+           'trace_events', 'kill_loop']
 
 # %% ../nbs/11_reliability.ipynb #53b05938
 def corpus(name:str='feedback_lines') -> tuple[Path, list[dict]]:
@@ -106,15 +106,6 @@ def trace_events(path:str|Path) -> list[tuple[str, str]]:
     return out
 
 # %% ../nbs/11_reliability.ipynb #19f93b7d
-FIGURES = 'bench/results/reliability.json'   # what the slow kills measured, shown by the table below
-
-def save_figures(stage:str, **figures):
-    "Record a stage's kill figures (with the CPU) in `FIGURES`, merged with the other stages'."
-    p = repo_dir()/FIGURES
-    d = json.loads(p.read_text()) if p.exists() else {}
-    d[stage] = {**figures, 'cpu': cpu_line(), 'date': utc_now()}
-    atomic_write(p, json.dumps(d, indent=1))
-
 def kill_loop(
     code: str,
     *args,

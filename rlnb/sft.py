@@ -104,7 +104,7 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
               resume:bool=True, callbacks:list|None=None) -> StageResult:
     "SFT with LoRA through TRL on `(prompt, completion)` rows; held-out answer loss before and after on `eval`."
     from trl import SFTTrainer
-    from rlnb.dpo import _start_adapter, plot_history
+    from rlnb.dpo import start_adapter, plot_history
     cfg = effective_sft_config(SFTConfig.make(config, **({} if max_steps is None else {'max_steps': max_steps})))
     seed_everything(cfg.seed)
     train = sft_rows(examples, cfg.system, cfg.max_train_examples, cfg.seed)
@@ -116,7 +116,7 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
         trainer = SFTTrainer(model=model, args=to_trl_sft_config(cfg, out), train_dataset=train, eval_dataset=ev,
                              processing_class=tok, peft_config=peft, callbacks=callbacks)
     model = trainer.model
-    _start_adapter(model, cfg)
+    start_adapter(model, cfg)
     loss = lambda: {k.removeprefix('eval_'): v for k, v in trainer.evaluate().items() if k in ('eval_loss', 'eval_mean_token_accuracy')}
     before = loss() if ev is not None else {}
     ck = last_checkpoint(out, CHECKPOINT_FILES) if resume else None
@@ -137,13 +137,13 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
 # %% ../nbs/05b_sft.ipynb #f3ec05d1
 def estimate_sft(examples, config:SFTConfig|str='cpu', probe_steps:int=3) -> dict:
     "Steps, tokens, estimated seconds and peak memory of `train_sft(examples, config)`, from a short measured probe."
-    from rlnb.dpo import _step_timer
+    from rlnb.dpo import step_timer
     cfg = effective_sft_config(SFTConfig.make(config))
     n = min(len(examples), cfg.max_train_examples or len(examples))
     per_step = cfg.batch_size * cfg.grad_accum
     steps = cfg.max_steps if cfg.max_steps > 0 else math.ceil(n / per_step) * math.ceil(cfg.epochs)
     probe = examples.shuffle(seed=cfg.seed).select(range(min(n, per_step * (probe_steps + 1))))
-    timer = _step_timer()
+    timer = step_timer()
     with tempfile.TemporaryDirectory() as d:
         r = train_sft(probe, None, replace(cfg, max_train_examples=None, save_steps=10**9), d,
                       max_steps=probe_steps + 1, resume=False, callbacks=[timer])

@@ -8,14 +8,14 @@ import math, re
 from statistics import NormalDist
 
 # %% auto #0
-__all__ = ['STYLE_FEATURES', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed', 'bootstrap_ci',
-           'binom_two_sided', 'outcomes', 'win_rate', 'length_controlled', 'style_features', 'style_diffs',
-           'style_controlled', 'style_fit', 'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue', 'holm',
-           'hierarchical_bootstrap', 'replicate_interval', 'report_headline', 'human_win_rate', 'ppi_coverage',
-           'GateRule', 'GateDecision', 'gate_decision', 'unit_ids', 'pooled_style', 'confirmed']
+__all__ = ['STYLE_FEATURES', 'z_quantile', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed',
+           'bootstrap_ci', 'binom_two_sided', 'outcomes', 'win_rate', 'length_controlled', 'style_features',
+           'style_diffs', 'style_controlled', 'style_fit', 'two_proportion_test', 'welch_test', 'sample_size',
+           'msprt_pvalue', 'holm', 'hierarchical_bootstrap', 'replicate_interval', 'report_headline', 'human_win_rate',
+           'ppi_coverage', 'GateRule', 'GateDecision', 'gate_decision', 'unit_ids', 'pooled_style', 'confirmed']
 
 # %% ../nbs/00a_stats.ipynb #82a6c921
-def _z(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
+def z_quantile(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
 
 def wilson_interval(k:float,          # successes (ties may count half, so fractional k is fine)
                     n:int,            # trials
@@ -24,7 +24,7 @@ def wilson_interval(k:float,          # successes (ties may count half, so fract
     "Wilson score interval for a proportion k/n; well behaved near 0 and 1 and for small n."
     if n <= 0: raise ValueError(f"a proportion needs n > 0 trials, got n={n}")
     if not 0 <= k <= n: raise ValueError(f"k must lie in [0, n={n}], got {k}")
-    z, p = _z(conf), k / n
+    z, p = z_quantile(conf), k / n
     den = 1 + z * z / n
     c = (p + z * z / (2 * n)) / den
     h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
@@ -57,7 +57,7 @@ def prompts_needed(p:float,               # the true win rate to detect
     ("Prompts needed so that a true win rate `p` gives a lower confidence bound above ½ with probability `power`: "
      "n = ((z₁₋α/2·½ + z_power·√(p(1−p))) / (p − ½))².")
     if not 0.5 < p < 1: raise ValueError(f"the true win rate must lie in (0.5, 1), got {p}")
-    za, zb = _z(conf), NormalDist().inv_cdf(power)
+    za, zb = z_quantile(conf), NormalDist().inv_cdf(power)
     return math.ceil(((za * 0.5 + zb * math.sqrt(p * (1 - p))) / (p - 0.5)) ** 2)
 
 # %% ../nbs/00a_stats.ipynb #328b6d94
@@ -234,7 +234,7 @@ def two_proportion_test(k1, n1, k2, n2, conf:float=0.95) -> dict:
     z = np.where(se0 > 0, (p2 - p1) / np.where(se0 > 0, se0, 1), 0.0)
     se = np.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2)
     p = 2 * (1 - np.vectorize(NormalDist().cdf)(np.abs(z)))
-    return {'diff': p2 - p1, 'ci': (p2 - p1 - _z(conf) * se, p2 - p1 + _z(conf) * se), 'z': z, 'p_value': p}
+    return {'diff': p2 - p1, 'ci': (p2 - p1 - z_quantile(conf) * se, p2 - p1 + z_quantile(conf) * se), 'z': z, 'p_value': p}
 
 def welch_test(x1, x2, conf:float=0.95) -> dict:
     "Difference of means mean(x2) − mean(x1): Welch's statistic with a normal reference (fine for ≥ 30 units per arm)."
@@ -253,7 +253,7 @@ def welch_test(x1, x2, conf:float=0.95) -> dict:
     z = d / se
     return {
         'diff': float(d),
-        'ci': (d - _z(conf) * se, d + _z(conf) * se),
+        'ci': (d - z_quantile(conf) * se, d + z_quantile(conf) * se),
         'z': z,
         'p_value': 2 * (1 - NormalDist().cdf(abs(z))),
     }
@@ -263,7 +263,7 @@ def sample_size(p1:float, mde:float, alpha:float=0.05, power:float=0.8, sd:float
     ("Units per arm to detect a change of `mde` from a baseline proportion `p1` (or a mean with standard deviation "
      "`sd`) with a two-sided test.")
     if mde == 0: raise ValueError("the minimum detectable effect must be non-zero")
-    zz = (_z(1 - alpha) + NormalDist().inv_cdf(power)) ** 2
+    zz = (z_quantile(1 - alpha) + NormalDist().inv_cdf(power)) ** 2
     var = 2 * sd ** 2 if sd is not None else p1 * (1 - p1) + (p1 + mde) * (1 - p1 - mde)
     return math.ceil(zz * var / mde ** 2)
 

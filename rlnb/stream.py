@@ -4,7 +4,7 @@
 
 # %% ../nbs/00d_stream.ipynb #3902fb6a
 from __future__ import annotations
-from .policy import _layout, _nucleus_top, _penalize, _prefill, _room_layer, _finish
+from .policy import prompt_layout, nucleus_top, penalize_repeats, prefill_cache, room_cache_layer, decode_result
 
 # %% auto #0
 __all__ = ['decode_stream', 'refill_answers', 'refill_pool']
@@ -37,7 +37,7 @@ def _regroup(S:int, parts:list, step:int=16):
                 buf[i:i + len(a), :, :S], buf[i:i + len(a), :, W - o:W] = x[:, :, :S], x[:, :, x.shape[2] - o:]
                 buf[i:i + len(a), :, S:W - o] = 0   # masked, but read: finite
             i += len(a)
-        layer = _room_layer()(kb[:, :, :0], vb[:, :, :0], step)    # then given the buffers, with their room
+        layer = room_cache_layer()(kb[:, :, :0], vb[:, :, :0], step)    # then given the buffers, with their room
         layer._k, layer._v, layer.n, layer.keys, layer.values = kb, vb, W, kb[:, :, :W], vb[:, :, :W]
         cache.layers[l] = layer                                      # the old layer freed as the next is built
     return cache, attn
@@ -48,15 +48,15 @@ def _draw_rows(logits, do_sample:bool, temperature:float, top_p:float, gens:list
     ("The next token of each row of `logits` (B, V): greedy, or drawn from softmax(logits / T) in the top-p nucleus "
      "with one uniform from row r's own generator `gens[r]` (inverse CDF over the nucleus, largest first). `seen` "
      "(B, n) holds each row's answer so far, its first `n_seen[r]` entries real: those get the repetition `penalty` "
-     "(`_penalize`); the rest point at a column appended and dropped again, so they touch nothing.")
+     "(`penalize_repeats`); the rest point at a column appended and dropped again, so they touch nothing.")
     import torch, torch.nn.functional as F
     if seen is not None and seen.shape[-1] and penalty != 1.0:
         V = logits.shape[-1]
         seen = seen.masked_fill(torch.arange(seen.shape[-1], device=seen.device) >= n_seen[:, None], V)
-        logits = _penalize(F.pad(logits, (0, 1)), seen, penalty)[:, :V]
+        logits = penalize_repeats(F.pad(logits, (0, 1)), seen, penalty)[:, :V]
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)
-    p, i = _nucleus_top(probs, top_p) if top_p < 1 else probs.sort(-1, descending=True)
+    p, i = nucleus_top(probs, top_p) if top_p < 1 else probs.sort(-1, descending=True)
     u = torch.stack([torch.rand((), generator=g, device=probs.device, dtype=p.dtype) for g in gens])
     c = p.cumsum(-1)
     j = torch.searchsorted(c, (u * c[:, -1])[:, None], right=True)
@@ -82,7 +82,7 @@ def decode_stream(model, tok,
      "answer it would have alone, up to rounding. `decode`'s keys (`logprobs` aside), plus `admissions`.")
     import torch
     dev = next(model.parameters()).device
-    p_ids, p_attn, S = _layout(tok, prompts, system, max_prompt_length, True, dev)   # the system turn: S shared columns
+    p_ids, p_attn, S = prompt_layout(tok, prompts, system, max_prompt_length, True, dev)   # the system turn: S shared columns
     N, P = p_ids.shape
     if do_sample and (seeds is None or len(seeds) != N): raise ValueError(f"sampling needs one seed per prompt ({N})")
     if max_new_tokens < 1 or rows < 1: raise ValueError(f"max_new_tokens and rows must be >= 1, got {max_new_tokens}, {rows}")
@@ -98,7 +98,7 @@ def decode_stream(model, tok,
                 idx = torch.arange(q, min(N, q + rows - len(alive)), device=dev); q = int(idx[-1]) + 1
                 cols = torch.cat([torch.arange(S, device=dev), torch.arange(P - int(rest[idx].max()), P, device=dev)])
                 ids, a = p_ids[idx][:, cols], p_attn[idx][:, cols]
-                c, lg = _prefill(model, ids, a, (a.cumsum(-1) - 1).clamp(min=0), S, prefill_rows)
+                c, lg = prefill_cache(model, ids, a, (a.cumsum(-1) - 1).clamp(min=0), S, prefill_rows)
                 cache, attn = _regroup(S, ([(cache, attn, alive)] if len(alive) else []) + [(c, a, None)])
                 logits = lg if not len(alive) else torch.cat([logits[alive], lg])
                 pos = a.sum(-1) if not len(alive) else torch.cat([pos[alive], a.sum(-1)])
@@ -121,7 +121,7 @@ def decode_stream(model, tok,
             o = model(input_ids=nxt[:, None], attention_mask=attn, position_ids=pos[:, None], past_key_values=cache,
                       use_cache=True, logits_to_keep=1)
             cache, logits, pos = o.past_key_values, o.logits[:, -1].float(), pos + 1
-    r = _finish(tok, p_ids, p_attn, out[:, :max(int(n_out.max()), 1)], S)
+    r = decode_result(tok, p_ids, p_attn, out[:, :max(int(n_out.max()), 1)], S)
     return {**r, 'admissions': admissions}
 
 # %% ../nbs/00d_stream.ipynb #23073bdf

@@ -13,8 +13,8 @@ from .formatting import prompt_text
 from .stats import binom_two_sided, human_win_rate
 
 # %% auto #0
-__all__ = ['KEYS', 'KEYS_HELP', 'normalize_item', 'PolicyItems', 'RatingWidget', 'CompareWidget', 'review_rows', 'review_labels',
-           'review_positions', 'BlindReview', 'verdict_text']
+__all__ = ['KEYS', 'KEYS_HELP', 'normalize_item', 'PolicyItems', 'RatingWidget', 'CompareWidget', 'report_modes', 'review_rows',
+           'review_labels', 'review_positions', 'BlindReview', 'verdict_text']
 
 # %% ../nbs/03_widgets.ipynb #4f1e37d5
 def _text(x) -> str: return x if isinstance(x, str) else x[-1]['content']
@@ -380,7 +380,7 @@ def _summary_html(self:CompareWidget) -> str:
     return f'<small>{parts}<br>{bias}<br>{self._speed()}</small>'
 
 # %% ../nbs/03_widgets.ipynb #b4eabc95
-def _modes(report) -> dict:
+def report_modes(report) -> dict:
     "The `modes` of an evaluation report: an `EvalReport`, the dict it saves, or the path of its JSON."
     if hasattr(report, 'modes'): return report.modes
     if isinstance(report, dict): return report['modes']
@@ -389,7 +389,7 @@ def _modes(report) -> dict:
 def review_rows(report, judge:str|None=None, mode:str|None=None) -> dict:
     ("The pairs a blind review shows: the report's first row of each prompt (policy answer, base answer) with the "
      "judge's verdict on it (1 the policy's answer wins, 0 the base's, ½ a tie), and a tag naming the report's content.")
-    modes = _modes(report)
+    modes = report_modes(report)
     if not modes: raise ValueError("the report has no answers (no modes): evaluate the policy first")
     mode = mode or ('sampled' if 'sampled' in modes else next(iter(modes)))
     if mode not in modes: raise ValueError(f"mode {mode!r} is not in the report: {sorted(modes)}")

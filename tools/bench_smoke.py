@@ -56,6 +56,8 @@ def changes(before:dict, after:dict) -> list[str]:
             + [f'modified {p}' for p in sorted(before.keys() & after.keys()) if before[p] != after[p]]
             + [f'deleted {p}' for p in sorted(before.keys() - after.keys())])
 
+LIBRARIES = {'report'}   # modules the scripts import (bench/report.py: the tables), not benchmarks themselves
+
 def has_smoke_flag(script:Path) -> bool:
     "Whether the script's source names a `--smoke` flag (checked before running it)."
     return bool(SMOKE_FLAG.search(script.read_text(encoding='utf-8')))
@@ -103,7 +105,7 @@ def main(argv=None):
     ap.add_argument('--part', help='K/N: the K-th of N interleaved parts of the scripts (sorted by name), so N test '
                                    'notebooks share them and each stays inside its time limit')
     a = ap.parse_args(argv)
-    scripts = sorted(BENCH.glob('*.py'))
+    scripts = sorted(p for p in BENCH.glob('*.py') if p.stem not in LIBRARIES)
     if a.part:
         k, n = map(int, a.part.split('/'))
         if not 1 <= k <= n: ap.error(f"--part {a.part}: want K/N with 1 <= K <= N")

@@ -34,15 +34,17 @@ def _edge(x1, y1, x2, y2, pad=0.08):
 
 def best_method(results=None) -> str|None:
     ("The method with the highest lower bound under the independent judge, from the saved results "
-     "(`rlnb.evaluation.saved_method_rows`), as one line; None when nothing is saved.")
+     "(`bench/report.py`'s `saved_method_rows`), as one line; None when nothing is saved.")
     import json
+    import sys
     from rlnb.core import bench_results
-    from rlnb.bench import saved_method_rows, _METHOD_NAMES
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent/'bench'))   # the report: bench/report.py
+    from report import saved_method_rows, METHOD_NAMES
     rows = [r for r in saved_method_rows(results) if 'judge' in r['judges']]
     if not rows: return None
     r = max(rows, key=lambda r: r['judges']['judge']['win_rate_ci'][0]); v = r['judges']['judge']
     f = Path(results or bench_results())/'methods.json'
-    dates = {_METHOD_NAMES.get(k, k): m.get('date') for k, m in (json.loads(f.read_text()) if f.exists() else {}).get('methods', {}).items()}
+    dates = {METHOD_NAMES.get(k, k): m.get('date') for k, m in (json.loads(f.read_text()) if f.exists() else {}).get('methods', {}).items()}
     return (f"Best on the demo run: {r['method']} wins {v['win_rate']:.3f} [{v['win_rate_ci'][0]:.3f}, "
             f"{v['win_rate_ci'][1]:.3f}] of held-out prompts against SmolLM2 under the independent judge "
             f"(95 % CI; bench/results/, {(dates.get(r['method']) or '')[:10]}; every method: README, 08_evaluation)")
