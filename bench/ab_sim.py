@@ -23,7 +23,7 @@ def main():
         sys.path.insert(0, str(Path(__file__).parent)); from _smoke import smoke_home
         results, a.aa, a.ab, a.horizon = smoke_home()/'results', 6, 4, 30
     else: results = Path(__file__).parent/'results'
-    from rlnb.core import cpu_line
+    from rlnb.hardware import cpu_line
     from rlnb.feedback import FeedbackStore
     from rlnb.evaluation import sample_size, wilson_interval
     from rlnb.abtest import simulate_ab

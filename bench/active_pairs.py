@@ -15,7 +15,9 @@ from pathlib import Path
 
 def main(run=None, smoke:bool=False, save:str='active_pairs.json'):
     import yaml
-    from rlnb.core import cpu_line, utc_now, repo_dir, tiny_encoder
+    from rlnb.core import utc_now, repo_dir
+    from rlnb.hardware import cpu_line
+    from rlnb.assets import tiny_encoder
     from rlnb.feedback import chitchat_records
     from rlnb.formatting import build_datasets, prompt_text
     from rlnb.people import pair_features, label_efficiency, efficiency_decision

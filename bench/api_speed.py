@@ -103,7 +103,7 @@ def main():
         results = smoke_home()/'results'
         a.threads, a.per_thread, a.batches, a.batch_size, a.repeats = 2, 5, 2, 50, 1
     else: results = Path(__file__).parent/'results'
-    from rlnb.core import cpu_line
+    from rlnb.hardware import cpu_line
     from rlnb.feedback import FeedbackStore
     backend = 'postgresql' if (a.db or '').startswith('postgres') else 'sqlite'
     levels = [x.strip().upper() for x in a.sync.split(',')] if backend == 'sqlite' else ['server']

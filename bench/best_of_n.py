@@ -25,7 +25,8 @@ FIGURE = Path(__file__).resolve().parent.parent/'nbs'/'images'/'methods.png'   #
 
 def main(run:str, pool:int=16, save:bool=False, base:str='smollm2'):
     import torch
-    from rlnb.core import cpu_line, peak_rss_mb, repo_dir
+    from rlnb.core import repo_dir
+    from rlnb.hardware import cpu_line, peak_rss_mb
     from rlnb.evaluation import best_of_n_report
     from rlnb.prompts import eval_prompt_set
     from rlnb.judges import RewardJudge

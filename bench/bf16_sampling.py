@@ -27,7 +27,7 @@ def adapter_policy(smoke:bool):
     "The base and a LoRA r16 adapter on it moved off zero (so that policy and base differ), and the tokenizer."
     import torch
     from peft import LoraConfig, get_peft_model
-    from rlnb.core import load_policy, tiny_policy
+    from rlnb.assets import load_policy, tiny_policy
     model, tok = tiny_policy(init_range=0.4) if smoke else load_policy()
     torch.manual_seed(0)
     policy = get_peft_model(model, LoraConfig(task_type='CAUSAL_LM', r=16, lora_alpha=32, target_modules='all-linear'))
@@ -56,7 +56,8 @@ def kl_rows(p_list, q_list) -> dict:
 
 def main(smoke=False, results=None):
     import contextlib, torch
-    from rlnb.core import cpu_line, isa_caps, bench_results
+    from rlnb.core import bench_results
+    from rlnb.hardware import cpu_line, isa_caps
     from rlnb.prompts import heldout_prompts
     import copy
     from rlnb.policy import plain_pair, generate_answers, bf16_sampling, bf16_weights

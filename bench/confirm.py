@@ -68,7 +68,8 @@ def new_runs(recipe:dict, seed:int, n:int, root=None) -> list[Path]:
 
 def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS, looks:int=1, conf:float|None=None,
          max_invalid:int=0, new:tuple|None=None, root=None) -> dict:
-    from rlnb.core import cpu_line, isa_caps, repo_dir
+    from rlnb.core import repo_dir
+    from rlnb.hardware import cpu_line, isa_caps
     from rlnb.pipeline import load_recipe, run_pipeline
     from rlnb.recipe import replicate_summary, replicates_table
     if not isinstance(looks, int) or looks < 1: raise SystemExit(f"--looks must be an integer >= 1, got {looks!r}")

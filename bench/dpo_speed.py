@@ -83,7 +83,8 @@ def main():
     if smoke: args.remove('--smoke'); smoke_mode()
     if '--save' in args: i = args.index('--save'); save = args[i + 1]; del args[i:i + 2]
     if len(args) == 2 and args[1].endswith('.jsonl'): return run(args[0], args[1])
-    from rlnb.core import bench_results, cpu_line, isa_caps
+    from rlnb.core import bench_results
+    from rlnb.hardware import cpu_line, isa_caps
     if smoke:
         if args or save: sys.exit('--smoke runs trl_defaults and cpu and saves to a temporary folder: no other arguments')
         from _smoke import smoke_home

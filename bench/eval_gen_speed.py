@@ -117,7 +117,9 @@ def main(save='eval_gen_speed.json', smoke=False, results=None):
     import torch
     from peft import LoraConfig, get_peft_model
     import rlnb.policy as E
-    from rlnb.core import cpu_line, isa_caps, load_policy, tiny_policy, bench_results
+    from rlnb.core import bench_results
+    from rlnb.hardware import cpu_line, isa_caps
+    from rlnb.assets import load_policy, tiny_policy
     from rlnb.prompts import heldout_prompts
     from rlnb.policy import plain_pair
     print(cpu_line(), f'| torch threads {torch.get_num_threads()}', flush=True)

@@ -38,7 +38,7 @@ def train(run:Path, name:str, v:dict) -> Path:
         return res.model_path, res.metrics
     from rlnb.ppo import PPOConfig, train_rl, reward_model_fn
     from rlnb.reward import RewardModel
-    from rlnb.core import load_policy, model_path
+    from rlnb.assets import load_policy, model_path
     model, tok = load_policy(model_path(v.pop('model', 'smollm2')))
     prompts = list(dict.fromkeys(prompt_text(p) for p in ds['train']['prompt']))
     res = train_rl(model, tok, prompts, reward_model_fn(RewardModel.load(run/'reward'/'reward_model')),
@@ -46,7 +46,7 @@ def train(run:Path, name:str, v:dict) -> Path:
     return out/'policy', res.metrics
 
 def main(run:str, name:str):
-    from rlnb.core import cpu_line
+    from rlnb.hardware import cpu_line
     from rlnb.evaluation import evaluate_policy, plot_report
     from rlnb.judges import RewardJudge
     from rlnb.prompts import heldout_prompts

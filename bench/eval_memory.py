@@ -23,7 +23,8 @@ VARIANTS = {'keep log-probs': None, 'budget 1536 MiB': 1536}
 def one(variant:str, out:str, smoke:bool=False):
     "Answer the prompts with one variant in this process; write texts, KL, seconds and peak RSS to `out`."
     import torch
-    from rlnb.core import chitchat_prompts, convert_policy, peak_rss_mb, tiny_policy
+    from rlnb.hardware import peak_rss_mb
+    from rlnb.assets import chitchat_prompts, convert_policy, tiny_policy
     from rlnb.policy import generate_answers, load_policy_pair, plain_pair, tiny_adapter
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     tmp = Path(tempfile.mkdtemp(prefix='rlnb-evalmem-'))
@@ -43,7 +44,8 @@ def one(variant:str, out:str, smoke:bool=False):
 
 def main(smoke:bool=False, save:str='eval_memory.json'):
     import numpy as np
-    from rlnb.core import cpu_line, utc_now
+    from rlnb.core import utc_now
+    from rlnb.hardware import cpu_line
     from _smoke import smoke_home, save_result
     home = smoke_home() if smoke else None
     print(cpu_line(), flush=True)

@@ -25,7 +25,7 @@ def main():
         results, a.sims, rates, sizes = smoke_home()/'results', 50, (0.5, 0.58), (64, 305)
     else: results = Path(__file__).parent/'results'
     import numpy as np
-    from rlnb.core import cpu_line
+    from rlnb.hardware import cpu_line
     from rlnb.evaluation import win_rate, prompts_needed, wilson_interval
     seed = a.seed if a.seed is not None else int(time.time()) % 100_000
     rng, t0, cells = np.random.default_rng(seed), time.perf_counter(), []

@@ -10,7 +10,8 @@ from pathlib import Path
 def main(batch_sizes=(8, 16, 32), n_prompts=64, max_new_tokens=48, results=Path(__file__).parent/'results'):
     import torch
     from peft import LoraConfig, get_peft_model
-    from rlnb.core import cpu_line, load_policy, peak_rss_mb
+    from rlnb.hardware import cpu_line, peak_rss_mb
+    from rlnb.assets import load_policy
     from rlnb.evaluation import evaluate_policy
     from rlnb.prompts import heldout_prompts
     from rlnb.policy import generate_answers

@@ -30,7 +30,7 @@ DPO = {  # PreferenceConfig overrides of the `default` preset (LoRA r16, bf16 we
 
 def prepare(d:Path):
     import shutil
-    from rlnb.core import model_path, chitchat_prompts
+    from rlnb.assets import model_path, chitchat_prompts
     from rlnb.feedback import chitchat_records
     from rlnb.formatting import build_datasets
     d.mkdir(parents=True, exist_ok=True)
@@ -86,7 +86,7 @@ def dpo(model_dir, d):
 def ppo(model_dir, d):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from rlnb.core import seed_everything
+    from rlnb.hardware import seed_everything
     from rlnb.ppo import PPOConfig, PPOTrainer, bf16_on
     seed_everything(0)
     cfg = PPOConfig.make('small_gpu', save_steps=10**9, log_completions=0, missing_eos_penalty=None, **PPO)
@@ -134,7 +134,8 @@ def main():
     if smoke and not torch.cuda.is_available(): return skip('no CUDA: the DPO, PPO and generation runs (--prepare ran)')
     assert torch.cuda.is_available(), 'this benchmark needs a CUDA GPU'
     if not smoke: d = Path(sys.argv[1])
-    from rlnb.core import bench_results, cpu_line
+    from rlnb.core import bench_results
+    from rlnb.hardware import cpu_line
     model_dir = random_model(d)
     res = dict(gpu=torch.cuda.get_device_name(), torch=torch.__version__, cpu=cpu_line(),
                weights='SmolLM2-135M-Instruct architecture, seeded random weights (see the docstring)')

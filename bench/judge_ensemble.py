@@ -20,7 +20,8 @@ SEEDS = (2, 3)
 def main(run:str|None=None, smoke:bool=False, save:str='judge_ensemble.json'):
     import numpy as np
     from datasets import load_from_disk
-    from rlnb.core import cpu_line, repo_dir, utc_now
+    from rlnb.core import repo_dir, utc_now
+    from rlnb.hardware import cpu_line
     from rlnb.formatting import prompt_text
     from rlnb.judges import RewardJudge, beats_heuristic
     from rlnb.reward import RewardConfig, train_reward_model

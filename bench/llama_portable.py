@@ -65,7 +65,9 @@ def cached_wheel() -> Path|None:
 
 def main(native:str, portable:str, smoke:bool=False):
     global QUANTS, REPEATS
-    from rlnb.core import cpu_line, chitchat_prompts, cache_dir
+    from rlnb.core import cache_dir
+    from rlnb.hardware import cpu_line
+    from rlnb.assets import chitchat_prompts
     from rlnb.export import export_model, prompt_ids
     from rlnb.llama import native_instructions
     from rlnb.policy import load_checkpoint

@@ -83,7 +83,8 @@ SMOKE = {}
 FIGURE = Path(__file__).resolve().parent.parent/'nbs'/'images'/'methods.png'   # the README's figure
 
 def main(run:str, name:str, save:bool=False, candidate:bool=False):
-    from rlnb.core import cpu_line, repo_dir
+    from rlnb.core import repo_dir
+    from rlnb.hardware import cpu_line
     from rlnb.pipeline import run_pipeline
     run = Path(run); cfg = json.loads((run/'config.json').read_text())
     recipe = cfg.get('recipe', cfg)
@@ -137,7 +138,7 @@ def instrument(run:str, name:str) -> dict:
     ("The same policy judged twice on the same development prompts: `evaluate_<name>` (as `main` made it, fp32 unless the "
      "run's evaluate options say otherwise) and again with bf16 sampling, as `evaluate_<name>_dev_bf16`; saved to the "
      "candidates file's `instrument_check`.")
-    from rlnb.core import cpu_line
+    from rlnb.hardware import cpu_line
     from rlnb.pipeline import run_pipeline
     run = Path(run); done = json.loads((run/'metrics.json').read_text())
     if f'evaluate_{name}' not in done: raise SystemExit(f"{run} has no evaluate_{name}: run bench/methods.py {run} {name} first")
@@ -167,7 +168,7 @@ def instrument_demo(run:str) -> dict:
     ("The instrument on make demo's own policy: a run's evaluate stage (its confirmation prompts, K, OOD row, control) "
      "run again with `NEW_EVAL` as `evaluate_new`; both evaluations' judge rows, KL and stage seconds go to "
      "bench/results/instrument_demo.json. The policy is the same, so the win rates may differ only by sampling.")
-    from rlnb.core import auto_bf16, cpu_line
+    from rlnb.hardware import auto_bf16, cpu_line
     from rlnb.pipeline import run_pipeline
     run = Path(run); done = json.loads((run/'metrics.json').read_text())
     cfg = json.loads((run/'config.json').read_text()); recipe = cfg.get('recipe', cfg)

@@ -1,4 +1,4 @@
-"""What the native libraries keep between stages, with their own defaults and with `rlnb.core.NATIVE_MEMORY`, in one run.
+"""What the native libraries keep between stages, with their own defaults and with `rlnb.hardware.NATIVE_MEMORY`, in one run.
 
     .venv/bin/python bench/native_memory.py          # writes bench/results/native_memory.json (~3 min on 2 cores)
     .venv/bin/python bench/native_memory.py --smoke  # the tiny policy, 2 steps; JSON to a temporary folder
@@ -9,7 +9,7 @@ and everything is let go (`release_memory`: garbage collected, the C heap trimme
 start, its peak, what stays held after it (what the next stage starts from), its seconds and its losses. Settings:
 - `library defaults`: oneDNN's primitive cache and ideep's weight cache at 1,024 entries each, glibc's 8 malloc
   arenas per core (what torch does when nothing is set);
-- `rlnb`: `rlnb.core.NATIVE_MEMORY`, which `import rlnb` sets unless the environment already says otherwise.
+- `rlnb`: `rlnb.hardware.NATIVE_MEMORY`, which `import rlnb` sets unless the environment already says otherwise.
 The losses and answers must be identical (these caches hold how to compute, not what): checked."""
 import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -24,7 +24,7 @@ def smoke_budget():
 
 def child(data:str, smoke:bool):
     from datasets import Dataset
-    from rlnb.core import release_memory, reset_peak_rss, peak_rss_mb
+    from rlnb.hardware import release_memory, reset_peak_rss, peak_rss_mb
     from rlnb.dpo import PreferenceConfig, train_dpo
     from rlnb.policy import generate_answers, load_checkpoint
     rss = lambda: int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20
@@ -47,7 +47,8 @@ def child(data:str, smoke:bool):
     print('RESULT ' + json.dumps(out), flush=True)
 
 def main(smoke:bool=False):
-    from rlnb.core import NATIVE_MEMORY, cpu_line, utc_now, isa_caps
+    from rlnb.core import utc_now
+    from rlnb.hardware import NATIVE_MEMORY, cpu_line, isa_caps
     from rlnb.feedback import chitchat_records
     from rlnb.formatting import build_datasets
     sys.path.insert(0, str(Path(__file__).parent))

@@ -41,7 +41,8 @@ def main():
         # the gate always passes (non-inferiority with a margin of 0.99): candidates are deployed, so the rollback has
         # a version to go back to
         smoke_cfg = dict(max_steps=2, eval_prompts=8, min_eval_prompts=1, gate='non_inferiority', margin=0.99)
-    from rlnb.core import cache_dir, cpu_line
+    from rlnb.core import cache_dir
+    from rlnb.hardware import cpu_line
     cache = cache_dir()
     home = Path(a.home or tempfile.mkdtemp(prefix='rlnb-online-'))
     os.environ['RLNB_HOME'] = str(home); (home/'models').mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,8 @@ JUDGES = {'weak (70 % agreement, 15 % bias)': (0.7, 0.15), 'good (90 % agreement
 N_HUMAN = (20, 50, 80, 160, 320)
 
 def main(run=None, smoke:bool=False, save:str='ppi_coverage.json'):
-    from rlnb.core import cpu_line, utc_now
+    from rlnb.core import utc_now
+    from rlnb.hardware import cpu_line
     from rlnb.stats import ppi_coverage
     from _smoke import save_result, smoke_home
     print(cpu_line(), flush=True)

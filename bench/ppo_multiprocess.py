@@ -8,7 +8,7 @@ from pathlib import Path
 def main(out, steps:int=2):
     import torch
     from accelerate import Accelerator
-    from rlnb.core import tiny_policy
+    from rlnb.assets import tiny_policy
     from rlnb.ppo import PPOConfig, PPOTrainer
     acc = Accelerator(cpu=not torch.cuda.is_available())
     model, tok = tiny_policy(init_range=0.4)

@@ -68,7 +68,8 @@ def peak_rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_m
 def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample_bf16=None, sampler_logprobs=None) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from rlnb.core import model_path, seed_everything
+    from rlnb.hardware import seed_everything
+    from rlnb.assets import model_path
     from rlnb.ppo import PPOConfig, PPOTrainer, reward_model_fn, read_prompts
     s = SETTINGS
     seed_everything(s['seed'])
@@ -89,7 +90,7 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample
     steps_out = [{'generate': h['time/generate'], 'score': h['time/score'], 'prepare': h['time/prepare'],
                   'update': h['time/update'], 'reward': h['objective/reward'], 'kl': h['objective/kl'],
                   'response_tokens': h.get('charts/response_tokens')} for h in hist]
-    from rlnb.core import auto_bf16
+    from rlnb.hardware import auto_bf16
     return {'side': 'rlnb', 'bf16': bf16 if bf16 is not None else f'auto ({auto_bf16("cpu")})',
             'sample_merged': sample_merged, 'attn_implementation': attn or 'auto',
             'sample_bf16': sample_bf16, 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
@@ -102,7 +103,9 @@ def run_trl(steps:int, rm:str) -> dict:
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification, AutoTokenizer, TrainerCallback
     from trl.experimental.ppo import PPOConfig, PPOTrainer
     import trl.experimental.ppo.ppo_trainer as T
-    from rlnb.core import model_path, render_chat, seed_everything
+    from rlnb.core import render_chat
+    from rlnb.hardware import seed_everything
+    from rlnb.assets import model_path
     from rlnb.ppo import reward_model_fn, read_prompts
     s = SETTINGS
     seed_everything(s['seed'])
@@ -211,7 +214,7 @@ def main():
         if a.threads: torch.set_num_threads(a.threads)
         res = SIDES[a.side](a.steps, a.rm)
         Path(a.out).write_text(json.dumps(res)); return
-    from rlnb.core import cpu_line
+    from rlnb.hardware import cpu_line
     tmp, result = Path('/tmp'), RESULT
     if a.smoke:
         if a.only or a.save: ap.error('--smoke runs its own sides and saves to a temporary folder')
@@ -233,7 +236,7 @@ def main():
         runs[side] = json.loads(out.read_text()); runs[side]['process_s'] = round(time.perf_counter() - t, 1)
         print(f"{side}: {json.dumps(summarise(runs[side]))}", flush=True)
     if a.only and not (a.save and 'trl' in runs) and not a.smoke: return
-    from rlnb.core import isa_caps
+    from rlnb.hardware import isa_caps
     caps = isa_caps()   # torch, oneDNN and MKL held to an older instruction set
     s = {k: summarise(v) for k, v in runs.items()}
     res = {'cpu': cpu_line(), 'isa_caps': caps, 'settings': SETTINGS, 'steps': a.steps, 'summary': s,

@@ -37,7 +37,7 @@ def plot(res:dict, path:Path):
     fig.tight_layout(); fig.savefig(path, dpi=110); plt.close(fig)
 
 def main(run=None, smoke:bool=False, save:str='proxy_gold.json'):
-    from rlnb.core import cpu_line
+    from rlnb.hardware import cpu_line
     from rlnb.reward import RewardModel
     from rlnb.judges import RewardJudge
     from rlnb.evaluation import evaluate_policy
@@ -46,7 +46,7 @@ def main(run=None, smoke:bool=False, save:str='proxy_gold.json'):
     home = smoke_home() if smoke else None
     if smoke:
         run = toy_run(home)
-        from rlnb.core import model_path
+        from rlnb.assets import model_path
         recipe, ckpts = {'seed': 0}, {f'round-{i}': tiny_adapter(model_path('tiny'), home/f'a{i}', scale=0.1 * i) for i in (1, 2)}
         ev_opts, prompts, clusters = {'max_new_tokens': 8, 'answers_per_prompt': 1}, None, None
     else:

@@ -20,7 +20,8 @@ def development(recipe:dict) -> dict:
                                  for s in recipe['stages'] if s['stage'] != 'export']}
 
 def main(recipe, save:bool=False, root=None, name:str|None=None, split:str|None=None):
-    from rlnb.core import cpu_line, repo_dir, peak_rss_mb
+    from rlnb.core import repo_dir
+    from rlnb.hardware import cpu_line, peak_rss_mb
     from rlnb.pipeline import run_pipeline, load_recipe
     name = (name or Path(recipe).stem) + ('_dev' if split == 'eval' else '')
     print(cpu_line(), flush=True)

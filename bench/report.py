@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 from rlnb.stats import wilson_interval, mean_ci, holm, confirmed
 from rlnb.evaluation import ci_errorbar
-from rlnb.core import bench_results, isa_caps_note
+from rlnb.core import bench_results
+from rlnb.hardware import isa_caps_note
 
 SPEED_GOALS = {   # benchmark: (the stem its saved results start with, the goal in words)
     'DPO, whole run vs TRL defaults': ('dpo_speed', '≥ 3× at no more memory, same losses'),

@@ -87,7 +87,8 @@ def main():
     seeds = int(args.pop(args.index('--seeds') + 1)) if '--seeds' in args else None   # each variant with seeds 0..N-1
     if '--seeds' in args: args.remove('--seeds')
     if len(args) == 1 and not save and seeds is None: return run(args[0], backbone, seed)
-    from rlnb.core import bench_results, cpu_line, isa_caps
+    from rlnb.core import bench_results
+    from rlnb.hardware import cpu_line, isa_caps
     if smoke:
         if args or backbone != 'minilm': sys.exit('--smoke runs trl_defaults and cpu on the tiny encoder: no other arguments')
         from _smoke import smoke_home

@@ -19,7 +19,8 @@ SMOKE = {}
 def main(run:str, save:bool=False, preset:str='cpu', fractions=(1/8, 1/4, 1/2, 1)):
     import numpy as np
     from datasets import load_from_disk
-    from rlnb.core import cpu_line, peak_rss_mb, repo_dir
+    from rlnb.core import repo_dir
+    from rlnb.hardware import cpu_line, peak_rss_mb
     from rlnb.pipeline import _prompt_half
     from rlnb.reward import train_reward_model, baseline_accuracies, RewardConfig, _col
     from rlnb.stats import bootstrap_ci

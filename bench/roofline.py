@@ -68,7 +68,8 @@ def stage_rows(run:Path) -> list[dict]:
 
 def main(run:str|None=None, smoke:bool=False, save:str='roofline.json'):
     import torch
-    from rlnb.core import cpu_line, repo_dir, utc_now
+    from rlnb.core import repo_dir, utc_now
+    from rlnb.hardware import cpu_line
     print(cpu_line(), flush=True)
     from _smoke import save_result
     home = None

@@ -49,7 +49,8 @@ def ppo(world:int):
     from accelerate import Accelerator
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from rlnb.core import model_path, seed_everything
+    from rlnb.hardware import seed_everything
+    from rlnb.assets import model_path
     from rlnb.ppo import PPOConfig, PPOTrainer, read_prompts
     seed_everything(0)
     acc = Accelerator(cpu=not torch.cuda.is_available())
@@ -76,7 +77,8 @@ def main():
     smoke = sys.argv[-1] == '--smoke'
     if smoke: sys.argv.pop(); smoke_mode()
     if sys.argv[1:2] == ['--child']: return child(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-    from rlnb.core import bench_results, cpu_line
+    from rlnb.core import bench_results
+    from rlnb.hardware import cpu_line
     if smoke:
         from _smoke import smoke_home
         results = smoke_home()/'results'

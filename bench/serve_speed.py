@@ -25,14 +25,14 @@ def smoke_mode():
 
 def prompt_tokens():
     from transformers import AutoTokenizer
-    from rlnb.core import model_path
+    from rlnb.assets import model_path
     from rlnb.export import prompt_ids
     return prompt_ids(AutoTokenizer.from_pretrained(model_path(MODEL)), PROMPT)
 
 def hf(dtype:str):
     import torch
     from transformers import AutoModelForCausalLM
-    from rlnb.core import model_path
+    from rlnb.assets import model_path
     m = AutoModelForCausalLM.from_pretrained(model_path(MODEL), dtype=getattr(torch, dtype)).eval()
     ids = torch.tensor([prompt_tokens()])
     def gen(b, n):
@@ -97,7 +97,8 @@ def llama(path:str):
     return rows
 
 def gguf_files(d=None) -> dict:
-    from rlnb.core import cache_dir, model_path
+    from rlnb.core import cache_dir
+    from rlnb.assets import model_path
     from rlnb.export import convert_to_gguf, quantize_gguf
     d = Path(d or cache_dir()/'bench'/'gguf'); d.mkdir(parents=True, exist_ok=True)
     f16 = d/f'{MODEL}-f16.gguf'
@@ -114,7 +115,8 @@ def main():
     if sys.argv[1:2] == ['--child']:
         kind, arg = sys.argv[2], sys.argv[3]
         print(json.dumps(hf(arg) if kind == 'hf' else llama(arg))); return
-    from rlnb.core import bench_results, cpu_line
+    from rlnb.core import bench_results
+    from rlnb.hardware import cpu_line
     if smoke:
         from _smoke import smoke_home
         home = smoke_home(); results = home/'results'

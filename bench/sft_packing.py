@@ -34,7 +34,8 @@ def filing_examples(smoke:bool):
 
 def main(smoke:bool=False, results:Path|None=None):
     import torch
-    from rlnb.core import cpu_line, isa_caps, bench_results
+    from rlnb.core import bench_results
+    from rlnb.hardware import cpu_line, isa_caps
     from rlnb.sft import SFTConfig, train_sft
     train, dev, recipe, sft = filing_examples(smoke)
     kw = dict(system=recipe['system'], epochs=1, learning_rate=sft['learning_rate'], batch_size=sft['batch_size'],

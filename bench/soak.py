@@ -41,7 +41,7 @@ def proc_sample(pid:int) -> dict:
 
 def setup(home:Path) -> Path:
     "A store with feedback to train on and two tiny versions with real GGUFs, v1 deployed; its path."
-    from rlnb.core import tiny_policy
+    from rlnb.assets import tiny_policy
     from rlnb.export import convert_to_gguf
     from rlnb.feedback import Feedback, FeedbackStore
     from rlnb.registry import Registry
@@ -74,7 +74,8 @@ def main():
         cache = (Path(__file__).resolve().parent.parent/'models'/'.cache'); cache.mkdir(parents=True, exist_ok=True)
         (home/'models'/'.cache').symlink_to(cache, target_is_directory=True)
         os.environ['RLNB_HOME'] = str(home)
-    from rlnb.core import cpu_line, utc_now
+    from rlnb.core import utc_now
+    from rlnb.hardware import cpu_line
     db = setup(home)
     with socket.socket() as s: s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]
     env = {**os.environ, 'RLNB_API_TOKEN': TOKEN, 'RLNB_API_RATE': '0', 'RLNB_API_CONCURRENCY': '0'}

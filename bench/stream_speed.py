@@ -20,7 +20,9 @@ SYSTEM = "You are a friendly person in a casual text chat. Reply in one to three
 
 def main(save='stream_speed.json', smoke=False, results=None):
     import torch
-    from rlnb.core import auto_bf16, cpu_line, isa_caps, load_policy, tiny_policy, bench_results
+    from rlnb.core import bench_results
+    from rlnb.hardware import auto_bf16, cpu_line, isa_caps
+    from rlnb.assets import load_policy, tiny_policy
     from rlnb.prompts import heldout_prompts
     from rlnb.policy import generate_answers, answer_pool
     from rlnb.stream import refill_answers, refill_pool

@@ -14,7 +14,8 @@ from _smoke import smoke_home, save_result, cli
 
 def main(run=None, smoke:bool=False, save:str='tripwires.json'):
     import yaml
-    from rlnb.core import cpu_line, model_path
+    from rlnb.hardware import cpu_line
+    from rlnb.assets import model_path
     from rlnb.policy import tiny_adapter
     from rlnb.tripwires import run_tripwires, tripwire_table, PARTS
     home = smoke_home() if smoke else None

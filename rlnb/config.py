@@ -6,7 +6,8 @@
 from __future__ import annotations
 import json, os, re, sys, time
 from pathlib import Path
-from .core import console_script, new_run, models_dir, rlnb_home, check_agent, peak_rss_mb, precision_decision
+from .core import console_script, new_run, models_dir, rlnb_home, check_agent
+from .hardware import peak_rss_mb, precision_decision
 
 # %% auto #0
 __all__ = ['fits_type', 'unknown_option', 'StageConfig', 'StageResult', 'train_metrics', 'stage_cli', 'stage_dir', 'json_lines']

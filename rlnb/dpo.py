@@ -7,10 +7,13 @@ from __future__ import annotations
 import json, math, time, types
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
-from .core import chat_ids, get_device, seed_everything, peak_rss_mb, Timer, new_run, cache_dir, model_path, end_group_at_exit, lora_config, last_checkpoint, report_targets, name_base
+from .core import chat_ids, new_run, cache_dir, lora_config, last_checkpoint
+from .hardware import get_device, seed_everything, peak_rss_mb, Timer, end_group_at_exit
+from .assets import model_path, name_base
+from .tracking import report_targets
 from .config import StageConfig, StageResult, train_metrics
 from .formatting import prompt_text, to_preference_pairs, to_kto, to_dataset, split_by_prompt
-from .core import auto_bf16
+from .hardware import auto_bf16
 from .durable import atomic_dir, atomic_write, durable_replace
 from .config import stage_cli, stage_dir
 from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer

@@ -9,7 +9,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, asdict, field
 from pathlib import Path
 from datetime import datetime, timezone
-from .core import create_tables, asset_dir, check_agent, console_script
+from .core import create_tables, check_agent, console_script
+from .assets import asset_dir
 from .config import StageConfig, StageResult, stage_cli
 from .feedback import Feedback
 from .stream import refill_answers

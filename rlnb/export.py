@@ -7,7 +7,9 @@ from __future__ import annotations
 import json, os, pickle, re, shutil, signal, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import cache_dir, cpu_info, model_path, hub_name
+from .core import cache_dir
+from .hardware import cpu_info
+from .assets import model_path, hub_name
 from .durable import atomic_dir, atomic_write, durable_replace
 from .config import StageConfig, StageResult, stage_cli
 from .core import console_script

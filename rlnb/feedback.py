@@ -8,7 +8,9 @@ import json, hashlib, os
 from dataclasses import dataclass, field, asdict, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from .core import create_tables, check_agent, data_dir, load_chitchat, Timer
+from .core import create_tables, check_agent, data_dir
+from .hardware import Timer
+from .assets import load_chitchat
 from .sql import open_engine, store_url, migrate_key, retrying
 
 # %% auto #0

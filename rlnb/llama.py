@@ -6,7 +6,8 @@
 from __future__ import annotations
 import os, re, shutil, subprocess, sys, tempfile
 from pathlib import Path
-from .core import cache_dir, cpu_info
+from .core import cache_dir
+from .hardware import cpu_info
 from .durable import durable_replace
 
 # %% auto #0

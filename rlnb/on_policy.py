@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib, json, random, shutil, time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from .core import auto_bf16, peak_rss_mb, release_memory
+from .hardware import auto_bf16, peak_rss_mb, release_memory
 from .durable import atomic_write, durable_replace
 from .config import StageConfig, StageResult
 from .registry import Registry

@@ -9,7 +9,9 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from fastcore.basics import patch
-from .core import create_tables, check_agent, models_dir, new_run, peak_rss_mb, rlnb_home, model_path
+from .core import create_tables, check_agent, models_dir, new_run, rlnb_home
+from .hardware import peak_rss_mb
+from .assets import model_path
 from .durable import atomic_write, durable_replace
 from .config import StageConfig, StageResult
 from .feedback import Feedback, FeedbackStore

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, random
 from pathlib import Path
 from collections import Counter, defaultdict
-from .core import load_encoder
+from .assets import load_encoder
 from .stats import human_win_rate, t_quantile, wilson_interval, binom_two_sided, bootstrap_ci
 from .feedback import FeedbackStore
 from .widgets import BlindReview, review_rows, review_positions, verdict_text, report_modes

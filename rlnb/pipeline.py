@@ -8,6 +8,9 @@ import functools, json, re, sys, time, platform, subprocess, argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import *
+from .hardware import *
+from .assets import *
+from .tracking import *
 from .durable import *
 from .config import *
 from .feedback import FeedbackStore, import_chitchat
@@ -25,7 +28,7 @@ from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo, train_ppo_cli a
 from .export import export_model, isolated, ExportConfig, SAMPLING
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
 from .stats import gate_decision
-from .core import cpu_line, isa_caps
+from .hardware import cpu_line, isa_caps
 from .config import stage_cli
 from .registry import Registry, register_version
 from .sft import train_sft_cli as _sft_cli   # and the `sft` stage

@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib, contextvars, functools, json, os
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import auto_bf16, model_path, release_memory, render_chat
+from .core import render_chat
+from .hardware import auto_bf16, release_memory
+from .assets import model_path
 from .llama import check_llama_cpu
 
 # %% auto #0

@@ -6,11 +6,12 @@
 from __future__ import annotations
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
-from .core import name_base, lora_config, render_chat, last_checkpoint, Tracker, end_group_at_exit
-from .config import StageConfig, StageResult, train_metrics
-from .core import console_script, auto_bf16, report_targets, model_path
+from .core import lora_config, render_chat, last_checkpoint, console_script
+from .hardware import end_group_at_exit, auto_bf16
+from .assets import name_base, model_path
+from .tracking import Tracker, report_targets
 from .durable import atomic_write, durable_replace
-from .config import stage_cli, stage_dir
+from .config import StageConfig, StageResult, train_metrics, stage_cli, stage_dir
 from .prompts import read_prompts
 from .policy import rollouts, token_logprobs, merged_sampler, unwrap_model
 

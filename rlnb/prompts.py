@@ -6,7 +6,7 @@
 from __future__ import annotations
 import hashlib, json
 from pathlib import Path
-from .core import asset_dir, load_chitchat, chitchat_prompts
+from .assets import asset_dir, load_chitchat, chitchat_prompts
 from .stats import prompts_needed
 from .formatting import prompt_text
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import functools, json, os, re, subprocess, platform
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import NATIVE_MEMORY, check_agent, load_policy, tiny_policy, repo_dir, redact_url, get_device, saved_results, cpu_line, isa_caps
+from .core import check_agent, repo_dir, redact_url, saved_results
+from .hardware import NATIVE_MEMORY, get_device, cpu_line, isa_caps
+from .assets import load_policy, tiny_policy
 from .durable import atomic_write
 from .config import StageConfig, fits_type as _fits, unknown_option
 from .tripwires import tripwire_table, tripwire_reason

@@ -6,7 +6,8 @@
 from __future__ import annotations
 import json, os, random, signal, sqlite3, subprocess, sys, time
 from pathlib import Path
-from .core import rlnb_home, repo_dir, cpu_line, utc_now
+from .core import rlnb_home, repo_dir, utc_now
+from .hardware import cpu_line
 from .durable import atomic_write
 
 # %% auto #0

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, random, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
-from .core import peak_rss_mb
+from .hardware import peak_rss_mb
 from .durable import atomic_write
 from .config import StageConfig
 from .policy import load_checkpoint, answer_pool

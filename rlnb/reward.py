@@ -7,7 +7,10 @@ from __future__ import annotations
 import json, math, random, re
 from dataclasses import dataclass, field, asdict, replace
 from pathlib import Path
-from .core import chat_ids, seed_everything, get_device, Timer, model_path, lora_config, report_targets, auto_bf16
+from .core import chat_ids, lora_config
+from .hardware import seed_everything, get_device, Timer, auto_bf16
+from .assets import model_path
+from .tracking import report_targets
 from .durable import atomic_dir, atomic_write
 from .config import StageConfig, StageResult, train_metrics
 from .formatting import prompt_text, build_datasets, words

@@ -7,8 +7,12 @@ from __future__ import annotations
 import json, math, statistics, tempfile, time, types
 from dataclasses import dataclass, asdict, replace
 from pathlib import Path
-from .core import seed_everything, peak_rss_mb, Timer, model_path, lora_config, last_checkpoint, report_targets, name_base
-from .core import auto_bf16, get_device, console_script
+from .core import lora_config, last_checkpoint
+from .hardware import seed_everything, peak_rss_mb, Timer
+from .assets import model_path, name_base
+from .tracking import report_targets
+from .core import console_script
+from .hardware import auto_bf16, get_device
 from .durable import atomic_write
 from .config import StageConfig, StageResult, train_metrics, stage_cli, stage_dir, json_lines
 from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained

@@ -131,7 +131,7 @@ def refill_answers(model, tok, prompts:list[str], max_new_tokens:int=48, do_samp
                    memory_budget_mb:float|None=1536, bf16:bool|None=False, kl_rows:list[int]|None=None):
     "`generate_answers` through `decode_stream`, prompt i drawing from `seed` + i (or `seed[i]`, a list: see above)."
     from tqdm import tqdm
-    from rlnb.core import auto_bf16, release_memory
+    from rlnb.hardware import auto_bf16, release_memory
     from rlnb.policy import Answers, decode_plan, bf16_sampling, path_kl
     dev = next(model.parameters()).device
     bf16 = auto_bf16(str(dev)) if bf16 is None else bool(bf16)   # the CPU's features, never a timing

@@ -8,7 +8,7 @@ import hashlib, math, re, unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import asset_dir
+from .assets import asset_dir
 from .config import StageConfig, StageResult
 from .stats import wilson_interval, bootstrap_ci
 from .policy import generate_answers, load_policy_pair, plain_pair
@@ -286,7 +286,7 @@ def plant_regression(folder, n:int=4, system:str='Answer in a few words.', steps
      "facts) and `planted/` (a LoRA adapter on it trained to answer them 'Nobody knows.'). Returns (base, planted, items, system).")
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from peft import LoraConfig, get_peft_model
-    from rlnb.core import model_path
+    from rlnb.assets import model_path
     folder, facts = Path(folder), knowledge_items('report')[:n]
     tok = AutoTokenizer.from_pretrained(model_path('tiny'))
     bm = AutoModelForCausalLM.from_pretrained(model_path('tiny'))

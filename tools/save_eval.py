@@ -17,7 +17,7 @@ def main(run, name='eval_demo.json'):
     cfg = json.loads((run/'config.json').read_text()) if (run/'config.json').exists() else {}
     eval_opts = next((s for s in cfg.get('recipe', {}).get('stages', []) if s.get('stage') == 'evaluate'), {})
     from datetime import datetime, timezone
-    from rlnb.core import cpu_line, isa_caps        # run on the machine that ran the demo, right after it, same caps
+    from rlnb.hardware import cpu_line, isa_caps        # run on the machine that ran the demo, right after it, same caps
     first = next((run/'eval'/f'{p}.json' for p in ev if (run/'eval'/f'{p}.json').exists()), None)
     when = json.loads(first.read_text()).get('meta', {}).get('created_at') if first else None   # when the evaluation ran
     when = when or datetime.fromtimestamp((run/'metrics.json').stat().st_mtime, timezone.utc).isoformat(timespec='seconds')

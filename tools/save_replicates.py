@@ -12,7 +12,7 @@ import json, sys
 from pathlib import Path
 
 def main(runs, name='replicates_demo.json'):
-    from rlnb.core import cpu_line, isa_caps
+    from rlnb.hardware import cpu_line, isa_caps
     from rlnb.recipe import replicate_summary
     runs = [Path(r) for r in runs]
     cfgs = [json.loads((r/'config.json').read_text()) for r in runs]
