@@ -12,7 +12,7 @@ DPO and PPO (the run's evaluate options: same held-out prompts, sampling, judges
     .venv/bin/python bench/methods.py --smoke                                   # a toy run folder, tiny models, one round
 
 A method is a pipeline stage (`METHODS`); its training time, configuration, per-round figures and the evaluation's
-headline and judge validity go to bench/results/methods.json, which `rlnb.evaluation.method_rows` reads, and `make
+headline and judge validity go to bench/results/methods.json, which `report.method_rows` reads, and `make
 demo`'s recipe must run the saved method with the highest lower bound (99_pipeline). `--candidate` saves the row to
 bench/results/methods_candidates.json instead: measured on development topics, not yet what the demo runs, because its
 recipe has not been confirmed on held-out topics across split seeds (bench/confirm.py). Until then the demo keeps the

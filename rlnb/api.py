@@ -606,7 +606,7 @@ def serve_api_cli(argv:list|None=None):
     if insecure: print(_INSECURE.format(host=cfg.host, port=cfg.port), file=sys.stderr, flush=True)
     if cfg.allowed_hosts: os.environ['RLNB_ALLOWED_HOSTS'] = cfg.allowed_hosts
     if insecure: os.environ['RLNB_API_INSECURE'] = '1'        # the workers' app reads it too (and checks it again)
-    if cfg.results: os.environ['RLNB_RESULTS'] = cfg.results  # the dry runs' children read it (`saved_results`)
+    if cfg.results: os.environ['RLNB_RESULTS'] = str(Path(cfg.results).resolve())   # the jobs' children read it
     kw = dict(host=cfg.host, port=cfg.port, log_level=cfg.log_level, access_log=cfg.access_log,
               limit_concurrency=cfg.limit_concurrency)
     if cfg.workers < 2: return uvicorn.run(create_app(cfg.db), **kw)

@@ -46,7 +46,7 @@ def saved_results(results:str|Path|None=None) -> Path|None:
      "run's seconds per step): `results`, else env `RLNB_RESULTS`, else None, and then nothing is read. In this "
      "repository `make demo` names `bench/results/`.")
     r = results or os.environ.get('RLNB_RESULTS')
-    return Path(r).expanduser() if r else None
+    return Path(r).expanduser().resolve() if r else None   # absolute: a job's worker runs in another folder
 
 def data_dir() -> Path:
     "`<home>/data`: feedback stores, recipes, imported data."

@@ -26,7 +26,7 @@ def _libc():
     except OSError: return None
 
 def limit_native_caches() -> dict:
-    ("Set `NATIVE_MEMORY` where the environment does not already (call before torch is imported: `import rlnb` does), "
+    ("Set `NATIVE_MEMORY` where the environment does not already (call before torch is imported: importing `rlnb.hardware` does, and every rlnb module that loads torch imports it first), "
      "and glibc's arena limit in this process too, since glibc reads it at start. Returns the values in force.")
     for k, v in NATIVE_MEMORY.items(): os.environ.setdefault(k, v)
     try: _libc().mallopt(-8, int(os.environ['MALLOC_ARENA_MAX']))   # M_ARENA_MAX

@@ -633,14 +633,15 @@ def task_eval_stage(run:Run,
 # %% ../nbs/99_pipeline.ipynb #b9982438
 def run_replicates(recipe:str|Path|dict, # recipe path or dict
                    n:int=3,               # runs, under split seeds seed, seed + 1, ..., seed + n - 1
-                   root:str|Path|None=None) -> dict:
+                   root:str|Path|None=None,
+                   results:str|Path|None=None) -> dict:   # saved measurements (`saved_results`), for each run
     ("Run `recipe` `n` times under consecutive split seeds (each its own run folder, each holding out other topics) and "
      "summarise them (`replicate_summary`), written to `replicates.json` in the last run folder.")
     if not isinstance(n, int) or n < 2: raise ValueError(f"replicates must be an integer >= 2, got {n!r}")
     r0 = load_recipe(recipe); s0 = r0.get('seed', 0); paths = []
     for i in range(n):
         print(f"== replicate {i + 1} of {n}: split seed {s0 + i}", flush=True)
-        paths.append(run_pipeline({**r0, 'seed': s0 + i}, root=root).path)
+        paths.append(run_pipeline({**r0, 'seed': s0 + i}, root=root, results=results).path)
     s = {**replicate_summary(paths), 'recipe': str(recipe) if isinstance(recipe, (str, Path)) else None,
          'cpu': cpu_line(), 'commit': code_commit(), 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
     atomic_write(paths[-1]/'replicates.json', json.dumps(s, indent=1))
@@ -671,7 +672,7 @@ def main(argv:list|None=None):
         return run
     if opts.replicates != 1:
         if opts.resume: raise SystemExit("--replicates starts new runs: it cannot --resume one")
-        return run_replicates(args.recipe, opts.replicates, root=opts.root)
+        return run_replicates(args.recipe, opts.replicates, root=opts.root, results=opts.results)
     with Timer() as t: run = run_pipeline(args.recipe, resume=opts.resume, root=opts.root, results=opts.results)
     print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; metrics in {run.path/'metrics.json'}")
     print('\n'.join(verdict_lines(run, opts.results)))          # the last lines: did the model get better, by how much, how sure

@@ -199,7 +199,7 @@ def environment_info() -> dict:
     import torch, transformers, trl, peft
     return dict(python=platform.python_version(), torch=torch.__version__, transformers=transformers.__version__,
                 trl=trl.__version__, peft=peft.__version__, device=get_device(), threads=torch.get_num_threads(),
-                git_commit=code_commit(), native_memory={k: os.environ.get(k) for k in NATIVE_MEMORY})   # rlnb.core
+                git_commit=code_commit(), native_memory={k: os.environ.get(k) for k in NATIVE_MEMORY})   # rlnb.hardware
 
 # %% ../nbs/99a_recipes.ipynb #1733a6d5
 PLAN_SOURCES = {'chitchat_offline': ('eval_demo.json', 'demo*.json'),   # recipe stem -> its saved runs in `results`

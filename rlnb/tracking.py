@@ -6,6 +6,7 @@
 from __future__ import annotations
 import functools, os, re, json, time, random, resource, importlib.util, shutil
 from pathlib import Path
+from .hardware import limit_native_caches   # imported first: the native caches' limits are set before torch loads
 
 # %% auto #0
 __all__ = ['report_targets', 'Tracker']
