@@ -9,6 +9,7 @@ DPO and PPO (the run's evaluate options: same held-out prompts, sampling, judges
     .venv/bin/python bench/methods.py NAME --promote replicates_TAG.json   # once confirmed: to methods.json
     .venv/bin/python bench/methods.py models/chitchat/v1 --instrument-demo   # a make demo run: its evaluation as recipe asks
     .venv/bin/python bench/methods.py --shared-run bench/plans/rm4k.yaml 0   # a new run of a plan's shared stages
+    .venv/bin/python bench/methods.py models/chitchat/v1 guard_rpo --variety  # the variety tripwire, from saved answers
     .venv/bin/python bench/methods.py --smoke                                   # a toy run folder, tiny models, one round
 
 A method is a pipeline stage (`METHODS`); its training time, configuration, per-round figures and the evaluation's
@@ -74,6 +75,31 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     # Measured: it lost a tripwire and judged lower than anchor_lr1 (its saved row), so the plan was not run
     'rm4k_lr1': dict(stage='dpo_on_policy', out='rm4k_lr1', preset='cpu', dpo='cpu_bf16', rounds=2,
                      prompts_per_round=64, samples=4, learning_rate=1e-4, bf16=None),
+    # anchor_rpo (the highest judged, three tripwires lost at 3e-4, with answers that looped) with guards on what the
+    # tripwires probe, from material no tripwire asks: each round adds 32 questions in the five other languages
+    # (`tripwires.guard_items`), their answers ranked by the language probe's own rule, and ranks an answer that loops
+    # or breaks the length rule below every answer of its prompt that keeps both (`guard_rules`); and at 2e-4
+    'guard_rpo': dict(stage='dpo_on_policy', out='guard_rpo', preset='cpu', dpo='cpu_bf16', rounds=2, prompts_per_round=64,
+                      samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0, guard_prompts=32, guard_rules=True),
+    'guard_rpo_lr2': dict(stage='dpo_on_policy', out='guard_rpo_lr2', preset='cpu', dpo='cpu_bf16', rounds=2,
+                          prompts_per_round=64, samples=4, learning_rate=2e-4, bf16=None, sft_weight=1.0, guard_prompts=32,
+                          guard_rules=True),
+    # Measured: guard_rpo won its judge by collapsing onto one reply ("I'm sorry for your loss.": its row's `variety`,
+    # from `--variety`), which reward model and judge (one architecture, one kind of rating) both score high. So the
+    # evaluation gained a `variety` tripwire (`tripwires.variety_probe`: answers not opening like the answers to 3+
+    # other prompts), and training a rule against the same (`stock_prompts`): a stock reply is never the chosen one
+    'guard2_rpo_lr2': dict(stage='dpo_on_policy', out='guard2_rpo_lr2', preset='cpu', dpo='cpu_bf16', rounds=2,
+                           prompts_per_round=64, samples=4, learning_rate=2e-4, bf16=None, sft_weight=1.0,
+                           guard_prompts=32, guard_rules=True, stock_prompts=3),
+    'guard2_rpo': dict(stage='dpo_on_policy', out='guard2_rpo', preset='cpu', dpo='cpu_bf16', rounds=2, prompts_per_round=64,
+                       samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0, guard_prompts=32, guard_rules=True,
+                       stock_prompts=3),
+    # Measured: guard2_rpo_lr2 kept every tripwire below anchor_lr1's style-controlled lower bound; guard2_rpo above it
+    # but lost knowledge (their rows). Between them, measured: every tripwire kept, below anchor_lr1's lower bound. So
+    # no plan was drafted and no look at confirmation topics spent; make demo keeps anchor_lr1
+    'guard2_rpo_lr25': dict(stage='dpo_on_policy', out='guard2_rpo_lr25', preset='cpu', dpo='cpu_bf16', rounds=2,
+                            prompts_per_round=64, samples=4, learning_rate=2.5e-4, bf16=None, sft_weight=1.0,
+                            guard_prompts=32, guard_rules=True, stock_prompts=3),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),
@@ -306,11 +332,31 @@ def shared_run(plan:str, seed:int=0, root=None) -> Path:
     print(f"made {path}: {plan}'s shared stages under split seed {seed}", flush=True)
     return path
 
+def variety(run:str, name:str) -> dict:
+    ("The `variety` tripwire (`rlnb.tripwires.variety_probe`, the TripwireConfig defaults) of a candidate measured "
+     "before it existed, from its saved development evaluation's answers, with the most common openers of each side; "
+     "saved into its candidates row as `variety`.")
+    from collections import Counter
+    from rlnb.tripwires import TripwireConfig, opener, variety_probe
+    m = next(iter(json.loads((Path(run)/'eval'/f'{name}_{name}.json').read_text())['modes'].values()))
+    tc = TripwireConfig()
+    v = {**variety_probe(m['answers']['policy'], m['answers']['base'], m['prompts'], tc.variety_margin, tc.stock_prompts,
+                         tc.conf, tc.seed),
+         'top_openers': {s: Counter(map(opener, m['answers'][s])).most_common(3) for s in ('policy', 'base')},
+         'measured': 'after the run, from its saved evaluation answers',
+         'date': datetime.now(timezone.utc).date().isoformat()}
+    allr = json.loads(CANDIDATES.read_text())
+    allr['methods'][name]['variety'] = v
+    CANDIDATES.write_text(json.dumps(allr, indent=1) + '\n')
+    print(json.dumps(v, indent=1)); print('saved', CANDIDATES)
+    return v
+
 if __name__ == '__main__':
     if '--smoke' in sys.argv: smoke(); sys.exit()
     a = sys.argv[1:]
     if '--shared-run' in a: shared_run(a[a.index('--shared-run') + 1], int(a[a.index('--shared-run') + 2])); sys.exit()
     if '--promote' in a: promote(a[0], a[a.index('--promote') + 1]); sys.exit()
     if '--instrument' in a: instrument(a[0], a[1]); sys.exit()
+    if '--variety' in a: variety(a[0], a[1]); sys.exit()
     if '--instrument-demo' in a: instrument_demo(a[0]); sys.exit()
     main(a[0], a[1], '--save' in a, '--candidate' in a)
