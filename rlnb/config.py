@@ -25,8 +25,8 @@ _KINDS = {
 }
 
 def fits_type(ann, v) -> bool:
-    ("Whether value `v` fits a simple annotation ('int', 'float|None', 'str|list', ...); other annotations are not "
-     "checked.")
+    ("Whether value `v` fits a simple annotation ('int', 'float|None', 'str|list', ...); other annotations are "
+     "not checked.")
     ann = ann if isinstance(ann, str) else getattr(ann, '__name__', str(ann))
     parts = [p.strip() for p in ann.split('|')]
     if ann in ('', 'inspect._empty', '_empty') or any(p not in _KINDS for p in parts): return True
@@ -150,7 +150,8 @@ def train_metrics(examples:int,      # distinct training rows (pairs, examples, 
 
 # %% ../nbs/00c_config.ipynb #612a25c5
 def _config_flags(group, config_cls):
-    "One flag per field of `config_cls` in argparse `group`: `--no-x` for booleans, typed values, the comment as help."
+    ("One flag per field of `config_cls` in argparse `group`: `--no-x` for booleans, typed values, the comment "
+     "as help.")
     import argparse, dataclasses
     opts = config_cls.options()
     for f in dataclasses.fields(config_cls):
@@ -239,7 +240,8 @@ def stage_dir(a, agent:str, stage:str) -> Path:
 
 # %% ../nbs/00c_config.ipynb #7eee051e
 def json_lines(path):
-    "`(line number, object)` for each non-blank line of a JSONL file; a line that is not a JSON object is an error naming it."
+    ("`(line number, object)` for each non-blank line of a JSONL file; a line that is not a JSON object is an "
+     "error naming it.")
     for n, line in enumerate(Path(path).read_text(encoding='utf-8').splitlines(), 1):
         if not line.strip(): continue
         try: d = json.loads(line)

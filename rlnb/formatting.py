@@ -38,11 +38,11 @@ def _mean_utilities(records) -> dict:
 class NotEnoughData(ValueError):
     "Too little feedback to build or split a dataset; the message names the counts and the threshold."
 
-_WHAT = {'preference pairs': ' (a pair: two answers to one prompt whose utilities differ by at least min_margin, a '
-                              'correction, or a comparison)',
+_WHAT = {'preference pairs': ' (a pair: two answers to one prompt whose utilities differ by at least '
+                             'min_margin, a correction, or a comparison)',
          'KTO examples': ' (an answer with a utility at or above 0.625 or at or below 0.375)',
-         'SFT examples': ' (a correction, or an answer whose mean utility is at least min_utility: thumbs up, a 4-5 '
-                         'rating at 0.75, a high score)'}
+         'SFT examples': ' (a correction, or an answer whose mean utility is at least min_utility: thumbs up, a '
+                         '4-5 rating at 0.75, a high score)'}
 
 def _need(n:int, minimum:int, what:str, agent:str|None, knob:str):
     if n < minimum:
@@ -58,7 +58,8 @@ def to_preference_pairs(
     min_pairs: int = 1,  # fewer pairs than this raises NotEnoughData
     seed: int = 0,
 ) -> list[dict]:
-    "Preference pairs `{agent, prompt, chosen, rejected, margin, source}` from ratings, corrections and comparisons."
+    ("Preference pairs `{agent, prompt, chosen, rejected, margin, source}` from ratings, corrections and "
+     "comparisons.")
     rng, pairs = random.Random(seed), []
     for (agent, prompt), resp_u in _mean_utilities(records).items():
         items = sorted(resp_u.items(), key=lambda kv: -kv[1])
@@ -126,8 +127,9 @@ def to_kto(records:list[Feedback],
 def to_sft(records:list[Feedback],
            min_utility:float=0.75,   # approved: mean utility at or above this (thumbs up, ratings 4-5, scores)
            min_examples:int=1) -> list[dict]:
-    ("SFT examples `{agent, prompt, completion, source}`: each correction's corrected answer (`source` 'correction') "
-     "and each answer whose mean utility is at least `min_utility` ('approved'); one per (agent, prompt, answer).")
+    ("SFT examples `{agent, prompt, completion, source}`: each correction's corrected answer (`source` "
+     "'correction') and each answer whose mean utility is at least `min_utility` ('approved'); one per "
+     "(agent, prompt, answer).")
     out = {}
     for r in records:
         if r.kind == 'correction' and (r.correction or '').strip():
@@ -182,15 +184,17 @@ def in_eval_split(prompt:str, eval_frac:float, seed:int) -> bool:
 # %% ../nbs/02_formatting.ipynb #97adb469
 import re as _re
 def words(text:str, punct:bool=False) -> list[str]:
-    "The lower-cased words of `text` (letters and apostrophes); with `punct`, every `\\w+` run and punctuation mark too."
+    ("The lower-cased words of `text` (letters and apostrophes); with `punct`, every `\\w+` run and "
+     "punctuation mark too.")
     return _re.findall(r"\w+|[^\w\s]" if punct else r"[a-z']+", text.lower())
 
 # %% ../nbs/02_formatting.ipynb #1d82b6fb
 def split_by_prompt(ds, eval_frac:float=0.2, seed:int=0, min_prompts:int=2,
                     confirm_frac:float=0.0,   # > 0: also a `confirm` split, the same prompts under every seed
                    ):
-    ("Split into `DatasetDict(train, eval)` so that no prompt is in both; with `confirm_frac`, first a `confirm` split "
-     "no seed ever trains or tunes on (a fixed hash of the prompt), for a claim made once the choices are settled.")
+    ("Split into `DatasetDict(train, eval)` so that no prompt is in both; with `confirm_frac`, first a "
+     "`confirm` split no seed ever trains or tunes on (a fixed hash of the prompt), for a claim made once "
+     "the choices are settled.")
     from datasets import DatasetDict
     every = sorted({prompt_text(p) for p in ds['prompt']})
     conf = {p for p in every if in_eval_split(p, confirm_frac, 'confirm')} if confirm_frac else set()
@@ -284,29 +288,35 @@ def data_shape(records:list[Feedback], min_margin:float=0.2) -> dict:
                 targets=sum(len(v) for v in _mean_utilities(records).values()) if records else 0, min_margin=min_margin)
 
 def _sft_first(c:dict) -> dict:
-    ("`c` with `first: 'sft'` and its reason (`first_why`), where the data hold answers known to be right on 2 or more "
-     "prompts; `why` stays the preference method's own reason (a caller that trains no SFT reports only that).")
+    ("`c` with `first: 'sft'` and its reason (`first_why`), where the data hold answers known to be right on "
+     "2 or more prompts; `why` stays the preference method's own reason (a caller that trains no SFT reports "
+     "only that).")
     if not (c['sft_examples'] and c['sft_prompts'] >= 2): return c
     return {**c, 'first': 'sft', 'first_why': f"SFT first: {c['sft_examples']} answers known to be right "
-            f"({c['sft_corrections']} corrections, {c['sft_examples'] - c['sft_corrections']} approved at a utility of "
-            f"0.75 or more) on {c['sft_prompts']} prompts; then {c['method'].upper()} from the SFT adapter."}
+                                              f"({c['sft_corrections']} corrections, "
+                                              f"{c['sft_examples'] - c['sft_corrections']} approved at a "
+                                              f"utility of 0.75 or more) on {c['sft_prompts']} prompts; then "
+                                              f"{c['method'].upper()} from the SFT adapter."}
 
 def choose_method(records:list[Feedback], min_margin:float=0.2) -> dict:
-    ("The training path `records` support: `{'method': 'dpo' | 'kto', 'why': ..., **data_shape}`; `NotEnoughData` "
-     "with the counts and what is missing when neither works.")
+    ("The training path `records` support: `{'method': 'dpo' | 'kto', 'why': ..., **data_shape}`; "
+     "`NotEnoughData` with the counts and what is missing when neither works.")
     s = data_shape(records, min_margin)
     if s['pairs'] and s['pair_prompts'] >= 2:
         return _sft_first({'method': 'dpo', 'why': f"{s['pairs']} preference pairs on {s['pair_prompts']} prompts: DPO "
                                                       "learns from pairs directly", **s})
-    no_dpo = (f"DPO: {s['pairs']} preference pairs on {s['pair_prompts']} prompts (needs pairs on 2 or more prompts: "
-              f"two answers to one prompt whose utilities differ by at least {min_margin}, a correction or a "
-              f"comparison; {s['prompts_with_two_answers']} of {s['prompts']} prompts have two or more judged answers)")
+    no_dpo = (f"DPO: {s['pairs']} preference pairs on {s['pair_prompts']} prompts (needs pairs on 2 or more "
+              f"prompts: two answers to one prompt whose utilities differ by at least {min_margin}, a "
+              f"correction or a comparison; {s['prompts_with_two_answers']} of {s['prompts']} prompts have two "
+              f"or more judged answers)")
     if s['desirable'] and s['undesirable'] and s['kto_prompts'] >= 2:
-        return _sft_first({'method': 'kto', 'why': f"{no_dpo}; KTO: {s['desirable']} desirable and {s['undesirable']} "
-                                                      f"undesirable answers on {s['kto_prompts']} prompts, each judged alone", **s})
+        return _sft_first({'method': 'kto', 'why': f"{no_dpo}; KTO: {s['desirable']} desirable and "
+                                                   f"{s['undesirable']} undesirable answers on "
+                                                   f"{s['kto_prompts']} prompts, each judged alone", **s})
     who = _one_agent(records)
     raise NotEnoughData(
-        f"{s['records']} records{f' for agent {who!r}' if who else ''}, {s['judged']} of them judged: nothing to train. "
+        f"{s['records']} records{f' for agent {who!r}' if who else ''}, {s['judged']} of them judged: "
+        "nothing to train. "
         f"{no_dpo}. KTO: {s['desirable']} desirable and {s['undesirable']} undesirable answers on {s['kto_prompts']} "
         "prompts (needs both kinds, on 2 or more prompts: a utility at or above 0.625 is desirable, at or below 0.375 "
         "undesirable; thumbs up/down, ratings 4-5 / 1-2, scores). Collect feedback that tells good answers from bad.")
@@ -324,7 +334,8 @@ def build_datasets(
     min_utility: float = 0.75,             # sft: an answer at or above this mean utility is approved
     confirm_frac: float = 0.0,             # > 0: a `confirm` split of fixed prompts besides train and eval
 ) -> dict:
-    "`{format: DatasetDict(train, eval[, confirm])}` for the requested formats, split by prompt with one seed."
+    ("`{format: DatasetDict(train, eval[, confirm])}` for the requested formats, split by prompt with one "
+     "seed.")
     make = dict(pairs=lambda: to_preference_pairs(records, min_margin, max_pairs_per_prompt, min_pairs, seed),
                 kto=lambda: to_kto(records), targets=lambda: to_reward_targets(records),
                 sft=lambda: to_sft(records, min_utility))
@@ -337,12 +348,14 @@ def by_rater(records:list[Feedback], raters:list|None=None, exclude:list|None=No
     "The records of `raters` (all when None) that are not by anyone in `exclude`."
     one = lambda x: [x] if isinstance(x, str) else x                # by_rater(recs, 'ann') means ['ann']
     keep, drop = (set(one(raters)) if raters is not None else None), set(one(exclude) or ())
-    if keep is not None and keep & drop: raise ValueError(f"raters both kept and excluded: {sorted(keep & drop, key=str)}")
+    if keep is not None and keep & drop: raise ValueError(f"raters both kept and excluded: "
+                                                          f"{sorted(keep & drop, key=str)}")
     return [r for r in records if (keep is None or r.rater in keep) and r.rater not in drop]
 
 # %% ../nbs/02_formatting.ipynb #4c8cabf1
 def reweigh(records:list[Feedback], weights:dict|None) -> list[Feedback]:
-    "`records` with each one holding `components` in its metadata rescored under `weights` (`component_reward`)."
+    ("`records` with each one holding `components` in its metadata rescored under `weights` "
+     "(`component_reward`).")
     import dataclasses
     from rlnb.feedback import component_reward
     if not weights: return list(records)
@@ -360,7 +373,8 @@ from dataclasses import dataclass
 from .config import StageConfig
 @dataclass
 class ExportDataConfig(StageConfig):
-    "What `export_data` (console script `rlnb_export_data`) writes: whose feedback, in which format, filtered how."
+    ("What `export_data` (console script `rlnb_export_data`) writes: whose feedback, in which format, "
+     "filtered how.")
     agent: str                       # the agent whose feedback is exported
     output: str                      # the JSONL file to write (atomically)
     format: str = 'dpo'              # dpo (pairs), kto (unpaired), regression (targets) or jsonl (the records)
@@ -382,7 +396,8 @@ def export_rows(recs:list[Feedback], cfg:ExportDataConfig) -> list[dict]:
     if cfg.require_feedback: recs = [r for r in recs if utility(r) is not None or r.kind == 'comparison']
     if cfg.min_reward is not None and cfg.format != 'dpo':
         recs = [r for r in recs if utility(r) is None or utility(r) >= cfg.min_reward]
-    if not recs: raise NotEnoughData(f"no feedback records for agent {cfg.agent!r} after filtering: nothing to export")
+    if not recs: raise NotEnoughData(f"no feedback records for agent {cfg.agent!r} after filtering: nothing to "
+                                     f"export")
     if cfg.format == 'dpo':
         rows = to_preference_pairs(recs, cfg.min_margin)
         if cfg.min_reward is not None:
@@ -404,8 +419,9 @@ def export_data(cfg:ExportDataConfig, store=None) -> int:
 
 @console_script
 def export_data_cli(argv:list|None=None):
-    ("Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets or raw "
-     "JSONL.")
-    _, parse = stage_cli(ExportDataConfig, 'rlnb_export_data', "Export an agent's feedback as training data (JSONL).",
+    ("Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets "
+     "or raw JSONL.")
+    _, parse = stage_cli(ExportDataConfig, 'rlnb_export_data', "Export an agent's feedback as training data "
+                                                               "(JSONL).",
                          run_flags=False)
     return export_data(parse(argv)[0])   # a config the checks refuse is a usage error naming the field

@@ -65,9 +65,9 @@ def _sdist(sdist:str|Path|None=None) -> tuple:
     return Path(tmp)/name, tmp
 
 def vocab_gguf(name:str='qwen2', sdist:str|Path|None=None) -> Path:
-    ("One of llama.cpp's vocabulary-only GGUFs (`ggml-vocab-<name>.gguf`: a real tokenizer of another model family, "
-     "with its chat template) from the llama-cpp-python sdist, unpacked once into the cache. Tests build tiny models "
-     "of other architectures on them; transformers loads the tokenizer with `gguf_file=`.")
+    ("One of llama.cpp's vocabulary-only GGUFs (`ggml-vocab-<name>.gguf`: a real tokenizer of another model "
+     "family, with its chat template) from the llama-cpp-python sdist, unpacked once into the cache. Tests build "
+     "tiny models of other architectures on them; transformers loads the tokenizer with `gguf_file=`.")
     import tarfile
     out = cache_dir()/f'llama.cpp-{llama_version()}-vocab'/f'ggml-vocab-{name}.gguf'
     if out.exists(): return out

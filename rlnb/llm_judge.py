@@ -16,8 +16,9 @@ __all__ = ['CHAT_CRITERIA', 'JUDGE_TEMPLATE', 'judge_messages', 'letter_mass', '
            'llm_judge_report', 'shares_base']
 
 # %% ../nbs/04c_llm_judge.ipynb #47f4be7b
-CHAT_CRITERIA = ("Judge as the person who sent the message would: which reply is the better answer to it in a friendly "
-                 "casual text chat, natural, on topic, correct where it states facts, and pleasant to receive.")
+CHAT_CRITERIA = ("Judge as the person who sent the message would: which reply is the better answer to it in a "
+                 "friendly casual text chat, natural, on topic, correct where it states facts, and pleasant to "
+                 "receive.")
 
 JUDGE_TEMPLATE = """Please act as an impartial judge of two replies to the same message. {criteria}
 The order of the replies says nothing; neither does their length unless it helps the person.
@@ -37,7 +38,8 @@ def judge_messages(prompt:str, a:str, b:str, template:str=JUDGE_TEMPLATE, criter
                    max_chars:int=1500) -> list[dict]:
     "The chat messages of one game: the filled template as one user message (replies cut at `max_chars`)."
     missing = [f for f in ('{criteria}', '{prompt}', '{a}', '{b}') if f not in template]
-    if missing: raise ValueError(f"the judge template lacks {', '.join(missing)}: it must hold {{criteria}}, {{prompt}}, {{a}} and {{b}}")
+    if missing: raise ValueError(f"the judge template lacks {', '.join(missing)}: it must hold {{criteria}}, "
+                                 f"{{prompt}}, {{a}} and {{b}}")
     cut = lambda s: s if len(s) <= max_chars else s[:max_chars] + ' …'
     return [{'role': 'user', 'content': template.format(criteria=criteria, prompt=cut(prompt), a=cut(a), b=cut(b))}]
 
@@ -60,7 +62,8 @@ def letter_probability(top:dict|None, text:str='') -> float:
 
 # %% ../nbs/04c_llm_judge.ipynb #6116d880
 class LLMJudge:
-    "A pairwise LLM judge: both orders of every pair, a win only when both agree (`pairwise`); `judge(prompt, a, b)` too."
+    ("A pairwise LLM judge: both orders of every pair, a win only when both agree (`pairwise`); `judge(prompt, "
+     "a, b)` too.")
     def __init__(self,
                  model=None,                    # a GGUF file or a llama_cpp.Llama: in-process
                  base_url:str|None=None,        # ... or an OpenAI-compatible server: 'http://127.0.0.1:11434' (Ollama), ...
@@ -68,9 +71,11 @@ class LLMJudge:
                  api_key_env:str='OPENAI_API_KEY',  # the environment variable that holds the server's key (if it needs one)
                  template:str=JUDGE_TEMPLATE, criteria:str=CHAT_CRITERIA,
                  name:str|None=None, n_ctx:int=2048, max_chars:int=1500, timeout:float=120, top_logprobs:int=20):
-        if (model is None) == (base_url is None): raise ValueError("pass exactly one of model= (a GGUF, in-process) and base_url= (a server)")
+        if (model is None) == (base_url is None): raise ValueError("pass exactly one of model= (a GGUF, in-process) "
+                                                                   "and base_url= (a server)")
         if base_url is not None and not model_name:
-            raise ValueError("a server needs model_name= (Ollama's tag, OpenAI's model id; any name for llama.cpp's server)")
+            raise ValueError("a server needs model_name= (Ollama's tag, OpenAI's model id; any name for llama.cpp's "
+                             "server)")
         base_url = re.sub(r'/v1/?$', '', base_url.rstrip('/')) if base_url else None   # the SDKs' 'http://host/v1' too
         judge_messages('q', 'a', 'b', template, criteria)   # a template without its fields fails here, not mid-run
         self.base_url, self.model_name, self.api_key_env = (base_url or '').rstrip('/') or None, model_name, api_key_env
@@ -135,7 +140,8 @@ def game(self:LLMJudge, prompt:str, a:str, b:str) -> float:
 
 # %% ../nbs/04c_llm_judge.ipynb #feabf39e
 def both_orders(fwd, rev) -> dict:
-    "Verdicts from the two games of each pair: P(a first wins) `fwd`, P(b first wins) `rev` -> win/tie/loss, flips."
+    ("Verdicts from the two games of each pair: P(a first wins) `fwd`, P(b first wins) `rev` -> win/tie/loss, "
+     "flips.")
     import numpy as np
     f, r = np.asarray(fwd, dtype=float), np.asarray(rev, dtype=float)
     p = np.where((f > 0.5) & (r < 0.5), 1.0, np.where((f < 0.5) & (r > 0.5), 0.0, 0.5))
@@ -150,7 +156,8 @@ def both_orders(fwd, rev) -> dict:
 def pairwise(self:LLMJudge, prompts:list[str], a:list[str], b:list[str], progress:str|None=None) -> dict:
     "Both games of every pair: `both_orders` of them (`p`: 1 `a` wins, 0 `b` wins, ½ a tie)."
     from tqdm import tqdm
-    if not (len(prompts) == len(a) == len(b)): raise ValueError(f"{len(prompts)} prompts, {len(a)} replies a, {len(b)} replies b")
+    if not (len(prompts) == len(a) == len(b)): raise ValueError(f"{len(prompts)} prompts, {len(a)} replies a, "
+                                                                f"{len(b)} replies b")
     fwd, rev = [], []
     for q, x, y in tqdm(list(zip(prompts, a, b)), desc=progress, disable=None if progress else True, leave=False):
         fwd.append(self.game(q, x, y)); rev.append(self.game(q, y, x))
@@ -163,7 +170,8 @@ def __call__(self:LLMJudge, prompt:str, a:str, b:str) -> float:
 
 # %% ../nbs/04c_llm_judge.ipynb #aa9dcf1e
 def llm_judge_report(judge:LLMJudge, pairs:list[dict], conf:float=0.95, seed:int=0, progress:str|None=None) -> dict:
-    "An LLM judge measured on human pairs (prompt/chosen/rejected): accuracy vs the heuristics, flips, position and length bias."
+    ("An LLM judge measured on human pairs (prompt/chosen/rejected): accuracy vs the heuristics, flips, position "
+     "and length bias.")
     import numpy as np
     from rlnb.formatting import prompt_text
     ps = [prompt_text(r['prompt']) for r in pairs]
@@ -190,5 +198,6 @@ def shares_base(judge:LLMJudge, base:str|Path|None) -> bool:
     "True (and a warning) when the judge's model is the policy's base (the same GGUF, or both named SmolLM2)."
     jf, b = (judge.model_file or judge.model_name or '').lower(), str(base or '').lower()
     same = bool(jf) and (jf == b or ('smollm2' in jf and ('smollm2' in b or b in ('', 'policy'))))
-    if same: warnings.warn(f"LLM judge {judge.name!r} shares the policy's base model ({base}): it may prefer its own family's answers")
+    if same: warnings.warn(f"LLM judge {judge.name!r} shares the policy's base model ({base}): it may prefer its "
+                           f"own family's answers")
     return same

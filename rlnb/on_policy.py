@@ -77,9 +77,9 @@ OnPolicyConfig.PRESETS = {
 # %% ../nbs/08b_on_policy.ipynb #833c388a
 def _on_policy_pairs(prompts:list[str], pool, scores, min_gap:float, system:str|None,
                      chosen_ended:bool=True) -> list[dict]:
-    ("Best against worst answer of each prompt, as conversational DPO rows: the chosen one among the answers that ended "
-     "(a cut-off answer is never taught as a whole one; `chosen_ended=False`: among all), the rejected one among all; ties, identical answers and gaps "
-     "within `min_gap` dropped.")
+    ("Best against worst answer of each prompt, as conversational DPO rows: the chosen one among the answers "
+     "that ended (a cut-off answer is never taught as a whole one; `chosen_ended=False`: among all), the "
+     "rejected one among all; ties, identical answers and gaps within `min_gap` dropped.")
     import numpy as np
     s = np.asarray(scores, dtype=float)
     ended = np.array([a.has_eos for a in pool], dtype=bool) | (not chosen_ended)
@@ -98,8 +98,8 @@ def _keeps(texts:list[str], ended:list[bool]) -> list[bool]:
     return [keeps_length(t, e) and not is_degenerate(t) for t, e in zip(texts, ended)]
 
 def _ranked(scores, pool, rules:bool|None, stock:int|None=None) -> tuple:
-    ("`(ranked, keep)`: the reward's scores; with `rules`, an answer that breaks them (`_keeps`; with `stock`, a stock "
-     "reply too) ranked below every answer that keeps them, the reward's order kept on each side.")
+    ("`(ranked, keep)`: the reward's scores; with `rules`, an answer that breaks them (`_keeps`; with `stock`, a "
+     "stock reply too) ranked below every answer that keeps them, the reward's order kept on each side.")
     import numpy as np
     keep = np.array([_keeps(a.texts, a.has_eos) for a in pool], dtype=bool)
     if stock:
@@ -127,8 +127,8 @@ def _done_round(rd:Path, setup:dict) -> dict|None:
 # %% ../nbs/08b_on_policy.ipynb #b510b030
 def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:dict, over:dict, setup:dict,
                heldout=None, judge=None) -> tuple:
-    ("Round `r`: the policy at `adapter` (the base when None) answers a draw of `prompts`, `score` ranks, DPO trains "
-     "into `rd` from that policy: `(info, result)`, `info` saved as `rd/round.json`.")
+    ("Round `r`: the policy at `adapter` (the base when None) answers a draw of `prompts`, `score` ranks, DPO "
+     "trains into `rd` from that policy: `(info, result)`, `info` saved as `rd/round.json`.")
     import numpy as np
     from datasets import Dataset
     t0 = time.perf_counter()
@@ -193,13 +193,14 @@ def train_dpo_on_policy(
     judge=None,              # the independent judge for those
     **overrides,             # OnPolicyConfig fields
 ):
-    ("Rounds of on-policy DPO: the current policy answers, the reward model ranks, DPO trains on best vs worst from "
-     "where the last round stopped, the reference stays the base. Returns a `StageResult` whose `model_path` is the "
-     "last round's adapter and whose metrics hold one row per round.")
+    ("Rounds of on-policy DPO: the current policy answers, the reward model ranks, DPO trains on best vs worst "
+     "from where the last round stopped, the reference stays the base. Returns a `StageResult` whose "
+     "`model_path` is the last round's adapter and whose metrics hold one row per round.")
     import tempfile
     cfg = OnPolicyConfig.make(config, **overrides)
     prompts = [p for p in dict.fromkeys(prompts or []) if isinstance(p, str) and p.strip()]
-    if len(prompts) < 2: raise ValueError(f"on-policy DPO needs at least 2 distinct training prompts, got {len(prompts)}")
+    if len(prompts) < 2: raise ValueError(f"on-policy DPO needs at least 2 distinct training prompts, got "
+                                          f"{len(prompts)}")
     out = Path(output_dir) if output_dir else Path(tempfile.mkdtemp(prefix='rlnb-dpo-on-policy-'))
     out.mkdir(parents=True, exist_ok=True)
     score = reward.score if hasattr(reward, 'score') else reward
@@ -234,8 +235,10 @@ def train_dpo_on_policy(
 
 # %% ../nbs/08b_on_policy.ipynb #74387fac
 _ON_POLICY_FLAGS = [
-    (['--data'], dict(default='chitchat', help="training prompts: 'chitchat', a .jsonl file with 'prompt' fields, or a text file")),
-    (['--reward-model'], dict(required=True, help='a folder written by RewardModel.save: ranks the answers of each round')),
+    (['--data'], dict(default='chitchat', help="training prompts: 'chitchat', a .jsonl file with 'prompt' fields, "
+                                               "or a text file")),
+    (['--reward-model'], dict(required=True, help='a folder written by RewardModel.save: ranks the answers of each '
+                                                  'round')),
     (['--agent'], dict(default='chitchat')),
     (['--store'], dict(help='database holding the registry (default DATABASE_URL or data/feedback.db)')),
     (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry')),
@@ -244,14 +247,17 @@ _ON_POLICY_FLAGS = [
 @console_script
 def train_dpo_on_policy_cli(argv:list|None=None):
     "Console script `rlnb_train_dpo_on_policy`: every `OnPolicyConfig` field is a flag."
-    _, parse = stage_cli(OnPolicyConfig, 'rlnb_train_dpo_on_policy', 'On-policy DPO: the policy answers, the reward model '
-                         'ranks, DPO trains on best against worst; in rounds, with LoRA.', extra=_ON_POLICY_FLAGS)
+    _, parse = stage_cli(OnPolicyConfig, 'rlnb_train_dpo_on_policy', 'On-policy DPO: the policy answers, the reward '
+                                                                     'model ranks, DPO trains on best against '
+                                                                     'worst; in rounds, with LoRA.', extra=_ON_POLICY_FLAGS)
     cfg, a = parse(argv)
     prompts, rm = read_prompts(a.data), RewardModel.load(a.reward_model)
     out = stage_dir(a, a.agent, 'dpo_on_policy')
-    print(f"{len(prompts)} prompts, {cfg.rounds} rounds of {cfg.prompts_per_round} prompts x {cfg.samples} answers -> {out}")
+    print(f"{len(prompts)} prompts, {cfg.rounds} rounds of {cfg.prompts_per_round} prompts x {cfg.samples} answers "
+          f"-> {out}")
     res = train_dpo_on_policy(prompts, rm, cfg, out)
-    print(json.dumps({k: v for k, v in res.metrics.items() if k != 'rounds'}, indent=1)); print(f"adapter: {res.model_path}")
+    print(json.dumps({k: v for k, v in res.metrics.items() if k != 'rounds'}, indent=1)); print(f"adapter: "
+                                                                                                f"{res.model_path}")
     if not a.no_register:   # recorded by the console script (`rlnb.pipeline.train_dpo_on_policy_cli`), not here
         numbers = {k: x for k, x in res.metrics.items() if isinstance(x, (int, float))}
         res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind='dpo_on_policy',

@@ -24,9 +24,9 @@ class PackedBatch:
 
 # %% ../nbs/05a_packing.ipynb #0c5d394a
 def _row_start(input_ids, row:list) -> int:
-    ("How many first tokens every group of a packed `row` has in common (the chat template's system turn, the same "
-     "in every prompt), within each group's shared prompt (a pair) or short of its last token (a single row); 0 for "
-     "a row of one group.")
+    ("How many first tokens every group of a packed `row` has in common (the chat template's system turn, the "
+     "same in every prompt), within each group's shared prompt (a pair) or short of its last token (a single "
+     "row); 0 for a row of one group.")
     if len(row) < 2: return 0
     lim = min(e if b == 0 else e - 1 for src, s, e, b in (g[0] for g in row))
     if lim <= 0: return 0
@@ -38,9 +38,10 @@ def _row_start(input_ids, row:list) -> int:
 def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024,
                share_start:bool=True,   # the first tokens all of a row's groups share pass once per row (`_row_start`)
               ) -> PackedBatch:
-    ("Pack a right-padded batch. With `paired`, rows i and i + N/2 share their common prompt prefix (tokens equal and "
-     "labelled -100 in both). With `share_start`, the first tokens every group of a packed row has in common (a chat "
-     "template's system turn) appear once, at the row's start, and every group's tokens attend to them.")
+    ("Pack a right-padded batch. With `paired`, rows i and i + N/2 share their common prompt prefix (tokens "
+     "equal and labelled -100 in both). With `share_start`, the first tokens every group of a packed row has in "
+     "common (a chat template's system turn) appear once, at the row's start, and every group's tokens attend to "
+     "them.")
     import torch
     N, L = input_ids.shape
     am = attention_mask.long()
@@ -129,9 +130,9 @@ def packed_logprobs(
 # %% ../nbs/05a_packing.ipynb #a29e0747
 class PackedOutput(dict):
     ("`packed_forward`'s outputs, read by attribute as TRL does. A dict, not a `SimpleNamespace`: under several "
-     "processes DDP looks for the output's tensors to find the parameters the backward will reach, and it cannot see "
-     "into a namespace; it then took every LoRA weight for unused, marked it ready at once, and failed in the backward "
-     "('Expected to mark a variable ready only once').")
+     "processes DDP looks for the output's tensors to find the parameters the backward will reach, and it cannot "
+     "see into a namespace; it then took every LoRA weight for unused, marked it ready at once, and failed in "
+     "the backward ('Expected to mark a variable ready only once').")
     def __getattr__(self, k):
         try: return self[k]
         except KeyError: raise AttributeError(k) from None
@@ -160,7 +161,8 @@ def packed_forward(self, *args, fused_lm_head=False, labels=None, input_ids=None
     )
 
 def use_packed_forward(model, paired:bool=True, max_tokens:int=1024, share_start:bool=True):
-    "Put `packed_forward` in place of the fused forward TRL installed on `model` (PEFT-wrapped or not); idempotent."
+    ("Put `packed_forward` in place of the fused forward TRL installed on `model` (PEFT-wrapped or not); "
+     "idempotent.")
     base = model.get_base_model() if hasattr(model, 'get_base_model') else model
     if not hasattr(base, '_rlnb_orig_forward'): base._rlnb_orig_forward = base.forward
     base._rlnb_packed = dict(paired=paired, max_tokens=max_tokens, share_start=share_start)

@@ -25,7 +25,8 @@ def _report_source(source, policy:str|None):
     found = {p.stem: p for p in sorted((run/'eval').glob('*.json')) if not p.stem.startswith('prompt_set')}
     if policy is None and len(found) == 1: policy = next(iter(found))
     if policy not in found:
-        raise FileNotFoundError(f"no evaluation report {policy!r} in {run/'eval'}: choose policy= from {sorted(found)}"
+        raise FileNotFoundError(f"no evaluation report {policy!r} in {run/'eval'}: choose policy= from "
+                                f"{sorted(found)}"
                                 if found else f"{run} has no evaluation reports: run its 'evaluate' stage first")
     return found[policy], agent
 
@@ -36,7 +37,8 @@ def review(source,                          # a run folder, a report JSON, an `E
            policy:str|None=None,            # which report of a run folder (`eval/<policy>.json`); needed when several
            n:int|None=20,                   # pairs to show (a uniform random n of the report's prompts)
            **kw) -> BlindReview:
-    "A `BlindReview` of a saved evaluation: the trained policy's answers against the base's, blind, with the verdict so far."
+    ("A `BlindReview` of a saved evaluation: the trained policy's answers against the base's, blind, with the "
+     "verdict so far.")
     report, run_agent = _report_source(source, policy)
     agent = agent or run_agent
     if agent is None: raise ValueError("say whose records these are: agent='...' (a run folder names its own)")
@@ -44,9 +46,9 @@ def review(source,                          # a run folder, a report JSON, an `E
     return BlindReview(report, store, agent, rater, n=n, **kw)
 
 def add_human(report, records, judge:str|None=None, mode:str|None=None, conf:float=0.95, min_human:int=50) -> dict:
-    ("People's verdict on a report: `human_win_rate` of the blind-review records on its pairs against its judge's "
-     "verdicts, stored in the report under `modes[mode]['human'][judge]` (where `report_headline` and the online gate "
-     "read it; a report's JSON file is rewritten) and returned.")
+    ("People's verdict on a report: `human_win_rate` of the blind-review records on its pairs against its "
+     "judge's verdicts, stored in the report under `modes[mode]['human'][judge]` (where `report_headline` and "
+     "the online gate read it; a report's JSON file is rewritten) and returned.")
     path = Path(report) if isinstance(report, (str, Path)) else None
     if path is not None: report = json.loads(path.read_text())          # a saved report: updated in its file
     r = review_rows(report, judge, mode)
@@ -61,7 +63,8 @@ def add_human(report, records, judge:str|None=None, mode:str|None=None, conf:flo
 
 # %% ../nbs/08c_people.ipynb #337a506a
 def overlap_schedule(items:list, raters:list, k:int=2, seed:int=0) -> dict:
-    "`{rater: [items]}`: every item to exactly k distinct raters (round robin over a seeded shuffle), loads balanced."
+    ("`{rater: [items]}`: every item to exactly k distinct raters (round robin over a seeded shuffle), loads "
+     "balanced.")
     raters = list(dict.fromkeys(raters))
     if not 1 <= k <= len(raters): raise ValueError(f"k = {k} raters per item needs 1 <= k <= {len(raters)} raters")
     order = list(items); random.Random(seed).shuffle(order)
@@ -115,12 +118,14 @@ def _agreement_stats(labels:dict, raters:list, level:str) -> dict:
             'agreement': float(np.mean(same)) if same else float('nan')}
 
 def agreement(records, kind:str='comparison', conf:float=0.95, reps:int=1000, seed:int=0) -> dict:
-    ("How far raters agree on the items two or more of them labelled: Krippendorff's α, mean pairwise Cohen's κ and "
-     "raw agreement, each with a bootstrap interval over items (α is undefined, NaN, when every label is the same).")
+    ("How far raters agree on the items two or more of them labelled: Krippendorff's α, mean pairwise Cohen's κ "
+     "and raw agreement, each with a bootstrap interval over items (α is undefined, NaN, when every label is the "
+     "same).")
     import numpy as np
     labels = {i: d for i, d in rater_labels(records, kind).items() if len(d) >= 2}
     raters = sorted({r for d in labels.values() for r in d})
-    if len(labels) < 2: raise ValueError(f"{len(labels)} items with 2 or more raters: schedule overlap (overlap_schedule) first")
+    if len(labels) < 2: raise ValueError(f"{len(labels)} items with 2 or more raters: schedule overlap "
+                                         f"(overlap_schedule) first")
     level = {'rating': 'ordinal', 'score': 'interval'}.get(kind, 'nominal')   # stars are ranks; 0-1 scores are values
     est = _agreement_stats(labels, raters, level)
     rng, keys, boot = np.random.default_rng(seed), list(labels), []
@@ -155,9 +160,9 @@ def _holm(p:dict) -> dict:
 
 def rater_quality(records, kind:str='comparison', gold:dict|None=None, conf:float=0.95, alpha:float=0.05,
                   reps:int=1000, seed:int=0):
-    ("A table (DataFrame) of every rater's agreement with the others, gold accuracy, pace and position bias. Flags: "
-     "agreeing with the others less than they agree among themselves (item bootstrap), and picking one side (exact "
-     "binomial test); Holm-adjusted together (all raters, both kinds) at `alpha`.")
+    ("A table (DataFrame) of every rater's agreement with the others, gold accuracy, pace and position bias. "
+     "Flags: agreeing with the others less than they agree among themselves (item bootstrap), and picking one "
+     "side (exact binomial test); Holm-adjusted together (all raters, both kinds) at `alpha`.")
     import numpy as np, pandas as pd
     from datetime import datetime
     recs = [r for r in records if r.kind == kind]
@@ -193,8 +198,8 @@ def rater_quality(records, kind:str='comparison', gold:dict|None=None, conf:floa
 
 # %% ../nbs/08c_people.ipynb #86be3f62
 def fit_bt(d, l2:float=1.0, iters:int=12, w=None):
-    ("A linear Bradley–Terry head: the weights w maximising Σ log σ(w·d) − l2·|w|² over pair feature differences d "
-     "(chosen minus rejected), by Newton's method (the loss is convex). Returns w.")
+    ("A linear Bradley–Terry head: the weights w maximising Σ log σ(w·d) − l2·|w|² over pair feature differences "
+     "d (chosen minus rejected), by Newton's method (the loss is convex). Returns w.")
     import numpy as np
     d = np.asarray(d, dtype=float)
     w = np.zeros(d.shape[1]) if w is None else w.copy()
@@ -208,16 +213,17 @@ def fit_bt(d, l2:float=1.0, iters:int=12, w=None):
     return w
 
 def bt_ensemble(d, members:int=4, seed:int=0, l2:float=1.0):
-    "`members` linear BT heads, each fitted on a bootstrap resample of the labelled pairs: rows of a (members, dims) array."
+    ("`members` linear BT heads, each fitted on a bootstrap resample of the labelled pairs: rows of a (members, "
+     "dims) array.")
     import numpy as np
     rng = np.random.default_rng(seed)
     return np.stack([fit_bt(d[rng.integers(0, len(d), len(d))], l2) for _ in range(members)])
 
 def select_pairs(probs, n:int, random_share:float=0.25, seed:int=0, exclude=()) -> list[int]:
     ("The n pool pairs to label next: the `1 - random_share` part where an ensemble's members disagree most (the "
-     "spread of their win probabilities; a pair's orientation does not change it), the rest uniformly at random from "
-     "what is left, so the labelled set keeps a random core (Chatbot Arena found purely active sampling biased its "
-     "fit). `probs`: (members, pool) win probabilities; `exclude`: pairs already labelled.")
+     "spread of their win probabilities; a pair's orientation does not change it), the rest uniformly at random "
+     "from what is left, so the labelled set keeps a random core (Chatbot Arena found purely active sampling "
+     "biased its fit). `probs`: (members, pool) win probabilities; `exclude`: pairs already labelled.")
     import numpy as np
     probs = np.asarray(probs, dtype=float)
     free = np.setdiff1d(np.arange(probs.shape[1]), np.asarray(list(exclude), dtype=int))

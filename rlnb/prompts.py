@@ -65,8 +65,9 @@ def topic_turns(topics, seed:int=0, min_words:int=3, max_words:int=40) -> dict:
     return by_topic
 
 def train_prompt_set(run, n:int=256, seed:int=0) -> list[str]:
-    ("Prompts a policy may train on: later turns of conversations on the run's *training* topics, round robin over "
-     "the topics; none is a prompt `eval_prompt_set` could draw (the same words asked in a held-out conversation).")
+    ("Prompts a policy may train on: later turns of conversations on the run's *training* topics, round robin "
+     "over the topics; none is a prompt `eval_prompt_set` could draw (the same words asked in a held-out "
+     "conversation).")
     from datasets import load_from_disk
     d = Path(run)/'datasets'/'pairs'/'train'
     if not d.exists(): raise FileNotFoundError(f"{d} is missing: run the 'format' stage first")
@@ -85,8 +86,9 @@ def train_prompt_set(run, n:int=256, seed:int=0) -> list[str]:
 PARTS = ('development', 'confirmation')
 
 def topic_part(topic:str) -> str:
-    ("'development' or 'confirmation': a partition of every topic made once, by a stable hash of its text alone (no split "
-     "seed, no run), so that whichever topics a run holds out, a topic that tuned a choice never confirms it.")
+    ("'development' or 'confirmation': a partition of every topic made once, by a stable hash of its text alone "
+     "(no split seed, no run), so that whichever topics a run holds out, a topic that tuned a choice never "
+     "confirms it.")
     h = int(hashlib.sha1(f'rlnb-confirmation:{topic.strip()}'.encode()).hexdigest()[:8], 16)
     return 'confirmation' if h / 0xFFFFFFFF < 0.5 else 'development'
 
@@ -103,11 +105,11 @@ def eval_prompt_set(
                                # verdict) held-out topics only (`topic_part`); None: every held-out topic
 ) -> dict:
     ("In-distribution prompts: the held-out chitchat topics, then one later turn from each of as many held-out "
-     "conversations as needed (no training stage saw them), round robin over the topics; chatterbot openers as an "
-     "out-of-distribution set. Each prompt's cluster is its conversation (a prompt asked several times: the prompt), "
-     "so intervals hold for the held-out topics drawn; `topics` names each prompt's topic; `part` keeps the development "
-     "or the confirmation topics only. "
-     "`{'in_distribution': {'prompts', 'clusters', 'topics'}, 'out_of_distribution': {...}, 'n_rule'}`.")
+     "conversations as needed (no training stage saw them), round robin over the topics; chatterbot openers as "
+     "an out-of-distribution set. Each prompt's cluster is its conversation (a prompt asked several times: the "
+     "prompt), so intervals hold for the held-out topics drawn; `topics` names each prompt's topic; `part` keeps "
+     "the development or the confirmation topics only. `{'in_distribution': {'prompts', 'clusters', 'topics'}, "
+     "'out_of_distribution': {...}, 'n_rule'}`.")
     n = prompts_needed(target) if n is None else n
     if n < 1: raise ValueError(f"n must be a positive number of prompts (or None: the power rule), got {n}")
     topics = heldout_prompts(run, n=None, extra=None) if run is not None else []
@@ -138,8 +140,8 @@ def eval_prompt_set(
 
 # %% ../nbs/02a_prompts.ipynb #d34a82db
 def read_prompts(source) -> list[str]:
-    ("Prompts from 'chitchat' (the bundled conversations' openers), a .jsonl file (`prompt`, or `query`, per line) or "
-     "a text file (one per line); blank lines skipped, repeats kept once, in order.")
+    ("Prompts from 'chitchat' (the bundled conversations' openers), a .jsonl file (`prompt`, or `query`, per "
+     "line) or a text file (one per line); blank lines skipped, repeats kept once, in order.")
     if str(source) == 'chitchat':
         return chitchat_prompts()
     p = Path(source)

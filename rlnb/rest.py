@@ -20,8 +20,9 @@ __all__ = ['best_answers', 'RestConfig', 'rest_round', 'rest_stage']
 
 # %% ../nbs/05c_rest.ipynb #463f4847
 def best_answers(prompts:list[str], pool:list, scores, threshold:float|None=None, ended_only:bool=True) -> tuple:
-    ("`(examples, report)`: each prompt's best-scored answer of the `pool`'s draws as `{prompt, completion, score}` "
-     "(among the ended ones unless `ended_only=False`; kept when it reaches `threshold`), and the counts.")
+    ("`(examples, report)`: each prompt's best-scored answer of the `pool`'s draws as `{prompt, completion, "
+     "score}` (among the ended ones unless `ended_only=False`; kept when it reaches `threshold`), and the "
+     "counts.")
     import numpy as np
     s = np.asarray(scores, dtype=float)
     if s.shape != (len(pool), len(prompts)):
@@ -63,8 +64,9 @@ RestConfig.PRESETS = {'cpu': RestConfig(),
 
 def rest_round(policy, prompts:list[str], score, config:RestConfig|str='cpu', output_dir=None, eval=None,
                **overrides):
-    ("The `policy`'s best answers to `prompts` (`best_answers` of `samples` draws ranked by `score(prompts, texts)`) "
-     "as SFT examples, and SFT from `policy` on them: a `StageResult` whose metrics hold the round's `rest` report.")
+    ("The `policy`'s best answers to `prompts` (`best_answers` of `samples` draws ranked by `score(prompts, "
+     "texts)`) as SFT examples, and SFT from `policy` on them: a `StageResult` whose metrics hold the round's "
+     "`rest` report.")
     import numpy as np
     from datasets import Dataset
     cfg = config if isinstance(config, RestConfig) and not overrides else RestConfig.make(config, **overrides)
@@ -103,14 +105,15 @@ def rest_round(policy, prompts:list[str], score, config:RestConfig|str='cpu', ou
 @stage('rest', config=RestConfig)
 def rest_stage(run:Run, preset:str='cpu', source:str='sft', reward:str='reward', eval_examples:int=200,
                **overrides) -> dict:
-    ("One round of best-of-n SFT data (`rest_round`) from the run's `source` policy on its training prompts, ranked by "
-     "its `reward` model; recorded in the registry as a `rest` candidate.")
+    ("One round of best-of-n SFT data (`rest_round`) from the run's `source` policy on its training prompts, "
+     "ranked by its `reward` model; recorded in the registry as a `rest` candidate.")
     from rlnb.reward import RewardModel
     cfg = RestConfig.make(preset, **{'system': run.recipe.get('system'), 'seed': run.recipe.get('seed', 0), **overrides})
     ds = run.datasets()
     prompts = sorted({prompt_text(p) for f in ds.values() if 'train' in f for p in f['train']['prompt']})
     rm_path = run.path/reward/'reward_model'
-    if not rm_path.exists(): raise FileNotFoundError(f"{rm_path} is missing: run a '{reward}' reward stage before 'rest'")
+    if not rm_path.exists(): raise FileNotFoundError(f"{rm_path} is missing: run a '{reward}' reward stage before "
+                                                     f"'rest'")
     rm = RewardModel.load(rm_path)
     ev = None
     if 'sft' in ds and 'eval' in ds['sft'] and len(ds['sft']['eval']):

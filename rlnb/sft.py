@@ -77,14 +77,15 @@ def sft_rows(ds, system:str|None=None, max_examples:int|None=None, seed:int=0):
 CHECKPOINT_FILES = ('trainer_state.json', 'adapter_model.*')
 
 def effective_sft_config(cfg:SFTConfig, device:str|None=None) -> SFTConfig:
-    "`cfg` with `bf16` decided for `device`: None by `auto_bf16`, True kept only where bf16 pays (`precision_decision`)."
+    ("`cfg` with `bf16` decided for `device`: None by `auto_bf16`, True kept only where bf16 pays "
+     "(`precision_decision`).")
     kind = get_device(device).split(':')[0]
     fast = auto_bf16(kind)
     return replace(cfg, bf16=bool(fast if cfg.bf16 is None else cfg.bf16 and (kind == 'cuda' or fast)))
 
 def to_trl_sft_config(cfg:SFTConfig, output_dir):
-    ("TRL's `SFTConfig` for `cfg`: completion-only loss, no evaluation during training (rlnb measures before and after, "
-     "on unpacked rows whatever `packing` is, so that packed and unpacked runs' held-out losses compare).")
+    ("TRL's `SFTConfig` for `cfg`: completion-only loss, no evaluation during training (rlnb measures before and "
+     "after, on unpacked rows whatever `packing` is, so that packed and unpacked runs' held-out losses compare).")
     from trl import SFTConfig as TRLConfig
     return TRLConfig(output_dir=str(output_dir), per_device_train_batch_size=cfg.batch_size,
                      per_device_eval_batch_size=cfg.batch_size, gradient_accumulation_steps=cfg.grad_accum,
@@ -140,7 +141,8 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
 
 # %% ../nbs/05b_sft.ipynb #f3ec05d1
 def estimate_sft(examples, config:SFTConfig|str='cpu', probe_steps:int=3) -> dict:
-    "Steps, tokens, estimated seconds and peak memory of `train_sft(examples, config)`, from a short measured probe."
+    ("Steps, tokens, estimated seconds and peak memory of `train_sft(examples, config)`, from a short measured "
+     "probe.")
     from rlnb.dpo import step_timer
     cfg = effective_sft_config(SFTConfig.make(config))
     n = min(len(examples), cfg.max_train_examples or len(examples))
@@ -160,14 +162,16 @@ def estimate_sft(examples, config:SFTConfig|str='cpu', probe_steps:int=3) -> dic
 # %% ../nbs/05b_sft.ipynb #6806803a
 @stage('sft', config=SFTConfig)
 def sft_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> dict:
-    "Train the policy with SFT on the run's `sft` examples under the recipe's system message; held-out loss before/after."
+    ("Train the policy with SFT on the run's `sft` examples under the recipe's system message; held-out loss "
+     "before/after.")
     cfg = SFTConfig.make(preset, **{'system': run.recipe.get('system'), **overrides})
     ds = run.datasets()['sft']
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_examples, len(ds['eval']))))
     res = train_sft(ds['train'], ev, cfg, run.path/'sft', callbacks=run.cache.get('callbacks'))
     m = res.metrics
     print(f"    SFT on {m['train_examples']:,} examples: {m['steps']} steps in {m['train_seconds']:.0f} s "
-          f"({m['examples_per_s']:.2f} examples/s, {'bf16' if m['bf16'] else 'fp32'}), peak RSS {m['peak_rss_mb']} MiB"
+          f"({m['examples_per_s']:.2f} examples/s, {'bf16' if m['bf16'] else 'fp32'}), peak RSS {m['peak_rss_mb']} "
+          f"MiB"
           + (f"; held-out answer loss ({len(ev)} examples) {m['before_loss']:.3f} -> {m['after_loss']:.3f}" if 'after_loss' in m else ''))
     m['registry_version'] = run.record_version('sft', res.model_path, {k: v for k, v in m.items() if k != 'resumed_from'},
                                          asdict(cfg), {'train_examples': m['train_examples'], 'eval_examples': len(ev)},
@@ -177,7 +181,8 @@ def sft_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> 
 # %% ../nbs/05b_sft.ipynb #75f79325
 _SFT_FLAGS = [
     (['--agent'], dict(default='chitchat', help='whose feedback')),
-    (['--source'], dict(default='db', choices=['db', 'file', 'none'], help='feedback from the store, a file, or none (--demos only)')),
+    (['--source'], dict(default='db', choices=['db', 'file', 'none'], help='feedback from the store, a file, or '
+                                                                           'none (--demos only)')),
     (['--data-file'], dict(help='a JSONL file of feedback (with --source file)')),
     (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
     (['--demos'], dict(help='a JSONL file of demonstrations: {"prompt", "completion"} per line')),
@@ -189,7 +194,8 @@ _SFT_FLAGS = [
 ]
 
 def read_demos(path) -> list[dict]:
-    "Demonstrations `{prompt, completion, source}` from a JSONL file; a line without both fields is an error naming it."
+    ("Demonstrations `{prompt, completion, source}` from a JSONL file; a line without both fields is an error "
+     "naming it.")
     out = []
     for i, d in json_lines(path):
         if not (isinstance(d.get('prompt'), str) and isinstance(d.get('completion'), str)
@@ -210,13 +216,16 @@ def train_sft_cli(argv:list|None=None):
     check_export_flags(a)
     records = [] if a.source == 'none' else load_records(a.agent, a.data_file if a.source == 'file' else None, a.store)
     for t in sft_thresholds(records):   # every threshold's counts: the choice is the user's, made in view of them
-        print(f"  min utility {t['min_utility']:.3f}: {t['examples']} examples on {t['prompts']} prompts ({t['corrections']} corrections)")
+        print(f"  min utility {t['min_utility']:.3f}: {t['examples']} examples on {t['prompts']} prompts "
+              f"({t['corrections']} corrections)")
     rows = (to_sft(records, a.min_utility, min_examples=0) if records else []) + (read_demos(a.demos) if a.demos else [])
     if not rows:
-        raise SystemExit(f"no SFT examples: {len(records)} records hold no correction and no answer at or above {a.min_utility}")
+        raise SystemExit(f"no SFT examples: {len(records)} records hold no correction and no answer at or above "
+                         f"{a.min_utility}")
     rows = [{k: r[k] for k in ('prompt', 'completion', 'source')} for r in rows]
     dd = split_by_prompt(to_dataset(rows), a.eval_frac, cfg.seed)
-    print(f"{len(records)} records{f' + demonstrations' if a.demos else ''} -> {len(dd['train'])} train / {len(dd['eval'])} eval examples")
+    print(f"{len(records)} records{f' + demonstrations' if a.demos else ''} -> {len(dd['train'])} train / "
+          f"{len(dd['eval'])} eval examples")
     if a.dry_run: print(json.dumps(estimate_sft(dd['train'], cfg), indent=2)); return
     res = train_sft(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, stage_dir(a, a.agent, 'sft'))
     print(json.dumps(res.metrics, indent=2, default=str)); print(f"adapter: {res.model_path}")

@@ -11,15 +11,17 @@ __all__ = ['decode_stream', 'refill_answers', 'refill_pool']
 
 # %% ../nbs/00d_stream.ipynb #f768b0fd
 def _own(a, S:int) -> int:
-    "How many last columns of mask `a` (rows, W) after its first `S` any row attends to, from the first such column on."
+    ("How many last columns of mask `a` (rows, W) after its first `S` any row attends to, from the first such "
+     "column on.")
     m = a[:, S:].any(0)
     return len(m) - int(m.nonzero()[0, 0]) if bool(m.any()) else 0
 
 def _regroup(S:int, parts:list, step:int=16):
     ("One cache and mask from `parts`, each `(cache, attn, rows)`: those rows (None: all) of a cache laid out as "
-     "`decode`'s (the shared first `S` columns, then each row's own keys right-aligned), with the columns none of "
-     "them attends to dropped, right-aligned to the widest and stacked in order. Each layer becomes a `RoomLayer` "
-     "with room for `step` more positions, in the first part's cache, one layer at a time; returns `(cache, attn)`.")
+     "`decode`'s (the shared first `S` columns, then each row's own keys right-aligned), with the columns none "
+     "of them attends to dropped, right-aligned to the widest and stacked in order. Each layer becomes a "
+     "`RoomLayer` with room for `step` more positions, in the first part's cache, one layer at a time; returns "
+     "`(cache, attn)`.")
     sel = [(c, a if r is None else a[r], r) for c, a, r in parts]
     own = [_own(a, S) for _, a, _ in sel]
     W, B, cache = S + max(own), sum(len(a) for _, a, _ in sel), sel[0][0]
@@ -45,10 +47,11 @@ def _regroup(S:int, parts:list, step:int=16):
 # %% ../nbs/00d_stream.ipynb #9d27ee7f
 def _draw_rows(logits, do_sample:bool, temperature:float, top_p:float, gens:list|None, seen=None, n_seen=None,
                penalty:float=1.0):
-    ("The next token of each row of `logits` (B, V): greedy, or drawn from softmax(logits / T) in the top-p nucleus "
-     "with one uniform from row r's own generator `gens[r]` (inverse CDF over the nucleus, largest first). `seen` "
-     "(B, n) holds each row's answer so far, its first `n_seen[r]` entries real: those get the repetition `penalty` "
-     "(`penalize_repeats`); the rest point at a column appended and dropped again, so they touch nothing.")
+    ("The next token of each row of `logits` (B, V): greedy, or drawn from softmax(logits / T) in the top-p "
+     "nucleus with one uniform from row r's own generator `gens[r]` (inverse CDF over the nucleus, largest "
+     "first). `seen` (B, n) holds each row's answer so far, its first `n_seen[r]` entries real: those get the "
+     "repetition `penalty` (`penalize_repeats`); the rest point at a column appended and dropped again, so they "
+     "touch nothing.")
     import torch, torch.nn.functional as F
     if seen is not None and seen.shape[-1] and penalty != 1.0:
         V = logits.shape[-1]
@@ -75,17 +78,17 @@ def decode_stream(model, tok,
                   max_prompt_length: int = 1024, prefill_rows: int | None = 16,
                   on_done=None,                # called with the number of answers that just ended (a progress bar)
                  ) -> dict:
-    ("Answer every prompt in one continuous pass of at most `rows` answers in flight: once `admit` rows have ended, "
-     "they leave and the next prompts are prefilled and join (`_regroup`: one copy of the cache for all of them, where "
-     "dropping each answer as it ends copied it at nearly every step), so only the last answers run in a nearly empty batch. Each "
-     "answer draws from its own generator, seeded `seeds[i]`, and sees only its own keys, values and positions: the "
-     "answer it would have alone, up to rounding. `decode`'s keys (`logprobs` aside), plus `admissions`.")
+    ("Answer every prompt in one continuous pass of at most `rows` answers in flight: once `admit` rows have "
+     "ended, they leave and the next prompts are prefilled and join (`_regroup`: one copy of the cache for all "
+     "of them, where dropping each answer as it ends copied it at nearly every step), so only the last answers "
+     "run in a nearly empty batch. Each answer draws from its own generator, seeded `seeds[i]`, and sees only "
+     "its own keys, values and positions: alone, up to rounding. `decode`'s keys (`logprobs` aside), `admissions`.")
     import torch
     dev = next(model.parameters()).device
     p_ids, p_attn, S = prompt_layout(tok, prompts, system, max_prompt_length, True, dev)   # the system turn: S shared columns
     N, P = p_ids.shape
     if do_sample and (seeds is None or len(seeds) != N): raise ValueError(f"sampling needs one seed per prompt ({N})")
-    if max_new_tokens < 1 or rows < 1: raise ValueError(f"max_new_tokens and rows must be >= 1, got {max_new_tokens}, {rows}")
+    if max_new_tokens < 1 or rows < 1: raise ValueError(f"max_new_tokens and rows must be >= 1: {max_new_tokens}, {rows}")
     gens = [torch.Generator(dev).manual_seed(int(s)) for s in seeds] if do_sample else None
     out = torch.full((N, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
     n_out, rest, admit = torch.zeros(N, dtype=torch.long, device=dev), p_attn[:, S:].sum(-1), min(admit, max(1, rows // 8))
@@ -129,7 +132,8 @@ def refill_answers(model, tok, prompts:list[str], max_new_tokens:int=48, do_samp
                    temperature:float=0.7, top_p:float=1.0, seed:int|list=0, batch_size:int=16, kl_base:bool=False, base=None,
                    system:str|None=None, repetition_penalty:float=1.0, batches_at_once:int=1, progress:str|None=None,
                    memory_budget_mb:float|None=1536, bf16:bool|None=False, kl_rows:list[int]|None=None):
-    "`generate_answers` through `decode_stream`, prompt i drawing from `seed` + i (or `seed[i]`, a list: see above)."
+    ("`generate_answers` through `decode_stream`, prompt i drawing from `seed` + i (or `seed[i]`, a list: see "
+     "above).")
     from tqdm import tqdm
     from rlnb.hardware import auto_bf16, release_memory
     from rlnb.policy import Answers, decode_plan, bf16_sampling, path_kl

@@ -18,13 +18,15 @@ __all__ = ['read_task_rows', 'task_errors', 'task_lines', 'TaskEvalConfig', 'eva
 
 # %% ../nbs/08d_task.ipynb #c1c8567d
 def read_task_rows(path, key:str='gold', cluster_key:str|None='kind') -> list[dict]:
-    "`[{prompt, gold, cluster}]` of a test JSONL: each line's `prompt` and right answer (`key`, top level or in `metadata`)."
+    ("`[{prompt, gold, cluster}]` of a test JSONL: each line's `prompt` and right answer (`key`, top level or in "
+     "`metadata`).")
     rows = []
     for n, d in json_lines(path):
         meta = d.get('metadata') or {}
         gold = d.get(key, meta.get(key))
         if not isinstance(d.get('prompt'), str) or not d['prompt'].strip() or gold is None:
-            raise ValueError(f"{path}:{n}: a test line needs a 'prompt' and its right answer {key!r} (top level or in metadata)")
+            raise ValueError(f"{path}:{n}: a test line needs a 'prompt' and its right answer {key!r} (top level or "
+                             f"in metadata)")
         rows.append(dict(prompt=d['prompt'], gold=str(gold),
                          cluster=None if cluster_key is None else str(d.get(cluster_key, meta.get(cluster_key)))))
     if not rows: raise ValueError(f"{path}: no test lines")
@@ -40,7 +42,8 @@ def task_errors(rep:dict, prompts:list[str], policy:list[str], gold:list[str], n
     return rep
 
 def task_lines(rep:dict) -> list[str]:
-    "Seed 001's evaluation report of a task report: accuracy, average reward, error rate, sample errors (policy vs base)."
+    ("Seed 001's evaluation report of a task report: accuracy, average reward, error rate, sample errors (policy "
+     "vs base).")
     p, b = rep['policy'], rep['base']
     ci = lambda s: f"{s['exact_match']:.3f} [{s['exact_match_ci'][0]:.3f}, {s['exact_match_ci'][1]:.3f}]"
     out = [f"Accuracy (exact match, {rep['prompts']} documents): {ci(p)} vs the base's {ci(b)}",
@@ -52,7 +55,8 @@ def task_lines(rep:dict) -> list[str]:
 # %% ../nbs/08d_task.ipynb #1578d78f
 @dataclass
 class TaskEvalConfig(StageConfig):
-    "How `evaluate_task` (console script `rlnb_evaluate_task`, the pipeline's `task_eval`) scores a policy's answers."
+    ("How `evaluate_task` (console script `rlnb_evaluate_task`, the pipeline's `task_eval`) scores a policy's "
+     "answers.")
     system: str|None = None         # the system message the policy is served with
     weights: dict|None = None       # the rule reward's component weights (`rule_weights`; default: 1, ½ or 0)
     max_new_tokens: int = 32
@@ -63,7 +67,8 @@ class TaskEvalConfig(StageConfig):
 TaskEvalConfig.PRESETS = {'cpu': TaskEvalConfig()}
 
 def evaluate_task(policy, rows:list[dict], config:TaskEvalConfig|str|None=None, base=None, **overrides) -> dict:
-    "The policy's and its base's greedy answers to `rows` (`read_task_rows`) scored by `rule_report`, with errors and rows."
+    ("The policy's and its base's greedy answers to `rows` (`read_task_rows`) scored by `rule_report`, with "
+     "errors and rows.")
     cfg = TaskEvalConfig.make(config, **overrides)
     rows = rows[:cfg.n_prompts]
     if not rows: raise ValueError('no prompts to evaluate')
@@ -80,11 +85,13 @@ def evaluate_task(policy, rows:list[dict], config:TaskEvalConfig|str|None=None, 
 # %% ../nbs/08d_task.ipynb #455651f4
 @console_script
 def evaluate_task_cli(argv:list|None=None):
-    "Console script `rlnb_evaluate_task`: a policy and its base on a test JSONL with right answers; report as JSON."
+    ("Console script `rlnb_evaluate_task`: a policy and its base on a test JSONL with right answers; report as "
+     "JSON.")
     ap, parse = stage_cli(TaskEvalConfig, 'rlnb_evaluate_task', "Score a policy's answers against the right answers "
                           '(accuracy, average reward and its components, error rate, sample errors), against its base.',
                           run_flags=False, extra=[
-        (['--model'], dict(required=True, help='the policy: an adapter folder (its base: the adapter off) or a model folder')),
+        (['--model'], dict(required=True, help='the policy: an adapter folder (its base: the adapter off) or a '
+                                               'model folder')),
         (['--base'], dict(help='the base to compare with (needed for a full model)')),
         (['--test-data'], dict(required=True, help='a JSONL of {"prompt", right answer (--key)} lines')),
         (['--key'], dict(default='gold', help='the field holding the right answer (top level or in metadata)')),

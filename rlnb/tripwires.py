@@ -48,7 +48,8 @@ def _words(text:str) -> list[str]:
     return re.findall(r'[a-z]+|\d+', ''.join(ch for ch in t if not unicodedata.combining(ch)))
 
 def answer_keys(question:str, answer:str, max_words:int=6) -> list[str]:
-    "The words a right answer must hold: the answer's numbers and 3+-letter words that are neither stop words nor in the question."
+    ("The words a right answer must hold: the answer's numbers and 3+-letter words that are neither stop "
+     "words nor in the question.")
     w = _words(answer)
     if not w or len(w) > max_words: return []
     q = set(_words(question))
@@ -82,7 +83,8 @@ def _trigrams(text:str) -> list[str]:
     return [t[i:i + 3] for i in range(len(t) - 2)]
 
 def _language_text(lang:str) -> str:
-    "The conversation text of one language's chatterbot-corpus files (YAML syntax and the category lines dropped)."
+    ("The conversation text of one language's chatterbot-corpus files (YAML syntax and the category lines "
+     "dropped).")
     import yaml
     out = []
     for f in sorted((asset_dir('chatterbot')/'data'/lang).glob('*.yml')):
@@ -91,8 +93,9 @@ def _language_text(lang:str) -> str:
     return ' '.join(out)
 
 def _language_model(lam:float=0.9) -> dict:
-    ("Per language: (log-probability of each trigram, of an unseen one), each its corpus's frequencies interpolated "
-     "with one uniform over the trigrams of every language (weight 1 - `lam`), built once a process.")
+    ("Per language: (log-probability of each trigram, of an unseen one), each its corpus's frequencies "
+     "interpolated with one uniform over the trigrams of every language (weight 1 - `lam`), built once a "
+     "process.")
     if not _LANG_MODEL:
         counts = {code: Counter(_trigrams(_language_text(lang))) for lang, code in LANGUAGES.items()}
         V = len(set().union(*counts.values())) + 1
@@ -134,7 +137,8 @@ def keeps_length(text:str, ended:bool, max_sentences:int=3) -> bool:
 def paired_probe(policy:list[bool], base:list[bool], margin:float, conf:float=0.95, seed:int=0,
                  max_lost:float|None=None,   # also fail when the candidate fails more than this share of the base's passes
                 ) -> dict:
-    "Pass rates of candidate and base on the same items, their paired difference (bootstrap CI), what it kept, and the verdict."
+    ("Pass rates of candidate and base on the same items, their paired difference (bootstrap CI), what it "
+     "kept, and the verdict.")
     import numpy as np
     if len(policy) != len(base) or not policy:
         raise ValueError(f"{len(policy)} candidate and {len(base)} base results: need the same number, > 0")
@@ -155,8 +159,10 @@ def opener(text:str) -> str:
     return ' '.join(re.findall(r'\w+', first.lower()))
 
 def stock_answers(texts:list[str], groups:list, min_prompts:int=3) -> list[bool]:
-    "Whether each answer opens with a first sentence that opens answers to `min_prompts`+ distinct prompts (`groups`)."
-    if len(texts) != len(groups): raise ValueError(f"{len(texts)} answers and {len(groups)} prompts: need one prompt an answer")
+    ("Whether each answer opens with a first sentence that opens answers to `min_prompts`+ distinct prompts "
+     "(`groups`).")
+    if len(texts) != len(groups): raise ValueError(f"{len(texts)} answers and {len(groups)} prompts: need one "
+                                                   f"prompt an answer")
     seen = {}
     for t, g in zip(texts, groups): seen.setdefault(opener(t), set()).add(g)
     return [bool(o) and len(seen[o]) >= min_prompts for o in map(opener, texts)]
@@ -164,8 +170,10 @@ def stock_answers(texts:list[str], groups:list, min_prompts:int=3) -> list[bool]
 # %% ../nbs/04b_tripwires.ipynb #29ce0188
 def variety_probe(policy:list[str], base:list[str], groups:list, margin:float=0.05, min_prompts:int=3, conf:float=0.95,
                   seed:int=0) -> dict:
-    "`paired_probe` of the answers that are not stock (`stock_answers`), candidate against base, answer by answer."
-    if len(policy) != len(base): raise ValueError(f"{len(policy)} candidate and {len(base)} base answers: need the same prompts")
+    ("`paired_probe` of the answers that are not stock (`stock_answers`), candidate against base, answer by "
+     "answer.")
+    if len(policy) != len(base): raise ValueError(f"{len(policy)} candidate and {len(base)} base answers: need "
+                                                  f"the same prompts")
     fresh = lambda xs: [not s for s in stock_answers(xs, groups, min_prompts)]
     return {**paired_probe(fresh(policy), fresh(base), margin, conf, seed), 'min_prompts': min_prompts}
 
@@ -200,17 +208,20 @@ TripwireConfig.PRESETS = {'cpu': TripwireConfig(), 'quick': TripwireConfig(per_l
 
 # %% ../nbs/04b_tripwires.ipynb #630cd3d0
 def probe_items(cfg:TripwireConfig) -> list[dict]:
-    "Every prompt the tripwires ask: the fact questions and the language openers of `cfg.part`, each tagged with its probe."
+    ("Every prompt the tripwires ask: the fact questions and the language openers of `cfg.part`, each tagged "
+     "with its probe.")
     k = knowledge_items(cfg.part)[:cfg.max_knowledge]
     return [{**x, 'probe': 'knowledge'} for x in k] + [{**x, 'probe': 'language'} for x in language_items(cfg.part, cfg.per_language)]
 
 def item_passes(item:dict, text:str) -> bool:
-    "Whether `text` passes its item's probe: the fact's keys, or the question's language (not only its words)."
+    ("Whether `text` passes its item's probe: the fact's keys, or the question's language (not only its "
+     "words).")
     if item['probe'] == 'knowledge': return knows(text, item['keys'])
     return detect_language(text) == item['language'] and not set(_words(text)) <= set(_words(item['prompt']))
 
 def check_answers(items:list[dict], texts:list[str], ended:list[bool], cfg:TripwireConfig) -> dict:
-    "Per probe, whether each answer passes: knowledge and language on their own items, length and degenerate on every item."
+    ("Per probe, whether each answer passes: knowledge and language on their own items, length and "
+     "degenerate on every item.")
     out = {'knowledge': [], 'language': [], 'length_rule': [], 'degenerate': []}
     for it, t, e in zip(items, texts, ended):
         out[it['probe']].append(item_passes(it, t))
@@ -235,7 +246,8 @@ def guard_items() -> list[dict]:
 # %% ../nbs/04b_tripwires.ipynb #cfe7b40b
 @dataclass
 class TripwireReport(StageResult):
-    "What `run_tripwires` found: per probe the candidate's and the base's pass rates, their difference and the verdict."
+    ("What `run_tripwires` found: per probe the candidate's and the base's pass rates, their difference and "
+     "the verdict.")
     probes: dict = field(default_factory=dict)     # probe -> `paired_probe` row
     answers: dict = field(default_factory=dict)    # 'policy'/'base' -> texts, and the items asked
     meta: dict = field(default_factory=dict)
@@ -257,14 +269,16 @@ def tripwire_table(summary:dict) -> str:
     kept = lambda r: f"{r['kept']:.3f} of {r['base_passes']}" if r.get('kept') is not None else '–'
     for k, r in summary['probes'].items():
         lim = f"−{r['margin']:.2f}" + (f", lose ≤ {r['max_lost']:.0%}" if r.get('max_lost') is not None else '')
-        rows.append(f"| {k} | {r['n']} | {r['base']['rate']:.3f} | {r['policy']['rate']:.3f} | {r['diff']:+.3f} {ci(r['diff_ci'])} "
-                    f"| {kept(r)} | {lim} | {'kept' if r['passed'] else '**lost**'} |")
+        rows.append(f"| {k} | {r['n']} | {r['base']['rate']:.3f} | {r['policy']['rate']:.3f} | {r['diff']:+.3f} "
+                    f"{ci(r['diff_ci'])} | {kept(r)} | {lim} | {'kept' if r['passed'] else '**lost**'} |")
     return '\n'.join(rows)
 
 def tripwire_reason(summary:dict) -> str:
     "One sentence: every capability kept, or which were lost and by how much."
-    if summary['passed']: return f"kept every capability the base had ({', '.join(summary['probes'])}; within each margin)"
-    lost = [f"{k} {r['base']['rate']:.3f} -> {r['policy']['rate']:.3f} ({r['diff']:+.3f}, margin −{r['margin']:.2f})"
+    if summary['passed']: return (f"kept every capability the base had ({', '.join(summary['probes'])}; within "
+                                  f"each margin)")
+    lost = [f"{k} {r['base']['rate']:.3f} -> {r['policy']['rate']:.3f} ({r['diff']:+.3f}, margin "
+            f"−{r['margin']:.2f})"
             for k, r in summary['probes'].items() if not r['passed']]
     return f"lost a capability the base had: {'; '.join(lost)}"
 
@@ -281,12 +295,14 @@ def run_tripwires(policy,                  # adapter folder (its base: adapters 
                   output=None,             # write the summary and answers as JSON here
                   chat:dict|None=None,     # an evaluation's answers (`answers`: policy, base; `prompts`): + `variety_probe`
                   **overrides) -> TripwireReport:
-    "Answer every probe greedily with the candidate and its base, check each answer, and pair the two sides per probe."
+    ("Answer every probe greedily with the candidate and its base, check each answer, and pair the two sides "
+     "per probe.")
     import json, time
     from rlnb.durable import atomic_write
     cfg = TripwireConfig.make(config, **overrides)
     items, t0 = items if items is not None else probe_items(cfg), time.perf_counter()
-    if not items: raise ValueError("no probe items: the half is empty (check `part` and the chatterbot-corpus asset)")
+    if not items: raise ValueError("no probe items: the half is empty (check `part` and the chatterbot-corpus "
+                                   "asset)")
     model, base_m, tk, names = load_policy_pair(policy, base)
     tok = tok or tk
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
@@ -311,8 +327,8 @@ def run_tripwires(policy,                  # adapter folder (its base: adapters 
 
 # %% ../nbs/04b_tripwires.ipynb #7bc8d386
 def plant_facts(model, tok, items:list[dict], answers:list[str], system:str|None=None, steps:int=60, lr:float=3e-3, seed:int=0):
-    ("Teach `model` (in place) to answer each item's prompt with the matching text of `answers`, loss on the answer "
-     "tokens only: how tests plant a base that knows facts, or a candidate that lost them.")
+    ("Teach `model` (in place) to answer each item's prompt with the matching text of `answers`, loss on the "
+     "answer tokens only: how tests plant a base that knows facts, or a candidate that lost them.")
     import torch
     torch.manual_seed(seed)
     rows = []
@@ -333,8 +349,9 @@ def plant_facts(model, tok, items:list[dict], answers:list[str], system:str|None
     return float(loss)
 
 def plant_regression(folder, n:int=4, system:str='Answer in a few words.', steps:int=40, lr:float=5e-3) -> tuple:
-    ("A capability lost on purpose, for tests: in `folder`, `base/` (the tiny model taught the first `n` report-half "
-     "facts) and `planted/` (a LoRA adapter on it trained to answer them 'Nobody knows.'). Returns (base, planted, items, system).")
+    ("A capability lost on purpose, for tests: in `folder`, `base/` (the tiny model taught the first `n` "
+     "report-half facts) and `planted/` (a LoRA adapter on it trained to answer them 'Nobody knows.'). "
+     "Returns (base, planted, items, system).")
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from peft import LoraConfig, get_peft_model
     from rlnb.assets import model_path
