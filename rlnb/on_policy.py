@@ -101,17 +101,18 @@ def _ranked(scores, pool, rules:bool|None, stock:int|None=None) -> tuple:
     ("`(ranked, keep)`: the reward's scores; with `rules`, an answer that breaks them (`_keeps`; with `stock`, a "
      "stock reply too) ranked below every answer that keeps them, the reward's order kept on each side.")
     import numpy as np
+    if not rules: return scores, None
     keep = np.array([_keeps(a.texts, a.has_eos) for a in pool], dtype=bool)
     if stock:
         n = len(pool[0].texts)
         keep &= ~np.array(stock_answers([t for a in pool for t in a.texts], list(range(n)) * len(pool), stock)).reshape(keep.shape)
-    return (scores - (1 + np.ptp(scores)) * ~keep if rules else scores), keep
+    return scores - (1 + np.ptp(scores)) * ~keep, keep
 
 def _guard_scores(items:list[dict], pool) -> 'np.ndarray':
     "(samples, items): 2 for an answer in its question's language, +1 when it keeps the rules; -1 when it loops."
     import numpy as np
-    return np.array([[(2 * item_passes(it, t) + k) if not is_degenerate(t) else -1
-                      for it, t, k in zip(items, a.texts, _keeps(a.texts, a.has_eos))] for a in pool], dtype=float)
+    return np.array([[-1 if is_degenerate(t) else 2 * item_passes(it, t) + keeps_length(t, e)
+                      for it, t, e in zip(items, a.texts, a.has_eos)] for a in pool], dtype=float)
 
 # %% ../nbs/08b_on_policy.ipynb #6c9ad5a1
 def _done_round(rd:Path, setup:dict) -> dict|None:

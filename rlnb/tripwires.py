@@ -17,9 +17,9 @@ from .judges import is_degenerate
 # %% auto #0
 __all__ = ['PARTS', 'KNOWLEDGE_FILES', 'LANGUAGES', 'LANGUAGE_FILES', 'item_part', 'corpus_pairs', 'answer_keys', 'knows',
            'knowledge_items', 'detect_language', 'language_items', 'sentences', 'keeps_length', 'paired_probe',
-           'opener', 'stock_answers', 'variety_probe', 'with_probe', 'TripwireConfig', 'probe_items', 'item_passes',
-           'check_answers', 'guard_items', 'TripwireReport', 'tripwire_table', 'tripwire_reason', 'run_tripwires',
-           'plant_facts', 'plant_regression']
+           'opener', 'stock_answers', 'variety_probe', 'TripwireConfig', 'probe_items', 'item_passes', 'check_answers',
+           'guard_items', 'TripwireReport', 'tripwire_table', 'tripwire_reason', 'run_tripwires', 'plant_facts',
+           'plant_regression']
 
 # %% ../nbs/04b_tripwires.ipynb #808a8039
 PARTS = ('development', 'report')
@@ -176,12 +176,6 @@ def variety_probe(policy:list[str], base:list[str], groups:list, margin:float=0.
                                                   f"the same prompts")
     fresh = lambda xs: [not s for s in stock_answers(xs, groups, min_prompts)]
     return {**paired_probe(fresh(policy), fresh(base), margin, conf, seed), 'min_prompts': min_prompts}
-
-def with_probe(summary:dict, name:str, row:dict) -> dict:
-    "A tripwire summary with one more probe's row, its verdict counted."
-    probes = {**summary['probes'], name: row}
-    return {**summary, 'probes': probes, 'passed': all(r['passed'] for r in probes.values()),
-            'failed': [k for k, r in probes.items() if not r['passed']]}
 
 # %% ../nbs/04b_tripwires.ipynb #73f23529
 @dataclass
