@@ -100,6 +100,17 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     'guard2_rpo_lr25': dict(stage='dpo_on_policy', out='guard2_rpo_lr25', preset='cpu', dpo='cpu_bf16', rounds=2,
                             prompts_per_round=64, samples=4, learning_rate=2.5e-4, bf16=None, sft_weight=1.0,
                             guard_prompts=32, guard_rules=True, stock_prompts=3),
+    # The style-controlled rate is what stays of a win once length and style are held fixed, and the guarded rows'
+    # wins were mostly length. So the pairs are chosen by the reward less its style part (`style_debias`: a fit within
+    # prompt of the reward on the style covariates the verdict uses, its residual), the guards as guard2's
+    'style_rpo_lr25': dict(stage='dpo_on_policy', out='style_rpo_lr25', preset='cpu', dpo='cpu_bf16', rounds=2,
+                           prompts_per_round=64, samples=4, learning_rate=2.5e-4, bf16=None, sft_weight=1.0,
+                           guard_prompts=32, guard_rules=True, stock_prompts=3, style_debias=True),
+    # Measured: style_rpo_lr25 above anchor_lr1's style-controlled lower bound, but lost variety: its most common
+    # opener is "I'm sorry for your sake." (its row, its answers). So a stock reply is one opening 2 prompts' answers
+    'style_rpo_lr25_s2': dict(stage='dpo_on_policy', out='style_rpo_lr25_s2', preset='cpu', dpo='cpu_bf16', rounds=2,
+                              prompts_per_round=64, samples=4, learning_rate=2.5e-4, bf16=None, sft_weight=1.0,
+                              guard_prompts=32, guard_rules=True, stock_prompts=2, style_debias=True),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),

@@ -24,7 +24,8 @@ from .sql import guessed_store
 from .online import OnlineConfig, OnlineLearner
 from .abtest import ab_tables, arrival_ns
 from .jobs import check_free, plan_apart, PlanFault, Busy, ChatRequest, DeployRequest, Jobs, resume_jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, pid_alive, file_tail, cancel_job, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
-from .auth import Principal, SafeJSON, ApiGuard, check_allowed, scrub_json, api_limits, api_tokens, env_insecure, insecure_problem, need, scrub_paths
+from .auth import Principal, check_allowed, api_tokens, env_insecure, insecure_problem, need
+from .guard import SafeJSON, ApiGuard, scrub_json, api_limits, scrub_paths
 
 # %% auto #0
 __all__ = ['SEED_FEEDBACK', 'app', 'feedback_routes', 'training_routes', 'RetrainRequest', 'online_routes', 'policy_routes',

@@ -17,6 +17,7 @@ from .policy import Answers, answer_pool, bf16_weights
 from .judges import is_degenerate
 from .tripwires import guard_items, item_passes, keeps_length, stock_answers
 from .stream import refill_pool
+from .stats import style_features
 from .policy import load_checkpoint
 from .core import console_script
 from .config import stage_cli, stage_dir
@@ -57,6 +58,8 @@ class OnPolicyConfig(StageConfig):
                                     # below every answer of its prompt that keeps both
     stock_prompts: int|None = None  # with guard_rules: so does a stock reply, one whose first sentence opens the round's
                                     # answers to this many prompts (`tripwires.stock_answers`)
+    style_debias: bool|None = None  # rank by the reward less its style part (`_style_residual`: what the reward sees
+                                    # beyond length and style, what the style-controlled verdict measures)
     eval_prompts: int = 0           # held-out prompts judged after each round (0: none; the evaluate stage judges the end)
     seed: int = 0
 
@@ -108,6 +111,21 @@ def _ranked(scores, pool, rules:bool|None, stock:int|None=None) -> tuple:
         keep &= ~np.array(stock_answers([t for a in pool for t in a.texts], list(range(n)) * len(pool), stock)).reshape(keep.shape)
     return scores - (1 + np.ptp(scores)) * ~keep, keep
 
+def _style_residual(scores, pool) -> tuple:
+    ("`(residual, r2)`: the reward less its style part, a least-squares fit within prompt of the (samples, prompts) "
+     "scores on each answer's `style_features` (log length, the counts); `r2`: the share of the within-prompt "
+     "variance style explains.")
+    import numpy as np
+    s = np.asarray(scores, dtype=float)
+    F = np.array([[[np.log1p(v) if k == 'length' else v for k, v in style_features(t, n).items()]
+                   for t, n in zip(a.texts, a.n_tokens)] for a in pool], dtype=float)   # (samples, prompts, features)
+    X = (F - F.mean(0)).reshape(-1, F.shape[-1])
+    y = (s - s.mean(0)).ravel()
+    keep = X.std(0) > 1e-9
+    if not keep.any() or not (y ** 2).sum(): return s, 0.0
+    fit = X[:, keep] @ np.linalg.lstsq(X[:, keep], y, rcond=None)[0]
+    return s - fit.reshape(s.shape), float(1 - ((y - fit) ** 2).sum() / (y ** 2).sum())
+
 def _guard_scores(items:list[dict], pool) -> 'np.ndarray':
     "(samples, items): 2 for an answer in its question's language, +1 when it keeps the rules; -1 when it loops."
     import numpy as np
@@ -146,7 +164,8 @@ def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:
     part = lambda lo, hi: [Answers(a.texts[lo:hi], a.n_tokens[lo:hi], a.has_eos[lo:hi]) for a in pool]
     pool, gpool = part(0, n), part(n, None)
     scores = np.stack([np.asarray(score(ps, a.texts), dtype=float) for a in pool])
-    ranked, keep = _ranked(scores, pool, cfg.guard_rules, cfg.stock_prompts)
+    ranked, r2 = _style_residual(scores, pool) if cfg.style_debias else (scores, None)
+    ranked, keep = _ranked(ranked, pool, cfg.guard_rules, cfg.stock_prompts)
     rows = _on_policy_pairs(ps, pool, ranked, cfg.min_gap, cfg.system, cfg.chosen_ended)
     grows = _on_policy_pairs([x['prompt'] for x in gi], gpool, _guard_scores(gi, gpool), 0.0, cfg.system,
                              cfg.chosen_ended) if gi else []
@@ -165,6 +184,7 @@ def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:
             'reward_best_mean': round(float(scores.max(0).mean()), 4),
             'gap_mean': round(float(np.mean([x['gap'] for x in rows])), 4),
             'tokens_mean': round(float(np.mean([n for a in pool for n in a.n_tokens])), 2),
+            **({'style_r2': round(r2, 4)} if cfg.style_debias else {}),   # the reward's share that was style
             **({'keeps_rules': round(float(keep.mean()), 4)} if cfg.guard_rules else {}),   # answers that keep them
             **({'guard_pairs': len(grows), 'guard_language': round(float(np.mean(   # guard answers in their language
                 [item_passes(it, t) for a in gpool for it, t in zip(gi, a.texts)])), 4)} if gi else {}),

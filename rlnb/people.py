@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from .assets import load_encoder
 from .stats import human_win_rate, t_quantile, wilson_interval, binom_two_sided, bootstrap_ci
 from .feedback import FeedbackStore
-from .widgets import BlindReview, review_rows, review_positions, verdict_text, report_modes
+from .blind import BlindReview, review_rows, review_positions, verdict_text, report_modes
 
 # %% auto #0
 __all__ = ['review', 'add_human', 'overlap_schedule', 'rater_labels', 'cohen_kappa', 'agreement', 'rater_quality', 'fit_bt',

@@ -148,7 +148,8 @@ class Registry:
     def __repr__(self): return f"Registry({self.store.engine.url.render_as_string(hide_password=True)!r})"
 
 def _upgrade(reg):
-    "Bring a registry written by an older rlnb up to date: the deployments' actor column, the one-deployed index."
+    ("Bring a registry written by an older rlnb up to date: the deployments' actor column, the one-deployed "
+     "index.")
     import sqlalchemy as sa
     cols = {c['name'] for c in sa.inspect(reg.engine).get_columns('deployments')}
     with reg.engine.begin() as c:
@@ -156,8 +157,8 @@ def _upgrade(reg):
     ix = next(i for i in reg.versions.indexes if i.name == 'uq_one_deployed')
     try: create_index(ix, reg.engine)
     except sa.exc.IntegrityError as e:
-        raise RuntimeError("this database has two deployed versions of one agent (written by an older rlnb): retire "
-                           "one (UPDATE policy_versions SET status='retired' ...) and open it again") from e
+        raise RuntimeError("this database has two deployed versions of one agent (written by an older rlnb): "
+                           "retire one (UPDATE policy_versions SET status='retired' ...) and open it again") from e
 
 # %% ../nbs/01a_registry.ipynb #60215e42
 def _row(r) -> PolicyVersion: return PolicyVersion(**dict(r))
@@ -249,8 +250,8 @@ def agents(self:Registry) -> list[str]:
 # %% ../nbs/01a_registry.ipynb #9412728f
 @patch
 def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
-    ("Attach or change fields of a version (e.g. `eval_report`, `gguf_paths`, `metrics`); status changes go through "
-     "promote/fail.")
+    ("Attach or change fields of a version (e.g. `eval_report`, `gguf_paths`, `metrics`); status changes go "
+     "through promote/fail.")
     import sqlalchemy as sa
     v = self.get(agent, version).version
     if bad := set(fields) - {
@@ -299,21 +300,24 @@ def abs_path(p) -> Path|None:
     return p if p.is_absolute() else rlnb_home()/p
 
 def check_gguf(path) -> Path:
-    ("Refuse a missing, empty, truncated or non-GGUF file with a clear error (a deploy must never load a half-written "
-     "export).")
+    ("Refuse a missing, empty, truncated or non-GGUF file with a clear error (a deploy must never load a "
+     "half-written export).")
     p = abs_path(path)
     if p is None or not p.exists():
-        raise FileNotFoundError(f"GGUF {path} does not exist: export the version first (auto_export or rlnb_export)")
+        raise FileNotFoundError(f"GGUF {path} does not exist: export the version first (auto_export or "
+                                f"rlnb_export)")
     if p.stat().st_size < 1024:
-        raise ValueError(f"GGUF {rel_path(p)} is {p.stat().st_size} bytes: truncated or empty, refusing to deploy it")
+        raise ValueError(f"GGUF {rel_path(p)} is {p.stat().st_size} bytes: truncated or empty, refusing to "
+                         f"deploy it")
     with open(p, 'rb') as f: magic = f.read(4)
-    if magic != b'GGUF': raise ValueError(f"{rel_path(p)} is not a GGUF file (magic {magic!r}): refusing to deploy it")
+    if magic != b'GGUF': raise ValueError(f"{rel_path(p)} is not a GGUF file (magic {magic!r}): refusing to "
+                                          f"deploy it")
     return p
 
 @patch
 def deploy_allowed(self:Registry, v:PolicyVersion) -> str|None:
-    ("Why `v` may be deployed without `force` (None: it may not): the base model (the baseline), a candidate that "
-     "passed the gate, or a version that served before (a rollback).")
+    ("Why `v` may be deployed without `force` (None: it may not): the base model (the baseline), a candidate "
+     "that passed the gate, or a version that served before (a rollback).")
     if v.kind == 'base': return 'the base model'
     if (v.metrics or {}).get('gate_passed') is True: return 'passed the gate'
     if any(e['version'] == v.version for e in self.history(v.agent_id)): return 'served before'
@@ -333,7 +337,8 @@ def _check_deploy(self:Registry, target:PolicyVersion, force:bool, reason:str|No
         if not force:
             raise ValueError(f"{target.agent_id} {target.name} has not passed the gate: {why}. Deploy it anyway "
                              "only on purpose: force=True with a reason (API: \"force\": true, \"reason\": ...)")
-        if not (reason or '').strip(): raise ValueError("a forced deploy needs a reason (it is kept in the history)")
+        if not (reason or '').strip(): raise ValueError("a forced deploy needs a reason (it is kept in the "
+                                                        "history)")
     for path in (target.gguf_paths or {}).values(): check_gguf(path)   # every path that deploys checks the GGUF
 
 # %% ../nbs/01a_registry.ipynb #d5c042ee
@@ -394,8 +399,9 @@ def promote(self:Registry, agent:str, version,
             force:bool=False,       # deploy a version that has not passed the gate (needs a reason)
             actor:str|None=None,    # who (default: the OS user)
            ) -> PolicyVersion:
-    ("Deploy `version` (the deployed one, if any, is retired) — one transaction. Only the base model, a version that "
-     "passed the gate or one that served before, unless `force` with a `reason`; its GGUF is checked first.")
+    ("Deploy `version` (the deployed one, if any, is retired) — one transaction. Only the base model, a "
+     "version that passed the gate or one that served before, unless `force` with a `reason`; its GGUF is "
+     "checked first.")
     return _set_deployed(self, agent, version_number(version), 'promote', reason, force, actor)
 
 @patch
@@ -424,7 +430,8 @@ def previous(self:Registry, agent:str) -> int:
 @patch
 def rollback(self:Registry, agent:str, version=None, reason:str|None=None, force:bool=False,
              actor:str|None=None) -> PolicyVersion:
-    "Deploy `version`, or (None) the version that was deployed before the current one (same checks as `promote`)."
+    ("Deploy `version`, or (None) the version that was deployed before the current one (same checks as "
+     "`promote`).")
     return _set_deployed(
         self, agent, version_number(self.previous(agent) if version is None else version), 'rollback', reason, force, actor
     )
@@ -507,7 +514,8 @@ def _policies_print(cmd:str, out):
 # %% ../nbs/01a_registry.ipynb #f3f0a55f
 @console_script
 def policies_cli(argv:list|None=None):
-    "Console script `rlnb_policies COMMAND AGENT [VERSION ...]`, generated from `PoliciesConfig` by `stage_cli`."
+    ("Console script `rlnb_policies COMMAND AGENT [VERSION ...]`, generated from `PoliciesConfig` by "
+     "`stage_cli`.")
     C = PoliciesConfig.COMMANDS
     ap, parse = stage_cli(
         PoliciesConfig, 'rlnb_policies', 'List, compare, promote and roll back policy versions.', run_flags=False,

@@ -69,7 +69,8 @@ class RewardConfig(StageConfig):
     def __post_init__(self):
         if self.objective not in ('pairwise', 'regression'):
             raise ValueError(f"objective must be 'pairwise' or 'regression', got {self.objective!r}")
-        if self.batch_size < 1 or self.max_length < 8: raise ValueError("batch_size must be >= 1 and max_length >= 8")
+        if self.batch_size < 1 or self.max_length < 8: raise ValueError("batch_size must be >= 1 and max_length "
+                                                                        ">= 8")
 
 RewardConfig.PRESETS = {
     'cpu': RewardConfig(group_by_length=True),  # MiniLM + LoRA: minutes on a laptop CPU
@@ -96,7 +97,8 @@ def _is_decoder(model) -> bool:
     )
 
 def load_backbone(cfg:RewardConfig):
-    "A fresh `(model, tokenizer)`: sequence classifier with one output on the backbone, LoRA-wrapped if `cfg.lora`."
+    ("A fresh `(model, tokenizer)`: sequence classifier with one output on the backbone, LoRA-wrapped if "
+     "`cfg.lora`.")
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     path = model_path(cfg.model)
@@ -113,7 +115,8 @@ def load_backbone(cfg:RewardConfig):
 
 # %% ../nbs/04_reward.ipynb #25cae8cf
 def encode(tok, prompts:list[str], responses:list[str], max_length:int, decoder:bool) -> list[list[int]]:
-    "Token ids of each (prompt, response), at most `max_length`; the response is kept in preference to the prompt."
+    ("Token ids of each (prompt, response), at most `max_length`; the response is kept in preference to the "
+     "prompt.")
     if not decoder:
         return tok(list(prompts), list(responses), truncation='longest_first', max_length=max_length)['input_ids']
     out = []
@@ -139,7 +142,8 @@ class RewardModel:
 
 
 
-    def __repr__(self): return f"RewardModel({self.config.model}, {self.config.objective}, lora={self.config.lora})"
+    def __repr__(self): return (f"RewardModel({self.config.model}, {self.config.objective}, "
+                                f"lora={self.config.lora})")
 
 # %% ../nbs/04_reward.ipynb #c5634942
 @patch(as_prop=True)
@@ -268,7 +272,8 @@ def _grouped_reward_trainer():
                 self, ds, [max(len(c), len(r)) for c, r in zip(ds['chosen_ids'], ds['rejected_ids'])]
             )
         def _get_eval_sampler(self, ds):
-            "Eval pairs in length order (the order changes no metric; padding to each batch's longest costs time)."
+            ("Eval pairs in length order (the order changes no metric; padding to each batch's longest costs "
+             "time).")
             lengths = [max(len(c), len(r)) for c, r in zip(ds['chosen_ids'], ds['rejected_ids'])]
             return sorted(range(len(ds)), key=lengths.__getitem__)
         def get_test_dataloader(self, test_dataset):
@@ -278,7 +283,8 @@ def _grouped_reward_trainer():
     return GroupedRewardTrainer
 
 def _reward_trainer(cfg:RewardConfig, model, tok, tr, args:dict):
-    "TRL's RewardTrainer (Bradley–Terry on pairs) or a plain Trainer with an MSE loss (regression on targets)."
+    ("TRL's RewardTrainer (Bradley–Terry on pairs) or a plain Trainer with an MSE loss (regression on "
+     "targets).")
     if cfg.objective == 'pairwise':
         from trl import RewardConfig as TRLRewardConfig, RewardTrainer
         targs = TRLRewardConfig(**args, max_length=None, center_rewards_coefficient=cfg.center_rewards_coefficient,
@@ -297,9 +303,9 @@ def _save_reward(res:RewardResult, out:Path):
 
 # %% ../nbs/04_reward.ipynb #b2f7a99e
 def _curve_point(rm:RewardModel, rows, cfg:RewardConfig) -> dict:
-    ("One learning-curve point on held-out `rows`, scored by `RewardModel.score` (each distinct answer once, batches "
-     "of similar length): pairwise `eval_loss` (the training loss: -log σ(r_c − r_r [− margin])), `eval_accuracy`, "
-     "`eval_margin`; regression `eval_loss` (MSE) and `eval_mae`.")
+    ("One learning-curve point on held-out `rows`, scored by `RewardModel.score` (each distinct answer once, "
+     "batches of similar length): pairwise `eval_loss` (the training loss: -log σ(r_c − r_r [− margin])), "
+     "`eval_accuracy`, `eval_margin`; regression `eval_loss` (MSE) and `eval_mae`.")
     import torch
     if cfg.objective == 'pairwise':
         rc, rr = _pair_rewards(rm, rows); d = rc - rr
@@ -310,9 +316,9 @@ def _curve_point(rm:RewardModel, rows, cfg:RewardConfig) -> dict:
     return {'eval_loss': mse_loss(pred, y).item(), 'eval_mae': (pred - y).abs().mean().item()}
 
 def _curve_callback(rows, cfg:RewardConfig, tok, every:int):
-    ("A `TrainerCallback` adding a `_curve_point` on `rows` to the trainer's history every `every` steps. The "
-     "trainer's own evaluation padded each chosen answer and its rejected one together and scored answers that pairs "
-     "share again, which was slower.")
+    ("A `TrainerCallback` adding a `_curve_point` on `rows` to the trainer's history every `every` steps. "
+     "The trainer's own evaluation padded each chosen answer and its rejected one together and scored "
+     "answers that pairs share again, which was slower.")
     from transformers import TrainerCallback
     class Curve(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kw):
@@ -369,7 +375,8 @@ def _pair_rewards(rm:RewardModel, pairs) -> tuple:
     return s[:len(p)], s[len(p):]
 
 def evaluate_pairs(rm:RewardModel, pairs, bins=(0, .2, .4, .6, 1.01)) -> dict:
-    "Held-out pairwise accuracy, mean margin r_c − r_r, and accuracy per pair-margin bin (when pairs have `margin`)."
+    ("Held-out pairwise accuracy, mean margin r_c − r_r, and accuracy per pair-margin bin (when pairs have "
+     "`margin`).")
     rc, rr = _pair_rewards(rm, pairs)
     out = dict(
         accuracy=round(pairwise_accuracy(rc, rr), 4), mean_margin=round((rc - rr).mean().item(), 4), eval_pairs=len(rc)
@@ -446,16 +453,16 @@ def plot_calibration(rm:RewardModel, targets, path:str|Path|None=None, bins:int=
 
 # %% ../nbs/04_reward.ipynb #0e84bc59
 def rm_curve_table(r:dict) -> str:
-    ("Markdown of a `bench/rm_curve.py` result: held-out accuracy with its 95 % interval per number of training pairs "
-     "and seed, training seconds, and the best one-line heuristic for comparison.")
+    ("Markdown of a `bench/rm_curve.py` result: held-out accuracy with its 95 % interval per number of "
+     "training pairs and seed, training seconds, and the best one-line heuristic for comparison.")
     rows = ['| training pairs | seed | held-out accuracy (95 % CI) | training s |', '|---|---|---|---|']
     for x in r['rows']:
-        rows.append(f"| {x['pairs']:,} | {x['seed']} | {x['accuracy']:.3f} [{x['ci'][0]:.3f}, {x['ci'][1]:.3f}] | "
-                    f"{x['train_s']:.0f} |")
+        rows.append(f"| {x['pairs']:,} | {x['seed']} | {x['accuracy']:.3f} [{x['ci'][0]:.3f}, {x['ci'][1]:.3f}] "
+                    f"| {x['train_s']:.0f} |")
     name, a = r['best_baseline']
     rows.append(f"| best heuristic: {name} | – | {a:.3f} | 0 |")
-    return (f"{r['eval_pairs']:,} held-out pairs of {r['eval_prompts']} prompts; training prompts: {r['train_prompts']}. "
-            f"Run {r['run']}, {r['cpu']}, {r['date']}.\n\n" + '\n'.join(rows))
+    return (f"{r['eval_pairs']:,} held-out pairs of {r['eval_prompts']} prompts; training prompts: "
+            f"{r['train_prompts']}. Run {r['run']}, {r['cpu']}, {r['date']}.\n\n" + '\n'.join(rows))
 
 # %% ../nbs/04_reward.ipynb #b6a8ff11
 @console_script

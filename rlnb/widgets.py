@@ -4,17 +4,16 @@
 
 # %% ../nbs/03_widgets.ipynb #66357d32
 from __future__ import annotations
-import html, hashlib, json, random, time
+import hashlib, random, time
 from collections import Counter
 from .core import check_agent
 from .policy import reply
 from .feedback import Feedback, FeedbackStore
 from .formatting import prompt_text
-from .stats import binom_two_sided, human_win_rate
+from .stats import binom_two_sided
 
 # %% auto #0
-__all__ = ['KEYS', 'KEYS_HELP', 'normalize_item', 'PolicyItems', 'RatingWidget', 'CompareWidget', 'report_modes', 'review_rows',
-           'review_labels', 'review_positions', 'BlindReview', 'verdict_text']
+__all__ = ['KEYS', 'KEYS_HELP', 'normalize_item', 'PolicyItems', 'RatingWidget', 'CompareWidget']
 
 # %% ../nbs/03_widgets.ipynb #4f1e37d5
 def _text(x) -> str: return x if isinstance(x, str) else x[-1]['content']
@@ -28,7 +27,8 @@ def normalize_item(item:dict) -> dict:
         it['response_a'], it['response_b'] = it.pop('chosen'), it.pop('rejected')
     for k in ('response', 'response_a', 'response_b'):
         if k in it: it[k] = _text(it[k])
-    if 'response' not in it and 'response_a' not in it: raise ValueError(f"item has no response: keys {sorted(item)}")
+    if 'response' not in it and 'response_a' not in it: raise ValueError(f"item has no response: keys "
+                                                                         f"{sorted(item)}")
     it.setdefault(
         'id',
         hashlib.sha1(
@@ -65,8 +65,8 @@ def _md(text:str, height:int=220) -> str:
     "Markdown (code blocks included) rendered safely (raw HTML escaped) in a scrolling box."
     from markdown_it import MarkdownIt
     body = MarkdownIt('commonmark', {'html': False}).render(text or '')
-    return (f'<div style="max-height:{height}px;overflow:auto;border:1px solid #ddd;border-radius:4px;padding:4px 8px;'
-            f'background:#fafafa;white-space:normal">{body}</div>')
+    return (f'<div style="max-height:{height}px;overflow:auto;border:1px solid '
+            f'#ddd;border-radius:4px;padding:4px 8px;background:#fafafa;white-space:normal">{body}</div>')
 
 # %% ../nbs/03_widgets.ipynb #43922c4f
 from fastcore.basics import patch
@@ -190,7 +190,8 @@ def _ipython_display_(self:_LabelWidget):
 # %% ../nbs/03_widgets.ipynb #217ac913
 from fastcore.basics import patch
 class RatingWidget(_LabelWidget):
-    "Rate one response at a time: thumbs, 1-5 stars, a correction, tags and notes; each click is stored at once."
+    ("Rate one response at a time: thumbs, 1-5 stars, a correction, tags and notes; each click is stored at "
+     "once.")
     kinds = ('thumbs', 'rating', 'correction')
 
 # %% ../nbs/03_widgets.ipynb #0722f037
@@ -280,7 +281,8 @@ def _summary_html(self:RatingWidget) -> str:
 # %% ../nbs/03_widgets.ipynb #5ccf603c
 from fastcore.basics import patch
 class CompareWidget(_LabelWidget):
-    "Two responses side by side (order randomised per item and recorded): A better / B better / tie / both bad."
+    ("Two responses side by side (order randomised per item and recorded): A better / B better / tie / both "
+     "bad.")
     kinds = ('comparison',)
 
     def __init__(self, items, store, agent, rater='rater', seed:int=0, **kw):
@@ -378,92 +380,3 @@ def _summary_html(self:CompareWidget) -> str:
         else ''
     )
     return f'<small>{parts}<br>{bias}<br>{self._speed()}</small>'
-
-# %% ../nbs/03_widgets.ipynb #b4eabc95
-def report_modes(report) -> dict:
-    "The `modes` of an evaluation report: an `EvalReport`, the dict it saves, or the path of its JSON."
-    if hasattr(report, 'modes'): return report.modes
-    if isinstance(report, dict): return report['modes']
-    return json.loads(Path(report).read_text())['modes']
-
-def review_rows(report, judge:str|None=None, mode:str|None=None) -> dict:
-    ("The pairs a blind review shows: the report's first row of each prompt (policy answer, base answer) with the "
-     "judge's verdict on it (1 the policy's answer wins, 0 the base's, ½ a tie), and a tag naming the report's content.")
-    modes = report_modes(report)
-    if not modes: raise ValueError("the report has no answers (no modes): evaluate the policy first")
-    mode = mode or ('sampled' if 'sampled' in modes else next(iter(modes)))
-    if mode not in modes: raise ValueError(f"mode {mode!r} is not in the report: {sorted(modes)}")
-    m = modes[mode]
-    if not m.get('judges'): raise ValueError(f"the report's {mode!r} answers were judged by no judge")
-    judge = judge or next(iter(m['judges']))
-    if judge not in m['judges']: raise ValueError(f"judge {judge!r} is not in the report: {sorted(m['judges'])}")
-    first = {}
-    for i, p in enumerate(m['prompts']): first.setdefault(p, i)
-    rows, o, ans = sorted(first.values()), m['judges'][judge]['outcomes'], m['answers']
-    tag = hashlib.sha1(json.dumps([mode, m['prompts'], ans], sort_keys=True).encode()).hexdigest()[:12]
-    items = [dict(id=f'{tag}:{r}', row=r, prompt=m['prompts'][r], response_a=ans['policy'][r], response_b=ans['base'][r])
-             for r in rows]
-    return dict(mode=mode, judge=judge, tag=tag, rows=rows, judged=[float(o[r]) for r in rows], items=items)
-
-def review_labels(records, tag:str) -> dict:
-    ("People's verdicts on a review's pairs, `{row: mean verdict of its raters}`: 1 the policy's answer preferred, "
-     "0 the base's, ½ a tie or both bad. Other records are ignored.")
-    per = {}
-    for r in records:
-        md = r.metadata or {}
-        if r.kind != 'comparison' or md.get('review') != tag: continue
-        policy_left = not md['swapped']          # response_a (the policy's) is shown on the left unless swapped
-        v = 0.5 if r.choice in ('tie', 'both_bad') else float((r.choice == 'a') == policy_left)
-        per.setdefault(md['row'], []).append(v)
-    return {k: sum(v) / len(v) for k, v in per.items()}
-
-def review_positions(review:dict, records) -> dict:
-    "People's verdicts on a review's pairs (`review_rows`) keyed by position in its `judged`: what `human_win_rate` takes."
-    pos = {row: k for k, row in enumerate(review['rows'])}
-    return {pos[k]: v for k, v in review_labels(records, review['tag']).items() if k in pos}
-
-# %% ../nbs/03_widgets.ipynb #954d0b91
-from pathlib import Path
-class BlindReview(CompareWidget):
-    "A trained policy's answers against the base's from a saved evaluation report: blind, randomised, resumable, with the verdict so far."
-    def __init__(self, report, store, agent, rater='rater',
-                 judge:str|None=None, mode:str|None=None,
-                 n:int|None=None,          # show at most n pairs (the first n of the random order)
-                 rows:list|None=None,      # only these report rows (e.g. this rater's share of `overlap_schedule`)
-                 seed:int=0, conf:float=0.95, min_human:int=50,
-                 show_verdict:bool=True,   # False: raters do not see the verdict so far (it cannot sway them)
-                 **kw):
-        r = review_rows(report, judge, mode)
-        order = list(range(len(r['rows']))); random.Random(f"review:{seed}:{r['tag']}").shuffle(order)
-        if rows is not None: order = [k for k in order if r['rows'][k] in set(rows)]
-        self.review, self.conf, self.min_human, self.show_verdict = r, conf, min_human, show_verdict
-        super().__init__([r['items'][k] for k in order[:n]], store, agent, rater, seed=seed, **kw)
-
-    def _choice_meta(self) -> dict:
-        r = self.review
-        return dict(swapped=self.swapped(self.i), review=r['tag'], row=self.item(self.i)['row'], judge=r['judge'],
-                    mode=r['mode'])
-
-    def labels(self) -> dict:
-        "Every rater's verdicts on this review's pairs in the store: `{index into judged: verdict}`."
-        return review_positions(self.review, self.store.query(agent=self.agent, kind='comparison'))
-
-    def verdict(self) -> dict|None:
-        "`human_win_rate` of the labels so far against the judge's verdicts on all the report's pairs (None below 2 labels)."
-        h = self.labels()
-        return human_win_rate(self.review['judged'], h, self.conf, self.min_human) if len(h) >= 2 else None
-
-    def _summary_html(self) -> str:
-        if not self.show_verdict: return CompareWidget._summary_html(self)
-        skip = (f' {len(self.skipped)} pairs skipped: the rated pairs stay a random draw only if skips do not depend on '
-                'the answers.' if self.skipped else '')
-        return CompareWidget._summary_html(self) + f'<div class="rlnb-verdict">{verdict_text(self.verdict(), self.min_human)}{skip}</div>'
-
-def verdict_text(v:dict|None, min_human:int=50) -> str:
-    "One sentence of a `human_win_rate` result, as the review shows it."
-    if v is None: return 'Rate two pairs to see which answers people prefer.'
-    pct = lambda d: f"{d['rate']:.0%} [{d['ci'][0]:.0%}, {d['ci'][1]:.0%}]"
-    how = (f"people alone: the judge's verdicts on all {v['n_pairs']} pairs join at {min_human} labels"
-           if v['n_human'] < min_human else f"calibrated with the judge's {v['n_pairs']} verdicts, weight {v['judge_weight']:.2f}")
-    return (f"People prefer the trained policy's answer {pct(v)} of the time ({v['n_human']} pairs rated; {how}). "
-            f"The judge alone says {pct(v['judge_only'])}; it agrees with people on {v['agreement']:.0%} of the rated pairs.")
