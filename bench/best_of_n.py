@@ -27,7 +27,7 @@ def main(run:str, pool:int=16, save:bool=False, base:str='smollm2'):
     import torch
     from rlnb.core import repo_dir
     from rlnb.hardware import cpu_line, peak_rss_mb
-    from rlnb.evaluation import best_of_n_report
+    from rlnb.best_of_n import best_of_n_report
     from rlnb.prompts import eval_prompt_set
     from rlnb.judges import RewardJudge
     from rlnb.pipeline import stage_eval_config
@@ -69,7 +69,7 @@ def pool_agreement(run:Path, prompts:list, J:dict) -> dict:
      "best-of-n against the draws it never saw (`vs_fresh_draws`), and each policy the run evaluated (its sampled "
      "answers in <run>/eval/<policy>.json) against all the draws (`policies_vs_draws`).")
     import numpy as np
-    from rlnb.evaluation import best_of_n_vs_draws, draws_win_rate, ranking_agreement
+    from rlnb.best_of_n import best_of_n_vs_draws, draws_win_rate, ranking_agreement
     rep = json.loads((run/'best_of_n'/'report.json').read_text())
     pool, rs = rep['answers']['pool'], np.asarray(rep['scores'])
     if len(prompts) != rs.shape[1]: raise ValueError(f"{len(prompts)} prompts for a pool of {rs.shape[1]}")

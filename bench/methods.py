@@ -113,6 +113,15 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
                               guard_prompts=32, guard_rules=True, stock_prompts=2, style_debias=True),
     # Measured: variety kept, knowledge lost (its row: the policy answers as many of the probe's facts as the base, but
     # not enough of the same ones). No candidate meets the rule, so no plan was drafted and no look spent
+    # A step back toward the base (`adapter_scale`: the trained LoRA change scaled, WiSE-FT's interpolation) keeps more
+    # of what the base could do at a share of the gain. The rounds do not depend on the scale: these resume guard2_rpo's
+    # rounds (the same setup, copied into their folders) and change only the final adapter
+    'guard2_rpo_s75': dict(stage='dpo_on_policy', out='guard2_rpo_s75', preset='cpu', dpo='cpu_bf16', rounds=2,
+                           prompts_per_round=64, samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0, guard_prompts=32,
+                           guard_rules=True, stock_prompts=3, adapter_scale=0.75),
+    'guard2_rpo_s5': dict(stage='dpo_on_policy', out='guard2_rpo_s5', preset='cpu', dpo='cpu_bf16', rounds=2,
+                          prompts_per_round=64, samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0, guard_prompts=32,
+                          guard_rules=True, stock_prompts=3, adapter_scale=0.5),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),

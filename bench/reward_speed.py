@@ -56,7 +56,8 @@ def data():
     return ds['train'].shuffle(seed=0), ds['eval'].shuffle(seed=0).select(range(N_EVAL))
 
 def run(name, backbone, seed=None):
-    from rlnb.reward import RewardConfig, evaluate_pairs, train_reward_model
+    from rlnb.reward import RewardConfig, train_reward_model
+    from rlnb.reward_eval import evaluate_pairs
     train, held = data()
     cfg = replace(RewardConfig.PRESETS['cpu'], model=backbone, max_train_examples=None, **VARIANTS[name])
     if seed is not None: cfg = replace(cfg, seed=seed)   # the head's and adapters' initialisation and the data order

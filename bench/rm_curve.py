@@ -22,7 +22,8 @@ def main(run:str, save:bool=False, preset:str='cpu', fractions=(1/8, 1/4, 1/2, 1
     from rlnb.core import repo_dir
     from rlnb.hardware import cpu_line, peak_rss_mb
     from rlnb.pipeline import _prompt_half
-    from rlnb.reward import train_reward_model, baseline_accuracies, RewardConfig, _col
+    from rlnb.reward import train_reward_model, RewardConfig
+    from rlnb.reward_eval import baseline_accuracies, column_texts as _col
     from rlnb.stats import bootstrap_ci
     run = Path(run); print(cpu_line(), flush=True)
     train = _prompt_half(load_from_disk(str(run/'datasets'/'pairs'/'train')), SMOKE.get('half', 0)).shuffle(seed=0)
@@ -62,7 +63,7 @@ def main(run:str, save:bool=False, preset:str='cpu', fractions=(1/8, 1/4, 1/2, 1
            'peak_rss_mb': round(peak_rss_mb()), 'rows': rows}
     if save:
         RESULTS.parent.mkdir(exist_ok=True); RESULTS.write_text(json.dumps(out, indent=1) + '\n'); print('saved', RESULTS)
-    from rlnb.reward import rm_curve_table
+    from rlnb.reward_eval import rm_curve_table
     print(rm_curve_table(out))
     return out
 

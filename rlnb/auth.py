@@ -10,11 +10,10 @@ from fastapi import Depends, HTTPException, Request
 from .core import check_agent
 
 # %% auto #0
-__all__ = ['MAX_BODY', 'SCOPES', 'LOOPBACK_HOSTS', 'Principal', 'api_tokens', 'token_file', 'file_signature', 'is_loopback',
-           'env_insecure', 'insecure_problem', 'why_not', 'check_allowed', 'need']
+__all__ = ['SCOPES', 'LOOPBACK_HOSTS', 'Principal', 'api_tokens', 'token_file', 'file_signature', 'is_loopback', 'env_insecure',
+           'insecure_problem', 'why_not', 'check_allowed', 'need']
 
 # %% ../nbs/10b_auth.ipynb #bd52594e
-MAX_BODY = 10_000_000      # bytes per request body, counted as they arrive (chunked bodies included)
 SCOPES = ('read', 'write', 'admin')   # read: lists and status; write: feedback and chat; admin: everything else
 
 from dataclasses import dataclass as _dc

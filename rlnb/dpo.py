@@ -19,7 +19,7 @@ from .config import stage_cli, stage_dir
 from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
 from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
 from .core import console_script
-from .reward import pairwise_accuracy
+from .reward_eval import pairwise_accuracy
 from .feedback import load_records
 from .policy import token_logprobs
 

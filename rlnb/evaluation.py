@@ -22,9 +22,9 @@ from .stats import (z_quantile, unit_ids, wilson_interval, t_quantile, mean_ci, 
 from .dpo import preference_accuracy
 
 # %% auto #0
-__all__ = ['BASE_STREAM', 'EvalReport', 'control_verdict', 'EvalConfig', 'evaluate_policy', 'plot_report', 'ci_errorbar',
-           'plot_frontier', 'best_of_n_kl', 'best_of_n', 'best_of_n_report', 'ranking_agreement', 'draws_win_rate',
-           'best_of_n_vs_draws', 'compare_items', 'human_outcomes', 'evaluate_cli']
+__all__ = ['BASE_STREAM', 'compare_answers', 'EvalReport', 'check_eval_inputs', 'control_verdict', 'EvalConfig',
+           'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes',
+           'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #992bed2f
 def _stats(x, conf:float=0.95, seed:int=0, groups=None) -> dict:
@@ -52,10 +52,10 @@ def _kk_pairs(groups) -> tuple:
     return np.array(a), np.array(b)
 
 # %% ../nbs/08_evaluation.ipynb #d31f2328
-def _compare(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, clusters=None,
-             memo:tuple|None=None,   # (judge name, Answers.scores of `bas`): the base's scores kept for the next policy
-             groups=None,            # prompt index per row, when each prompt has K answers per arm: the verdict is over
-            ) -> dict:               # all K×K pairs of a prompt (a U-statistic), resampled by cluster (or by prompt)
+def compare_answers(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, clusters=None,
+                    memo:tuple|None=None,   # (judge name, Answers.scores of `bas`): the base's scores kept for the next policy
+                    groups=None,     # prompt index per row, when each prompt has K answers per arm: the verdict is over
+                    ) -> dict:       # all K×K pairs of a prompt (a U-statistic), resampled by cluster (or by prompt)
     ("One judge's verdict on policy vs base answers: scores, paired difference, win rate, length-controlled win rate, "
      "per-prompt rows.")
     import numpy as np
@@ -217,7 +217,8 @@ def examples(self:EvalReport, judge:str|None=None, mode:str|None=None, k:int=3) 
     return [row(i, 'best') for i in order[:k]] + [row(i, 'worst') for i in order[::-1][:k]]
 
 # %% ../nbs/08_evaluation.ipynb #31343fa0
-def _check_eval_inputs(prompts, judges, modes) -> tuple:
+def check_eval_inputs(prompts, judges, modes) -> tuple:
+    "`(prompts, judges)` checked: non-empty prompts, at least one judge, known modes; a clear error otherwise."
     prompts = [p for p in (prompts or []) if isinstance(p, str) and p.strip()]
     if not prompts:
         raise ValueError("no held-out prompts: pass the prompts of the held-out split (or a file of them); "
@@ -257,7 +258,7 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
                    'values': [round(float(v), 4) for v in kl]}
     t = time.perf_counter()
     for jn, judge in judges.items():
-        m['judges'][jn] = _compare(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie,
+        m['judges'][jn] = compare_answers(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie,
                                    clusters, memo=(jn, bas.scores), groups=groups)
     timings = {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
                'prompts_per_s': round(len(prompts) / gen_s, 3)}
@@ -339,7 +340,7 @@ def _eval_rows(prompts, judges, modes, clusters, k:int) -> tuple:
         raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
     keep = [i for i, p in enumerate(prompts or []) if isinstance(p, str) and p.strip()]
     clusters = [clusters[i] for i in keep] if clusters is not None else None
-    prompts, judges = _check_eval_inputs(prompts, judges, modes)
+    prompts, judges = check_eval_inputs(prompts, judges, modes)
     if not isinstance(k, int) or k < 1: raise ValueError(f"answers_per_prompt must be a positive integer, got {k!r}")
     groups = [i for i in range(len(prompts)) for _ in range(k)] if k > 1 else None   # K rows per prompt, each its own draw
     rows = {False: (prompts, clusters, None),                                       # greedy: one answer is every answer
@@ -496,127 +497,6 @@ def plot_frontier(reports:dict, path=None):
     fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
     return fig
-
-# %% ../nbs/08_evaluation.ipynb #7727c23e
-def best_of_n_kl(n:int) -> float:
-    "KL(best-of-n ‖ base) in nats: log n − (n − 1)/n (an upper bound on the true KL; Beirami et al. 2024)."
-    if n < 1: raise ValueError(f"n must be >= 1, got {n}")
-    return math.log(n) - (n - 1) / n
-
-def best_of_n(pool:list[Answers],
-              scores,             # (k, prompts): the reward model's score of each draw
-              n: int) -> Answers:
-    "Per prompt, the draw the reward model scores highest among the pool's first n (the first such draw on a tie)."
-    import numpy as np
-    s = np.asarray(scores, dtype=float)
-    if s.shape != (len(pool), len(pool[0].texts)):
-        raise ValueError(f"scores of shape {s.shape} for a pool of {len(pool)} draws x {len(pool[0].texts)} prompts")
-    if not 1 <= n <= len(pool): raise ValueError(f"n must be in [1, {len(pool)}] (the pool's draws), got {n}")
-    pick = s[:n].argmax(0)
-    return Answers(*[[getattr(pool[j], f)[i] for i, j in enumerate(pick)] for f in ('texts', 'n_tokens', 'has_eos')])
-
-# %% ../nbs/08_evaluation.ipynb #6f8f491e
-def best_of_n_report(
-    base,                    # the base model (or 'smollm2' / a folder)
-    prompts: list[str],      # held-out prompts
-    reward,                  # the reward model that picks: a RewardJudge (anything with .score)
-    judges: dict,            # {name: judge} that compare each best-of-n answer with the base's own answer
-    ns: tuple = (1, 4, 8, 16),   # the n of each row; the pool holds max(ns) draws per prompt
-    config: EvalConfig | str = 'cpu',   # how answers are sampled and judged (sampled mode of `evaluate_policy`)
-    tok=None,
-    clusters: list | None = None,   # cluster id per prompt: intervals resample clusters
-    **overrides,             # EvalConfig fields
-) -> dict:
-    ("Best-of-n against the base's own sampled answer (the one `evaluate_policy` compares a trained policy with), per "
-     "n: each judge's win rate and length-controlled win rate with intervals, the KL bound, and the cost per answer.")
-    import time, numpy as np
-    cfg = EvalConfig.make(config, **overrides)
-    if not ns or min(ns) < 1: raise ValueError(f"ns must be positive draw counts, got {ns}")
-    prompts, judges = _check_eval_inputs(prompts, judges, ('sampled',))
-    if clusters is not None and len(clusters) != len(prompts):
-        raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
-    if isinstance(base, (str, Path)):
-        base, tk = load_checkpoint(base)
-        tok = tok or tk
-    if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
-    base = base.eval()
-    kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'batch_size', 'system', 'repetition_penalty')}
-    t = time.perf_counter()
-    bas = generate_answers(base, tok, prompts, do_sample=True, seed=cfg.seed, **kw)
-    pool = answer_pool(base, tok, prompts, max(ns), cfg.seed, **kw)
-    gen_s = time.perf_counter() - t
-    t = time.perf_counter()
-    scores = np.stack([np.asarray(reward.score(prompts, a.texts), dtype=float) for a in pool])
-    score_s = time.perf_counter() - t
-    per_answer = gen_s / (len(prompts) * (max(ns) + 1))
-    rows = {}
-    for n in sorted(set(ns)):
-        b = best_of_n(pool, scores, n)
-        rows[str(n)] = {'n': n, 'kl': round(best_of_n_kl(n), 4),
-                        'seconds_per_answer': round(n * (per_answer + score_s / scores.size), 4),
-                        'mean_tokens': round(float(np.mean(b.n_tokens)), 2),
-                        'truncated': round(1 - float(np.mean(b.has_eos)), 4), 'judges': {}}
-        for jn, judge in judges.items():
-            c = _compare(judge, prompts, b.texts, bas.texts, b.n_tokens, bas.n_tokens, cfg.conf, cfg.seed, cfg.tie, clusters)
-            rows[str(n)]['judges'][jn] = {
-                'win_rate': c['win_rate']['rate'], 'win_rate_ci': c['win_rate']['ci'],
-                'lc_win_rate': c['lc_win_rate']['rate'], 'lc_win_rate_ci': c['lc_win_rate']['ci'],
-                **({'score_diff': c['score']['diff']['mean'], 'score_diff_ci': c['score']['diff']['ci']} if 'score' in c else {})}
-    return {'prompts': len(prompts), 'pool': max(ns), 'reward': judge_name(reward), 'judges': list(judges),
-            'config': {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'repetition_penalty', 'system',
-                                                     'seed', 'conf')},
-            'clusters': len(set(clusters)) if clusters is not None else None,
-            'generate_s': round(gen_s, 2), 'score_s': round(score_s, 2), 'rows': rows,
-            'answers': {'base': bas.texts, 'pool': [a.texts for a in pool]}, 'scores': scores.round(4).tolist()}
-
-# %% ../nbs/08_evaluation.ipynb #ef68b19f
-def ranking_agreement(a, b, conf:float=0.95, seed:int=0) -> dict:
-    ("How often two judges rank two answers to the same prompt the same way: over every pair of draws of every prompt "
-     "(scores `a`, `b` of shape (draws, prompts)), the share where both scores move in the same direction (pairs either "
-     "judge ties are left out), averaged per prompt, with a bootstrap interval over prompts. ½ is no agreement.")
-    import numpy as np
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 2 or a.shape[0] < 2:
-        raise ValueError(f"need two (draws >= 2, prompts) score arrays of one shape, got {a.shape} and {b.shape}")
-    i, j = np.triu_indices(a.shape[0], 1)
-    da, db = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])           # (pairs, prompts)
-    ok = (da != 0) & (db != 0)
-    per = [(da[ok[:, p], p] == db[ok[:, p], p]).mean() for p in range(a.shape[1]) if ok[:, p].any()]
-    if len(per) < 2: raise ValueError("fewer than 2 prompts with an untied pair of answers")
-    return {'rate': round(float(np.mean(per)), 4), 'ci': [round(v, 4) for v in bootstrap_ci(per, conf=conf, seed=seed)],
-            'prompts': len(per), 'pairs': int(ok.sum())}
-
-# %% ../nbs/08_evaluation.ipynb #af26bf68
-def draws_win_rate(scores, draws, conf:float=0.95, seed:int=0) -> dict:
-    ("A policy's answers (judge `scores`, one per prompt) against every draw of the base (`draws`: (k, prompts) judge "
-     "scores of the base's answers): per prompt the share of draws it beats (ties count ½), then the mean over prompts "
-     "with a bootstrap interval over prompts.")
-    import numpy as np
-    s, d = np.asarray(scores, dtype=float), np.asarray(draws, dtype=float)
-    if d.ndim != 2 or s.shape != d.shape[1:]: raise ValueError(f"scores {s.shape} and draws {d.shape}: need (prompts,) and (k, prompts)")
-    w = ((s > d) + 0.5 * (s == d)).mean(0)
-    return {'win_rate': round(float(w.mean()), 4), 'ci': [round(v, 4) for v in bootstrap_ci(w, conf=conf, seed=seed)],
-            'comparisons': d.shape[0]}
-
-def best_of_n_vs_draws(reward, judge,          # (k, prompts) scores of the same k draws: the picker's and the judge's
-                       n: int, orders: int = 50, conf: float = 0.95, seed: int = 0) -> dict:
-    ("Best-of-n against the draws it never saw: per prompt, the k draws in a random order, the reward model's pick "
-     "among the first n against each of the other k - n under `judge`; averaged over `orders` orders per prompt, then "
-     "`draws_win_rate`'s mean and interval over prompts. n = 1 is an A/A check (½).")
-    import numpy as np
-    r, j = np.asarray(reward, dtype=float), np.asarray(judge, dtype=float)
-    if r.shape != j.shape or r.ndim != 2: raise ValueError(f"reward {r.shape} and judge {j.shape}: need one (k, prompts) shape")
-    k, P = r.shape
-    if not 1 <= n < k: raise ValueError(f"n must be in [1, {k - 1}] (a draw must remain to compare with), got {n}")
-    rng, cols, w = np.random.default_rng(seed), np.arange(P), np.zeros(P)
-    for _ in range(orders):
-        pm = rng.permuted(np.tile(np.arange(k), (P, 1)), axis=1).T       # (k, P): each prompt's draws in a new order
-        ro, jo = r[pm, cols], j[pm, cols]
-        pick = jo[ro[:n].argmax(0), cols]
-        w += ((pick > jo[n:]) + 0.5 * (pick == jo[n:])).mean(0)
-    w /= orders
-    return {'win_rate': round(float(w.mean()), 4), 'ci': [round(v, 4) for v in bootstrap_ci(w, conf=conf, seed=seed)],
-            'comparisons': k - n, 'orders': orders}
 
 # %% ../nbs/08_evaluation.ipynb #d771a150
 def compare_items(report:EvalReport, mode:str='greedy') -> list[dict]:

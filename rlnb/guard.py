@@ -10,13 +10,16 @@ from pathlib import Path
 from fastcore.basics import patch
 from fastapi.responses import JSONResponse
 from .core import rlnb_home
-from .auth import (LOOPBACK_HOSTS, MAX_BODY, SCOPES, Principal, api_tokens, env_insecure, file_signature,
+from .auth import (LOOPBACK_HOSTS, SCOPES, Principal, api_tokens, env_insecure, file_signature,
                        insecure_problem, is_loopback, token_file, why_not)
 
 # %% auto #0
-__all__ = ['SINGLETON_HEADERS', 'Limits', 'api_limits', 'scrub_paths', 'scrub_json', 'SafeJSON', 'non_finite', 'ApiGuard']
+__all__ = ['MAX_BODY', 'SINGLETON_HEADERS', 'Limits', 'api_limits', 'scrub_paths', 'scrub_json', 'SafeJSON', 'non_finite',
+           'ApiGuard']
 
 # %% ../nbs/10c_guard.ipynb #987ca0a6
+MAX_BODY = 10_000_000      # bytes per request body, counted as they arrive (chunked bodies included)
+
 @_dc(frozen=True)
 class Limits:
     ("What one token, one agent and the disk may take (env, read as requests arrive; 0 turns a bound off). "

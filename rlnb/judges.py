@@ -7,7 +7,8 @@ from __future__ import annotations
 import math, re
 from pathlib import Path
 from collections import Counter
-from .reward import HEURISTICS, RewardModel
+from .reward import RewardModel
+from .reward_eval import HEURISTICS
 from .stats import wilson_interval, bootstrap_ci
 from .formatting import prompt_text, words
 
@@ -230,7 +231,7 @@ def judge_validity(judge,             # the judge whose verdicts are reported (e
 
 def beats_heuristic(correct,          # the judge's correctness per human pair: 1, ½ (no side), 0
                     prompts, chosen, rejected, conf:float=0.95, seed:int=0) -> dict:
-    ("Whether a judge beats the best one-line heuristic of `rlnb.reward.HEURISTICS` (longer answer wins, "
+    ("Whether a judge beats the best one-line heuristic of `rlnb.reward_eval.HEURISTICS` (longer answer wins, "
      "...) on the same human pairs: the paired accuracy difference with an interval that resamples prompts "
      "(a chitchat pair's prompt is its topic: a topic-level interval). `beats` only when the lower bound is "
      "above 0. The heuristic is the best on these very pairs, which favours it; the heuristics are tried in "

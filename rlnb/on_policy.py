@@ -60,6 +60,8 @@ class OnPolicyConfig(StageConfig):
                                     # answers to this many prompts (`tripwires.stock_answers`)
     style_debias: bool|None = None  # rank by the reward less its style part (`_style_residual`: what the reward sees
                                     # beyond length and style, what the style-controlled verdict measures)
+    adapter_scale: float|None = None  # the last round's LoRA change scaled by this (1 or None: as trained, 0: the base):
+                                    # a step back toward the base, WiSE-FT's interpolation (`_scale_adapter`)
     eval_prompts: int = 0           # held-out prompts judged after each round (0: none; the evaluate stage judges the end)
     seed: int = 0
 
@@ -68,6 +70,8 @@ class OnPolicyConfig(StageConfig):
             if getattr(self, k) < 1: raise ValueError(f"{k} must be >= 1, got {getattr(self, k)}")
         if self.samples < 2: raise ValueError(f"samples must be >= 2 (a pair needs two answers), got {self.samples}")
         if self.min_gap < 0: raise ValueError(f"min_gap must be >= 0, got {self.min_gap}")
+        if self.adapter_scale is not None and not 0 <= self.adapter_scale <= 1:
+            raise ValueError(f"adapter_scale must be in [0, 1] (a share of the trained change), got {self.adapter_scale}")
         if (self.guard_prompts or 0) < 0: raise ValueError(f"guard_prompts must be >= 0, got {self.guard_prompts}")
 
 OnPolicyConfig.PRESETS = {
@@ -125,6 +129,15 @@ def _style_residual(scores, pool) -> tuple:
     if not keep.any() or not (y ** 2).sum(): return s, 0.0
     fit = X[:, keep] @ np.linalg.lstsq(X[:, keep], y, rcond=None)[0]
     return s - fit.reshape(s.shape), float(1 - ((y - fit) ** 2).sum() / (y ** 2).sum())
+
+def _scale_adapter(folder:Path, scale:float) -> None:
+    ("Scale a saved LoRA adapter's change to the base by `scale`, in place: its B matrices times `scale`, so each "
+     "layer's weight is W0 + scale·ΔW (the base at 0, the trained policy at 1).")
+    from safetensors.torch import load_file, save_file
+    f = Path(folder)/'adapter_model.safetensors'
+    sd = load_file(f)
+    if not any('lora_B' in k for k in sd): raise ValueError(f"{f} holds no LoRA B weights to scale")
+    save_file({k: v * scale if 'lora_B' in k else v for k, v in sd.items()}, f, metadata={'format': 'pt'})
 
 def _guard_scores(items:list[dict], pool) -> 'np.ndarray':
     "(samples, items): 2 for an answer in its question's language, +1 when it keeps the rules; -1 when it loops."
@@ -231,7 +244,8 @@ def train_dpo_on_policy(
                refill=cfg.refill)   # (the rounds' own evaluation too)
     over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta', 'sft_weight') if getattr(cfg, k) is not None}
     adapter, rounds, res = None, [], None
-    setup = {**{k: v for k, v in asdict(cfg).items() if k not in ('rounds', 'eval_prompts', 'batches_at_once', 'bf16', 'refill')},
+    skip = ('rounds', 'eval_prompts', 'batches_at_once', 'bf16', 'refill', 'adapter_scale')   # not what a round depends on
+    setup = {**{k: v for k, v in asdict(cfg).items() if k not in skip},
              'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}   # what a round depends on
     if bf16: setup['bf16'] = True   # fp32 rounds keep the setup rounds made before this switch had
     if cfg.refill: setup['refill'] = True   # (and batch-engine rounds theirs)
@@ -245,13 +259,16 @@ def train_dpo_on_policy(
         rounds.append(info); adapter = res.model_path
     m = {'rounds': rounds, 'train_examples': sum(x['pairs'] for x in rounds),
          'train_seconds': round(sum(x['sample_s'] + x['score_s'] + x['train_s'] for x in rounds), 1),
-         'peak_rss_mb': round(peak_rss_mb())}
+         'peak_rss_mb': round(peak_rss_mb()),
+         **({'adapter_scale': cfg.adapter_scale} if cfg.adapter_scale is not None else {})}
     if adapter != out/'adapter':                                    # the last round's adapter, where stages look
         tmp = out/'adapter.partial'
         shutil.rmtree(tmp, ignore_errors=True); shutil.copytree(adapter, tmp)
+        if cfg.adapter_scale not in (None, 1): _scale_adapter(tmp, cfg.adapter_scale)
         shutil.rmtree(out/'adapter', ignore_errors=True); durable_replace(tmp, out/'adapter')
     atomic_write(out/'metrics.json', json.dumps(m, indent=1))
-    return StageResult(model=res.model if res else None, tokenizer=res.tokenizer if res else None, metrics=m,
+    keep = res is not None and cfg.adapter_scale in (None, 1)     # a scaled adapter: the model in memory is not it
+    return StageResult(model=res.model if keep else None, tokenizer=res.tokenizer if keep else None, metrics=m,
                        history=rounds, output_dir=out, model_path=out/'adapter')
 
 # %% ../nbs/08b_on_policy.ipynb #74387fac

@@ -15,13 +15,8 @@ from .durable import *
 from .config import *
 from .feedback import FeedbackStore, import_chitchat
 from .formatting import build_datasets, by_rater, reweigh, dataset_stats, plot_stats, prompt_text
-from rlnb.reward import (
-    RewardConfig,
-    train_reward_model,
-    baseline_accuracies,
-    evaluate_pairs,
-    plot_calibration,
-)
+from .reward import RewardConfig, train_reward_model
+from .reward_eval import baseline_accuracies, evaluate_pairs, plot_calibration
 from .dpo import PreferenceConfig, train_dpo, train_kto, train_dpo_cli as _dpo_cli, train_kto_cli as _kto_cli
 from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_cli as _on_policy_cli
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo, train_ppo_cli as _ppo_cli

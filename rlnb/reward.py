@@ -17,28 +17,11 @@ from .formatting import prompt_text, build_datasets, words
 from .core import console_script
 from .config import stage_cli, stage_dir
 from .feedback import load_records
+from .reward_eval import (column_texts, evaluate_pairs, evaluate_targets, mse_loss, pair_rewards,
+                              pairwise_accuracy, plot_learning_curves)
 
 # %% auto #0
-__all__ = ['HEURISTICS', 'bt_loss', 'pairwise_accuracy', 'mse_loss', 'RewardConfig', 'load_backbone', 'encode', 'RewardModel',
-           'RewardResult', 'train_reward_model', 'evaluate_pairs', 'evaluate_targets', 'baseline_accuracies',
-           'plot_learning_curves', 'plot_calibration', 'rm_curve_table', 'train_reward_cli']
-
-# %% ../nbs/04_reward.ipynb #af57b027
-def bt_loss(r_chosen, r_rejected, margin=None):
-    "Bradley–Terry loss `-log σ(r_c − r_r − margin)`, averaged; `r_*`: (B,)."
-    import torch.nn.functional as F
-    d = r_chosen - r_rejected - (margin if margin is not None else 0)
-    return -F.logsigmoid(d).mean()
-
-def pairwise_accuracy(r_chosen, r_rejected) -> float:
-    "Share of pairs ranked right; ties count half."
-    import torch
-    d = torch.as_tensor(r_chosen, dtype=torch.float64) - torch.as_tensor(r_rejected, dtype=torch.float64)
-    return ((d > 0).double() + 0.5 * (d == 0).double()).mean().item()
-
-def mse_loss(pred, target):
-    "Mean squared error; `pred`, `target`: (B,)."
-    return ((pred - target) ** 2).mean()
+__all__ = ['RewardConfig', 'load_backbone', 'encode', 'RewardModel', 'RewardResult', 'train_reward_model', 'train_reward_cli']
 
 # %% ../nbs/04_reward.ipynb #40752b48
 @dataclass
@@ -127,8 +110,6 @@ def encode(tok, prompts:list[str], responses:list[str], max_length:int, decoder:
             hp, tr = hp[len(hp) - (max_length - r_keep):], tr[:r_keep - 1] + tr[-1:]
         out.append(hp + tr)
     return out
-
-def _col(ds, k) -> list[str]: return [prompt_text(x) for x in ds[k]]
 
 # %% ../nbs/04_reward.ipynb #f604383e
 from fastcore.basics import patch
@@ -243,14 +224,14 @@ def _sample(ds, n, seed):
 
 def _tokenized(ds, tok, cfg, decoder):
     from datasets import Dataset
-    p = _col(ds, 'prompt')
+    p = column_texts(ds, 'prompt')
     if cfg.objective == 'pairwise':
-        d = dict(chosen_ids=encode(tok, p, _col(ds, 'chosen'), cfg.max_length, decoder),
-                 rejected_ids=encode(tok, p, _col(ds, 'rejected'), cfg.max_length, decoder))
+        d = dict(chosen_ids=encode(tok, p, column_texts(ds, 'chosen'), cfg.max_length, decoder),
+                 rejected_ids=encode(tok, p, column_texts(ds, 'rejected'), cfg.max_length, decoder))
         if cfg.use_margin: d['margin'] = list(ds['margin'])
     else:
         d = dict(
-            input_ids=encode(tok, p, _col(ds, 'completion'), cfg.max_length, decoder),
+            input_ids=encode(tok, p, column_texts(ds, 'completion'), cfg.max_length, decoder),
             labels=[float(x) for x in ds['target']],
         )
     return Dataset.from_dict(d)
@@ -308,11 +289,11 @@ def _curve_point(rm:RewardModel, rows, cfg:RewardConfig) -> dict:
      "`eval_accuracy`, `eval_margin`; regression `eval_loss` (MSE) and `eval_mae`.")
     import torch
     if cfg.objective == 'pairwise':
-        rc, rr = _pair_rewards(rm, rows); d = rc - rr
+        rc, rr = pair_rewards(rm, rows); d = rc - rr
         m = torch.tensor(rows['margin'], dtype=d.dtype) if cfg.use_margin and 'margin' in rows.column_names else 0.0
         return {'eval_loss': torch.nn.functional.softplus(-(d - m)).mean().item(),
                 'eval_accuracy': pairwise_accuracy(rc, rr), 'eval_margin': d.mean().item()}
-    pred, y = rm.score(_col(rows, 'prompt'), _col(rows, 'completion')), torch.tensor(rows['target'], dtype=torch.float32)
+    pred, y = rm.score(column_texts(rows, 'prompt'), column_texts(rows, 'completion')), torch.tensor(rows['target'], dtype=torch.float32)
     return {'eval_loss': mse_loss(pred, y).item(), 'eval_mae': (pred - y).abs().mean().item()}
 
 def _curve_callback(rows, cfg:RewardConfig, tok, every:int):
@@ -366,103 +347,6 @@ def train_reward_model(
                        trainer=trainer)
     if output_dir: _save_reward(res, Path(output_dir))
     return res
-
-# %% ../nbs/04_reward.ipynb #19ff9825
-def _pair_rewards(rm:RewardModel, pairs) -> tuple:
-    "`(r_chosen, r_rejected)` of `pairs`, in one `score` call: each distinct answer is scored once."
-    p = _col(pairs, 'prompt')
-    s = rm.score(p + p, _col(pairs, 'chosen') + _col(pairs, 'rejected'))
-    return s[:len(p)], s[len(p):]
-
-def evaluate_pairs(rm:RewardModel, pairs, bins=(0, .2, .4, .6, 1.01)) -> dict:
-    ("Held-out pairwise accuracy, mean margin r_c − r_r, and accuracy per pair-margin bin (when pairs have "
-     "`margin`).")
-    rc, rr = _pair_rewards(rm, pairs)
-    out = dict(
-        accuracy=round(pairwise_accuracy(rc, rr), 4), mean_margin=round((rc - rr).mean().item(), 4), eval_pairs=len(rc)
-    )
-    if 'margin' in pairs.column_names:
-        m = pairs['margin']
-        for lo, hi in zip(bins, bins[1:]):
-            idx = [i for i, x in enumerate(m) if lo <= x < hi]
-            if idx:
-                out[f'accuracy_margin_{lo:g}_{min(hi, 1):g}'] = (
-                    round(pairwise_accuracy(rc[idx], rr[idx]), 4),
-                    len(idx),
-                )
-    return out
-
-def evaluate_targets(rm:RewardModel, targets) -> dict:
-    "Held-out MSE, MAE and Pearson correlation of predicted rewards vs targets."
-    import torch
-    pred = rm.score(_col(targets, 'prompt'), _col(targets, 'completion'))
-    y = torch.tensor(targets['target'], dtype=torch.float32)
-    corr = torch.corrcoef(torch.stack([pred, y]))[0, 1].item() if len(y) > 1 else float('nan')
-    return dict(mse=round(mse_loss(pred, y).item(), 4), mae=round((pred - y).abs().mean().item(), 4),
-                pearson=round(corr, 4), baseline_mse=round(y.var(unbiased=False).item(), 4), eval_rows=len(y))
-
-# %% ../nbs/04_reward.ipynb #d46732a1
-HEURISTICS = {
-    'random': lambda p, r: 0.0,
-    'longer': lambda p, r: len(r.split()),
-    'asks_question': lambda p, r: r.count('?'),
-    'prompt_overlap': lambda p, r: len(set(words(p)) & set(words(r))),
-    'exclamations': lambda p, r: r.count('!'),
-}
-
-def baseline_accuracies(pairs) -> dict:
-    "Held-out pairwise accuracy of each heuristic in `HEURISTICS` (ties count half)."
-    p, c, r = _col(pairs, 'prompt'), _col(pairs, 'chosen'), _col(pairs, 'rejected')
-    return {
-        name: round(pairwise_accuracy([f(a, b) for a, b in zip(p, c)], [f(a, b) for a, b in zip(p, r)]), 4)
-        for name, f in HEURISTICS.items()
-    }
-
-# %% ../nbs/04_reward.ipynb #69ded6be
-def plot_learning_curves(history:list, path:str|Path|None=None):
-    "Training loss and eval accuracy/MSE against step."
-    import matplotlib.pyplot as plt
-    tr = [(h['step'], h['loss']) for h in history if 'loss' in h]
-    key = 'eval_accuracy' if any('eval_accuracy' in h for h in history) else 'eval_loss'
-    ev = [(h['step'], h[key]) for h in history if key in h]
-    fig, ax = plt.subplots(1, 2, figsize=(8, 2.8))
-    if tr: ax[0].plot(*zip(*tr), marker='.'); ax[0].set_title('train loss'); ax[0].set_xlabel('step')
-    if ev:
-        ax[1].plot(*zip(*ev), marker='o', color='tab:orange')
-        ax[1].set_title(f"{key.replace('_', ' ')} (≤ 256 eval rows)")
-        ax[1].set_xlabel('step')
-    fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
-    return fig
-
-def plot_calibration(rm:RewardModel, targets, path:str|Path|None=None, bins:int=10):
-    "Predicted reward against the rated target: points and binned means."
-    import matplotlib.pyplot as plt, numpy as np
-    pred = rm.score(_col(targets, 'prompt'), _col(targets, 'completion')).numpy()
-    y = np.array(targets['target'])
-    fig, ax = plt.subplots(figsize=(4, 3.2))
-    ax.scatter(y + np.random.default_rng(0).normal(0, .01, len(y)), pred, s=4, alpha=.3)
-    edges = np.quantile(y, np.linspace(0, 1, bins + 1))
-    idx = np.clip(np.searchsorted(edges, y, side='right') - 1, 0, bins - 1)
-    mx = [y[idx == b].mean() for b in range(bins) if (idx == b).any()]
-    my = [pred[idx == b].mean() for b in range(bins) if (idx == b).any()]
-    ax.plot(mx, my, 'o-', color='tab:red', label='binned mean')
-    ax.set_xlabel('rated target'); ax.set_ylabel('predicted reward'); ax.legend(); fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
-    return fig
-
-# %% ../nbs/04_reward.ipynb #0e84bc59
-def rm_curve_table(r:dict) -> str:
-    ("Markdown of a `bench/rm_curve.py` result: held-out accuracy with its 95 % interval per number of "
-     "training pairs and seed, training seconds, and the best one-line heuristic for comparison.")
-    rows = ['| training pairs | seed | held-out accuracy (95 % CI) | training s |', '|---|---|---|---|']
-    for x in r['rows']:
-        rows.append(f"| {x['pairs']:,} | {x['seed']} | {x['accuracy']:.3f} [{x['ci'][0]:.3f}, {x['ci'][1]:.3f}] "
-                    f"| {x['train_s']:.0f} |")
-    name, a = r['best_baseline']
-    rows.append(f"| best heuristic: {name} | – | {a:.3f} | 0 |")
-    return (f"{r['eval_pairs']:,} held-out pairs of {r['eval_prompts']} prompts; training prompts: "
-            f"{r['train_prompts']}. Run {r['run']}, {r['cpu']}, {r['date']}.\n\n" + '\n'.join(rows))
 
 # %% ../nbs/04_reward.ipynb #b6a8ff11
 @console_script
