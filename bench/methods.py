@@ -24,7 +24,7 @@ confirmed method, and its claim stays the one confirmed.
 figures and times go to `instrument_check` in the candidates file. `--promote FILE` moves a candidate's row to
 methods.json once bench/confirm.py's summary FILE (bench/results/) confirms a recipe running it: FILE's recipe must run the
 method's stage and confirm it (`rlnb.stats.confirmed`: lower bound above ½, the control holding ½, no more invalid runs
-than its plan allows)."""
+than its plan allows). A summary that does not confirm it leaves the row where it is, its status naming the refusal."""
 SMOKE_TIMEOUT = 420   # tools/bench_smoke.py: its smoke trains five methods and evaluates each, past the default limit
 import json, subprocess, sys
 from datetime import datetime, timezone
@@ -122,6 +122,8 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     'guard2_rpo_s5': dict(stage='dpo_on_policy', out='guard2_rpo_s5', preset='cpu', dpo='cpu_bf16', rounds=2,
                           prompts_per_round=64, samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0, guard_prompts=32,
                           guard_rules=True, stock_prompts=3, adapter_scale=0.5),
+    # Measured: every tripwire kept, above anchor_lr1's style-controlled lower bound, so bench/plans/scaled.yaml was fixed
+    # and run: not confirmed (its row's status, bench/results/replicates_scaled.json); make demo keeps anchor_lr1
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),
@@ -266,9 +268,12 @@ def promote(name:str, summary:str) -> dict:
     from rlnb.stats import confirmed
     (pol,) = s['policies'].values(); j = pol['judge']
     ok, why = confirmed(s)
-    if not ok: raise SystemExit(f"{summary} does not confirm it: {why}")
     cand = json.loads(CANDIDATES.read_text())
     if name not in cand['methods']: raise SystemExit(f"{name} is not a candidate in {CANDIDATES}")
+    if not ok:                  # refused: the row says so, and make demo's recipe may not run it (99_pipeline)
+        cand['methods'][name]['status'] = f"not confirmed by {summary}: {why}"
+        CANDIDATES.write_text(json.dumps(cand, indent=1) + '\n')
+        raise SystemExit(f"{summary} does not confirm it: {why} (its candidate row now says so)")
     row = {k: v for k, v in cand['methods'].pop(name).items() if k != 'status'}
     row['confirmed'] = {'file': summary, 'rate': j['in_distribution']['rate'], 'ci': j['in_distribution']['ci'],
                         'runs': len(s['runs']), 'conf': s['conf']}
@@ -321,6 +326,8 @@ def smoke():
     for f in bad:
         try: promote('dpo_on_policy_lr3_bf16', f'{f}.json'); raise AssertionError(f'{f}.json must not promote')
         except SystemExit as e: assert why[f] in str(e), (f, e)
+    st = json.loads(CANDIDATES.read_text())['methods']['dpo_on_policy_lr3_bf16']['status']
+    assert st.startswith('not confirmed by off.json: ') and why['off'] in st, st   # the last refusal, on its row
     from _smoke import toy_stages
     from rlnb.pipeline import run_pipeline
     ev = dict(stage='evaluate', policies=['dpo_on_policy'], part=None, n_prompts=4, max_new_tokens=4, ood_prompts=0)

@@ -63,6 +63,7 @@ def api_tokens(token:str|None=None, tokens:dict|str|None=None) -> list[tuple[byt
         out.append((dig, Principal(name, frozenset(scopes), frozenset(map(check_agent, agents)) if agents else None)))
     return out
 
+# %% ../nbs/10b_auth.ipynb #eeb56d86
 def token_file(tokens) -> Path|None:
     "The file `tokens` (or env RLNB_API_TOKENS) names, if it names one rather than holding the JSON itself."
     tokens = os.environ.get('RLNB_API_TOKENS') if tokens is None else tokens

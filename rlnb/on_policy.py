@@ -115,30 +115,6 @@ def _ranked(scores, pool, rules:bool|None, stock:int|None=None) -> tuple:
         keep &= ~np.array(stock_answers([t for a in pool for t in a.texts], list(range(n)) * len(pool), stock)).reshape(keep.shape)
     return scores - (1 + np.ptp(scores)) * ~keep, keep
 
-def _style_residual(scores, pool) -> tuple:
-    ("`(residual, r2)`: the reward less its style part, a least-squares fit within prompt of the (samples, prompts) "
-     "scores on each answer's `style_features` (log length, the counts); `r2`: the share of the within-prompt "
-     "variance style explains.")
-    import numpy as np
-    s = np.asarray(scores, dtype=float)
-    F = np.array([[[np.log1p(v) if k == 'length' else v for k, v in style_features(t, n).items()]
-                   for t, n in zip(a.texts, a.n_tokens)] for a in pool], dtype=float)   # (samples, prompts, features)
-    X = (F - F.mean(0)).reshape(-1, F.shape[-1])
-    y = (s - s.mean(0)).ravel()
-    keep = X.std(0) > 1e-9
-    if not keep.any() or not (y ** 2).sum(): return s, 0.0
-    fit = X[:, keep] @ np.linalg.lstsq(X[:, keep], y, rcond=None)[0]
-    return s - fit.reshape(s.shape), float(1 - ((y - fit) ** 2).sum() / (y ** 2).sum())
-
-def _scale_adapter(folder:Path, scale:float) -> None:
-    ("Scale a saved LoRA adapter's change to the base by `scale`, in place: its B matrices times `scale`, so each "
-     "layer's weight is W0 + scale·ΔW (the base at 0, the trained policy at 1).")
-    from safetensors.torch import load_file, save_file
-    f = Path(folder)/'adapter_model.safetensors'
-    sd = load_file(f)
-    if not any('lora_B' in k for k in sd): raise ValueError(f"{f} holds no LoRA B weights to scale")
-    save_file({k: v * scale if 'lora_B' in k else v for k, v in sd.items()}, f, metadata={'format': 'pt'})
-
 def _guard_scores(items:list[dict], pool) -> 'np.ndarray':
     "(samples, items): 2 for an answer in its question's language, +1 when it keeps the rules; -1 when it loops."
     import numpy as np
@@ -270,6 +246,31 @@ def train_dpo_on_policy(
     keep = res is not None and cfg.adapter_scale in (None, 1)     # a scaled adapter: the model in memory is not it
     return StageResult(model=res.model if keep else None, tokenizer=res.tokenizer if keep else None, metrics=m,
                        history=rounds, output_dir=out, model_path=out/'adapter')
+
+# %% ../nbs/08b_on_policy.ipynb #bc0d69a0
+def _style_residual(scores, pool) -> tuple:
+    ("`(residual, r2)`: the reward less its style part, a least-squares fit within prompt of the (samples, prompts) "
+     "scores on each answer's `style_features` (log length, the counts); `r2`: the share of the within-prompt "
+     "variance style explains.")
+    import numpy as np
+    s = np.asarray(scores, dtype=float)
+    F = np.array([[[np.log1p(v) if k == 'length' else v for k, v in style_features(t, n).items()]
+                   for t, n in zip(a.texts, a.n_tokens)] for a in pool], dtype=float)   # (samples, prompts, features)
+    X = (F - F.mean(0)).reshape(-1, F.shape[-1])
+    y = (s - s.mean(0)).ravel()
+    keep = X.std(0) > 1e-9
+    if not keep.any() or not (y ** 2).sum(): return s, 0.0
+    fit = X[:, keep] @ np.linalg.lstsq(X[:, keep], y, rcond=None)[0]
+    return s - fit.reshape(s.shape), float(1 - ((y - fit) ** 2).sum() / (y ** 2).sum())
+
+def _scale_adapter(folder:Path, scale:float) -> None:
+    ("Scale a saved LoRA adapter's change to the base by `scale`, in place: its B matrices times `scale`, so each "
+     "layer's weight is W0 + scale·ΔW (the base at 0, the trained policy at 1).")
+    from safetensors.torch import load_file, save_file
+    f = Path(folder)/'adapter_model.safetensors'
+    sd = load_file(f)
+    if not any('lora_B' in k for k in sd): raise ValueError(f"{f} holds no LoRA B weights to scale")
+    save_file({k: v * scale if 'lora_B' in k else v for k, v in sd.items()}, f, metadata={'format': 'pt'})
 
 # %% ../nbs/08b_on_policy.ipynb #74387fac
 _ON_POLICY_FLAGS = [
