@@ -47,7 +47,8 @@ def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix
      "and shares the prefix); `at_once`: the library's own loop.")
     import functools, torch
     import rlnb.policy as E
-    from rlnb.policy import decode, path_kl, generate_answers
+    from rlnb.policy import generate_answers
+    from rlnb.decoding import decode, path_kl
     if at_once > 1:   # the library's loop, several batches decoded together (seeded as the loop below seeds them)
         D, K = E.decode, E.path_kl
         if not by_length: E.decode, E.path_kl = functools.partial(D, prefill_rows=None), padded_path_kl
@@ -68,7 +69,7 @@ def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix
 def padded_path_kl(model, ids, attn, n_prompt, mask, temperature=1.0, base=None, rows=8, logprobs=None, n_shared=0):
     "`path_kl` before `+ prompts by length`: rows grouped by answer length, each with the batch's whole prompt padding."
     import torch
-    from rlnb.policy import _prefix_kv, _kv_rows
+    from rlnb.decoding import _prefix_kv, _kv_rows
     def lsm(m, x, a):
         kv, pos = _prefix_kv(m, x, a, n_shared), (a.long().cumsum(-1) - 1).clamp(min=0)
         o = m(input_ids=x[:, n_shared:], attention_mask=a, position_ids=pos[:, n_shared:], past_key_values=_kv_rows(kv, len(x)),
@@ -103,7 +104,7 @@ def dense_next_token(logits, do_sample, temperature, top_p, seen=None, penalty=1
     "The draw before `+ draw in the nucleus`: a multinomial over the whole vocabulary, the nucleus scattered back."
     import torch
     import rlnb.policy as E
-    from rlnb.policy import _nucleus
+    from rlnb.decoding import _nucleus
     logits = E.penalize_repeats(logits, seen, penalty)
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)

@@ -21,7 +21,7 @@ from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
 from .core import console_script
 from .reward_eval import pairwise_accuracy
 from .feedback import load_records
-from .policy import token_logprobs
+from .decoding import token_logprobs
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs', 'preference_accuracy',

@@ -14,7 +14,8 @@ from .assets import asset_dir
 from .config import StageConfig, StageResult, stage_cli
 from .feedback import Feedback
 from .stream import refill_answers
-from .policy import answer_pool, load_checkpoint, load_policy_pair, plain_pair, decode, Answers, path_kl, generate_answers, tiny_adapter
+from .policy import answer_pool, load_checkpoint, load_policy_pair, plain_pair, Answers, generate_answers, tiny_adapter
+from .decoding import decode, path_kl
 from .prompts import heldout_prompts, eval_prompt_set, read_prompts, topic_part, PARTS
 from .judges import failures, distinct_n, is_degenerate, RewardJudge, judge_name, run_judge, judge_validity, beats_heuristic, WordJudge
 from .stats import (z_quantile, unit_ids, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 import types
-from .policy import token_logprobs
+from .decoding import token_logprobs
 
 # %% auto #0
 __all__ = ['PackedBatch', 'pack_batch', 'packed_logprobs', 'PackedOutput', 'packed_forward', 'use_packed_forward',

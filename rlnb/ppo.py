@@ -13,7 +13,8 @@ from .tracking import Tracker, report_targets
 from .durable import atomic_write, durable_replace
 from .config import StageConfig, StageResult, train_metrics, stage_cli, stage_dir
 from .prompts import read_prompts
-from .policy import rollouts, token_logprobs, merged_sampler, unwrap_model
+from .policy import merged_sampler, unwrap_model
+from .decoding import rollouts, token_logprobs
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'TRL_METRICS', 'PPOConfig', 'kl_estimate', 'token_rewards', 'apply_missing_eos_penalty', 'gae',
@@ -228,7 +229,7 @@ def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
 
 # %% ../nbs/06_ppo.ipynb #0db5da9f
 def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sampler=None, keep:bool=False) -> dict:
-    ("PPO's rollouts: `rlnb.policy.rollouts` with `cfg`'s sampling settings, drawn by `sampler` (the merged copy of "
+    ("PPO's rollouts: `decoding.rollouts` with `cfg`'s sampling settings, drawn by `sampler` (the merged copy of "
      "the policy, `merged_sampler`) or by the policy itself. With `keep`, the sampling pass's log-probs, entropies and "
      "hidden states too: what `forward_logprobs` would compute again.")
     return rollouts(sampler or unwrap_model(model), tok, prompts, cfg.max_new_tokens, do_sample, cfg.temperature, cfg.top_k,

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00d_stream.ipynb #3902fb6a
 from __future__ import annotations
-from .policy import prompt_layout, nucleus_top, penalize_repeats, prefill_cache, room_cache_layer, decode_result
+from .decoding import prompt_layout, nucleus_top, penalize_repeats, prefill_cache, room_cache_layer, decode_result
 
 # %% auto #0
 __all__ = ['decode_stream', 'refill_answers', 'refill_pool']
@@ -136,7 +136,9 @@ def refill_answers(model, tok, prompts:list[str], max_new_tokens:int=48, do_samp
      "above).")
     from tqdm import tqdm
     from rlnb.hardware import auto_bf16, release_memory
-    from rlnb.policy import Answers, decode_plan, bf16_sampling, path_kl
+    from rlnb.policy import Answers
+    from rlnb.policy import decode_plan, bf16_sampling
+    from rlnb.decoding import path_kl
     dev = next(model.parameters()).device
     bf16 = auto_bf16(str(dev)) if bf16 is None else bool(bf16)   # the CPU's features, never a timing
     kl, seeds = kl_base or base is not None, seed if isinstance(seed, list) else [seed + i for i in range(len(prompts))]
