@@ -103,12 +103,11 @@ def no_room(cache, step=16):
 def dense_next_token(logits, do_sample, temperature, top_p, seen=None, penalty=1.0, groups=None):
     "The draw before `+ draw in the nucleus`: a multinomial over the whole vocabulary, the nucleus scattered back."
     import torch
-    import rlnb.policy as E
-    from rlnb.decoding import _nucleus
+    import rlnb.decoding as E
     logits = E.penalize_repeats(logits, seen, penalty)
     if not do_sample: return logits.argmax(-1)
     probs = (logits / temperature).softmax(-1)
-    if top_p < 1: probs = _nucleus(probs, top_p)
+    if top_p < 1: probs = E._nucleus(probs, top_p)
     if groups is None: return torch.multinomial(probs, 1)[:, 0]
     out = torch.empty(len(probs), dtype=torch.long, device=probs.device)
     for rows, g in groups: out[rows] = torch.multinomial(probs[rows], 1, generator=g)[:, 0]
@@ -117,7 +116,7 @@ def dense_next_token(logits, do_sample, temperature, top_p, seen=None, penalty=1
 def main(save='eval_gen_speed.json', smoke=False, results=None):
     import torch
     from peft import LoraConfig, get_peft_model
-    import rlnb.policy as E
+    import rlnb.decoding as E
     from rlnb.core import bench_results
     from rlnb.hardware import cpu_line, isa_caps
     from rlnb.assets import load_policy, tiny_policy
