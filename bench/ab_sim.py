@@ -24,7 +24,7 @@ def main():
         results, a.aa, a.ab, a.horizon = smoke_home()/'results', 6, 4, 30
     else: results = Path(__file__).parent/'results'
     from rlnb.hardware import cpu_line
-    from rlnb.feedback import FeedbackStore
+    from rlnb.feedback_store import FeedbackStore
     from rlnb.evaluation import sample_size, wilson_interval
     from rlnb.abtest import simulate_ab
     seed = a.seed if a.seed is not None else int(time.time()) % 100_000   # a fresh seed each run, recorded

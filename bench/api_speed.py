@@ -104,7 +104,7 @@ def main():
         a.threads, a.per_thread, a.batches, a.batch_size, a.repeats = 2, 5, 2, 50, 1
     else: results = Path(__file__).parent/'results'
     from rlnb.hardware import cpu_line
-    from rlnb.feedback import FeedbackStore
+    from rlnb.feedback_store import FeedbackStore
     backend = 'postgresql' if (a.db or '').startswith('postgres') else 'sqlite'
     levels = [x.strip().upper() for x in a.sync.split(',')] if backend == 'sqlite' else ['server']
     from rlnb.sql import SYNC_LEVELS

@@ -46,7 +46,7 @@ def reward_model_dir(smoke:bool=False) -> Path:
     from rlnb.core import cache_dir, rlnb_home
     out = rlnb_home()/'ppo_reward' if smoke else cache_dir()/'bench'/'ppo_reward'   # smoke: a tiny one, not cached
     if (out/'reward_model'/'rlnb_reward.json').exists(): return out/'reward_model'
-    from rlnb.feedback import FeedbackStore, import_chitchat
+    from rlnb.feedback_store import FeedbackStore, import_chitchat
     from rlnb.formatting import build_datasets
     from rlnb.reward import RewardConfig, train_reward_model
     import tempfile

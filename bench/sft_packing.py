@@ -21,7 +21,7 @@ def filing_examples(smoke:bool):
     "The filing recipe's SFT train and development examples, as its format stage splits them."
     import yaml
     from rlnb.core import repo_dir
-    from rlnb.feedback import iter_jsonl
+    from rlnb.feedback_store import iter_jsonl
     from rlnb.formatting import to_sft, to_dataset, split_by_prompt
     recipe = yaml.safe_load((repo_dir()/'data'/'recipes'/'filing.yaml').read_text())
     fmt = next(s for s in recipe['stages'] if s['stage'] == 'format')

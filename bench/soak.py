@@ -43,7 +43,8 @@ def setup(home:Path) -> Path:
     "A store with feedback to train on and two tiny versions with real GGUFs, v1 deployed; its path."
     from rlnb.assets import tiny_policy
     from rlnb.export import convert_to_gguf
-    from rlnb.feedback import Feedback, FeedbackStore
+    from rlnb.feedback import Feedback
+    from rlnb.feedback_store import FeedbackStore
     from rlnb.registry import Registry
     m, tok = tiny_policy(); m.save_pretrained(home/'tiny'); tok.save_pretrained(home/'tiny')
     g = convert_to_gguf(home/'tiny', home/'tiny.gguf', 'f16')

@@ -8,7 +8,8 @@ import hashlib, json, math
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from .core import check_agent, create_tables
-from .feedback import Feedback, where_clause
+from .feedback import Feedback
+from .feedback_store import where_clause
 from .stats import (z_quantile, wilson_interval, t_quantile, mean_ci, two_proportion_test, welch_test, sample_size,
                         msprt_pvalue)
 from .formatting import utility

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from . import __version__
 from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home
 from .config import stage_cli
-from .feedback import Feedback, FeedbackError, FeedbackStore
+from .feedback import Feedback, FeedbackError
+from .feedback_store import FeedbackStore
 from .core import console_script, utc_now
 from .registry import Registry, rel_path, headline_figures
 from .serve import Swapping, deploy_probe

@@ -20,7 +20,7 @@ from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, u
 from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
 from .core import console_script
 from .reward_eval import pairwise_accuracy
-from .feedback import load_records
+from .feedback_store import load_records
 from .decoding import token_logprobs
 
 # %% auto #0

@@ -7,7 +7,8 @@ from __future__ import annotations
 import random, hashlib
 from collections import defaultdict
 from pathlib import Path
-from .feedback import Feedback, FeedbackStore
+from .feedback import Feedback
+from .feedback_store import FeedbackStore
 from .core import console_script
 from .durable import atomic_write
 from .config import stage_cli

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, saved_results
-from .feedback import FeedbackStore
+from .feedback_store import FeedbackStore
 from .formatting import utility, prompt_text, build_datasets, choose_method, data_shape, NotEnoughData
 from .dpo import estimate, PreferenceConfig
 from .sft import estimate_sft, SFTConfig

@@ -9,7 +9,7 @@ from pathlib import Path
 from collections import Counter, defaultdict
 from .assets import load_encoder
 from .stats import human_win_rate, t_quantile, wilson_interval, binom_two_sided, bootstrap_ci
-from .feedback import FeedbackStore
+from .feedback_store import FeedbackStore
 from .blind import BlindReview, review_rows, review_positions, verdict_text, report_modes
 
 # %% auto #0

@@ -13,7 +13,7 @@ from .assets import *
 from .tracking import *
 from .durable import *
 from .config import *
-from .feedback import FeedbackStore, import_chitchat
+from .feedback_store import FeedbackStore, import_chitchat
 from .formatting import build_datasets, by_rater, reweigh, dataset_stats, plot_stats, prompt_text
 from .reward import RewardConfig, train_reward_model
 from .reward_eval import baseline_accuracies, evaluate_pairs, plot_calibration

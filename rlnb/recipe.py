@@ -54,7 +54,7 @@ class Run:
     def store(self, store:str|None=None):
         "The run's `FeedbackStore`, opened once: `store` (a path or URL), else DATABASE_URL or data/feedback.db."
         if 'store' not in self.cache:
-            from rlnb.feedback import FeedbackStore
+            from rlnb.feedback_store import FeedbackStore
             self.cache['store'] = FeedbackStore(store)
         return self.cache['store']
 
@@ -427,7 +427,7 @@ def auto_recipe(data:str|Path, agent:str|None=None, model:str='smollm2', min_mar
     ("`(recipe, why)` for a JSONL of feedback: import it, format it, train what the data supports (`choose_method`: "
      "DPO where preference pairs exist, else KTO on judged single answers), evaluate against the right answers when "
      "the records carry them (`gold` in their metadata), export to GGUF. `NotEnoughData` says what is missing.")
-    from rlnb.feedback import iter_jsonl
+    from rlnb.feedback_store import iter_jsonl
     from rlnb.formatting import choose_method
     agent = agent or re.sub(r'[^a-z0-9_-]+', '_', Path(data).stem.lower()).strip('_-') or 'agent'
     recs = [r for _, r, _ in iter_jsonl(data, agent) if r is not None]

@@ -16,7 +16,7 @@ from .config import StageConfig, StageResult, train_metrics
 from .formatting import prompt_text, build_datasets, words
 from .core import console_script
 from .config import stage_cli, stage_dir
-from .feedback import load_records
+from .feedback_store import load_records
 from .reward_eval import (column_texts, evaluate_pairs, evaluate_targets, mse_loss, pair_rewards,
                               pairwise_accuracy, plot_learning_curves)
 

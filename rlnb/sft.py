@@ -17,7 +17,7 @@ from .durable import atomic_write
 from .config import StageConfig, StageResult, train_metrics, stage_cli, stage_dir, json_lines
 from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
 from .formatting import to_sft, sft_thresholds, to_dataset, split_by_prompt, prompt_text
-from .feedback import load_records
+from .feedback_store import load_records
 from .recipe import stage, Run
 
 # %% auto #0

@@ -8,7 +8,8 @@ import hashlib, random, time
 from collections import Counter
 from .core import check_agent
 from .policy import reply
-from .feedback import Feedback, FeedbackStore
+from .feedback import Feedback
+from .feedback_store import FeedbackStore
 from .formatting import prompt_text
 from .stats import binom_two_sided
 
