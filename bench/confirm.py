@@ -18,7 +18,7 @@ bench/results/replicates_<tag>.json, which nbs/08_evaluation renders.
 
 `--conf C` sets the intervals' level (default 1 - 0.05/K), `--max-invalid N` how many runs whose own verdict was
 invalid (their control missed ½ at 95 %) the plan allows (default 0); both are recorded (`conf`, `max_invalid_runs`) and
-`rlnb.stats.confirmed` reads them. A new plan sets them before its runs, in a commit.
+`rlnb.verdicts.confirmed` reads them. A new plan sets them before its runs, in a commit.
 
 `--looks K`: the replicates of one recipe are looked at K times in all (runs added after an earlier summary was seen);
 every look's intervals are at level 1 - 0.05/K (Bonferroni over the planned looks), so that stopping at the first look

@@ -11,6 +11,8 @@
                                                    # 05a_packing renders the medians
     .venv/bin/python bench/dpo_speed.py --smoke    # trl_defaults and cpu on the tiny policy, 2 steps of 2 pairs; the JSON
                                                    # and the table go to a temporary folder
+    .venv/bin/python bench/dpo_speed.py cpu PAIRS.jsonl --model FOLDER --steps 4
+                                                   # one variant on another model folder (bench/scaling.py's shapes)
 SmolLM2-135M-Instruct, LoRA r16 all-linear, batch 4 pairs, max_length 128, lr 5e-5, beta 0.1, 40 real chitchat pairs.
 The parent writes the pairs to a small JSONL file, so a variant's peak RSS is training only (like the anchor's).
 The anchor, `trl_defaults`, is TRL's DPOConfig speed defaults, bf16 autocast included where the CPU has fast bf16."""
@@ -81,6 +83,9 @@ def main():
     args, save = sys.argv[1:], None
     smoke = '--smoke' in args
     if smoke: args.remove('--smoke'); smoke_mode()
+    global STEPS
+    if '--model' in args: i = args.index('--model'); MODEL['model'] = args[i + 1]; del args[i:i + 2]   # a model folder
+    if '--steps' in args: i = args.index('--steps'); STEPS = int(args[i + 1]); del args[i:i + 2]
     if '--save' in args: i = args.index('--save'); save = args[i + 1]; del args[i:i + 2]
     if len(args) == 2 and args[1].endswith('.jsonl'): return run(args[0], args[1])
     from rlnb.core import bench_results

@@ -23,7 +23,7 @@ confirmed method, and its claim stays the one confirmed.
 (`EvalConfig.bf16=True`, the KL in fp32), the same prompts, judges and K, as `evaluate_<name>_dev_bf16`; both evaluations'
 figures and times go to `instrument_check` in the candidates file. `--promote FILE` moves a candidate's row to
 methods.json once bench/confirm.py's summary FILE (bench/results/) confirms a recipe running it: FILE's recipe must run the
-method's stage and confirm it (`rlnb.stats.confirmed`: lower bound above ½, the control holding ½, no more invalid runs
+method's stage and confirm it (`rlnb.verdicts.confirmed`: lower bound above ½, the control holding ½, no more invalid runs
 than its plan allows). A summary that does not confirm it leaves the row where it is, its status naming the refusal."""
 SMOKE_TIMEOUT = 420   # tools/bench_smoke.py: its smoke trains five methods and evaluates each, past the default limit
 import json, subprocess, sys
@@ -258,14 +258,14 @@ def instrument_demo(run:str) -> dict:
 def promote(name:str, summary:str) -> dict:
     ("Move candidate `name`'s row from the candidates file to methods.json, once `summary` (a bench/confirm.py file in "
      "bench/results/, confirmation topics, one policy) confirms a recipe whose method stage is `name`'s "
-     "(`rlnb.stats.confirmed`). The row keeps its development figures and names the confirmation.")
+     "(`rlnb.verdicts.confirmed`). The row keeps its development figures and names the confirmation.")
     s = json.loads((RESULTS.parent/summary).read_text())
     method = {k: v for k, v in METHODS[name].items() if k != 'out'}
     stage = next((x for x in s['recipe']['stages'] if x['stage'] == method['stage']), None)
     if stage != method: raise SystemExit(f"{summary}'s recipe runs {stage}, not {name}'s stage {method}")
     if len(s['policies']) != 1: raise SystemExit(f"{summary} summarises {len(s['policies'])} policies: one recipe, one policy")
     if s.get('part') != 'confirmation': raise SystemExit(f"{summary} is on {s.get('part')} topics, not confirmation")
-    from rlnb.stats import confirmed
+    from rlnb.verdicts import confirmed
     (pol,) = s['policies'].values(); j = pol['judge']
     ok, why = confirmed(s)
     cand = json.loads(CANDIDATES.read_text())

@@ -1,4 +1,4 @@
-"""Is the calibrated verdict valid for people? Coverage of `rlnb.stats.human_win_rate`'s interval, simulated with a
+"""Is the calibrated verdict valid for people? Coverage of `rlnb.verdicts.human_win_rate`'s interval, simulated with a
 known truth through the function users call.
 
     .venv/bin/python bench/ppi_coverage.py           # writes bench/results/ppi_coverage.json (~30 s)
@@ -19,7 +19,7 @@ N_HUMAN = (20, 50, 80, 160, 320)
 def main(run=None, smoke:bool=False, save:str='ppi_coverage.json'):
     from rlnb.core import utc_now
     from rlnb.hardware import cpu_line
-    from rlnb.stats import ppi_coverage
+    from rlnb.verdicts import ppi_coverage
     from _smoke import save_result, smoke_home
     print(cpu_line(), flush=True)
     home = smoke_home() if smoke else None

@@ -8,7 +8,8 @@ render them (`nbs/12_bench`, `nbs/08_evaluation`), and `nbs/12_bench` tests each
 from __future__ import annotations
 import json
 from pathlib import Path
-from rlnb.stats import wilson_interval, mean_ci, holm, confirmed
+from rlnb.stats import wilson_interval, mean_ci, holm
+from rlnb.verdicts import confirmed
 from rlnb.evaluation import ci_errorbar
 from rlnb.core import bench_results
 from rlnb.hardware import isa_caps_note
@@ -212,6 +213,66 @@ def dpo_speed_table(path=None) -> str:
             + ('met.' if base['total_s'] / best['total_s'] >= 3 else 'not met.'))
     return '\n'.join(out) + (f"\n\n{goal}\n\n{r['steps']} steps of {r['batch']} pairs. {r['cpu']}"
                               f"{isa_caps_note(r.get('isa_caps'))}")
+
+def scaling_table(path=None) -> str:
+    ("Markdown: `bench/scaling.py`'s DPO step and sampling at each model shape, rlnb against TRL's side, with peak "
+     "memory, and the thread-scaling line.")
+    path = Path(path or bench_results()/'scaling.json')
+    if not path.exists(): return f'no saved result at {path}: run bench/scaling.py'
+    r = json.loads(path.read_text())
+    out = ['| shape | DPO, TRL defaults s/step | rlnb `cpu` | rlnb `cpu_bf16` | best vs TRL | peak RSS GiB (TRL / best) '
+           '| sampling tokens/s, `generate` | rlnb | vs `generate` | peak RSS GiB (generate / rlnb) |',
+           '|---|---|---|---|---|---|---|---|---|---|']
+    for row in r['rows']:
+        d, g = row['dpo'], row['generation']
+        base = d.get('trl_defaults')
+        ours = [(v, d[v]) for v in ('cpu', 'cpu_bf16') if v in d]
+        best = min(ours, key=lambda x: x[1]['s_per_step']) if ours else None
+        cell = lambda v: f"{d[v]['s_per_step']:.2f}" if v in d else '—'
+        ratio = f"{base['s_per_step'] / best[1]['s_per_step']:.2f}× (`{best[0]}`)" if base and best else '—'
+        mem = (f"{base['peak_rss_mb'] / 1024:.1f} / {best[1]['peak_rss_mb'] / 1024:.1f}" if base and best else '—')
+        gt, gr = g.get('transformers'), g.get('rlnb')
+        gen = (f"{gt['tokens_per_s']:.0f} | {gr['tokens_per_s']:.0f} ({gr['precision']}) | "
+               f"{gr['tokens_per_s'] / gt['tokens_per_s']:.2f}× | {gt['peak_rss_mb'] / 1024:.1f} / "
+               f"{gr['peak_rss_mb'] / 1024:.1f}" if gt and gr else 'failed | | |')
+        out.append(f"| {row['size']} | {cell('trl_defaults')} | {cell('cpu')} | {cell('cpu_bf16')} | {ratio} | {mem} "
+                   f"| {gen} |")
+    fits = []
+    for row in r['rows']:   # the smallest common memory size that holds the best preset's peak and the sampling's
+        d, g = row['dpo'], row['generation']
+        need = min((x['peak_rss_mb'] for x in (d.get('cpu'), d.get('cpu_bf16')) if x), default=None)
+        gen = max((x['peak_rss_mb'] for x in g.values() if x), default=0)
+        if need: fits.append(f"{row['size']} in {next(m for m in (2, 4, 8, 16, 32, 64, 128) if m * 1024 >= max(need, gen))} GiB")
+    t = r.get('threads', {})
+    th = (f"Threads: the `cpu` preset's DPO step at the {t['size']} shape took {t['s_per_step']['1']:.2f} s on 1 thread "
+          f"and {t['s_per_step']['2']:.2f} s on 2 ({t['speedup_2']:.2f}×); an Amdahl fit of the two puts the serial "
+          f"share at {t['serial_share']:.2f}, which projects {t['projected_s']:.2f} s a step on {t['threads']} threads "
+          f"({t['projected_speedup']:.1f}×): a projection from two points, not a measurement." if 'serial_share' in t
+          else 'Threads: not measured.')
+    fit = ("Memory, the smallest of 2, 4, 8, 16, 32, 64 and 128 GiB that holds rlnb's DPO (its lighter preset) and the sampling: "
+           + ', '.join(fits) + '.') if fits else ''
+    return '\n'.join(out) + (f"\n\n{fit}\n\n{th}\n\nDPO: {r['steps']} steps of {r['batch_pairs']} pairs (median step after the "
+                              f"first), max length {r['max_length']}. Sampling: {r['prompts']} prompts, {r['new_tokens']} "
+                              f"new tokens, one batch. Random weights of each shape. {r['cpu']}"
+                              f"{isa_caps_note(r.get('isa_caps'))}, {r['date'][:10]}")
+
+def plot_scaling(path=None):
+    "Seconds per DPO step against parameters, TRL's defaults and rlnb's best preset, log-log; the figure."
+    import matplotlib.pyplot as plt
+    path = Path(path or bench_results()/'scaling.json')
+    r = json.loads(path.read_text())
+    size = {'135M': 135e6, '360M': 362e6, '1.7B': 1.71e9, 'tiny': 3.2e6}
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    rows = [x for x in r['rows'] if x['size'] in size]
+    for label, pick in (("TRL's defaults", lambda d: d.get('trl_defaults')),
+                        ('rlnb, best preset', lambda d: min((d[v] for v in ('cpu', 'cpu_bf16') if v in d),
+                                                             key=lambda x: x['s_per_step'], default=None))):
+        pts = [(size[x['size']], pick(x['dpo'])['s_per_step']) for x in rows if pick(x['dpo'])]
+        ax.plot(*zip(*pts), marker='o', label=label)
+    ax.set(xscale='log', yscale='log', xlabel='parameters', ylabel='seconds per DPO step (4 pairs)',
+           title=f"DPO step by model size, {r['cpu'].removeprefix('CPU: ').split(' (')[0]}, {r['date'][:10]}")
+    ax.legend(); fig.tight_layout()
+    return fig
 
 def _ci_cell(xs:list, d:int) -> str:
     "`mean (lo, hi)` with a Student-t interval; one value has none (a smoke run of a step or two)."

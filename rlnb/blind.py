@@ -6,7 +6,7 @@
 from __future__ import annotations
 import hashlib, json, random
 from pathlib import Path
-from .stats import human_win_rate
+from .verdicts import human_win_rate
 from .widgets import CompareWidget
 
 # %% auto #0

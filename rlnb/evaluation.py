@@ -18,8 +18,11 @@ from .policy import answer_pool, load_checkpoint, load_policy_pair, plain_pair, 
 from .decoding import decode, path_kl
 from .prompts import heldout_prompts, eval_prompt_set, read_prompts, topic_part, PARTS
 from .judges import failures, distinct_n, is_degenerate, RewardJudge, judge_name, run_judge, judge_validity, beats_heuristic, WordJudge
-from .stats import (z_quantile, unit_ids, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci, outcomes, win_rate,
-                        length_controlled, style_controlled, style_features, style_diffs, style_fit, holm, two_proportion_test, welch_test, sample_size, msprt_pvalue, report_headline)
+from .stats import (z_quantile, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci,
+    holm, two_proportion_test, welch_test, sample_size, msprt_pvalue)
+from rlnb.win_rates import (outcomes, win_rate, length_controlled, style_controlled, style_features, style_diffs,
+    style_fit)
+from .verdicts import unit_ids, report_headline
 from .dpo import preference_accuracy
 
 # %% auto #0
@@ -166,7 +169,7 @@ class EvalReport(StageResult):
 
     def headline(self, judge:str|None=None, mode:str|None=None) -> dict:
         ("The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, sampled "
-         "mode if present): `rlnb.stats.report_headline` of this report.")
+         "mode if present): `rlnb.verdicts.report_headline` of this report.")
         return report_headline({'modes': self.modes}, judge, mode)
 
 # %% ../nbs/08_evaluation.ipynb #2015695f

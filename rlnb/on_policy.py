@@ -17,7 +17,7 @@ from .policy import Answers, answer_pool, bf16_weights
 from .judges import is_degenerate
 from .tripwires import guard_items, item_passes, keeps_length, stock_answers
 from .stream import refill_pool
-from .stats import style_features
+from .win_rates import style_features
 from .policy import load_checkpoint
 from .core import console_script
 from .config import stage_cli, stage_dir

@@ -23,7 +23,7 @@ from .export import export_model, register_ollama, export_merged
 from .dpo import PreferenceConfig
 from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
 from .evaluation import evaluate_policy, ci_errorbar, EvalReport
-from .stats import GateDecision, gate_decision   # the deploy gate (00a_stats): one rule for the learner and the pipeline
+from .verdicts import GateDecision, gate_decision   # the deploy gate: one rule for the learner and the pipeline
 from .tripwires import run_tripwires
 from .people import add_human
 from .policy import answer_pool

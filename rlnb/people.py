@@ -8,7 +8,8 @@ import json, random
 from pathlib import Path
 from collections import Counter, defaultdict
 from .assets import load_encoder
-from .stats import human_win_rate, t_quantile, wilson_interval, binom_two_sided, bootstrap_ci
+from .stats import t_quantile, wilson_interval, binom_two_sided, bootstrap_ci
+from .verdicts import human_win_rate
 from .feedback_store import FeedbackStore
 from .blind import BlindReview, review_rows, review_positions, verdict_text, report_modes
 

@@ -22,7 +22,7 @@ from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_
 from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo, train_ppo_cli as _ppo_cli
 from .export import export_model, isolated, ExportConfig, SAMPLING
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
-from .stats import gate_decision
+from .verdicts import gate_decision
 from .hardware import cpu_line, isa_caps
 from .config import stage_cli
 from .registry import Registry, register_version

@@ -14,7 +14,8 @@ from .durable import atomic_write
 from .config import StageConfig, fits_type as _fits, unknown_option
 from .tripwires import tripwire_table, tripwire_reason
 from .judges import components_line
-from .stats import replicate_interval, pooled_style
+from .stats import replicate_interval
+from .win_rates import pooled_style
 
 # %% auto #0
 __all__ = ['STAGES', 'OPTION_CHOICES', 'POLICIES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'load_recipe', 'policy_path',
@@ -270,7 +271,7 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
     if not h:
         s = f"`{policy}` was not evaluated against its base in this run: nothing is known of whether it is better."
         return {'status': 'not evaluated', 'sentence': s, 'answer': s, 'gate': None, 'registry_version': None, 'topics': []}
-    sc = h.get('sc_win_rate') is not None   # the headline holds it only where the fit can be read (`stats.style_fit`)
+    sc = h.get('sc_win_rate') is not None   # the headline holds it only where the fit can be read (`style_fit`)
     rate, (lo, hi) = (h['sc_win_rate'], h['sc_win_rate_ci']) if sc else (h['win_rate'], h['win_rate_ci'])   # style held fixed
     raw_lo = h['win_rate_ci'][0]
     ev = next((s for s in run.recipe.get('stages', []) if s['stage'] == 'evaluate'), {})
@@ -371,7 +372,7 @@ def replicated_line(run:Run, results=None) -> str|None:
         for p, js in s.get('policies', {}).items():
             j, c, n = js.get('judge') or {}, s.get('control', {}).get('judge') or {}, len(s['runs'])
             if not (v := j.get('in_distribution')) or not c: continue
-            from rlnb.stats import confirmed
+            from rlnb.verdicts import confirmed
             (lo, hi), ok = v['ci'], confirmed(s, p)[0]
             ev = f"; its evaluation differed from this run's in {', '.join(diff)}" if diff else ''
             return (f"This recipe, replicated ({f.name}: {n} split seeds, {s.get('part')} topics, {s['date'][:10]}{ev}): "

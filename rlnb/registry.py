@@ -11,7 +11,7 @@ from pathlib import Path
 from .core import create_index, create_tables, check_agent, rlnb_home
 from .config import stage_cli
 from .feedback_store import FeedbackStore
-from .stats import report_headline
+from .verdicts import report_headline
 from fastcore.basics import patch
 from .core import console_script
 

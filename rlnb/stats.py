@@ -8,11 +8,24 @@ import math, re
 from statistics import NormalDist
 
 # %% auto #0
-__all__ = ['STYLE_FEATURES', 'z_quantile', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed',
-           'bootstrap_ci', 'binom_two_sided', 'outcomes', 'win_rate', 'length_controlled', 'style_features',
-           'style_diffs', 'style_controlled', 'style_fit', 'two_proportion_test', 'welch_test', 'sample_size',
-           'msprt_pvalue', 'holm', 'hierarchical_bootstrap', 'replicate_interval', 'report_headline', 'human_win_rate',
-           'ppi_coverage', 'GateRule', 'GateDecision', 'gate_decision', 'unit_ids', 'pooled_style', 'confirmed']
+__all__ = ['binom_two_sided', 'z_quantile', 'wilson_interval', 't_quantile', 'mean_ci', 'sign_test', 'prompts_needed',
+           'bootstrap_ci', 'two_proportion_test', 'welch_test', 'sample_size', 'msprt_pvalue', 'holm',
+           'hierarchical_bootstrap', 'replicate_interval']
+
+# %% ../nbs/00a_stats.ipynb #1e4c032d
+def binom_two_sided(k:int, n:int, p:float=0.5) -> float:
+    ("Exact two-sided binomial test p-value for k successes in n trials (exact integers at p = ½, the pmf in "
+     "log space otherwise; any n).")
+    if n == 0: return 1.0
+    if p in (0, 1): return float(k == round(p * n))
+    if p == 0.5:                                    # exact integers: C(n, i) / 2^n
+        c = [math.comb(n, i) for i in range(n + 1)]
+        return min(1.0, sum(x for x in c if x <= c[k]) / 2 ** n)
+    lp = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p) + (n - i) * math.log1p(-p)
+        for i in range(n + 1)
+    ]
+    return min(1.0, sum(math.exp(x) for x in lp if x <= lp[k] + 1e-9))
 
 # %% ../nbs/00a_stats.ipynb #82a6c921
 def z_quantile(conf:float) -> float: return NormalDist().inv_cdf(0.5 + conf / 2)   # two-sided normal quantile
@@ -45,8 +58,8 @@ def mean_ci(x, conf:float=0.95) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 def sign_test(wins:int, losses:int) -> float:
-    ("Two-sided exact sign test: binomial p-value of `wins` out of `wins + losses` against ½ (ties dropped before; "
-     "`scipy.stats.binomtest`).")
+    ("Two-sided exact sign test: binomial p-value of `wins` out of `wins + losses` against ½ (ties dropped "
+     "before; `scipy.stats.binomtest`).")
     from scipy.stats import binomtest
     return 1.0 if wins + losses == 0 else float(binomtest(int(wins), int(wins + losses), 0.5).pvalue)
 
@@ -54,8 +67,8 @@ def prompts_needed(p:float,               # the true win rate to detect
                    conf:float=0.95,       # two-sided level of the interval whose lower bound must clear ½
                    power:float=0.8,
                   ) -> int:
-    ("Prompts needed so that a true win rate `p` gives a lower confidence bound above ½ with probability `power`: "
-     "n = ((z₁₋α/2·½ + z_power·√(p(1−p))) / (p − ½))².")
+    ("Prompts needed so that a true win rate `p` gives a lower confidence bound above ½ with probability "
+     "`power`: n = ((z₁₋α/2·½ + z_power·√(p(1−p))) / (p − ½))².")
     if not 0.5 < p < 1: raise ValueError(f"the true win rate must lie in (0.5, 1), got {p}")
     za, zb = z_quantile(conf), NormalDist().inv_cdf(power)
     return math.ceil(((za * 0.5 + zb * math.sqrt(p * (1 - p))) / (p - 0.5)) ** 2)
@@ -79,153 +92,10 @@ def bootstrap_ci(x, stat=None,            # statistic of a resample (default: th
     a = (1 - conf) / 2
     return float(np.quantile(vals, a)), float(np.quantile(vals, 1 - a))
 
-# %% ../nbs/00a_stats.ipynb #1e4c032d
-def binom_two_sided(k:int, n:int, p:float=0.5) -> float:
-    ("Exact two-sided binomial test p-value for k successes in n trials (exact integers at p = ½, the pmf in log space "
-     "otherwise; any n).")
-    if n == 0: return 1.0
-    if p in (0, 1): return float(k == round(p * n))
-    if p == 0.5:                                    # exact integers: C(n, i) / 2^n
-        c = [math.comb(n, i) for i in range(n + 1)]
-        return min(1.0, sum(x for x in c if x <= c[k]) / 2 ** n)
-    lp = [
-        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p) + (n - i) * math.log1p(-p)
-        for i in range(n + 1)
-    ]
-    return min(1.0, sum(math.exp(x) for x in lp if x <= lp[k] + 1e-9))
-
-# %% ../nbs/00a_stats.ipynb #d407cedf
-def outcomes(p_better, tie:float=0.0, identical=None):
-    ("Per-prompt outcome of a comparison from the judge's P(policy better): 1 win, 0 loss, ½ tie (|p − ½| ≤ `tie`, or "
-     "identical answers).")
-    import numpy as np
-    p = np.asarray(p_better, dtype=float)
-    o = np.where(p > 0.5 + tie, 1.0, np.where(p < 0.5 - tie, 0.0, 0.5))
-    if identical is not None: o = np.where(np.asarray(identical, dtype=bool), 0.5, o)
-    return o
-
-def win_rate(o, conf:float=0.95,
-             clusters=None,      # cluster id per outcome (e.g. the conversation topic): the interval resamples clusters
-             seed:int=0) -> dict:
-    ("Win rate of per-prompt outcomes `o` (1, ½, 0) with its Wilson interval (ties count half), or a cluster bootstrap "
-     "interval when outcomes come in clusters, and the sign-test p-value.")
-    import numpy as np
-    o = np.asarray(o, dtype=float)
-    if len(o) == 0: raise ValueError("no outcomes to compute a win rate from")
-    if clusters is not None and len(clusters) != len(o):
-        raise ValueError(f"{len(clusters)} cluster ids for {len(o)} outcomes")
-    w, t, l = int((o == 1).sum()), int((o == 0.5).sum()), int((o == 0).sum())
-    k = len(set(clusters)) if clusters is not None else len(o)
-    if k == len(o): (lo, hi), how = wilson_interval(w + t / 2, len(o), conf), 'wilson'
-    elif k >= 2: (lo, hi), how = bootstrap_ci(o, conf=conf, seed=seed, groups=clusters), 'cluster bootstrap'
-    else: (lo, hi), how = (0.0, 1.0), 'one cluster: no interval'   # dependent outcomes of one unit say nothing beyond it
-    return {'rate': round(float(o.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)], 'n': len(o), 'clusters': k,
-            'ci_method': how,
-            'wins': w, 'ties': t, 'losses': l, 'sign_p': round(sign_test(w, l), 5)}
-
-# %% ../nbs/00a_stats.ipynb #25124864
-def _logistic_fit(x, y, l2:float=1e-2, iters:int=50):
-    ("Intercept and slopes of a logistic regression of soft labels `y` ∈ [0, 1] on `x`, (n,) or (n, k) (Newton's "
-     "method, a small ridge on the slopes).")
-    import numpy as np
-    x = np.asarray(x, dtype=float)
-    X = np.concatenate([np.ones((len(x), 1)), x.reshape(len(x), -1)], 1)
-    w = np.zeros(X.shape[1])
-    R = np.diag([0.0] + [l2] * (X.shape[1] - 1))
-    for _ in range(iters):
-        p = 1 / (1 + np.exp(-X @ w))
-        g = X.T @ (p - y) + R @ w
-        H = X.T @ (X * (p * (1 - p))[:, None]) + R + 1e-9 * np.eye(X.shape[1])
-        step = np.linalg.solve(H, g)
-        w -= step
-        if np.abs(step).max() < 1e-8: break
-    return w
-
-def length_controlled(o, len_diff, conf:float=0.95, n_boot:int=1000, seed:int=0, bins:int=3,
-                      groups=None,   # cluster id per outcome: the interval resamples clusters, not outcomes
-                     ) -> dict:
-    ("Win rate with the length difference regressed out (AlpacaEval-LC style) and within bins of similar length "
-     "difference.")
-    import numpy as np
-    o, d = np.asarray(o, dtype=float), np.asarray(len_diff, dtype=float)
-    sd = d.std()
-    x = d / sd if sd > 0 else np.zeros_like(d)
-    lc = lambda i: float(1 / (1 + np.exp(-_logistic_fit(x[i], o[i])[0])))
-    w = _logistic_fit(x, o)
-    idx = np.arange(len(o))
-    lo, hi = (bootstrap_ci(idx, lambda i: lc(i.astype(int)), n_boot, conf, seed, groups=groups) if len(o) > 2
-              and (groups is None or len(set(groups)) > 1) else (float('nan'),) * 2)
-    edges = np.unique(np.quantile(d, np.linspace(0, 1, bins + 1)))
-    which = np.clip(np.searchsorted(edges, d, side='right') - 1, 0, max(len(edges) - 2, 0))
-    rows = [{'len_diff': [round(float(edges[b]), 1), round(float(edges[min(b + 1, len(edges) - 1)]), 1)],
-             'n': int((which == b).sum()), 'win_rate': round(float(o[which == b].mean()), 4)}
-            for b in range(max(len(edges) - 1, 1)) if (which == b).any()]
-    return {'rate': round(lc(idx), 4), 'ci': [round(lo, 4), round(hi, 4)],
-            'slope_per_sd': round(float(w[1]), 4), 'len_diff_sd': round(float(sd), 2), 'bins': rows}
-
-# %% ../nbs/00a_stats.ipynb #d8c26b16
-STYLE_FEATURES = ('length', 'exclamation', 'question', 'emoji', 'list', 'bold')
-_EMOJI = re.compile('[\U0001F300-\U0001FAFF\u2600-\u27BF\U0001F1E6-\U0001F1FF]')
-
-def style_features(text:str, n_tokens:int|None=None) -> dict:
-    "The style counts of one answer: its length (`n_tokens`, else words), '!', '?', emoji, list items and bold spans."
-    return {'length': n_tokens if n_tokens is not None else len(text.split()), 'exclamation': text.count('!'),
-            'question': text.count('?'), 'emoji': len(_EMOJI.findall(text)),
-            'list': len(re.findall(r'(?m)^\s*(?:[-*•]|\d+[.)])\s+', text)), 'bold': len(re.findall(r'\*\*[^*]+\*\*', text))}
-
-def style_diffs(a:list[dict], b:list[dict], names=STYLE_FEATURES):
-    "(n, features) differences of two answers' `style_features`: length (a−b)/(a+b), the counts (a−b)/(a+b+1)."
-    import numpy as np
-    fa, fb = (np.array([[f[k] for k in names] for f in x], dtype=float).reshape(len(x), len(names)) for x in (a, b))
-    den = fa + fb + np.array([0.0 if k == 'length' else 1.0 for k in names])
-    return np.divide(fa - fb, den, out=np.zeros_like(fa), where=den > 0)
-
-# %% ../nbs/00a_stats.ipynb #62388ff2
-def _fit_style(Z, o, l2):
-    import numpy as np
-    w = _logistic_fit(Z, o, l2)
-    return np.concatenate([[1 / (1 + np.exp(-w[0]))], w[1:]])
-
-def style_controlled(o,                 # outcomes in [0, 1] (1: the policy's answer won)
-                     X,                 # (n, features) style differences policy − base (`style_diffs`)
-                     names=STYLE_FEATURES, conf:float=0.95, n_boot:int=500, seed:int=0,
-                     groups=None,       # cluster id per outcome: the bootstrap resamples clusters
-                     l2:float=1e-2) -> dict:
-    ("Win rate at equal style (σ of the intercept of a logistic fit on the z-scored style differences), its bootstrap "
-     "interval, and each feature's coefficient per sd with its interval; constant features are left out.")
-    import numpy as np
-    o, X = np.asarray(o, dtype=float), np.asarray(X, dtype=float).reshape(len(o), -1)
-    sd = X.std(0)
-    keep = [i for i in range(X.shape[1]) if sd[i] > 1e-9]
-    Z = X[:, keep] / sd[keep] if keep else np.zeros((len(o), 0))   # scaled, not centred: a zero difference stays zero
-    est = _fit_style(Z, o, l2)
-    rng = np.random.default_rng(seed)
-    if groups is None: units = [np.array([i]) for i in range(len(o))]
-    else:
-        g = np.asarray(groups); units = [np.flatnonzero(g == u) for u in np.unique(g)]
-    if len(units) > 1 and len(o) > 2:
-        boots = np.array([_fit_style(Z[i], o[i], l2) for i in
-                          (np.concatenate([units[j] for j in rng.integers(0, len(units), len(units))]) for _ in range(n_boot))])
-        a = (1 - conf) / 2
-        lo, hi = np.quantile(boots, a, axis=0), np.quantile(boots, 1 - a, axis=0)
-    else: lo = hi = np.full(len(est), np.nan)
-    r = lambda v: round(float(v), 4)
-    return {'rate': r(est[0]), 'ci': [r(lo[0]), r(hi[0])], 'n': len(o), 'clusters': len(units),
-            'coefficients': {names[k]: {'per_sd': r(est[1 + j]), 'ci': [r(lo[1 + j]), r(hi[1 + j])], 'sd': r(sd[k])}
-                             for j, k in enumerate(keep)},
-            'features': list(names), 'raw_rate': r(o.mean())}
-
-def style_fit(sc:dict|None, per_feature:int=10) -> bool:
-    ("Whether a style-controlled fit can be read: it has a finite interval and at least `per_feature` clusters per "
-     "parameter it fitted (else the verdict and the gate fall back to the raw win rate).")
-    if not sc or any(v != v for v in sc['ci']): return False
-    return sc['clusters'] >= per_feature * (1 + len(sc.get('coefficients') or {}))
-
-
 # %% ../nbs/00a_stats.ipynb #e9c28331
 def two_proportion_test(k1, n1, k2, n2, conf:float=0.95) -> dict:
-    ("Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed sample size). "
-     "Works on arrays.")
+    ("Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed "
+     "sample size). Works on arrays.")
     import numpy as np
     k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in (k1, n1, k2, n2))
     p1, p2 = k1 / n1, k2 / n2
@@ -237,7 +107,8 @@ def two_proportion_test(k1, n1, k2, n2, conf:float=0.95) -> dict:
     return {'diff': p2 - p1, 'ci': (p2 - p1 - z_quantile(conf) * se, p2 - p1 + z_quantile(conf) * se), 'z': z, 'p_value': p}
 
 def welch_test(x1, x2, conf:float=0.95) -> dict:
-    "Difference of means mean(x2) − mean(x1): Welch's statistic with a normal reference (fine for ≥ 30 units per arm)."
+    ("Difference of means mean(x2) − mean(x1): Welch's statistic with a normal reference (fine for ≥ 30 "
+     "units per arm).")
     import numpy as np
     x1, x2 = np.asarray(x1, dtype=float), np.asarray(x2, dtype=float)
     if min(len(x1), len(x2)) < 2: raise ValueError(f"need at least 2 units per arm, got {len(x1)} and {len(x2)}")
@@ -260,16 +131,16 @@ def welch_test(x1, x2, conf:float=0.95) -> dict:
 
 # %% ../nbs/00a_stats.ipynb #521cd58a
 def sample_size(p1:float, mde:float, alpha:float=0.05, power:float=0.8, sd:float|None=None) -> int:
-    ("Units per arm to detect a change of `mde` from a baseline proportion `p1` (or a mean with standard deviation "
-     "`sd`) with a two-sided test.")
+    ("Units per arm to detect a change of `mde` from a baseline proportion `p1` (or a mean with standard "
+     "deviation `sd`) with a two-sided test.")
     if mde == 0: raise ValueError("the minimum detectable effect must be non-zero")
     zz = (z_quantile(1 - alpha) + NormalDist().inv_cdf(power)) ** 2
     var = 2 * sd ** 2 if sd is not None else p1 * (1 - p1) + (p1 + mde) * (1 - p1 - mde)
     return math.ceil(zz * var / mde ** 2)
 
 def msprt_pvalue(diffs, variances, tau:float=0.05):
-    ("Always-valid p-values after each look at a running difference of means (mixture SPRT; Johari, Pekelis & Walsh "
-     "2017).")
+    ("Always-valid p-values after each look at a running difference of means (mixture SPRT; Johari, Pekelis "
+     "& Walsh 2017).")
     # diffs[t], variances[t]: the estimate and its variance after look t; mixing prior N(0, tau^2) on the true
     # difference
     import numpy as np
@@ -280,7 +151,8 @@ def msprt_pvalue(diffs, variances, tau:float=0.05):
 
 # %% ../nbs/00a_stats.ipynb #5ac6a491
 def holm(pvals) -> list[float]:
-    "Holm's step-down adjusted p-values, in the order given: the i-th smallest times (m − i + 1), kept monotone, capped at 1."
+    ("Holm's step-down adjusted p-values, in the order given: the i-th smallest times (m − i + 1), kept "
+     "monotone, capped at 1.")
     p = [float(x) for x in pvals]
     if any(not 0 <= x <= 1 for x in p): raise ValueError(f"p-values must lie in [0, 1], got {p}")
     out, run = [0.0] * len(p), 0.0
@@ -290,12 +162,14 @@ def holm(pvals) -> list[float]:
 
 def hierarchical_bootstrap(runs,                 # one (outcomes, topics) per run: an outcome in [0, 1] and a topic per prompt
                            conf:float=0.95, n_boot:int=2000, seed:int=0) -> tuple[float, float]:
-    "Percentile interval of the mean over runs of each run's mean: runs, topics within a run, prompts within a topic resampled."
+    ("Percentile interval of the mean over runs of each run's mean: runs, topics within a run, prompts "
+     "within a topic resampled.")
     import numpy as np
     prep = []
     for o, t in runs:
         o, t = np.asarray(o, dtype=float), np.asarray(t)
-        if len(o) != len(t) or not len(o): raise ValueError(f"a run needs one topic per outcome, got {len(o)} and {len(t)}")
+        if len(o) != len(t) or not len(o): raise ValueError(f"a run needs one topic per outcome, got {len(o)} "
+                                                            f"and {len(t)}")
         prep.append([o[t == u] for u in np.unique(t)])
     if len(prep) < 2: raise ValueError(f"a between-run interval needs at least 2 runs, got {len(prep)}")
     rng, boots = np.random.default_rng(seed), np.empty(n_boot)
@@ -310,243 +184,17 @@ def hierarchical_bootstrap(runs,                 # one (outcomes, topics) per ru
     return float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a))
 
 def replicate_interval(runs, conf:float=0.95, n_boot:int=2000, seed:int=0) -> dict:
-    ("Headline over replicated runs of a rate: the mean of the runs' means; `ci`, the union of the hierarchical bootstrap "
-     "interval (runs → topics → prompts, `hierarchical_ci`) and the between-run t interval of the runs' means "
-     "(`between_runs_ci`, clipped to [0, 1]): with few runs the bootstrap alone under-covers when runs differ (simulated "
-     "below); each run's mean and the counts the intervals rest on.")
+    ("Headline over replicated runs of a rate: the mean of the runs' means; `ci`, the union of the "
+     "hierarchical bootstrap interval (runs → topics → prompts, `hierarchical_ci`) and the between-run t "
+     "interval of the runs' means (`between_runs_ci`, clipped to [0, 1]): with few runs the bootstrap alone "
+     "under-covers when runs differ (simulated below); each run's mean and the counts the intervals rest on.")
     import numpy as np
     means = [float(np.mean(np.asarray(o, dtype=float))) for o, _ in runs]
     lo, hi = hierarchical_bootstrap(runs, conf, n_boot, seed)
     m, blo, bhi = mean_ci(means, conf)
     blo, bhi = max(blo, 0.0), min(bhi, 1.0)           # a rate: the t interval clipped to [0, 1]
     return {'rate': round(m, 4), 'ci': [round(min(lo, blo), 4), round(max(hi, bhi), 4)],
-            'ci_method': 'union of a hierarchical bootstrap (runs, topics, prompts) and the between-run t interval',
+            'ci_method': 'union of a hierarchical bootstrap (runs, topics, prompts) and the between-run t '
+                         'interval',
             'hierarchical_ci': [round(lo, 4), round(hi, 4)], 'between_runs_ci': [round(blo, 4), round(bhi, 4)], 'runs': [round(x, 4) for x in means], 'n_runs': len(runs),
             'topics': [len(set(map(str, t))) for _, t in runs], 'prompts': [len(o) for o, _ in runs]}
-
-# %% ../nbs/00a_stats.ipynb #79cad4a7
-def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dict:
-    ("The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, sampled "
-     "mode if present) of a saved evaluation report.")
-    modes = report['modes']
-    mode = mode or ('sampled' if 'sampled' in modes else next(iter(modes)))
-    m = modes[mode]
-    judge = judge or next(iter(m['judges']))
-    j = m['judges'][judge]
-    return {
-        'mode': mode,
-        'judge': judge,
-        'win_rate': j['win_rate']['rate'],
-        'win_rate_ci': j['win_rate']['ci'],
-        'lc_win_rate': j['lc_win_rate']['rate'],
-        'lc_win_rate_ci': j['lc_win_rate']['ci'],
-        **({'sc_win_rate': j['sc_win_rate']['rate'], 'sc_win_rate_ci': j['sc_win_rate']['ci']}   # where the fit can be read
-           if style_fit(j.get('sc_win_rate')) else {}),
-        'sign_p': j['win_rate']['sign_p'],
-        **(
-            {'score_diff': j['score']['diff']['mean'], 'score_diff_ci': j['score']['diff']['ci']}
-            if 'score' in j
-            else {}
-        ),
-        **({'kl': m['kl']['mean'], 'kl_ci': m['kl']['ci']} if m.get('kl') else {}),
-        'failure_rate': {'policy': m['failures']['policy']['any_rate'], 'base': m['failures']['base']['any_rate']},
-        'truncated': {k: m['failures'][k].get('rates', {}).get('truncated') for k in ('policy', 'base')},   # older reports: None
-        'prompts': len(m.get('prompts', [])) // m.get('answers_per_prompt', 1) or None,   # distinct prompts
-        **({'control_win_rate': m['control']['judges'][judge]['win_rate']['rate'],        # base against base: ½ or
-            'control_win_rate_ci': m['control']['judges'][judge]['win_rate']['ci'],      # no verdict
-            'valid': m['control']['valid'], 'validity': m['control']['why']} if 'control' in m else {}),
-        **({'human': m['human'][judge]} if judge in m.get('human', {}) else {}),   # people's verdict (people.add_human)
-    }
-
-# %% ../nbs/00a_stats.ipynb #c0083949
-def human_win_rate(judge,            # the judge's verdict on each of N pairs: 1 the policy's answer wins, 0 it loses, ½ a tie
-                   human:dict,       # people's verdicts on a uniformly random n of them: {pair index: verdict}
-                   conf:float=0.95,
-                   min_human:int=50, # fewer verdicts than this: the people's interval alone (the judge's weight would be a guess)
-                  ) -> dict:
-    ("The win rate people would give, from a judge's verdicts on all pairs and people's on a random few: "
-     "prediction-powered inference (Angelopoulos et al., Science 2023). The estimate is the judge's mean on the "
-     "pairs nobody labelled plus the mean correction (person minus judge) on those they did, the judge weighted by "
-     "how well it predicts people (PPI++ power tuning: never wider than the people alone, in large samples), with a "
-     "t interval from both variances: valid for the people's preference whatever the judge's bias, as long as the labelled pairs "
-     "are a uniform random draw; the better the judge agrees with people, the narrower it is. Beside it: the judge "
-     "alone (biased exactly as the judge is) and the people alone (valid, wider), and how often judge and person agree. "
-     "Below `min_human` verdicts the judge's weight cannot be estimated well enough (the interval under-covers: see "
-     "`ppi_coverage`), so the people's Wilson interval is the answer.")
-    import numpy as np
-    j = np.asarray(judge, dtype=float)
-    if j.ndim != 1 or not len(j) or not np.isfinite(j).all() or ((j < 0) | (j > 1)).any():
-        raise ValueError("judge: one verdict in [0, 1] per pair (1 the policy wins, 0 it loses, 0.5 a tie)")
-    idx = sorted(human)
-    if bad := [i for i in idx if not (isinstance(i, (int, np.integer)) and 0 <= i < len(j))]:
-        raise ValueError(f"human: pair indices must be in 0..{len(j) - 1}, got {bad[:5]}")
-    y = np.asarray([human[i] for i in idx], dtype=float)
-    if len(y) < 2: raise ValueError(f"at least 2 human verdicts are needed, got {len(y)}")
-    if not np.isfinite(y).all() or ((y < 0) | (y > 1)).any(): raise ValueError("human verdicts must lie in [0, 1]")
-    d, rest = y - j[idx], np.delete(j, idx)
-    f, n, m = j[idx], len(y), len(rest)
-    lam = 0.0                                                    # PPI++ power tuning: how much of the judge to use
-    if n >= min_human and m > 1 and np.var(j) > 0:              # (0: the people alone; 1: plain PPI)
-        lam = float(np.clip(np.cov(y, f)[0, 1] / ((1 + n / m) * np.var(j, ddof=1)), 0.0, 1.0))
-    rate = y.mean() + lam * ((rest.mean() if m else 0.0) - f.mean())
-    var = np.var(y - lam * f, ddof=1) / n + (lam ** 2 * np.var(rest, ddof=1) / m if m > 1 else 0.0)
-    half = t_quantile(0.5 + conf / 2, n - 1) * var ** 0.5         # t with n - 1 df: the few labels dominate the error
-    wil = lambda x: [round(v, 4) for v in wilson_interval(float(np.sum(x)), len(x), conf)]
-    ppi = n >= min_human and var > 0                              # no spread (all verdicts alike): no t interval
-    ci = [max(0.0, rate - half), min(1.0, rate + half)] if ppi else wil(y)
-    return {'rate': round(float(rate), 4), 'ci': [round(float(v), 4) for v in ci],
-            'n_human': len(y), 'n_pairs': len(j), 'agreement': round(float(np.mean(np.abs(d) < 1e-9)), 4),
-            'judge_only': {'rate': round(float(j.mean()), 4), 'ci': wil(j)},
-            'human_only': {'rate': round(float(y.mean()), 4), 'ci': wil(y)},
-            'judge_weight': round(lam, 4), 'conf': conf,
-            'method': 'PPI++ (Angelopoulos, Duchi, Zrnic 2023)' if ppi else 'people alone (Wilson)'}
-
-# %% ../nbs/00a_stats.ipynb #377d3f00
-def ppi_coverage(truth:float=0.55,     # the win rate people give (each pair's human verdict ~ Bernoulli(truth))
-                 accuracy:float=0.7,   # how often the judge's verdict equals the person's (else the opposite)
-                 bias:float=0.15,      # share of pairs the judge gives to the policy whatever the answers
-                 n_pairs:int=400, n_human:int=80, reps:int=1000, seed:int=0, conf:float=0.95,
-                 min_human:int=50) -> dict:
-    ("Simulate `reps` evaluations with a known truth through `human_win_rate`: people's verdicts drawn from the truth, "
-     "a judge with the stated accuracy and bias, `n_human` pairs labelled at random. Coverage of the truth and mean "
-     "width of the calibrated interval, of the judge-only interval and of the people-only interval.")
-    import numpy as np
-    rng = np.random.default_rng(seed)
-    hit = {'calibrated': 0, 'judge_only': 0, 'human_only': 0}; width = {k: 0.0 for k in hit}
-    for _ in range(reps):
-        h = (rng.random(n_pairs) < truth).astype(float)
-        j = np.where(rng.random(n_pairs) < accuracy, h, 1 - h)
-        j = np.where(rng.random(n_pairs) < bias, 1.0, j)
-        lab = rng.choice(n_pairs, n_human, replace=False)             # the pairs people rated: a uniform draw
-        r = human_win_rate(j, {int(i): h[i] for i in lab}, conf, min_human)
-        for k, (lo, hi) in (('calibrated', r['ci']), ('judge_only', r['judge_only']['ci']), ('human_only', r['human_only']['ci'])):
-            hit[k] += lo <= truth <= hi; width[k] += hi - lo
-    return {'truth': truth, 'accuracy': accuracy, 'bias': bias, 'n_pairs': n_pairs, 'n_human': n_human, 'min_human': min_human, 'reps': reps,
-            'seed': seed, 'judge_mean': round(bias + (1 - bias) * (accuracy * truth + (1 - accuracy) * (1 - truth)), 4),
-            'coverage': {k: round(v / reps, 4) for k, v in hit.items()},
-            'width': {k: round(v / reps, 4) for k, v in width.items()}}
-
-# %% ../nbs/00a_stats.ipynb #272a0b53
-from dataclasses import dataclass
-@dataclass
-class GateRule:
-    "The deploy gate's rule, as `OnlineConfig` sets it for the online learner (same fields, same defaults)."
-    gate: str = 'superiority'   # 'superiority': lower CI bound of the win rate > 0.5; 'non_inferiority': > 0.5 - margin
-    margin: float = 0.05        # non-inferiority margin
-    conf: float = 0.95
-    min_eval_prompts: int = 16  # fewer held-out prompts: the gate refuses to decide (rejects)
-    eval_mode: str = 'sampled'
-
-@dataclass
-class GateDecision:
-    "What the gate decided about a candidate, and why (written to the registry)."
-    passed: bool
-    rule: str
-    reason: str
-    win_rate: float|None = None
-    ci: list|None = None
-    n: int = 0
-    judge: str|None = None
-    mode: str|None = None
-
-
-# %% ../nbs/00a_stats.ipynb #ce6c6739
-def gate_decision(report, config=None,
-                  no_verdict:str|None=None, # why the caller's own checks give the judge no verdict (e.g. it failed against people)
-                  tripwires:dict|None=None, # `tripwires.TripwireReport.summary()` of the candidate: a lost capability rejects
-                 ) -> GateDecision:
-    ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base), on its style-controlled "
-     "win rate (where the report has one; else the raw). Where people rated its pairs in a blind review "
-     "(`people.add_human`), their interval decides, not the judge's: calibrated with the judge's verdicts from "
-     "`min_human` labels on, their own Wilson interval below that. A candidate whose `tripwires` failed is rejected "
-     "whatever its win rate. `config`: a `GateRule` (default) or an `OnlineConfig` (the online learner's).")
-    c = config or GateRule()
-    h = report.headline(mode=c.eval_mode if c.eval_mode in report.modes else None)
-    j = report.modes[h['mode']]['judges'][h['judge']]
-    m, sc = j['win_rate'], j.get('sc_win_rate')
-    hu, conf = h.get('human'), c.conf
-    lo, hi = m['ci']
-    po = report.modes[h['mode']]['judges'][h['judge']].get('prompt_outcomes')
-    prompts = len(po) if po else m['n']                      # K x K answer pairs per prompt: count the prompts
-    pairs = f"{m['n']} answer pairs: " if prompts != m['n'] else ''
-    desc = (f"win rate {m['rate']:.3f} [{lo:.3f}, {hi:.3f}] over {prompts} held-out prompts ({pairs}{m['wins']} wins, "
-            f"{m['ties']} ties, {m['losses']} losses; judge {h['judge']}, {h['mode']})")
-    rate, n = m['rate'], prompts
-    if style_fit(sc):   # style held fixed decides, and a policy less stylish than its base gains nothing by it:
-        rate, lo, hi = sc['rate'], min(lo, sc['ci'][0]), sc['ci'][1]   # the lower of the two lower bounds
-        desc = f"style-controlled win rate {rate:.3f} [{sc['ci'][0]:.3f}, {hi:.3f}]; raw {desc}; the gate reads the lower bound of the two"
-    if hu:                                      # people's verdict decides
-        (lo, hi), rate, n, conf = hu['ci'], hu['rate'], hu['n_human'], hu.get('conf', c.conf)
-        desc = (f"people's win rate {rate:.3f} [{lo:.3f}, {hi:.3f}] from {n} blind-review verdicts ({hu['method']}, "
-                f"with the judge's on {hu['n_pairs']} pairs); the judge alone: {desc}")
-    bound = 0.5 if c.gate == 'superiority' else 0.5 - c.margin
-    base = dict(rule=c.gate, win_rate=rate, ci=[lo, hi], n=n, judge=h['judge'] + (' + people' if hu else ''), mode=h['mode'])
-    if h.get('valid') is False or no_verdict:          # its base-against-base control failed, or the caller's check
-        why = '; '.join(x for x in (h['validity'] if h.get('valid') is False else None, no_verdict) if x)
-        return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({why}); {desc}", **base)
-    if tripwires is not None and not tripwires.get('passed', True):
-        lost = '; '.join([f"{k} {r['base']['rate']:.3f} -> {r['policy']['rate']:.3f} (margin -{r['margin']:.2f})"
-                          for k, r in (tripwires.get('probes') or {}).items() if not r['passed']]
-                         or tripwires.get('failed') or ['recorded as failed'])
-        return GateDecision(False, reason=f"rejected: lost a capability the base had (tripwires: {lost}); {desc}", **base)
-    if prompts < c.min_eval_prompts:
-        return GateDecision(
-            False,
-            reason=f"rejected: only {prompts} held-out prompts (< min_eval_prompts {c.min_eval_prompts}); {desc}",
-            **base,
-        )
-    if lo > bound:
-        return GateDecision(True, reason=f"passed {c.gate}: lower {conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base)
-    return GateDecision(False, reason=f"rejected by {c.gate}: lower {conf:.0%} bound {lo:.3f} <= {bound:.3f}; {desc}", **base)
-
-# %% ../nbs/00a_stats.ipynb #017816e2
-def unit_ids(units) -> list[int]:
-    "Each row's unit as the index of its first appearance (a cluster's name stored once, as a number)."
-    ids = {}
-    return [ids.setdefault(u, len(ids)) for u in units]
-
-# %% ../nbs/00a_stats.ipynb #de19f4fe
-def pooled_style(rows:list[dict],        # each run's `style_rows` (outcomes, diffs, units) of one policy and judge
-                 runs_sc:list[float],    # each run's own style-controlled rate (its evaluation's headline)
-                 conf:float=0.95, seed:int=0) -> dict:
-    ("The style-controlled win rate over replicated runs: one fit of every run's pairs (`style_controlled`, clusters run "
-     "× unit), its interval joined with the between-run t interval of `runs_sc` (clipped to [0, 1]).")
-    import numpy as np
-    o = np.concatenate([np.asarray(r['outcomes'], dtype=float) for r in rows])
-    X = np.concatenate([np.asarray(r['diffs'], dtype=float).reshape(len(r['outcomes']), -1) for r in rows])
-    g = [f'{i}:{u}' for i, r in enumerate(rows) for u in r['units']]
-    sc = style_controlled(o, X, conf=conf, seed=seed, groups=g)
-    _, blo, bhi = mean_ci(runs_sc, conf)
-    blo, bhi = max(blo, 0.0), min(bhi, 1.0)
-    return {'rate': round(sc['rate'], 4), 'ci': [round(min(sc['ci'][0], blo), 4), round(max(sc['ci'][1], bhi), 4)],
-            'pooled_ci': [round(v, 4) for v in sc['ci']], 'between_runs_ci': [round(blo, 4), round(bhi, 4)],
-            'runs': list(runs_sc), 'clusters': sc['clusters'], 'readable': style_fit(sc),
-            'coefficients': sc.get('coefficients')}
-
-# %% ../nbs/00a_stats.ipynb #37580593
-def confirmed(s:dict,                # a replicate summary (bench/confirm.py's file, `replicate_summary`)
-              policy:str|None=None,  # default: the summary's only policy
-              judge:str='judge') -> tuple[bool, str]:
-    ("Whether summary `s` confirms `policy` better than its base under `judge`, and why not: its lower bound above ½, "
-     "the control's interval holding ½, and at most `s['max_invalid_runs']` runs (0 unless the summary's plan set it) "
-     "whose own verdict was invalid (each run's control at 95 %: by chance alone a run misses ½ one time in 20). Where "
-     "the summary holds them, also the style-controlled lower bound over the runs (`pooled_style`) above ½ and every "
-     "run's tripwires passed: a better score with a lost capability is not better.")
-    if policy is None:
-        if len(s['policies']) != 1: raise ValueError(f"the summary holds {sorted(s['policies'])}: name the policy")
-        (policy,) = s['policies']
-    j, c, n = s['policies'][policy][judge], s['control'][judge], len(s['runs'])
-    (lo, hi), allowed, bad = j['in_distribution']['ci'], s.get('max_invalid_runs', 0), n - j['valid_runs']
-    why = ([f"its {100 * s.get('conf', 0.95):g} % interval [{lo:.3f}, {hi:.3f}] holds ½"] * (lo <= 0.5)
-           + [f"{bad} of {n} runs invalid (the plan allows {allowed})"] * (bad > allowed)
-           + [f"the control [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}] misses ½"] * (not c['ci'][0] <= 0.5 <= c['ci'][1]))
-    if (sc := j.get('style_controlled')) and not (sc.get('readable', True) and sc['ci'][0] > 0.5):   # NaN fails too
-        why.append(sc.get('why') or f"its style-controlled interval [{sc['ci'][0]:.3f}, {sc['ci'][1]:.3f}] holds ½")
-    tw = s.get('tripwires', {}).get(policy, [])
-    why += [f"run {i + 1} lost a capability ({', '.join(t['failed'])})" for i, t in enumerate(tw) if not t['passed']]
-    why += [f"run {i + 1}'s tripwires read the {t['part']} half, not the report half" for i, t in enumerate(tw)
-            if t['passed'] and t.get('part', 'report') != 'report']
-    for need in s.get('requires', []):   # what the plan named as evidence must be there
-        if (need == 'tripwires' and not tw) or (need == 'style_controlled' and not sc): why.append(f"no {need} in the summary")
-    return not why, '; '.join(why) or 'confirmed'
-
