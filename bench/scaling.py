@@ -48,8 +48,8 @@ def generation(engine:str, folder:str):
     torch.manual_seed(0); t = time.perf_counter()
     if engine == 'rlnb':
         from rlnb.policy import generate_answers
-        a = generate_answers(model, tok, prompts, max_new_tokens=NEW, do_sample=True, batch_size=PROMPTS, progress=None,
-                             bf16=None)   # the precision rule the evaluate stage runs
+        a = generate_answers(model, tok, prompts, max_new_tokens=NEW, do_sample=True, temperature=0.7, top_p=0.9,
+                             batch_size=PROMPTS, progress=None, bf16=None)   # the evaluate stage's sampling and precision rule
         tokens, precision = sum(a.n_tokens), 'bf16' if a.plan.get('bf16') else 'fp32'
     else:
         from rlnb.decoding import rollouts
