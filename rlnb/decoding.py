@@ -123,7 +123,8 @@ def prefill_cache(model, ids, attn, pos, n_shared:int=0,
         if layers is None:
             logits = o.logits.new_zeros(B, o.logits.shape[-1])
             layers = [(l.keys.new_zeros(B, l.keys.shape[1], W, l.keys.shape[3]),
-                       l.values.new_zeros(B, l.values.shape[1], W, l.values.shape[3])) for l in o.past_key_values.layers]
+                       l.values.new_zeros(B, l.values.shape[1], W, l.values.shape[3]))
+                      for l in o.past_key_values.layers]
         logits[idx] = o.logits[:, -1]
         if any(l.keys.shape[2] != n_shared + W - c for l in o.past_key_values.layers):
             raise NotImplementedError("a cache that drops keys (a sliding window shorter than the prompts): "
@@ -214,7 +215,8 @@ def _prefill_once(model, ids, attn, pos, n_shared:int=0, rows:int|None=16):
            ids.cpu().numpy().tobytes(), attn.cpu().numpy().tobytes(), n_shared, rows)   # (bf16 sampling: its own)
     if (hit := memo['layouts'].get(key)) is not None:   # decode copies the keys and values it extends: these stay
         memo['hits'] += 1; return DynamicCache(ddp_cache_data=hit[0]), hit[1].clone()
-    cache, logits = prefill_cache(model, ids, attn, pos, n_shared, rows); layers = [(l.keys, l.values) for l in cache.layers]
+    cache, logits = prefill_cache(model, ids, attn, pos, n_shared, rows)
+    layers = [(l.keys, l.values) for l in cache.layers]
     if memo['mb'] + (mb := (sum(k.nbytes + v.nbytes for k, v in layers) + logits.nbytes) / 2**20) <= memo['limit_mb']:
         memo['layouts'][key], memo['mb'] = (layers, logits.clone()), memo['mb'] + mb
     return cache, logits
@@ -266,7 +268,8 @@ def rollouts(model, tok, prompts:list[str], max_new_tokens:int, do_sample:bool=T
     P = enc['input_ids'].shape[1]
     kept = {}
     if keep:   # raw logits of each step (not top-p/top-k warped), as the scoring forward computes them
-        lp, ent = token_logprobs(torch.stack(g.logits, 1) / (temperature if do_sample else 1.0), ids[:, P:], entropy=True)
+        lp, ent = token_logprobs(torch.stack(g.logits, 1) / (temperature if do_sample else 1.0), ids[:, P:],
+                                 entropy=True)
         kept = dict(logp=lp, entropy=ent, hidden=torch.cat(hs, 1).float())   # hidden: from the last prompt token on
     return {**decode_result(tok, enc['input_ids'], enc['attention_mask'], ids[:, P:], 0), **kept}
 
@@ -281,10 +284,10 @@ def decode(model, tok,
            max_prompt_length: int = 1024,
            repetition_penalty: float = 1.0,   # > 1 discourages tokens the answer already holds (never EOS)
            logprobs: bool = False,         # also keep each step's log-softmax (B, T, V): `path_kl` needs no policy pass
-           streams: list | None = None,    # [(n, torch.Generator)]: consecutive groups of n prompts, each sampled from its
-                                           # own stream, as if each group were decoded alone (None: the global stream)
+           streams: list | None = None,    # [(n, torch.Generator)]: consecutive groups of n prompts, each from its own
+                                           # stream, as if each group were decoded alone (None: the global stream)
            share_prefix: bool = True,      # the prompts' common first tokens (the system turn) pass the model once
-           prefill_rows: int | None = 16,  # prompts per prefill pass, grouped by length (`prefill_cache`; None: all at once)
+           prefill_rows: int | None = 16,  # prompts per prefill pass, grouped by length (`prefill_cache`; None: all)
           ) -> dict:
     ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the "
      "time follows the answers' own lengths, not the longest one's. Same keys as `rollouts`; with "
@@ -306,7 +309,8 @@ def decode(model, tok,
     if streams is not None:
         if sum(n for n, _ in streams) != B: raise ValueError(f"streams cover {sum(n for n, _ in streams)} of "
                                                              f"{B} prompts")
-        gid = torch.repeat_interleave(torch.arange(len(streams), device=dev), torch.tensor([n for n, _ in streams], device=dev))
+        gid = torch.repeat_interleave(torch.arange(len(streams), device=dev),
+                                      torch.tensor([n for n, _ in streams], device=dev))
     lps = torch.zeros(B, max_new_tokens, model.config.vocab_size, device=dev) if logprobs else None
     with torch.no_grad():
         for t in range(max_new_tokens):
@@ -356,7 +360,8 @@ def path_kl(model, ids, attn, n_prompt:int, mask,
      "own prompt and answer without the batch's padding, in groups of `rows` of similar length.")
     import contextlib, torch
     lengths = mask.sum(-1).long().tolist()
-    seqs = [ids[r, n_shared:n_prompt][attn[r, n_shared:n_prompt].bool()].tolist() + ids[r, n_prompt:n_prompt + a].tolist()
+    seqs = [ids[r, n_shared:n_prompt][attn[r, n_shared:n_prompt].bool()].tolist()
+            + ids[r, n_prompt:n_prompt + a].tolist()
             for r, a in enumerate(lengths)]
     order, out = sorted(range(len(seqs)), key=lambda r: len(seqs[r])), [0.0] * len(seqs)
     q_model, off = (model, model.disable_adapter) if base is None else (base, contextlib.nullcontext)
