@@ -36,7 +36,9 @@ def train(run:Path, name:str, v:dict) -> Path:
         from rlnb.dpo import PreferenceConfig, train_dpo
         res = train_dpo(ds['train'], ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval'])))), replace(PreferenceConfig.PRESETS['cpu'], save_steps=10**9, **v), out, max_steps=max_steps, resume=False)
         return res.model_path, res.metrics
-    from rlnb.ppo import PPOConfig, train_rl, reward_model_fn
+    from rlnb.ppo_config import PPOConfig
+    from rlnb.ppo import reward_model_fn
+    from rlnb.rl import train_rl
     from rlnb.reward import RewardModel
     from rlnb.assets import load_policy, model_path
     model, tok = load_policy(model_path(v.pop('model', 'smollm2')))

@@ -87,7 +87,8 @@ def ppo(model_dir, d):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.hardware import seed_everything
-    from rlnb.ppo import PPOConfig, PPOTrainer, bf16_on
+    from rlnb.ppo_config import PPOConfig
+    from rlnb.ppo import PPOTrainer, bf16_on
     seed_everything(0)
     cfg = PPOConfig.make('small_gpu', save_steps=10**9, log_completions=0, missing_eos_penalty=None, **PPO)
     model, tok = AutoModelForCausalLM.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)

@@ -9,7 +9,8 @@ def main(out, steps:int=2):
     import torch
     from accelerate import Accelerator
     from rlnb.assets import tiny_policy
-    from rlnb.ppo import PPOConfig, PPOTrainer
+    from rlnb.ppo_config import PPOConfig
+    from rlnb.ppo import PPOTrainer
     acc = Accelerator(cpu=not torch.cuda.is_available())
     model, tok = tiny_policy(init_range=0.4)
     seen = []

@@ -70,7 +70,9 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.hardware import seed_everything
     from rlnb.assets import model_path
-    from rlnb.ppo import PPOConfig, PPOTrainer, reward_model_fn, read_prompts
+    from rlnb.ppo_config import PPOConfig
+    from rlnb.ppo import PPOTrainer, reward_model_fn
+    from rlnb.prompts import read_prompts
     s = SETTINGS
     seed_everything(s['seed'])
     cfg = PPOConfig.make('cpu', batch_size=s['batch'], num_minibatches=s['minibatches'], ppo_epochs=s['epochs'],
@@ -106,7 +108,8 @@ def run_trl(steps:int, rm:str) -> dict:
     from rlnb.core import render_chat
     from rlnb.hardware import seed_everything
     from rlnb.assets import model_path
-    from rlnb.ppo import reward_model_fn, read_prompts
+    from rlnb.ppo import reward_model_fn
+    from rlnb.prompts import read_prompts
     s = SETTINGS
     seed_everything(s['seed'])
     p = model_path(s['model'])

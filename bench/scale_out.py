@@ -51,7 +51,9 @@ def ppo(world:int):
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.hardware import seed_everything
     from rlnb.assets import model_path
-    from rlnb.ppo import PPOConfig, PPOTrainer, read_prompts
+    from rlnb.ppo_config import PPOConfig
+    from rlnb.ppo import PPOTrainer
+    from rlnb.prompts import read_prompts
     seed_everything(0)
     acc = Accelerator(cpu=not torch.cuda.is_available())
     cfg = PPOConfig.make('cpu', batch_size=PPO_BATCH // world, steps=PPO_STEPS, save_steps=10**9, log_completions=0,

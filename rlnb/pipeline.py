@@ -19,7 +19,9 @@ from .reward import RewardConfig, train_reward_model
 from .reward_eval import baseline_accuracies, evaluate_pairs, plot_calibration
 from .dpo import PreferenceConfig, train_dpo, train_kto, train_dpo_cli as _dpo_cli, train_kto_cli as _kto_cli
 from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_cli as _on_policy_cli
-from .ppo import PPOConfig, train_rl, reward_model_fn, plot_ppo, train_ppo_cli as _ppo_cli
+from .ppo_config import PPOConfig
+from .ppo import reward_model_fn, plot_ppo
+from .rl import train_rl, train_ppo_cli as _ppo_cli
 from .export import export_model, isolated, ExportConfig, SAMPLING
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
 from .verdicts import gate_decision
