@@ -155,12 +155,18 @@ def reward_seed_summary(rows:list, conf:float=0.95) -> dict:
         out[v] = row
     return out
 
+def saved(path, name:str, how:str) -> tuple:
+    ("`(result, None)`: the saved JSON at `path` (default `bench_results()/name`); or `(None, why)` when there is none, "
+     "naming what writes it (`how`).")
+    path = Path(path or bench_results()/name)
+    if not path.exists(): return None, f'no saved result at {path}: run {how}'
+    return json.loads(path.read_text()), None
+
 def reward_speed_table(path=None) -> str:
     ("Markdown: pairs/s, peak RSS and held-out accuracy (95 % Wilson interval) of each variant of "
      "`bench/reward_speed.py`.")
-    path = Path(path or bench_results()/'reward_speed_minilm.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/reward_speed.py'
-    r = json.loads(path.read_text())
+    r, missing = saved(path, 'reward_speed_minilm.json', 'bench/reward_speed.py')
+    if missing: return missing
     out = [
         '| variant | settings | pairs/s | vs TRL defaults | peak RSS MiB | held-out accuracy (95 % CI) |',
         '|---|---|---|---|---|---|',
@@ -185,9 +191,9 @@ def reward_speed_table(path=None) -> str:
 
 def dpo_speed_table(path=None) -> str:
     "Markdown: each variant of `bench/dpo_speed.py` against TRL's defaults, per step and for the whole run."
-    path = Path(path or bench_results()/'dpo_speed.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/dpo_speed.py'
-    r = json.loads(path.read_text()); rows = r['rows']
+    r, missing = saved(path, 'dpo_speed.json', 'bench/dpo_speed.py')
+    if missing: return missing
+    rows = r['rows']
     base = next(x for x in rows if x['variant'] == 'trl_defaults')
     out = [
         (
@@ -217,9 +223,8 @@ def dpo_speed_table(path=None) -> str:
 def scaling_table(path=None) -> str:
     ("Markdown: `bench/scaling.py`'s DPO step and sampling at each model shape, rlnb against TRL's side, with peak "
      "memory, and the thread-scaling line.")
-    path = Path(path or bench_results()/'scaling.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/scaling.py'
-    r = json.loads(path.read_text())
+    r, missing = saved(path, 'scaling.json', 'bench/scaling.py')
+    if missing: return missing
     out = ['| shape | DPO, TRL defaults s/step | rlnb `cpu` | rlnb `cpu_bf16` | best vs TRL | peak RSS GiB (TRL / best) '
            '| sampling tokens/s, `generate` | rlnb | vs `generate` | peak RSS GiB (generate / rlnb) |',
            '|---|---|---|---|---|---|---|---|---|---|']
@@ -256,18 +261,23 @@ def scaling_table(path=None) -> str:
                               f"new tokens, one batch. Random weights of each shape. {r['cpu']}"
                               f"{isa_caps_note(r.get('isa_caps'))}, {r['date'][:10]}")
 
+def shape_params(shape:dict, vocab:int=49152) -> int:
+    ("Parameters of a Llama shape with tied embeddings (SmolLM2's): the embedding, and per layer the attention's "
+     "four projections (keys and values at the KV heads' width), the gated MLP's three and two norms; the final norm.")
+    h, L, i = shape['hidden_size'], shape['num_hidden_layers'], shape['intermediate_size']
+    kv = h * shape['num_key_value_heads'] // shape['num_attention_heads']
+    return vocab * h + L * (2 * h * h + 2 * h * kv + 3 * h * i + 2 * h) + h
+
 def plot_scaling(path=None):
     "Seconds per DPO step against parameters, TRL's defaults and rlnb's best preset, log-log; the figure."
     import matplotlib.pyplot as plt
-    path = Path(path or bench_results()/'scaling.json')
-    r = json.loads(path.read_text())
-    size = {'135M': 135e6, '360M': 362e6, '1.7B': 1.71e9, 'tiny': 3.2e6}
+    r = json.loads(Path(path or bench_results()/'scaling.json').read_text())
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    rows = [x for x in r['rows'] if x['size'] in size]
+    rows = r['rows']
     for label, pick in (("TRL's defaults", lambda d: d.get('trl_defaults')),
                         ('rlnb, best preset', lambda d: min((d[v] for v in ('cpu', 'cpu_bf16') if v in d),
                                                              key=lambda x: x['s_per_step'], default=None))):
-        pts = [(size[x['size']], pick(x['dpo'])['s_per_step']) for x in rows if pick(x['dpo'])]
+        pts = [(shape_params(x['shape']), pick(x['dpo'])['s_per_step']) for x in rows if pick(x['dpo'])]
         ax.plot(*zip(*pts), marker='o', label=label)
     ax.set(xscale='log', yscale='log', xlabel='parameters', ylabel='seconds per DPO step (4 pairs)',
            title=f"DPO step by model size, {r['cpu'].removeprefix('CPU: ').split(' (')[0]}, {r['date'][:10]}")
@@ -282,9 +292,9 @@ def _ci_cell(xs:list, d:int) -> str:
 
 def ppo_speed_table(path=None) -> str:
     "Markdown: seconds per step by phase, peak RSS and the learning figures of each side of `bench/ppo_speed.py`."
-    path = Path(path or bench_results()/'ppo_speed.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/ppo_speed.py'
-    r = json.loads(path.read_text()); s = r['summary']
+    r, missing = saved(path, 'ppo_speed.json', 'bench/ppo_speed.py')
+    if missing: return missing
+    s = r['summary']
     rows = ['| run | generate s | score s | prepare s | update s | **s / step** | TRL ÷ this | peak RSS MiB '
             '| mean reward (95 % CI) | mean KL, nats (95 % CI) |', '|---|---|---|---|---|---|---|---|---|---|']
     for k, m in s.items():
@@ -340,9 +350,8 @@ def scale_out_table(paths=None) -> str:
 
 def gpu_speed_table(path=None) -> str:
     "Markdown: DPO, PPO and generation on a GPU, from `bench/gpu_speed.py`'s results."
-    path = Path(path or bench_results()/'gpu_speed.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/gpu_speed.py on a machine with a CUDA GPU'
-    r = json.loads(path.read_text())
+    r, missing = saved(path, 'gpu_speed.json', 'bench/gpu_speed.py on a machine with a CUDA GPU')
+    if missing: return missing
     d = r['dpo']; base = d[0]
     out = ['| DPO variant | s / step | pairs / s | whole run s | peak GPU MiB | per step | whole run |',
            '|---|---|---|---|---|---|---|']
@@ -425,9 +434,8 @@ def judge_ensemble_table(path=None, smollm2=None) -> str:
 
 def serve_speed_table(path=None) -> str:
     "Markdown: prefill time and decode tokens/s per engine and batch size, from `bench/serve_speed.py`'s results."
-    path = Path(path or bench_results()/'serve_speed.json')
-    if not path.exists(): return f'no saved result at {path}: run bench/serve_speed.py'
-    r = json.loads(path.read_text())
+    r, missing = saved(path, 'serve_speed.json', 'bench/serve_speed.py')
+    if missing: return missing
     by = {}
     for x in r['rows']: by.setdefault(x['engine'], {})[x['batch']] = x
     out = ['| engine | file MiB | prefill s (batch 1) | decode tok/s, batch 1 | vs HF fp32 | prefill s (batch '
