@@ -109,6 +109,7 @@ SUMMARIES = {'chitchat_offline.yaml': 'replicates_demo.json',          # offline
              'the candidate anew, seeds 5-9': 'replicates_lr3_bf16_b.json',   # confirmed: make demo's until the next
              'lighter, 3e-4: make demo until the next': 'replicates_light.json',   # bench/plans/light.yaml, seeds 10-13, 15
              'guarded, half the change': 'replicates_scaled.json',   # bench/plans/scaled.yaml, seeds 22-24: not confirmed
+             'guarded, the whole change': 'replicates_guard2.json',   # bench/plans/guard2.yaml, seeds 25-27: not confirmed
              DEMO: 'replicates_anchor.json'}   # anchored (bench/plans/anchor.yaml): disjoint judge, 1e-4, seeds 16-18
 
 def figure_source(results:Path=RESULTS) -> str:

@@ -129,6 +129,7 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     # facts the base knew, too few to tell a loss from chance. Asked again with them (`--tripwires`; each row keeps its
     # earlier answer as `tripwires_before`), guard2_rpo kept every tripwire and has the highest style-controlled lower
     # bound of the candidates not refused, so bench/plans/guard2.yaml was fixed before its runs
+    # Measured: not confirmed (its row's status, bench/results/replicates_guard2.json); make demo keeps anchor_lr1
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),

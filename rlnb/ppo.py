@@ -318,6 +318,7 @@ def save(self:PPOTrainer, path) -> Path:
     durable_replace(path, final)
     return final
 
+# %% ../nbs/06_ppo.ipynb #e384d256
 @patch
 def load(self:PPOTrainer, path):
     "Restore what `save` wrote (the model must have the same architecture and LoRA config)."

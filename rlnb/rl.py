@@ -59,6 +59,7 @@ def _trl_trainer(model, tok, prompts, reward_fn, cfg:PPOConfig, output_dir):
     return Trainer(model=model, reward_funcs=trl_reward(reward_fn), args=args, train_dataset=ds, processing_class=tok,
                    peft_config=lora)
 
+# %% ../nbs/06b_rl.ipynb #b58cc940
 def train_rl(
     model,  # a loaded causal LM, or None: `cfg.model` is loaded
     tok,  # its tokenizer (loaded with `cfg.model` when `model` is None)
