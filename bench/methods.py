@@ -125,8 +125,8 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
                           guard_rules=True, stock_prompts=3, adapter_scale=0.5),
     # Measured: every tripwire kept, above anchor_lr1's style-controlled lower bound, so bench/plans/scaled.yaml was fixed
     # and run: not confirmed (its row's status, bench/results/replicates_scaled.json); make demo keeps anchor_lr1
-    # The knowledge tripwire then gained the capital questions (`tripwires.capital_items`): its development half held 13
-    # facts the base knew, too few to tell a loss from chance. Asked again with them (`--tripwires`; each row keeps its
+    # The knowledge tripwire then gained the capital questions (`tripwires.capital_items`): its development half held
+    # too few facts the base knew to tell a loss from chance. Asked again with them (`--tripwires`; each row keeps its
     # earlier answer as `tripwires_before`), guard2_rpo kept every tripwire and has the highest style-controlled lower
     # bound of the candidates not refused, so bench/plans/guard2.yaml was fixed before its runs
     # Measured: not confirmed (its row's status, bench/results/replicates_guard2.json); make demo keeps anchor_lr1
@@ -389,7 +389,8 @@ def variety(run:str, name:str) -> dict:
 def tripwires_again(run:str, name:str) -> dict:
     ("Every tripwire of a candidate asked again with today's probe items (the development half, as `_evaluate_stage`, "
      "the recipe's system message, variety from its saved development answers): the row's `tripwires` becomes this "
-     "summary, the one it replaces kept as `tripwires_before`.")
+     "summary; its first answer, from the run itself, stays as `tripwires_before` (a later ask replaces only the last).")
+    from rlnb.core import repo_dir
     from rlnb.hardware import cpu_line
     from rlnb.tripwires import run_tripwires
     run = Path(run); cfg = json.loads((run/'config.json').read_text()); recipe = cfg.get('recipe', cfg)
@@ -397,8 +398,10 @@ def tripwires_again(run:str, name:str) -> dict:
     out = run/'eval'/f'{name}_tripwires_again.json'
     s = run_tripwires(run/name/'adapter', 'development', system=recipe.get('system'), chat=m, output=out).summary()
     allr = json.loads(CANDIDATES.read_text()); row = allr['methods'][name]
+    if row.get('tripwires') is None: raise SystemExit(f"{name}'s row holds no tripwires: its evaluation asked none")
     row['tripwires_before'] = row.get('tripwires_before') or {**row['tripwires'], 'variety_after': row.pop('variety', None)}
-    row['tripwires'] = {**s, 'asked_again': datetime.now(timezone.utc).date().isoformat(), 'cpu': cpu_line()}
+    commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True, cwd=repo_dir()).stdout.strip()
+    row['tripwires'] = {**s, 'asked_again': datetime.now(timezone.utc).date().isoformat(), 'cpu': cpu_line(), 'commit': commit or None}
     CANDIDATES.write_text(json.dumps(allr, indent=1) + '\n')
     print(name, 'passed' if s['passed'] else f"failed {s['failed']}", {k: (r['base_passes'], r['kept'], r['diff'])
                                                                          for k, r in s['probes'].items()}, flush=True)

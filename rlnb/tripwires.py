@@ -76,13 +76,13 @@ def country_capitals() -> list[tuple[str, str]]:
 def capital_items(part:str|None='report') -> list[dict]:
     ("'What is the capital of X?' for each country, its keys the capital's own words ('City' is none: "
      "'Kuwait City' has no key and is left out), of one half (`part`; None: both).")
-    out = []
+    out = {}
     for name, cap in country_capitals():
         q = f"What is the capital of {name}?"
         keys = [k for k in answer_keys(q, cap) if k != 'city']
         if keys and (part is None or item_part(q) == part):
-            out.append({'prompt': q, 'answer': cap, 'keys': keys, 'source': 'countries'})
-    return out
+            out.setdefault(q, {'prompt': q, 'answer': cap, 'keys': keys, 'source': 'countries'})   # each country once
+    return list(out.values())
 
 def knowledge_items(part:str|None='report', files=KNOWLEDGE_FILES,
                     capitals:bool=True,   # + `capital_items`: the questions whose answers the base knows most often
