@@ -130,6 +130,12 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     # earlier answer as `tripwires_before`), guard2_rpo kept every tripwire and has the highest style-controlled lower
     # bound of the candidates not refused, so bench/plans/guard2.yaml was fixed before its runs
     # Measured: not confirmed (its row's status, bench/results/replicates_guard2.json); make demo keeps anchor_lr1
+    # Each confirmation run lost facts the base knew. So a round also asks fact questions no probe asks (32 of
+    # `tripwires.fact_guard_items`: demonyms and continents) and ranks their answers by the knowledge probe's rule: where
+    # the policy still knows the fact, RPO's anchor rehearses its right answer (`fact_prompts`); guard2_rpo otherwise
+    'fact_rpo': dict(stage='dpo_on_policy', out='fact_rpo', preset='cpu', dpo='cpu_bf16', rounds=2, prompts_per_round=64,
+                     samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0, guard_prompts=32, fact_prompts=32,
+                     guard_rules=True, stock_prompts=3),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),

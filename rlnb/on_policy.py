@@ -15,7 +15,7 @@ from .dpo import PreferenceConfig, train_dpo
 from .evaluation import evaluate_policy
 from .policy import Answers, answer_pool, bf16_weights
 from .judges import is_degenerate
-from .tripwires import guard_items, item_passes, keeps_length, stock_answers
+from .tripwires import fact_guard_items, guard_items, item_passes, keeps_length, stock_answers
 from .stream import refill_pool
 from .win_rates import style_features
 from .policy import load_checkpoint
@@ -54,6 +54,8 @@ class OnPolicyConfig(StageConfig):
     sft_weight: float|None = None   # None: the DPO preset's (0: none); the chosen answers' NLL added to DPO's loss (RPO)
     guard_prompts: int|None = None  # questions in other languages per round (`tripwires.guard_items`: files no tripwire
                                     # reads), their answers ranked by the language probe's rule: pairs that keep it
+    fact_prompts: int|None = None   # fact questions per round (`tripwires.fact_guard_items`: facts no probe asks), their
+                                    # answers ranked by the knowledge probe's rule: the base's right answers rehearsed
     guard_rules: bool|None = None   # True: an answer that loops or breaks the length rule (1-3 sentences, ended) ranks
                                     # below every answer of its prompt that keeps both
     stock_prompts: int|None = None  # with guard_rules: so does a stock reply, one whose first sentence opens the round's
@@ -72,7 +74,8 @@ class OnPolicyConfig(StageConfig):
         if self.min_gap < 0: raise ValueError(f"min_gap must be >= 0, got {self.min_gap}")
         if self.adapter_scale is not None and not 0 <= self.adapter_scale <= 1:
             raise ValueError(f"adapter_scale must be in [0, 1] (a share of the trained change), got {self.adapter_scale}")
-        if (self.guard_prompts or 0) < 0: raise ValueError(f"guard_prompts must be >= 0, got {self.guard_prompts}")
+        for k in ('guard_prompts', 'fact_prompts'):
+            if (getattr(self, k) or 0) < 0: raise ValueError(f"{k} must be >= 0, got {getattr(self, k)}")
 
 OnPolicyConfig.PRESETS = {
     'cpu': OnPolicyConfig(),
@@ -115,8 +118,18 @@ def _ranked(scores, pool, rules:bool|None, stock:int|None=None) -> tuple:
         keep &= ~np.array(stock_answers([t for a in pool for t in a.texts], list(range(n)) * len(pool), stock)).reshape(keep.shape)
     return scores - (1 + np.ptp(scores)) * ~keep, keep
 
+def _guard_rates(items:list[dict], pool) -> dict:
+    "Per guard kind, the share of its answers that pass their probe: `guard_language`, `guard_knowledge`."
+    import numpy as np
+    out = {}
+    for kind in ('language', 'knowledge'):
+        hit = [item_passes(it, t) for a in pool for it, t in zip(items, a.texts) if it['probe'] == kind]
+        if hit: out[f'guard_{kind}'] = round(float(np.mean(hit)), 4)
+    return out
+
 def _guard_scores(items:list[dict], pool) -> 'np.ndarray':
-    "(samples, items): 2 for an answer in its question's language, +1 when it keeps the rules; -1 when it loops."
+    ("(samples, items): 2 for an answer that passes its probe (its question's language, or the fact's keys), +1 "
+     "when it keeps the rules; -1 when it loops.")
     import numpy as np
     return np.array([[-1 if is_degenerate(t) else 2 * item_passes(it, t) + keeps_length(t, e)
                       for it, t, e in zip(items, a.texts, a.has_eos)] for a in pool], dtype=float)
@@ -143,6 +156,8 @@ def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:
     model, tok = load_checkpoint(adapter or cfg.model)          # the current policy, merged: fast to sample from
     ps = random.Random(cfg.seed * 1000 + r).sample(prompts, min(cfg.prompts_per_round, len(prompts)))
     gi = random.Random(cfg.seed * 1000 + r + 500).sample(g := guard_items(), min(cfg.guard_prompts, len(g))) if cfg.guard_prompts else []
+    if cfg.fact_prompts:
+        gi += random.Random(cfg.seed * 1000 + r + 700).sample(g := fact_guard_items(), min(cfg.fact_prompts, len(g)))
     if gen['bf16']: bf16_weights(model)        # this copy only samples: its weights rounded once
     pool = (refill_pool if cfg.refill else answer_pool)(model.eval(), tok, ps + [x['prompt'] for x in gi], cfg.samples,
                                                         seed=cfg.seed + 7919 * r,
@@ -175,8 +190,7 @@ def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:
             'tokens_mean': round(float(np.mean([n for a in pool for n in a.n_tokens])), 2),
             **({'style_r2': round(r2, 4)} if cfg.style_debias else {}),   # the reward's share that was style
             **({'keeps_rules': round(float(keep.mean()), 4)} if cfg.guard_rules else {}),   # answers that keep them
-            **({'guard_pairs': len(grows), 'guard_language': round(float(np.mean(   # guard answers in their language
-                [item_passes(it, t) for a in gpool for it, t in zip(gi, a.texts)])), 4)} if gi else {}),
+            **({'guard_pairs': len(grows)} if gi else {}), **_guard_rates(gi, gpool),
             'sample_s': round(t1 - t0, 1), 'score_s': round(t2 - t1, 1),
             'train_s': round(res.metrics['train_seconds'] + res.metrics.get('prepare_seconds', 0), 1),
             'train_loss': next((h['train_loss'] for h in reversed(res.history) if 'train_loss' in h), None),
