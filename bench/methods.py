@@ -78,7 +78,7 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
                      prompts_per_round=64, samples=4, learning_rate=1e-4, bf16=None),
     # anchor_rpo (the highest judged, three tripwires lost at 3e-4, with answers that looped) with guards on what the
     # tripwires probe, from material no tripwire asks: each round adds 32 questions in the five other languages
-    # (`tripwires.guard_items`), their answers ranked by the language probe's own rule, and ranks an answer that loops
+    # (`on_policy.guard_items`), their answers ranked by the language probe's own rule, and ranks an answer that loops
     # or breaks the length rule below every answer of its prompt that keeps both (`guard_rules`); and at 2e-4
     'guard_rpo': dict(stage='dpo_on_policy', out='guard_rpo', preset='cpu', dpo='cpu_bf16', rounds=2, prompts_per_round=64,
                       samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0, guard_prompts=32, guard_rules=True),
@@ -131,7 +131,7 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     # bound of the candidates not refused, so bench/plans/guard2.yaml was fixed before its runs
     # Measured: not confirmed (its row's status, bench/results/replicates_guard2.json); make demo keeps anchor_lr1
     # Each confirmation run lost facts the base knew. So a round also asks fact questions no probe asks (32 of
-    # `tripwires.fact_guard_items`: demonyms and continents) and ranks their answers by the knowledge probe's rule: where
+    # `on_policy.fact_guard_items`: demonyms and continents) and ranks their answers by the knowledge probe's rule: where
     # the policy still knows the fact, RPO's anchor rehearses its right answer (`fact_prompts`); guard2_rpo otherwise
     'fact_rpo': dict(stage='dpo_on_policy', out='fact_rpo', preset='cpu', dpo='cpu_bf16', rounds=2, prompts_per_round=64,
                      samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0, guard_prompts=32, fact_prompts=32,

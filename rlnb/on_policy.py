@@ -15,7 +15,9 @@ from .dpo import PreferenceConfig, train_dpo
 from .evaluation import evaluate_policy
 from .policy import Answers, answer_pool, bf16_weights
 from .judges import is_degenerate
-from .tripwires import fact_guard_items, guard_items, item_passes, keeps_length, stock_answers
+from .assets import asset_dir
+from .tripwires import (LANGUAGE_FILES, LANGUAGES, answer_keys, corpus_pairs, item_passes, keeps_length, knowledge_items,
+                            language_items, stock_answers)
 from .stream import refill_pool
 from .win_rates import style_features
 from .policy import load_checkpoint
@@ -25,7 +27,7 @@ from .prompts import read_prompts
 from .reward import RewardModel
 
 # %% auto #0
-__all__ = ['OnPolicyConfig', 'train_dpo_on_policy', 'train_dpo_on_policy_cli']
+__all__ = ['CONTINENTS', 'OnPolicyConfig', 'guard_items', 'fact_guard_items', 'train_dpo_on_policy', 'train_dpo_on_policy_cli']
 
 # %% ../nbs/08b_on_policy.ipynb #17ea14c1
 @dataclass
@@ -52,9 +54,9 @@ class OnPolicyConfig(StageConfig):
     learning_rate: float|None = None  # None: the DPO preset's
     beta: float|None = None         # None: the DPO preset's
     sft_weight: float|None = None   # None: the DPO preset's (0: none); the chosen answers' NLL added to DPO's loss (RPO)
-    guard_prompts: int|None = None  # questions in other languages per round (`tripwires.guard_items`: files no tripwire
+    guard_prompts: int|None = None  # questions in other languages per round (`guard_items`: files no tripwire
                                     # reads), their answers ranked by the language probe's rule: pairs that keep it
-    fact_prompts: int|None = None   # fact questions per round (`tripwires.fact_guard_items`: facts no probe asks), their
+    fact_prompts: int|None = None   # fact questions per round (`fact_guard_items`: facts no probe asks), their
                                     # answers ranked by the knowledge probe's rule: the base's right answers rehearsed
     guard_rules: bool|None = None   # True: an answer that loops or breaks the length rule (1-3 sentences, ended) ranks
                                     # below every answer of its prompt that keeps both
@@ -83,6 +85,42 @@ OnPolicyConfig.PRESETS = {
                            chosen_ended=False,   # a random tiny model never ends in 8 tokens
                            batch_size=6),
 }
+
+# %% ../nbs/08b_on_policy.ipynb #9da4ce03
+def guard_items() -> list[dict]:
+    "Questions that train answering in the question's language: files no probe reads, no prompt a probe asks."
+    asked = {x['prompt'] for x in knowledge_items(None)} | {x['prompt'] for x in language_items(None, per_language=10**6)}
+    out = {}
+    for lang, code in LANGUAGES.items():
+        if code == 'en': continue
+        for f in sorted((asset_dir('chatterbot')/'data'/lang).glob('*.yml')):
+            if f.stem in LANGUAGE_FILES: continue
+            for q, _ in corpus_pairs(lang, f.stem):
+                if len(q.split()) >= 4 and q not in asked:
+                    out.setdefault(q, {'prompt': q, 'language': code, 'probe': 'language', 'source': f'{lang}/{f.stem}'})
+    return list(out.values())
+
+# %% ../nbs/08b_on_policy.ipynb #4ac7f817
+CONTINENTS = {'Africa': 'Africa', 'Asia': 'Asia', 'Europe': 'Europe', 'Northern America': 'North America',
+              'South America': 'South America'}   # regions with one answer a program can check (not Oceania, the Caribbean)
+
+def fact_guard_items() -> list[dict]:
+    ("Fact questions no probe asks, for training that keeps answering facts: each country's demonym and "
+     "continent (the `countries` asset), keys by `answer_keys`, scored by the knowledge probe's rule.")
+    asked = {x['prompt'] for x in knowledge_items(None)}
+    out = {}
+    for f in sorted((asset_dir('countries')/'data').glob('*.json')):
+        r = json.loads(f.read_text(encoding='utf-8'))
+        if not r.get('name'): continue
+        dem, place = (r.get('demonym') or '').strip(), (r.get('intermediateregion') or r.get('subregion') or '')
+        place = CONTINENTS.get(place) or CONTINENTS.get(r.get('region') or '')
+        qa = [(f"What do you call a person from {r['name']}?", dem) if dem.isalpha() else None,
+              (f"Which continent is {r['name']} in?", place) if place else None]
+        for q, a in filter(None, qa):
+            keys = answer_keys(q, a)
+            if keys and q not in asked:
+                out.setdefault(q, {'prompt': q, 'answer': a, 'keys': keys, 'probe': 'knowledge', 'source': 'countries'})
+    return list(out.values())
 
 # %% ../nbs/08b_on_policy.ipynb #833c388a
 def _on_policy_pairs(prompts:list[str], pool, scores, min_gap:float, system:str|None,
@@ -127,12 +165,42 @@ def _guard_rates(items:list[dict], pool) -> dict:
         if hit: out[f'guard_{kind}'] = round(float(np.mean(hit)), 4)
     return out
 
+def _guard_draw(cfg, r:int) -> list[dict]:
+    "Round `r`'s guards: `cfg.guard_prompts` questions in other languages, then `cfg.fact_prompts` facts, each seeded."
+    draw = lambda n, items, k: random.Random(cfg.seed * 1000 + r + k).sample(items, min(n, len(items))) if n else []
+    return draw(cfg.guard_prompts, guard_items(), 500) + draw(cfg.fact_prompts, fact_guard_items(), 700)
+
 def _guard_scores(items:list[dict], pool) -> 'np.ndarray':
     ("(samples, items): 2 for an answer that passes its probe (its question's language, or the fact's keys), +1 "
      "when it keeps the rules; -1 when it loops.")
     import numpy as np
     return np.array([[-1 if is_degenerate(t) else 2 * item_passes(it, t) + keeps_length(t, e)
                       for it, t, e in zip(items, a.texts, a.has_eos)] for a in pool], dtype=float)
+
+# %% ../nbs/08b_on_policy.ipynb #bc0d69a0
+def _style_residual(scores, pool) -> tuple:
+    ("`(residual, r2)`: the reward less its style part, a least-squares fit within prompt of the (samples, prompts) "
+     "scores on each answer's `style_features` (log length, the counts); `r2`: the share of the within-prompt "
+     "variance style explains.")
+    import numpy as np
+    s = np.asarray(scores, dtype=float)
+    F = np.array([[[np.log1p(v) if k == 'length' else v for k, v in style_features(t, n).items()]
+                   for t, n in zip(a.texts, a.n_tokens)] for a in pool], dtype=float)   # (samples, prompts, features)
+    X = (F - F.mean(0)).reshape(-1, F.shape[-1])
+    y = (s - s.mean(0)).ravel()
+    keep = X.std(0) > 1e-9
+    if not keep.any() or not (y ** 2).sum(): return s, 0.0
+    fit = X[:, keep] @ np.linalg.lstsq(X[:, keep], y, rcond=None)[0]
+    return s - fit.reshape(s.shape), float(1 - ((y - fit) ** 2).sum() / (y ** 2).sum())
+
+def _scale_adapter(folder:Path, scale:float) -> None:
+    ("Scale a saved LoRA adapter's change to the base by `scale`, in place: its B matrices times `scale`, so each "
+     "layer's weight is W0 + scale·ΔW (the base at 0, the trained policy at 1).")
+    from safetensors.torch import load_file, save_file
+    f = Path(folder)/'adapter_model.safetensors'
+    sd = load_file(f)
+    if not any('lora_B' in k for k in sd): raise ValueError(f"{f} holds no LoRA B weights to scale")
+    save_file({k: v * scale if 'lora_B' in k else v for k, v in sd.items()}, f, metadata={'format': 'pt'})
 
 # %% ../nbs/08b_on_policy.ipynb #6c9ad5a1
 def _done_round(rd:Path, setup:dict) -> dict|None:
@@ -155,9 +223,7 @@ def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:
     t0 = time.perf_counter()
     model, tok = load_checkpoint(adapter or cfg.model)          # the current policy, merged: fast to sample from
     ps = random.Random(cfg.seed * 1000 + r).sample(prompts, min(cfg.prompts_per_round, len(prompts)))
-    gi = random.Random(cfg.seed * 1000 + r + 500).sample(g := guard_items(), min(cfg.guard_prompts, len(g))) if cfg.guard_prompts else []
-    if cfg.fact_prompts:
-        gi += random.Random(cfg.seed * 1000 + r + 700).sample(g := fact_guard_items(), min(cfg.fact_prompts, len(g)))
+    gi = _guard_draw(cfg, r)
     if gen['bf16']: bf16_weights(model)        # this copy only samples: its weights rounded once
     pool = (refill_pool if cfg.refill else answer_pool)(model.eval(), tok, ps + [x['prompt'] for x in gi], cfg.samples,
                                                         seed=cfg.seed + 7919 * r,
@@ -260,31 +326,6 @@ def train_dpo_on_policy(
     keep = res is not None and cfg.adapter_scale in (None, 1)     # a scaled adapter: the model in memory is not it
     return StageResult(model=res.model if keep else None, tokenizer=res.tokenizer if keep else None, metrics=m,
                        history=rounds, output_dir=out, model_path=out/'adapter')
-
-# %% ../nbs/08b_on_policy.ipynb #bc0d69a0
-def _style_residual(scores, pool) -> tuple:
-    ("`(residual, r2)`: the reward less its style part, a least-squares fit within prompt of the (samples, prompts) "
-     "scores on each answer's `style_features` (log length, the counts); `r2`: the share of the within-prompt "
-     "variance style explains.")
-    import numpy as np
-    s = np.asarray(scores, dtype=float)
-    F = np.array([[[np.log1p(v) if k == 'length' else v for k, v in style_features(t, n).items()]
-                   for t, n in zip(a.texts, a.n_tokens)] for a in pool], dtype=float)   # (samples, prompts, features)
-    X = (F - F.mean(0)).reshape(-1, F.shape[-1])
-    y = (s - s.mean(0)).ravel()
-    keep = X.std(0) > 1e-9
-    if not keep.any() or not (y ** 2).sum(): return s, 0.0
-    fit = X[:, keep] @ np.linalg.lstsq(X[:, keep], y, rcond=None)[0]
-    return s - fit.reshape(s.shape), float(1 - ((y - fit) ** 2).sum() / (y ** 2).sum())
-
-def _scale_adapter(folder:Path, scale:float) -> None:
-    ("Scale a saved LoRA adapter's change to the base by `scale`, in place: its B matrices times `scale`, so each "
-     "layer's weight is W0 + scale·ΔW (the base at 0, the trained policy at 1).")
-    from safetensors.torch import load_file, save_file
-    f = Path(folder)/'adapter_model.safetensors'
-    sd = load_file(f)
-    if not any('lora_B' in k for k in sd): raise ValueError(f"{f} holds no LoRA B weights to scale")
-    save_file({k: v * scale if 'lora_B' in k else v for k, v in sd.items()}, f, metadata={'format': 'pt'})
 
 # %% ../nbs/08b_on_policy.ipynb #74387fac
 _ON_POLICY_FLAGS = [

@@ -15,11 +15,11 @@ from .policy import generate_answers, load_policy_pair, plain_pair
 from .judges import is_degenerate
 
 # %% auto #0
-__all__ = ['PARTS', 'KNOWLEDGE_FILES', 'LANGUAGES', 'LANGUAGE_FILES', 'CONTINENTS', 'item_part', 'corpus_pairs', 'answer_keys',
-           'knows', 'country_capitals', 'capital_items', 'knowledge_items', 'detect_language', 'language_items',
-           'sentences', 'keeps_length', 'paired_probe', 'opener', 'stock_answers', 'variety_probe', 'TripwireConfig',
-           'probe_items', 'item_passes', 'check_answers', 'guard_items', 'fact_guard_items', 'TripwireReport',
-           'tripwire_table', 'tripwire_reason', 'run_tripwires', 'plant_facts', 'plant_regression']
+__all__ = ['PARTS', 'KNOWLEDGE_FILES', 'LANGUAGES', 'LANGUAGE_FILES', 'item_part', 'corpus_pairs', 'answer_keys', 'knows',
+           'country_capitals', 'capital_items', 'knowledge_items', 'detect_language', 'language_items', 'sentences',
+           'keeps_length', 'paired_probe', 'opener', 'stock_answers', 'variety_probe', 'TripwireConfig', 'probe_items',
+           'item_passes', 'check_answers', 'TripwireReport', 'tripwire_table', 'tripwire_reason', 'run_tripwires',
+           'plant_facts', 'plant_regression']
 
 # %% ../nbs/04b_tripwires.ipynb #808a8039
 PARTS = ('development', 'report')
@@ -247,42 +247,6 @@ def check_answers(items:list[dict], texts:list[str], ended:list[bool], cfg:Tripw
         out['length_rule'].append(keeps_length(t, e, cfg.max_sentences))
         out['degenerate'].append(bool(t.strip()) and not is_degenerate(t))
     return {k: v for k, v in out.items() if v}
-
-# %% ../nbs/04b_tripwires.ipynb #9da4ce03
-def guard_items() -> list[dict]:
-    "Questions that train answering in the question's language: files no probe reads, no prompt a probe asks."
-    asked = {x['prompt'] for x in knowledge_items(None)} | {x['prompt'] for x in language_items(None, per_language=10**6)}
-    out = {}
-    for lang, code in LANGUAGES.items():
-        if code == 'en': continue
-        for f in sorted((asset_dir('chatterbot')/'data'/lang).glob('*.yml')):
-            if f.stem in LANGUAGE_FILES: continue
-            for q, _ in corpus_pairs(lang, f.stem):
-                if len(q.split()) >= 4 and q not in asked:
-                    out.setdefault(q, {'prompt': q, 'language': code, 'probe': 'language', 'source': f'{lang}/{f.stem}'})
-    return list(out.values())
-
-# %% ../nbs/04b_tripwires.ipynb #4ac7f817
-CONTINENTS = {'Africa': 'Africa', 'Asia': 'Asia', 'Europe': 'Europe', 'Northern America': 'North America',
-              'South America': 'South America'}   # regions with one answer a program can check (not Oceania, the Caribbean)
-
-def fact_guard_items() -> list[dict]:
-    ("Fact questions no probe asks, for training that keeps answering facts: each country's demonym and "
-     "continent (the `countries` asset), keys by `answer_keys`, scored by the knowledge probe's rule.")
-    asked = {x['prompt'] for x in knowledge_items(None)}
-    out = {}
-    for f in sorted((asset_dir('countries')/'data').glob('*.json')):
-        r = json.loads(f.read_text(encoding='utf-8'))
-        if not r.get('name'): continue
-        dem, place = (r.get('demonym') or '').strip(), (r.get('intermediateregion') or r.get('subregion') or '')
-        place = CONTINENTS.get(place) or CONTINENTS.get(r.get('region') or '')
-        qa = [(f"What do you call a person from {r['name']}?", dem) if dem.isalpha() else None,
-              (f"Which continent is {r['name']} in?", place) if place else None]
-        for q, a in filter(None, qa):
-            keys = answer_keys(q, a)
-            if keys and q not in asked:
-                out.setdefault(q, {'prompt': q, 'answer': a, 'keys': keys, 'probe': 'knowledge', 'source': 'countries'})
-    return list(out.values())
 
 # %% ../nbs/04b_tripwires.ipynb #cfe7b40b
 @dataclass
