@@ -138,6 +138,10 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
                      guard_rules=True, stock_prompts=3),
     # Measured: knowledge lost and a style-controlled lower bound below anchor_lr1's (its row): asked a capital, the policy
     # often named the continent, the answer shape the continent questions rehearsed. No plan drafted, no look spent
+    # ... so the same rounds rehearse the demonym questions only (`fact_kinds`), whose answers name a people, not a place
+    'demonym_rpo': dict(stage='dpo_on_policy', out='demonym_rpo', preset='cpu', dpo='cpu_bf16', rounds=2, prompts_per_round=64,
+                        samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0, guard_prompts=32, fact_prompts=32,
+                        fact_kinds='demonym', guard_rules=True, stock_prompts=3),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),

@@ -27,9 +27,12 @@ from .prompts import read_prompts
 from .reward import RewardModel
 
 # %% auto #0
-__all__ = ['CONTINENTS', 'OnPolicyConfig', 'guard_items', 'fact_guard_items', 'train_dpo_on_policy', 'train_dpo_on_policy_cli']
+__all__ = ['FACT_KINDS', 'CONTINENTS', 'OnPolicyConfig', 'guard_items', 'fact_guard_items', 'train_dpo_on_policy',
+           'train_dpo_on_policy_cli']
 
 # %% ../nbs/08b_on_policy.ipynb #17ea14c1
+FACT_KINDS = ('demonym', 'continent')   # the fact questions a round may rehearse (`fact_guard_items`)
+
 @dataclass
 class OnPolicyConfig(StageConfig):
     "Rounds of on-policy DPO (`train_dpo_on_policy`). Presets: `cpu`, `tiny` (tests)."
@@ -58,6 +61,7 @@ class OnPolicyConfig(StageConfig):
                                     # reads), their answers ranked by the language probe's rule: pairs that keep it
     fact_prompts: int|None = None   # fact questions per round (`fact_guard_items`: facts no probe asks), their
                                     # answers ranked by the knowledge probe's rule: the base's right answers rehearsed
+    fact_kinds: str|None = None     # which of `FACT_KINDS` (comma-separated; None: all)
     guard_rules: bool|None = None   # True: an answer that loops or breaks the length rule (1-3 sentences, ended) ranks
                                     # below every answer of its prompt that keeps both
     stock_prompts: int|None = None  # with guard_rules: so does a stock reply, one whose first sentence opens the round's
@@ -73,10 +77,11 @@ class OnPolicyConfig(StageConfig):
         for k in ('rounds', 'prompts_per_round', 'max_new_tokens', 'batch_size', 'batches_at_once'):
             if getattr(self, k) < 1: raise ValueError(f"{k} must be >= 1, got {getattr(self, k)}")
         if self.samples < 2: raise ValueError(f"samples must be >= 2 (a pair needs two answers), got {self.samples}")
-        if self.min_gap < 0: raise ValueError(f"min_gap must be >= 0, got {self.min_gap}")
         if self.adapter_scale is not None and not 0 <= self.adapter_scale <= 1:
             raise ValueError(f"adapter_scale must be in [0, 1] (a share of the trained change), got {self.adapter_scale}")
-        for k in ('guard_prompts', 'fact_prompts'):
+        if bad := set((self.fact_kinds or 'demonym').split(',')) - set(FACT_KINDS):
+            raise ValueError(f"fact_kinds: unknown {sorted(bad)}; use {', '.join(FACT_KINDS)}, comma-separated")
+        for k in ('min_gap', 'guard_prompts', 'fact_prompts'):
             if (getattr(self, k) or 0) < 0: raise ValueError(f"{k} must be >= 0, got {getattr(self, k)}")
 
 OnPolicyConfig.PRESETS = {
@@ -103,10 +108,12 @@ def guard_items() -> list[dict]:
 # %% ../nbs/08b_on_policy.ipynb #4ac7f817
 CONTINENTS = {'Africa': 'Africa', 'Asia': 'Asia', 'Europe': 'Europe', 'Northern America': 'North America',
               'South America': 'South America'}   # regions with one answer a program can check (not Oceania, the Caribbean)
+# (a kind of answer about a probe's subject can take the probe's answer's place: "Sudan is a country in Africa.")
 
-def fact_guard_items() -> list[dict]:
+def fact_guard_items(kinds=FACT_KINDS) -> list[dict]:
     ("Fact questions no probe asks, for training that keeps answering facts: each country's demonym and "
-     "continent (the `countries` asset), keys by `answer_keys`, scored by the knowledge probe's rule.")
+     "continent (the `countries` asset; `kinds`: which), keys by `answer_keys`, scored by the knowledge probe's "
+     "rule.")
     asked = {x['prompt'] for x in knowledge_items(None)}
     out = {}
     for f in sorted((asset_dir('countries')/'data').glob('*.json')):
@@ -114,8 +121,8 @@ def fact_guard_items() -> list[dict]:
         if not r.get('name'): continue
         dem, place = (r.get('demonym') or '').strip(), (r.get('intermediateregion') or r.get('subregion') or '')
         place = CONTINENTS.get(place) or CONTINENTS.get(r.get('region') or '')
-        qa = [(f"What do you call a person from {r['name']}?", dem) if dem.isalpha() else None,
-              (f"Which continent is {r['name']} in?", place) if place else None]
+        qa = [(f"What do you call a person from {r['name']}?", dem) if dem.isalpha() and 'demonym' in kinds else None,
+              (f"Which continent is {r['name']} in?", place) if place and 'continent' in kinds else None]
         for q, a in filter(None, qa):
             keys = answer_keys(q, a)
             if keys and q not in asked:
@@ -165,10 +172,12 @@ def _guard_rates(items:list[dict], pool) -> dict:
         if hit: out[f'guard_{kind}'] = round(float(np.mean(hit)), 4)
     return out
 
+_fact_kinds = lambda cfg: tuple(cfg.fact_kinds.split(',')) if cfg.fact_kinds else FACT_KINDS
+
 def _guard_draw(cfg, r:int) -> list[dict]:
     "Round `r`'s guards: `cfg.guard_prompts` questions in other languages, then `cfg.fact_prompts` facts, each seeded."
     draw = lambda n, items, k: random.Random(cfg.seed * 1000 + r + k).sample(items, min(n, len(items))) if n else []
-    return draw(cfg.guard_prompts, guard_items(), 500) + draw(cfg.fact_prompts, fact_guard_items(), 700)
+    return draw(cfg.guard_prompts, guard_items(), 500) + draw(cfg.fact_prompts, fact_guard_items(_fact_kinds(cfg)), 700)
 
 def _guard_scores(items:list[dict], pool) -> 'np.ndarray':
     ("(samples, items): 2 for an answer that passes its probe (its question's language, or the fact's keys), +1 "
