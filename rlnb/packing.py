@@ -22,7 +22,6 @@ class PackedBatch:
     attention_mask: object  # (R, 1, T, T) bool: True where query token (dim 2) may attend to key token (dim 3)
     index: object  # (N, L) flat index r*T + t of each original (row, position) in the packed rows; -1 for padding
 
-# %% ../nbs/05a_packing.ipynb #0c5d394a
 def _row_start(input_ids, row:list) -> int:
     ("How many first tokens every group of a packed `row` has in common (the chat template's system turn, the "
      "same in every prompt), within each group's shared prompt (a pair) or short of its last token (a single "
@@ -32,7 +31,6 @@ def _row_start(input_ids, row:list) -> int:
     if lim <= 0: return 0
     first = input_ids[[g[0][0] for g in row], :lim]
     return int((first == first[:1]).all(0).long().cumprod(0).sum())
-
 
 # %% ../nbs/05a_packing.ipynb #0f634184
 def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024,
@@ -169,7 +167,6 @@ def use_packed_forward(model, paired:bool=True, max_tokens:int=1024, share_start
     base.forward = types.MethodType(packed_forward, base)
     return model
 
-# %% ../nbs/05a_packing.ipynb #17bff050
 def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024, share_start:bool=True):
     ("A subclass of TRL's `Trainer` (DPOTrainer, KTOTrainer) whose log-probs come from `packed_forward`, the "
      "precomputed reference's included.")
