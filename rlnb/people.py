@@ -14,53 +14,8 @@ from .feedback_store import FeedbackStore
 from .blind import BlindReview, review_rows, review_positions, verdict_text, report_modes
 
 # %% auto #0
-__all__ = ['review', 'add_human', 'overlap_schedule', 'rater_labels', 'cohen_kappa', 'agreement', 'rater_quality', 'fit_bt',
+__all__ = ['overlap_schedule', 'rater_labels', 'cohen_kappa', 'agreement', 'rater_quality', 'review', 'add_human', 'fit_bt',
            'bt_ensemble', 'select_pairs', 'label_efficiency', 'efficiency_decision', 'embed_texts', 'pair_features']
-
-# %% ../nbs/08c_people.ipynb #506fed6a
-def _report_source(source, policy:str|None):
-    "A report and the agent a run folder names (None otherwise)."
-    if not (isinstance(source, (str, Path)) and Path(source).is_dir()): return source, None
-    run = Path(source)
-    agent = json.loads((run/'config.json').read_text())['recipe']['agent'] if (run/'config.json').exists() else None
-    found = {p.stem: p for p in sorted((run/'eval').glob('*.json')) if not p.stem.startswith('prompt_set')}
-    if policy is None and len(found) == 1: policy = next(iter(found))
-    if policy not in found:
-        raise FileNotFoundError(f"no evaluation report {policy!r} in {run/'eval'}: choose policy= from "
-                                f"{sorted(found)}"
-                                if found else f"{run} has no evaluation reports: run its 'evaluate' stage first")
-    return found[policy], agent
-
-def review(source,                          # a run folder, a report JSON, an `EvalReport` or its dict
-           store:FeedbackStore|str|None=None, # default: DATABASE_URL or data/feedback.db
-           agent:str|None=None,             # default: the run's agent
-           rater:str='rater',
-           policy:str|None=None,            # which report of a run folder (`eval/<policy>.json`); needed when several
-           n:int|None=20,                   # pairs to show (a uniform random n of the report's prompts)
-           **kw) -> BlindReview:
-    ("A `BlindReview` of a saved evaluation: the trained policy's answers against the base's, blind, with the "
-     "verdict so far.")
-    report, run_agent = _report_source(source, policy)
-    agent = agent or run_agent
-    if agent is None: raise ValueError("say whose records these are: agent='...' (a run folder names its own)")
-    store = store if isinstance(store, FeedbackStore) else FeedbackStore(store)
-    return BlindReview(report, store, agent, rater, n=n, **kw)
-
-def add_human(report, records, judge:str|None=None, mode:str|None=None, conf:float=0.95, min_human:int=50) -> dict:
-    ("People's verdict on a report: `human_win_rate` of the blind-review records on its pairs against its "
-     "judge's verdicts, stored in the report under `modes[mode]['human'][judge]` (where `report_headline` and "
-     "the online gate read it; a report's JSON file is rewritten) and returned.")
-    path = Path(report) if isinstance(report, (str, Path)) else None
-    if path is not None: report = json.loads(path.read_text())          # a saved report: updated in its file
-    r = review_rows(report, judge, mode)
-    h = review_positions(r, records)
-    if len(h) < 2: raise ValueError(f"{len(h)} human verdicts on this report's pairs: rate at least 2 in review(...)")
-    res = {**human_win_rate(r['judged'], h, conf, min_human), 'min_human': min_human}
-    report_modes(report)[r['mode']].setdefault('human', {})[r['judge']] = res
-    if hasattr(report, 'summary'): report.metrics = report.summary()     # an EvalReport's headline now shows it
-    if path is not None:
-        tmp = path.with_name(path.name + '.partial'); tmp.write_text(json.dumps(report, indent=1)); tmp.replace(path)
-    return res
 
 # %% ../nbs/08c_people.ipynb #337a506a
 def overlap_schedule(items:list, raters:list, k:int=2, seed:int=0) -> dict:
@@ -196,6 +151,51 @@ def rater_quality(records, kind:str='comparison', gold:dict|None=None, conf:floa
         row['flag'] = ', '.join(f for f, p in (('disagrees with the others', hd.get(w, 1)), ('position bias', hs.get(w, 1)))
                                 if p < alpha)
     return pd.DataFrame(rows).set_index('rater')
+
+# %% ../nbs/08c_people.ipynb #506fed6a
+def _report_source(source, policy:str|None):
+    "A report and the agent a run folder names (None otherwise)."
+    if not (isinstance(source, (str, Path)) and Path(source).is_dir()): return source, None
+    run = Path(source)
+    agent = json.loads((run/'config.json').read_text())['recipe']['agent'] if (run/'config.json').exists() else None
+    found = {p.stem: p for p in sorted((run/'eval').glob('*.json')) if not p.stem.startswith('prompt_set')}
+    if policy is None and len(found) == 1: policy = next(iter(found))
+    if policy not in found:
+        raise FileNotFoundError(f"no evaluation report {policy!r} in {run/'eval'}: choose policy= from "
+                                f"{sorted(found)}"
+                                if found else f"{run} has no evaluation reports: run its 'evaluate' stage first")
+    return found[policy], agent
+
+def review(source,                          # a run folder, a report JSON, an `EvalReport` or its dict
+           store:FeedbackStore|str|None=None, # default: DATABASE_URL or data/feedback.db
+           agent:str|None=None,             # default: the run's agent
+           rater:str='rater',
+           policy:str|None=None,            # which report of a run folder (`eval/<policy>.json`); needed when several
+           n:int|None=20,                   # pairs to show (a uniform random n of the report's prompts)
+           **kw) -> BlindReview:
+    ("A `BlindReview` of a saved evaluation: the trained policy's answers against the base's, blind, with the "
+     "verdict so far.")
+    report, run_agent = _report_source(source, policy)
+    agent = agent or run_agent
+    if agent is None: raise ValueError("say whose records these are: agent='...' (a run folder names its own)")
+    store = store if isinstance(store, FeedbackStore) else FeedbackStore(store)
+    return BlindReview(report, store, agent, rater, n=n, **kw)
+
+def add_human(report, records, judge:str|None=None, mode:str|None=None, conf:float=0.95, min_human:int=50) -> dict:
+    ("People's verdict on a report: `human_win_rate` of the blind-review records on its pairs against its "
+     "judge's verdicts, stored in the report under `modes[mode]['human'][judge]` (where `report_headline` and "
+     "the online gate read it; a report's JSON file is rewritten) and returned.")
+    path = Path(report) if isinstance(report, (str, Path)) else None
+    if path is not None: report = json.loads(path.read_text())          # a saved report: updated in its file
+    r = review_rows(report, judge, mode)
+    h = review_positions(r, records)
+    if len(h) < 2: raise ValueError(f"{len(h)} human verdicts on this report's pairs: rate at least 2 in review(...)")
+    res = {**human_win_rate(r['judged'], h, conf, min_human), 'min_human': min_human}
+    report_modes(report)[r['mode']].setdefault('human', {})[r['judge']] = res
+    if hasattr(report, 'summary'): report.metrics = report.summary()     # an EvalReport's headline now shows it
+    if path is not None:
+        tmp = path.with_name(path.name + '.partial'); tmp.write_text(json.dumps(report, indent=1)); tmp.replace(path)
+    return res
 
 # %% ../nbs/08c_people.ipynb #86be3f62
 def fit_bt(d, l2:float=1.0, iters:int=12, w=None):
