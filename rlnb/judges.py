@@ -114,7 +114,6 @@ def run_judge(judge, prompts:list[str], a:list[str], b:list[str],
         out.update(p=(fwd + 1 - rev) / 2, position_consistency=round(float(((fwd > 0.5) == (rev < 0.5)).mean()), 4))
     return out
 
-# %% ../nbs/04a_judges.ipynb #a65d9fff
 class WordJudge:
     "Scores an answer by its number of words: a stand-in whose verdicts are known in advance."
     name = 'words'
