@@ -99,7 +99,6 @@ def to_preference_pairs(
     _need(len(pairs), min_pairs, 'preference pairs', _one_agent(records), 'min_pairs')
     return pairs
 
-# %% ../nbs/02_formatting.ipynb #9c82b002
 def _one_agent(records):
     agents = {r.agent for r in records}
     return agents.pop() if len(agents) == 1 else None
@@ -251,7 +250,6 @@ def _counts(xs) -> dict:
     for x in xs: out[x] += 1
     return dict(out)
 
-# %% ../nbs/02_formatting.ipynb #4a7a0f43
 def plot_stats(stats:dict, title:str='', path:str|Path|None=None):
     "Histograms of the lengths in `stats` (from `dataset_stats`), saved to `path` if given."
     import matplotlib; import matplotlib.pyplot as plt
