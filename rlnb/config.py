@@ -36,7 +36,6 @@ def fits_type(ann, v) -> bool:
 # %% ../nbs/00c_config.ipynb #02f67902
 _RENAMED = {'backbone': 'model', 'policy': 'model', 'responses_per_prompt': 'num_generations'}  # names used before v0.2
 
-# %% ../nbs/00c_config.ipynb #8df293a3
 def unknown_option(what:str, k:str, opts) -> ValueError:
     "The error for an option `k` that `what` does not have: the closest known one, then every one of `opts`."
     import difflib
@@ -50,7 +49,6 @@ class StageConfig:
     "What every stage config (a dataclass) shares: `PRESETS`, `make`, `options`, `to_dict` and `save`."
     PRESETS = {}    # set by each stage: {name: instance}
 
-# %% ../nbs/00c_config.ipynb #fffc2374
 import functools
 @functools.cache   # a class's fields' help: parsing its source is slow, and `make` and the CLIs ask many times
 def _field_help(cls) -> dict:
@@ -104,7 +102,6 @@ def make(cls:StageConfig, config=None,
         if need: raise ValueError(f"{cls.__name__} needs {', '.join(need)} (no default)")
     return dataclasses.replace(base, **given) if base is not None else cls(**given)
 
-# %% ../nbs/00c_config.ipynb #7f55d13f
 @patch
 def to_dict(self:StageConfig) -> dict:
     import dataclasses; return dataclasses.asdict(self)
