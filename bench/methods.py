@@ -145,6 +145,11 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     # Measured: knowledge kept (the policy knew more of the probe's facts than its base), variety lost (answers opening
     # with the same sentence of gladness) and a style-controlled lower bound below anchor_lr1's (its row). Refused by the
     # rule: no plan drafted, no look spent
+    # ... so a stock reply is one opening 2 prompts' answers, as in style_rpo_lr25_s2 (which kept variety), with the
+    # demonym rehearsal that kept the facts
+    'demonym_rpo_s2': dict(stage='dpo_on_policy', out='demonym_rpo_s2', preset='cpu', dpo='cpu_bf16', rounds=2,
+                           prompts_per_round=64, samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0, guard_prompts=32,
+                           fact_prompts=32, fact_kinds='demonym', guard_rules=True, stock_prompts=2),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),
