@@ -10,7 +10,6 @@ from pathlib import Path
 from .hardware import auto_bf16, peak_rss_mb, release_memory
 from .durable import atomic_write, durable_replace
 from .config import StageConfig, StageResult
-from .registry import Registry
 from .dpo import PreferenceConfig, train_dpo
 from .evaluation import evaluate_policy
 from .policy import Answers, answer_pool, bf16_weights
@@ -59,8 +58,7 @@ class OnPolicyConfig(StageConfig):
     sft_weight: float|None = None   # None: the DPO preset's (0: none); the chosen answers' NLL added to DPO's loss (RPO)
     guard_prompts: int|None = None  # questions in other languages per round (`guard_items`: files no tripwire
                                     # reads), their answers ranked by the language probe's rule: pairs that keep it
-    fact_prompts: int|None = None   # fact questions per round (`fact_guard_items`: facts no probe asks), their
-                                    # answers ranked by the knowledge probe's rule: the base's right answers rehearsed
+    fact_prompts: int|None = None   # facts no probe asks per round (`fact_guard_items`), ranked by the knowledge rule
     fact_kinds: str|None = None     # which of `FACT_KINDS` (comma-separated; None: all)
     guard_rules: bool|None = None   # True: an answer that loops or breaks the length rule (1-3 sentences, ended) ranks
                                     # below every answer of its prompt that keeps both
@@ -79,10 +77,11 @@ class OnPolicyConfig(StageConfig):
         if self.samples < 2: raise ValueError(f"samples must be >= 2 (a pair needs two answers), got {self.samples}")
         if self.adapter_scale is not None and not 0 <= self.adapter_scale <= 1:
             raise ValueError(f"adapter_scale must be in [0, 1] (a share of the trained change), got {self.adapter_scale}")
-        if bad := set((self.fact_kinds or 'demonym').split(',')) - set(FACT_KINDS):
+        if bad := set(self.facts()) - set(FACT_KINDS):
             raise ValueError(f"fact_kinds: unknown {sorted(bad)}; use {', '.join(FACT_KINDS)}, comma-separated")
         for k in ('min_gap', 'guard_prompts', 'fact_prompts'):
             if (getattr(self, k) or 0) < 0: raise ValueError(f"{k} must be >= 0, got {getattr(self, k)}")
+    def facts(self) -> tuple: return tuple(self.fact_kinds.split(',')) if self.fact_kinds else FACT_KINDS
 
 OnPolicyConfig.PRESETS = {
     'cpu': OnPolicyConfig(),
@@ -119,8 +118,8 @@ def fact_guard_items(kinds=FACT_KINDS) -> list[dict]:
     for f in sorted((asset_dir('countries')/'data').glob('*.json')):
         r = json.loads(f.read_text(encoding='utf-8'))
         if not r.get('name'): continue
-        dem, place = (r.get('demonym') or '').strip(), (r.get('intermediateregion') or r.get('subregion') or '')
-        place = CONTINENTS.get(place) or CONTINENTS.get(r.get('region') or '')
+        dem = (r.get('demonym') or '').strip()
+        place = CONTINENTS.get(r.get('intermediateregion') or r.get('subregion') or '') or CONTINENTS.get(r.get('region') or '')
         qa = [(f"What do you call a person from {r['name']}?", dem) if dem.isalpha() and 'demonym' in kinds else None,
               (f"Which continent is {r['name']} in?", place) if place and 'continent' in kinds else None]
         for q, a in filter(None, qa):
@@ -172,12 +171,10 @@ def _guard_rates(items:list[dict], pool) -> dict:
         if hit: out[f'guard_{kind}'] = round(float(np.mean(hit)), 4)
     return out
 
-_fact_kinds = lambda cfg: tuple(cfg.fact_kinds.split(',')) if cfg.fact_kinds else FACT_KINDS
-
 def _guard_draw(cfg, r:int) -> list[dict]:
     "Round `r`'s guards: `cfg.guard_prompts` questions in other languages, then `cfg.fact_prompts` facts, each seeded."
     draw = lambda n, items, k: random.Random(cfg.seed * 1000 + r + k).sample(items, min(n, len(items))) if n else []
-    return draw(cfg.guard_prompts, guard_items(), 500) + draw(cfg.fact_prompts, fact_guard_items(_fact_kinds(cfg)), 700)
+    return draw(cfg.guard_prompts, guard_items(), 500) + draw(cfg.fact_prompts, fact_guard_items(cfg.facts()), 700)
 
 def _guard_scores(items:list[dict], pool) -> 'np.ndarray':
     ("(samples, items): 2 for an answer that passes its probe (its question's language, or the fact's keys), +1 "
