@@ -152,6 +152,12 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
                            fact_prompts=32, fact_kinds='demonym', guard_rules=True, stock_prompts=2),
     # Measured: every tripwire kept, knowledge and language above the base's, but a style-controlled lower bound below
     # anchor_lr1's (its row): the rule keeps anchor_lr1, so no plan was drafted and no look spent
+    # ... so its pairs are chosen by the reward less its style part (`style_debias`, which lifted the style-controlled
+    # rate of guard2_rpo_lr25's rounds in style_rpo_lr25), demonym_rpo_s2's guards otherwise
+    'demonym_style_s2': dict(stage='dpo_on_policy', out='demonym_style_s2', preset='cpu', dpo='cpu_bf16', rounds=2,
+                             prompts_per_round=64, samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0,
+                             guard_prompts=32, fact_prompts=32, fact_kinds='demonym', guard_rules=True, stock_prompts=2,
+                             style_debias=True),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),
