@@ -37,52 +37,6 @@ def utc_iso(t) -> str:
     except (OverflowError, ValueError):
         raise FeedbackError(f"created_at {t.isoformat()} is out of range once converted to UTC") from None
 
-# %% ../nbs/01_feedback.ipynb #e3dc2b67
-@dataclass
-class Feedback:
-    "One piece of human feedback on a response to a prompt."
-    agent: str                      # the task/agent being trained (safe slug)
-    kind: str                       # one of KINDS
-    prompt: str
-    response: str                   # the rated response (response A for comparisons)
-    label: bool|None = None         # thumbs: True = up
-    rating: int|None = None         # 1-5 stars
-    score: float|None = None        # 0-1
-    correction: str|None = None     # a better response written by the rater
-    response_b: str|None = None     # comparison: the second response
-    choice: str|None = None         # comparison: 'a', 'b', 'tie' or 'both_bad'
-    tags: list = field(default_factory=list)
-    notes: str|None = None
-    metadata: dict = field(default_factory=dict)
-    run_id: str|None = None
-    model_version: str|None = None
-    rater: str|None = None
-    created_at: str|None = None     # ISO date-time, UTC; default now
-    id: str|None = None             # stable id; default a hash of the content
-
-    def __post_init__(self):
-        _validate(self)
-        self.created_at = utc_iso(self.created_at) if self.created_at else utc_now()
-        if not self.id: self.id = self.content_hash()
-
-    def content_hash(self) -> str:
-        "Hash of what the feedback says (not when, nor tags/notes/metadata)."
-        d = {k: getattr(self, k) for k in _HASHED}  # plain values only: no deep copy (asdict took 60 % of parsing)
-        return hashlib.sha1(_HASH_JSON.encode(d).encode()).hexdigest()[:20]
-
-    def to_dict(self) -> dict:
-        ("The record as a plain dict (tags and metadata copied one level, enough since they hold plain JSON "
-         "values).")
-        d = {k: getattr(self, k) for k in _NAMES}
-        d['tags'], d['metadata'] = list(self.tags), dict(self.metadata)
-        return d
-
-_NAMES = [f.name for f in fields(Feedback)]
-_HASH_JSON = json.JSONEncoder(sort_keys=True)   # = json.dumps(d, sort_keys=True), without a new encoder per record
-
-# %% ../nbs/01_feedback.ipynb #1950cc6f
-_HASHED = [k for k in _NAMES if k not in ('id', 'created_at', 'tags', 'notes', 'metadata')]
-
 # %% ../nbs/01_feedback.ipynb #25745b0d
 def _text(name, v, required=True):
     if v is None:
@@ -163,7 +117,51 @@ def _validate(f:Feedback):
         _storable(name, v)
     for t in f.tags: _storable('tags', t)
 
-# %% ../nbs/01_feedback.ipynb #07cf5866
+# %% ../nbs/01_feedback.ipynb #e3dc2b67
+@dataclass
+class Feedback:
+    "One piece of human feedback on a response to a prompt."
+    agent: str                      # the task/agent being trained (safe slug)
+    kind: str                       # one of KINDS
+    prompt: str
+    response: str                   # the rated response (response A for comparisons)
+    label: bool|None = None         # thumbs: True = up
+    rating: int|None = None         # 1-5 stars
+    score: float|None = None        # 0-1
+    correction: str|None = None     # a better response written by the rater
+    response_b: str|None = None     # comparison: the second response
+    choice: str|None = None         # comparison: 'a', 'b', 'tie' or 'both_bad'
+    tags: list = field(default_factory=list)
+    notes: str|None = None
+    metadata: dict = field(default_factory=dict)
+    run_id: str|None = None
+    model_version: str|None = None
+    rater: str|None = None
+    created_at: str|None = None     # ISO date-time, UTC; default now
+    id: str|None = None             # stable id; default a hash of the content
+
+    def __post_init__(self):
+        _validate(self)
+        self.created_at = utc_iso(self.created_at) if self.created_at else utc_now()
+        if not self.id: self.id = self.content_hash()
+
+    def content_hash(self) -> str:
+        "Hash of what the feedback says (not when, nor tags/notes/metadata)."
+        d = {k: getattr(self, k) for k in _HASHED}  # plain values only: no deep copy (asdict took 60 % of parsing)
+        return hashlib.sha1(_HASH_JSON.encode(d).encode()).hexdigest()[:20]
+
+    def to_dict(self) -> dict:
+        ("The record as a plain dict (tags and metadata copied one level, enough since they hold plain JSON "
+         "values).")
+        d = {k: getattr(self, k) for k in _NAMES}
+        d['tags'], d['metadata'] = list(self.tags), dict(self.metadata)
+        return d
+
+_NAMES = [f.name for f in fields(Feedback)]
+_HASH_JSON = json.JSONEncoder(sort_keys=True)   # = json.dumps(d, sort_keys=True), without a new encoder per record
+_HASHED = [k for k in _NAMES if k not in ('id', 'created_at', 'tags', 'notes', 'metadata')]
+
+# %% ../nbs/01_feedback.ipynb #78923ece
 _ALIASES = dict(
     query='prompt',
     runId='run_id',
@@ -178,7 +176,6 @@ _ALIASES = dict(
 )
 _FIELDS = {f.name for f in fields(Feedback)}
 
-# %% ../nbs/01_feedback.ipynb #78923ece
 def _from_seed(d:dict) -> dict:
     "Map the replaced services' record shapes onto Feedback fields."
     for k, v in d.items():
