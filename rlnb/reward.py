@@ -111,7 +111,7 @@ def encode(tok, prompts:list[str], responses:list[str], max_length:int, decoder:
         out.append(hp + tr)
     return out
 
-# %% ../nbs/04_reward.ipynb #f604383e
+# %% ../nbs/04_reward.ipynb #c5634942
 from fastcore.basics import patch
 class RewardModel:
     "A trained reward model: `score(prompts, responses)`, `save(path)`, `RewardModel.load(path)`."
@@ -119,14 +119,9 @@ class RewardModel:
         self.model, self.tok, self.config = model.eval(), tok, config
         self.decoder = _is_decoder(model.get_base_model() if hasattr(model, 'get_base_model') else model)
 
-
-
-
-
     def __repr__(self): return (f"RewardModel({self.config.model}, {self.config.objective}, "
                                 f"lora={self.config.lora})")
 
-# %% ../nbs/04_reward.ipynb #c5634942
 @patch(as_prop=True)
 def device(self:RewardModel): return next(self.model.parameters()).device
 
