@@ -16,7 +16,7 @@ from .abtest import ABTest
 # %% auto #0
 __all__ = ['PolicyServer', 'Swapping', 'deploy_probe']
 
-# %% ../nbs/09a_serve.ipynb #282c3b38
+# %% ../nbs/09a_serve.ipynb #f6669840
 class _Live:
     ("One loaded GGUF: its version name, path, the llama.cpp model and a lock (a llama.cpp context serves one "
      "request at a time).")
@@ -24,7 +24,6 @@ class _Live:
         self.version, self.path, self.llm, self.lock = version, path, llm, threading.Lock()
         self.closed = False    # retired: its memory freed; a request that picked it before picks again
 
-# %% ../nbs/09a_serve.ipynb #f6669840
 class PolicyServer:
     "OpenAI-style chat answers for each agent from its deployed GGUF; hot swap on deploy; optional A/B split."
     __call__ = lambda self, v: self.refresh(v.agent_id)    # usable as OnlineLearner(on_deploy=server)
@@ -48,6 +47,34 @@ class PolicyServer:
         live = _Live(v.name, p, load_gguf(p, n_ctx=self.n_ctx, n_threads=self.n_threads))
         with live.lock: gguf_completion(live.llm, 'Hi', max_tokens=1)       # it answers, or this raises
         return live
+
+# %% ../nbs/09a_serve.ipynb #6aaebc85
+@patch
+def _retire(self:PolicyServer, live:_Live|None, locked:bool=False):
+    ("Free `live`'s llama.cpp model (and hand the memory back to the system) once the answer it gives now, if "
+     "any, ends; kept while the server still serves it (an A/B side, a readied deploy). A request that picked it "
+     "before sees it closed and picks again.")
+    if live is None: return
+    with contextlib.nullcontext() if locked else self._swap:
+        if any(live is x for x in [*self._live.values(), *self._ready.values(), *(t['live'] for t in self._ab.values())]):
+            return
+    def free():
+        with live.lock:
+            live.closed = True
+            live.llm.close()
+        _trim_heap()
+    threading.Thread(target=free, daemon=True, name='rlnb-retire').start()
+
+def _trim_heap():
+    "glibc keeps freed memory for reuse; `malloc_trim` returns it to the system (a no-op elsewhere)."
+    try: ctypes.CDLL(None).malloc_trim(0)
+    except (AttributeError, OSError): pass
+
+@patch
+def status(self:PolicyServer, agent:str) -> dict:
+    "What this server answers `agent` with now, and its last failed load (None when the deployed version loaded)."
+    live = self._live.get(agent)
+    return {'serving': live.version if live else None, 'load_error': self.load_errors.get(agent)}
 
 # %% ../nbs/09a_serve.ipynb #288389bf
 @patch
@@ -94,34 +121,6 @@ def _evict(self:PolicyServer, keep:str|None):
         for a in sorted(self._live, key=lambda a: self._used.get(a, self._checked.get(a, 0))):   # least recently used
             if len(self._live) + len(self._ab) <= self.max_loaded: break     # an A/B test's candidate counts too
             if a != keep and not self._live[a].lock.locked(): self._retire(self._live.pop(a), locked=True)
-
-# %% ../nbs/09a_serve.ipynb #6aaebc85
-@patch
-def _retire(self:PolicyServer, live:_Live|None, locked:bool=False):
-    ("Free `live`'s llama.cpp model (and hand the memory back to the system) once the answer it gives now, if "
-     "any, ends; kept while the server still serves it (an A/B side, a readied deploy). A request that picked it "
-     "before sees it closed and picks again.")
-    if live is None: return
-    with contextlib.nullcontext() if locked else self._swap:
-        if any(live is x for x in [*self._live.values(), *self._ready.values(), *(t['live'] for t in self._ab.values())]):
-            return
-    def free():
-        with live.lock:
-            live.closed = True
-            live.llm.close()
-        _trim_heap()
-    threading.Thread(target=free, daemon=True, name='rlnb-retire').start()
-
-def _trim_heap():
-    "glibc keeps freed memory for reuse; `malloc_trim` returns it to the system (a no-op elsewhere)."
-    try: ctypes.CDLL(None).malloc_trim(0)
-    except (AttributeError, OSError): pass
-
-@patch
-def status(self:PolicyServer, agent:str) -> dict:
-    "What this server answers `agent` with now, and its last failed load (None when the deployed version loaded)."
-    live = self._live.get(agent)
-    return {'serving': live.version if live else None, 'load_error': self.load_errors.get(agent)}
 
 # %% ../nbs/09a_serve.ipynb #ccaabd49
 @patch
