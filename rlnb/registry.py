@@ -25,7 +25,6 @@ SCHEMA_VERSION = 1
 KINDS = ('base', 'sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo', 'dpo_on_policy', 'rest')
 STATUSES = ('candidate', 'deployed', 'retired', 'failed')
 
-# %% ../nbs/01a_registry.ipynb #f226b19c
 def _tables(md):
     import sqlalchemy as sa
     versions = sa.Table(
@@ -160,8 +159,62 @@ def _upgrade(reg):
         raise RuntimeError("this database has two deployed versions of one agent (written by an older rlnb): "
                            "retire one (UPDATE policy_versions SET status='retired' ...) and open it again") from e
 
-# %% ../nbs/01a_registry.ipynb #60215e42
+# %% ../nbs/01a_registry.ipynb #f559eacf
 def _row(r) -> PolicyVersion: return PolicyVersion(**dict(r))
+
+@patch
+def get(self:Registry, agent:str, version, missing_ok:bool=False) -> PolicyVersion|None:
+    "Version `version` (15, '15' or 'v15') of `agent`'s policy."
+    import sqlalchemy as sa
+    v = version_number(version)
+    if v >= 2**31:                                   # no such version (and out of every database's integer range)
+        if missing_ok: return None
+        raise KeyError(f"{agent!r} has no policy version v{v}")
+    with self.engine.connect() as c:
+        r = (
+            c.execute(
+                sa.select(self.versions).where(
+                    self.versions.c.agent_id == check_agent(agent), self.versions.c.version == v
+                )
+            )
+            .mappings()
+            .first()
+        )
+    if r is None and not missing_ok: raise KeyError(f"{agent!r} has no policy version v{v}")
+    return _row(r) if r is not None else None
+
+@patch
+def list(self:Registry, agent:str, status:str|None=None) -> list[PolicyVersion]:
+    "All versions of `agent`, newest first (only those with `status`, if given)."
+    import sqlalchemy as sa
+    t = self.versions
+    q = sa.select(t).where(t.c.agent_id == check_agent(agent)).order_by(t.c.version.desc())
+    if status: q = q.where(t.c.status == status)
+    with self.engine.connect() as c: return [_row(r) for r in c.execute(q).mappings()]
+
+@patch
+def agents(self:Registry) -> list[str]:
+    "Every agent with at least one registered version, sorted."
+    import sqlalchemy as sa
+    with self.engine.connect() as c: return sorted(c.execute(sa.select(self.versions.c.agent_id).distinct()).scalars())
+
+@patch
+def deployed(self:Registry, agent:str) -> PolicyVersion|None:
+    "The version of `agent` that serves now, or None."
+    v = self.list(agent, status='deployed')
+    return v[0] if v else None
+
+@patch
+def history(self:Registry, agent:str) -> list[dict]:
+    "The deployment log of `agent`, oldest first."
+    import sqlalchemy as sa
+    with self.engine.connect() as c:
+        return [
+            dict(r)
+            for r in c.execute(
+                sa.select(self.events).where(self.events.c.agent_id == agent).order_by(self.events.c.id)
+            ).mappings()
+        ]
 
 # %% ../nbs/01a_registry.ipynb #82a388c8
 @patch
@@ -210,43 +263,6 @@ def register(self:Registry, agent:str, model_path, kind:str,
             time.sleep(0.01 * (attempt + 1))
     raise RuntimeError(f"could not register a version of {agent!r} after 50 attempts (database too busy)")
 
-# %% ../nbs/01a_registry.ipynb #f559eacf
-@patch
-def get(self:Registry, agent:str, version, missing_ok:bool=False) -> PolicyVersion|None:
-    "Version `version` (15, '15' or 'v15') of `agent`'s policy."
-    import sqlalchemy as sa
-    v = version_number(version)
-    if v >= 2**31:                                   # no such version (and out of every database's integer range)
-        if missing_ok: return None
-        raise KeyError(f"{agent!r} has no policy version v{v}")
-    with self.engine.connect() as c:
-        r = (
-            c.execute(
-                sa.select(self.versions).where(
-                    self.versions.c.agent_id == check_agent(agent), self.versions.c.version == v
-                )
-            )
-            .mappings()
-            .first()
-        )
-    if r is None and not missing_ok: raise KeyError(f"{agent!r} has no policy version v{v}")
-    return _row(r) if r is not None else None
-
-@patch
-def list(self:Registry, agent:str, status:str|None=None) -> list[PolicyVersion]:
-    "All versions of `agent`, newest first (only those with `status`, if given)."
-    import sqlalchemy as sa
-    t = self.versions
-    q = sa.select(t).where(t.c.agent_id == check_agent(agent)).order_by(t.c.version.desc())
-    if status: q = q.where(t.c.status == status)
-    with self.engine.connect() as c: return [_row(r) for r in c.execute(q).mappings()]
-
-@patch
-def agents(self:Registry) -> list[str]:
-    "Every agent with at least one registered version, sorted."
-    import sqlalchemy as sa
-    with self.engine.connect() as c: return sorted(c.execute(sa.select(self.versions.c.agent_id).distinct()).scalars())
-
 # %% ../nbs/01a_registry.ipynb #9412728f
 @patch
 def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
@@ -284,13 +300,6 @@ def register_version(store, agent:str, path, kind:str, **fields) -> PolicyVersio
     v = (store if isinstance(store, Registry) else Registry(store)).register(agent, path, kind, **fields)
     print(f"    registered as {agent} {v.name} ({kind}, {v.status})")
     return v
-
-# %% ../nbs/01a_registry.ipynb #f1de4fbc
-@patch
-def deployed(self:Registry, agent:str) -> PolicyVersion|None:
-    "The version of `agent` that serves now, or None."
-    v = self.list(agent, status='deployed')
-    return v[0] if v else None
 
 # %% ../nbs/01a_registry.ipynb #1b84172e
 def abs_path(p) -> Path|None:
@@ -405,18 +414,6 @@ def promote(self:Registry, agent:str, version,
     return _set_deployed(self, agent, version_number(version), 'promote', reason, force, actor)
 
 @patch
-def history(self:Registry, agent:str) -> list[dict]:
-    "The deployment log of `agent`, oldest first."
-    import sqlalchemy as sa
-    with self.engine.connect() as c:
-        return [
-            dict(r)
-            for r in c.execute(
-                sa.select(self.events).where(self.events.c.agent_id == agent).order_by(self.events.c.id)
-            ).mappings()
-        ]
-
-@patch
 def previous(self:Registry, agent:str) -> int:
     "The version that was deployed before the current one (what a rollback restores)."
     cur = self.deployed(agent)
@@ -511,7 +508,6 @@ def _policies_print(cmd:str, out):
             print(f"{r['field']:40} {str(r['a']):>24} {str(r['b']):>24} {diff:>12}")
     else: print(json.dumps(out, indent=1, default=str))
 
-# %% ../nbs/01a_registry.ipynb #f3f0a55f
 @console_script
 def policies_cli(argv:list|None=None):
     ("Console script `rlnb_policies COMMAND AGENT [VERSION ...]`, generated from `PoliciesConfig` by "
