@@ -195,7 +195,6 @@ class RatingWidget(_LabelWidget):
      "once.")
     kinds = ('thumbs', 'rating', 'correction')
 
-# %% ../nbs/03_widgets.ipynb #0722f037
 @patch
 def _build(self:RatingWidget):
     import ipywidgets as W
@@ -234,6 +233,17 @@ def _build(self:RatingWidget):
 @patch
 def _extra(self:RatingWidget) -> dict: return dict(tags=list(self.tags.value), notes=self.notes.value or None)
 
+# %% ../nbs/03_widgets.ipynb #bc3399c6
+@patch
+def _summary_html(self:RatingWidget) -> str:
+    c = Counter()
+    for r in self.session_records():
+        if r.kind == 'thumbs': c['👍' if r.label else '👎'] += 1
+        elif r.kind == 'rating': c['★' * r.rating] += 1
+        else: c['corrections'] += 1
+    parts = ' · '.join(f'{k} {v}' for k, v in sorted(c.items())) or 'nothing yet'
+    return f'<small>{parts}<br>{self._speed()}</small>'
+
 # %% ../nbs/03_widgets.ipynb #6a510467
 @patch
 def thumbs(self:RatingWidget, up:bool): self._write('thumbs', label=up, **self._extra()); self._show()
@@ -268,17 +278,6 @@ def _show(self:RatingWidget):
     self._loading = False
     self._update_progress()
 
-# %% ../nbs/03_widgets.ipynb #bc3399c6
-@patch
-def _summary_html(self:RatingWidget) -> str:
-    c = Counter()
-    for r in self.session_records():
-        if r.kind == 'thumbs': c['👍' if r.label else '👎'] += 1
-        elif r.kind == 'rating': c['★' * r.rating] += 1
-        else: c['corrections'] += 1
-    parts = ' · '.join(f'{k} {v}' for k, v in sorted(c.items())) or 'nothing yet'
-    return f'<small>{parts}<br>{self._speed()}</small>'
-
 # %% ../nbs/03_widgets.ipynb #5ccf603c
 from fastcore.basics import patch
 class CompareWidget(_LabelWidget):
@@ -290,7 +289,6 @@ class CompareWidget(_LabelWidget):
         self.seed = seed
         super().__init__(items, store, agent, rater, **kw)
 
-# %% ../nbs/03_widgets.ipynb #dba07d70
 @patch
 def swapped(self:CompareWidget, i:int) -> bool:
     "Whether item i shows `response_b` on the left (seeded per item)."
