@@ -18,9 +18,9 @@ from .stats import replicate_interval
 from .win_rates import pooled_style
 
 # %% auto #0
-__all__ = ['STAGES', 'OPTION_CHOICES', 'POLICIES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'load_recipe', 'policy_path',
+__all__ = ['STAGES', 'POLICIES', 'OPTION_CHOICES', 'PLAN_SOURCES', 'stage', 'Run', 'stage_options', 'policy_path', 'load_recipe',
            'code_commit', 'redact_secrets', 'environment_info', 'recipe_plan', 'plan_line', 'task_verdict', 'verdict',
-           'verdict_lines', 'replicated_line', 'recipe_summary', 'PipelineOptions', 'auto_recipe', 'replicate_summary',
+           'replicated_line', 'verdict_lines', 'recipe_summary', 'PipelineOptions', 'auto_recipe', 'replicate_summary',
            'replicates_table']
 
 # %% ../nbs/99a_recipes.ipynb #717564e5
@@ -98,6 +98,21 @@ def _stage_lines(text:str) -> list:
         if k.value == 'stages' and isinstance(v, yaml.SequenceNode): return [it.start_mark.line + 1 for it in v.value]
     return []
 
+# %% ../nbs/99a_recipes.ipynb #3340b70a
+POLICIES = {'sft': 'sft/adapter', 'dpo': 'dpo/adapter', 'kto': 'kto/adapter', 'ppo': 'ppo/policy', 'grpo': 'grpo/policy', 'rloo': 'rloo/policy',
+            'dpo_on_policy': 'dpo_on_policy/adapter', 'rest': 'rest/adapter'}
+
+def policy_path(run:Run, name:str) -> Path:
+    ("Where the stage `name` of a run leaves its policy's adapter (`POLICIES`); any other name is a stage's `out` "
+     "folder inside the run, holding `adapter/` or `policy/`.")
+    if name in POLICIES: return run.path/POLICIES[name]
+    if not isinstance(name, str) or Path(name).name != name or name in ('', '.', '..'):
+        raise ValueError(f"a policy is a name ({', '.join(POLICIES)} or a stage's `out` folder), got {name!r}")
+    for sub in ('adapter', 'policy'):
+        if (run.path/name/sub/'adapter_config.json').exists(): return run.path/name/sub
+    raise ValueError(f"a run's policies are {', '.join(POLICIES)} or a stage's `out` folder holding adapter/ or "
+                     f"policy/; {run.path/name} holds neither")
+
 # %% ../nbs/99a_recipes.ipynb #ea150d9f
 _RUN_FOLDERS = {'datasets', 'eval', 'plots', 'gguf', 'best_of_n', 'reward', 'judge'}   # besides the policies' folders
 _OWN_FOLDERS = {'ppo': {'ppo', 'grpo', 'rloo'}}   # a stage's own default folders (else: its name)
@@ -160,21 +175,6 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
             raise ValueError(f"{where}: a second stage with key {key!r} would be skipped as done; give it its own `key:`")
         keys.add(key)
     return recipe
-
-# %% ../nbs/99a_recipes.ipynb #3340b70a
-POLICIES = {'sft': 'sft/adapter', 'dpo': 'dpo/adapter', 'kto': 'kto/adapter', 'ppo': 'ppo/policy', 'grpo': 'grpo/policy', 'rloo': 'rloo/policy',
-            'dpo_on_policy': 'dpo_on_policy/adapter', 'rest': 'rest/adapter'}
-
-def policy_path(run:Run, name:str) -> Path:
-    ("Where the stage `name` of a run leaves its policy's adapter (`POLICIES`); any other name is a stage's `out` "
-     "folder inside the run, holding `adapter/` or `policy/`.")
-    if name in POLICIES: return run.path/POLICIES[name]
-    if not isinstance(name, str) or Path(name).name != name or name in ('', '.', '..'):
-        raise ValueError(f"a policy is a name ({', '.join(POLICIES)} or a stage's `out` folder), got {name!r}")
-    for sub in ('adapter', 'policy'):
-        if (run.path/name/sub/'adapter_config.json').exists(): return run.path/name/sub
-    raise ValueError(f"a run's policies are {', '.join(POLICIES)} or a stage's `out` folder holding adapter/ or "
-                     f"policy/; {run.path/name} holds neither")
 
 # %% ../nbs/99a_recipes.ipynb #4e2af06c
 @functools.cache
@@ -317,26 +317,6 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
             'sentence': f"`{policy}` against its base under the independent `{judge}` judge{who}, {where}: "
                         f"{rates}{ood_s}; {end}."}
 
-# %% ../nbs/99a_recipes.ipynb #83fd4662
-def verdict_lines(run:Run, results=None) -> list[str]:
-    ("The pipeline's last lines: for each policy the run evaluated, its verdict sentence, the deploy gate's decision on "
-     "its registered version, and the one-sentence answer (did the model get better, by how much, how sure); last, where "
-     "a saved confirmation replicated this very recipe, its verdict over split seeds (`replicated_line`).")
-    out, e = [], run.metrics.get('evaluate') or {}
-    for p in [p for p, x in e.items() if isinstance(x, dict) and 'headline' in x]:
-        v = verdict(run, p)
-        out.append('Verdict: ' + v['sentence'])
-        if tw := v.get('tripwires'):
-            out += ['Tripwires against the base (greedy answers; a drop past the margin is a lost capability):',
-                    *tripwire_table(tw).splitlines()]
-        if g := v.get('gate'):
-            out.append(f"Registered as {run.agent} v{v['registry_version']}; the deploy gate (the service's rule) says: "
-                       f"{g['reason']}" + ('; `rlnb_policies` can deploy it.' if g['passed'] else '.'))
-        out.append(v['answer'])
-    for p, t in (run.metrics.get('task_eval') or {}).items():   # a task's verdict, from its right answers
-        if isinstance(t, dict) and 'rule_reward_diff' in t and p not in e: out.append('Verdict: ' + verdict(run, p)['sentence'])
-    return out + ([r] if e and (r := replicated_line(run, results)) else [])
-
 # %% ../nbs/99a_recipes.ipynb #a3689bb2
 def _same_training(a:list, b:list) -> list|None:
     "None where stage lists `a` and `b` differ outside their evaluate stages (or in its policies); else the options it differs in."
@@ -381,6 +361,26 @@ def replicated_line(run:Run, results=None) -> str|None:
                     + ("better than the base" if ok else "not shown better than the base")
                     + _style_tripwires(j.get('style_controlled'), s.get('tripwires', {}).get(p)))
     return None
+
+# %% ../nbs/99a_recipes.ipynb #83fd4662
+def verdict_lines(run:Run, results=None) -> list[str]:
+    ("The pipeline's last lines: for each policy the run evaluated, its verdict sentence, the deploy gate's decision on "
+     "its registered version, and the one-sentence answer (did the model get better, by how much, how sure); last, where "
+     "a saved confirmation replicated this very recipe, its verdict over split seeds (`replicated_line`).")
+    out, e = [], run.metrics.get('evaluate') or {}
+    for p in [p for p, x in e.items() if isinstance(x, dict) and 'headline' in x]:
+        v = verdict(run, p)
+        out.append('Verdict: ' + v['sentence'])
+        if tw := v.get('tripwires'):
+            out += ['Tripwires against the base (greedy answers; a drop past the margin is a lost capability):',
+                    *tripwire_table(tw).splitlines()]
+        if g := v.get('gate'):
+            out.append(f"Registered as {run.agent} v{v['registry_version']}; the deploy gate (the service's rule) says: "
+                       f"{g['reason']}" + ('; `rlnb_policies` can deploy it.' if g['passed'] else '.'))
+        out.append(v['answer'])
+    for p, t in (run.metrics.get('task_eval') or {}).items():   # a task's verdict, from its right answers
+        if isinstance(t, dict) and 'rule_reward_diff' in t and p not in e: out.append('Verdict: ' + verdict(run, p)['sentence'])
+    return out + ([r] if e and (r := replicated_line(run, results)) else [])
 
 # %% ../nbs/99a_recipes.ipynb #258c69f4
 def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<name>.json` (bench/recipe_run.py --save)
