@@ -27,7 +27,7 @@ from .dpo import preference_accuracy
 
 # %% auto #0
 __all__ = ['BASE_STREAM', 'compare_answers', 'EvalReport', 'check_eval_inputs', 'control_verdict', 'EvalConfig',
-           'evaluate_policy', 'plot_report', 'ci_errorbar', 'plot_frontier', 'compare_items', 'human_outcomes',
+           'evaluate_policy', 'ci_errorbar', 'plot_frontier', 'plot_report', 'compare_items', 'human_outcomes',
            'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #992bed2f
@@ -413,7 +413,48 @@ def evaluate_policy(
     if output: report.save(output); report.output_dir = output.parent
     return report
 
-# %% ../nbs/08_evaluation.ipynb #a3a515af
+# %% ../nbs/08_evaluation.ipynb #60eee2bd
+def ci_errorbar(ax, x, est:list, ci:list, horizontal:bool=False, **kw):
+    "Points `est` at positions `x`, with asymmetric error bars out to their intervals `ci` (a [lo, hi] per point)."
+    ci = [c if c else (e, e) for e, c in zip(est, ci)]    # no interval (one cluster): the point alone
+    err = [[e - c[0] for e, c in zip(est, ci)], [c[1] - e for e, c in zip(est, ci)]]
+    return ax.errorbar(est, x, xerr=err, **kw) if horizontal else ax.errorbar(x, est, yerr=err, **kw)
+
+def _sampled_judges(r) -> dict: return r.modes.get('sampled', {}).get('judges', {})
+
+def _frontier_panel(ax, reports:dict, judges:list):
+    "Judge score gain over the base against √KL, one line per judge."
+    for jn in judges:
+        pts = [(math.sqrt(max(r.modes['sampled']['kl']['mean'], 0)), _sampled_judges(r)[jn]['score']['diff'], name)
+               for name, r in reports.items() if jn in _sampled_judges(r)]
+        xs, ds, _ = zip(*pts) if pts else ((), (), ())
+        ci_errorbar(ax, xs, [d['mean'] for d in ds], [d['ci'] for d in ds], marker='o', capsize=3, label=jn)
+        for x, d, n in pts: ax.annotate(n, (x, d['mean']), fontsize=7)
+    ax.axhline(0, ls='--', c='gray')
+    ax.set(xlabel='√KL(policy‖base)  (√nats)', ylabel='judge score: policy − base', title='reward–KL frontier')
+    ax.legend(fontsize=8)
+
+def plot_frontier(reports:dict, path=None):
+    ("Score gain over the base against √KL for several policies, one line per judge: the proxy reward model against "
+     "the independent judge (Gao et al. 2022).")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 2, figsize=(11, 3.8))
+    judges = sorted({jn for r in reports.values() for jn, j in _sampled_judges(r).items() if 'score' in j})
+    _frontier_panel(ax[0], reports, judges)
+    names = list(reports)
+    for k, jn in enumerate(judges):
+        w = [_sampled_judges(reports[n]).get(jn, {}).get('win_rate') for n in names]
+        xs = [i + 0.15 * (k - (len(judges) - 1) / 2) for i, v in enumerate(w) if v]
+        ci_errorbar(ax[1], xs, [v['rate'] for v in w if v], [v['ci'] for v in w if v], fmt='o', capsize=3, label=jn)
+    ax[1].axhline(0.5, ls='--', c='gray')
+    ax[1].set_xticks(range(len(names)), names, fontsize=8)
+    ax[1].set(ylim=(0, 1), title='win rate over base (sampled), 95 % CI')
+    ax[1].legend(fontsize=8)
+    fig.tight_layout()
+    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
+    return fig
+
+# %% ../nbs/08_evaluation.ipynb #147edf8c
 def _scores_panel(ax, m:dict, mode:str):
     "Histogram of the first scoring judge's scores, base against policy."
     scored = [(jn, j) for jn, j in m['judges'].items() if 'scores' in j]
@@ -435,7 +476,6 @@ def _winrate_panel(ax, report:EvalReport):
     ax.set_yticks(y, [l for l, *_ in rows], fontsize=7)
     ax.set(xlim=(0, 1), title='win rate of policy over base, 95 % CI')
 
-# %% ../nbs/08_evaluation.ipynb #147edf8c
 def plot_report(report:EvalReport, path=None, mode:str|None=None):
     "Four panels: judge scores base vs policy, win rates with 95 % CIs, failure kinds, KL per response."
     import matplotlib.pyplot as plt, numpy as np
@@ -456,48 +496,6 @@ def plot_report(report:EvalReport, path=None, mode:str|None=None):
     short = lambda p: '/'.join(Path(str(p)).parts[-3:])
     fig.suptitle(f"{short(report.meta['policy'])} vs {short(report.meta['base'])} on {report.meta['prompts']} "
                  "held-out prompts", fontsize=10)
-    fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
-    return fig
-
-# %% ../nbs/08_evaluation.ipynb #9875193f
-def ci_errorbar(ax, x, est:list, ci:list, horizontal:bool=False, **kw):
-    "Points `est` at positions `x`, with asymmetric error bars out to their intervals `ci` (a [lo, hi] per point)."
-    ci = [c if c else (e, e) for e, c in zip(est, ci)]    # no interval (one cluster): the point alone
-    err = [[e - c[0] for e, c in zip(est, ci)], [c[1] - e for e, c in zip(est, ci)]]
-    return ax.errorbar(est, x, xerr=err, **kw) if horizontal else ax.errorbar(x, est, yerr=err, **kw)
-
-def _sampled_judges(r) -> dict: return r.modes.get('sampled', {}).get('judges', {})
-
-def _frontier_panel(ax, reports:dict, judges:list):
-    "Judge score gain over the base against √KL, one line per judge."
-    for jn in judges:
-        pts = [(math.sqrt(max(r.modes['sampled']['kl']['mean'], 0)), _sampled_judges(r)[jn]['score']['diff'], name)
-               for name, r in reports.items() if jn in _sampled_judges(r)]
-        xs, ds, _ = zip(*pts) if pts else ((), (), ())
-        ci_errorbar(ax, xs, [d['mean'] for d in ds], [d['ci'] for d in ds], marker='o', capsize=3, label=jn)
-        for x, d, n in pts: ax.annotate(n, (x, d['mean']), fontsize=7)
-    ax.axhline(0, ls='--', c='gray')
-    ax.set(xlabel='√KL(policy‖base)  (√nats)', ylabel='judge score: policy − base', title='reward–KL frontier')
-    ax.legend(fontsize=8)
-
-# %% ../nbs/08_evaluation.ipynb #60eee2bd
-def plot_frontier(reports:dict, path=None):
-    ("Score gain over the base against √KL for several policies, one line per judge: the proxy reward model against "
-     "the independent judge (Gao et al. 2022).")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(1, 2, figsize=(11, 3.8))
-    judges = sorted({jn for r in reports.values() for jn, j in _sampled_judges(r).items() if 'score' in j})
-    _frontier_panel(ax[0], reports, judges)
-    names = list(reports)
-    for k, jn in enumerate(judges):
-        w = [_sampled_judges(reports[n]).get(jn, {}).get('win_rate') for n in names]
-        xs = [i + 0.15 * (k - (len(judges) - 1) / 2) for i, v in enumerate(w) if v]
-        ci_errorbar(ax[1], xs, [v['rate'] for v in w if v], [v['ci'] for v in w if v], fmt='o', capsize=3, label=jn)
-    ax[1].axhline(0.5, ls='--', c='gray')
-    ax[1].set_xticks(range(len(names)), names, fontsize=8)
-    ax[1].set(ylim=(0, 1), title='win rate over base (sampled), 95 % CI')
-    ax[1].legend(fontsize=8)
     fig.tight_layout()
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
     return fig
@@ -534,7 +532,7 @@ def human_outcomes(records:list, report:EvalReport, mode:str='greedy') -> dict:
         'position_bias': {'left_chosen': k, 'of': len(a_first), 'sign_p': round(sign_test(k, len(a_first) - k), 4)},
     }
 
-# %% ../nbs/08_evaluation.ipynb #fb819582
+# %% ../nbs/08_evaluation.ipynb #76df95bb
 import argparse
 _EVAL_FLAGS = [
     (['--checkpoint'], dict(required=True,
@@ -562,7 +560,6 @@ def _eval_inputs(a, cfg) -> tuple:
                          "that has one")
     return prompts, {Path(d).parent.name: RewardJudge(d) for d in judge_dirs}
 
-# %% ../nbs/08_evaluation.ipynb #76df95bb
 @console_script
 def evaluate_cli(argv:list|None=None):
     ("Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
