@@ -320,7 +320,7 @@ def get_status(self:OnlineLearner) -> dict:
         'gate': c.gate,
     }
 
-# %% ../nbs/09_online.ipynb #1391008b
+# %% ../nbs/09_online.ipynb #2641af46
 @patch
 def _export(self:OnlineLearner, merged:Path, run:Path) -> dict:
     ("GGUF of `merged` into `run/gguf`, written to `run/gguf.partial` first and renamed (a crash never leaves a half "
@@ -333,7 +333,6 @@ def _export(self:OnlineLearner, merged:Path, run:Path) -> dict:
     durable_replace(tmp, out)
     return {c.quantization: out/res.paths[c.quantization].name}
 
-# %% ../nbs/09_online.ipynb #2641af46
 @patch
 def ensure_baseline(self:OnlineLearner):
     ("The deployed version; an agent with none gets its base model registered (kind 'base') and deployed as the "
