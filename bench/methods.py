@@ -158,6 +158,9 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
                              prompts_per_round=64, samples=4, learning_rate=3e-4, bf16=None, sft_weight=1.0,
                              guard_prompts=32, fact_prompts=32, fact_kinds='demonym', guard_rules=True, stock_prompts=2,
                              style_debias=True),
+    # Measured: every tripwire kept and the raw rate above demonym_rpo_s2's, but the style-controlled rate lower, its
+    # lower bound below anchor_lr1's (its row): the residual pairs moved the policy further (a larger KL) without a gain
+    # at equal style. Refused by the rule: no plan drafted, no look spent
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),
