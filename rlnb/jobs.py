@@ -21,13 +21,13 @@ from .judges import RewardJudge
 
 # %% auto #0
 __all__ = ['MIN_FEEDBACK', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'MAX_RESUMES', 'Jobs',
-           'pid_alive', 'file_tail', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'rl_seconds_per_step',
-           'dry_run', 'training_recipe', 'plan_training', 'train_policy_job', 'run_job', 'online_enabled',
+           'pid_alive', 'file_tail', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'training_recipe',
+           'plan_training', 'train_policy_job', 'rl_seconds_per_step', 'dry_run', 'run_job', 'online_enabled',
            'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest',
            'run_online_job', 'Busy', 'max_jobs', 'active_jobs', 'check_free', 'spawn_job', 'spawn_online_job',
            'PlanFault', 'plan_apart', 'cancel_job', 'resume_jobs', 'retrain_backoff', 'OnlineScheduler']
 
-# %% ../nbs/10a_jobs.ipynb #742ce079
+# %% ../nbs/10a_jobs.ipynb #b563aa4a
 from .core import utc_now
 MIN_FEEDBACK = 10          # the replaced service's minimum before training
 MAX_BATCH = 10_000         # records per batch request
@@ -38,7 +38,6 @@ JOB_STATES = ('queued', 'running', 'succeeded', 'failed', 'cancelled',
               'interrupted')   # its server stopped: resumed when one starts again (`resume_jobs`)
 MAX_RESUMES = 3   # a job interrupted more often than this is failed, not resumed again
 
-# %% ../nbs/10a_jobs.ipynb #b563aa4a
 from fastcore.basics import patch
 class Jobs:
     ("Training jobs in the feedback database: queued → running → succeeded | failed, with progress, log and result; "
@@ -110,23 +109,6 @@ def list(self:Jobs, agent:str|None=None) -> list[dict]:
     with self.store.engine.connect() as c: return [dict(r) for r in c.execute(q).mappings()]
 
 # %% ../nbs/10a_jobs.ipynb #e15d43b2
-@patch
-def reap(self:Jobs, jid:str) -> dict|None:
-    ("The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the error); "
-     "a job left 'queued' without a worker for a minute (the server stopped while starting it) too.")
-    j = self.get(jid)
-    if j and j['status'] in ('running', 'queued') and j['pid'] and not pid_alive(j['pid']):
-        tail = file_tail(j['log_path'])
-        self.update(jid, status='failed', error=f"the worker process died before finishing. Log tail:\n{tail}",
-                    finished_at=utc_now())
-        j = self.get(jid)
-    elif j and j['status'] == 'queued' and not j['pid'] and \
-            datetime.now(timezone.utc) - datetime.fromisoformat(j['started_at'] or j['created_at']) > timedelta(seconds=60):
-        self.update(jid, status='failed', error='no worker started for this job', finished_at=utc_now())
-        j = self.get(jid)
-    return j
-
-# %% ../nbs/10a_jobs.ipynb #2e195bb1
 def pid_alive(pid:int) -> bool:
     "Whether process `pid` is running (a zombie counts as dead; it is reaped)."
     try:
@@ -142,6 +124,22 @@ def pid_alive(pid:int) -> bool:
 def file_tail(path, n:int=20) -> str:
     try: return '\n'.join(Path(path).read_text(errors='replace').splitlines()[-n:])
     except (OSError, TypeError): return '(no log)'
+
+@patch
+def reap(self:Jobs, jid:str) -> dict|None:
+    ("The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the error); "
+     "a job left 'queued' without a worker for a minute (the server stopped while starting it) too.")
+    j = self.get(jid)
+    if j and j['status'] in ('running', 'queued') and j['pid'] and not pid_alive(j['pid']):
+        tail = file_tail(j['log_path'])
+        self.update(jid, status='failed', error=f"the worker process died before finishing. Log tail:\n{tail}",
+                    finished_at=utc_now())
+        j = self.get(jid)
+    elif j and j['status'] == 'queued' and not j['pid'] and \
+            datetime.now(timezone.utc) - datetime.fromisoformat(j['started_at'] or j['created_at']) > timedelta(seconds=60):
+        self.update(jid, status='failed', error='no worker started for this job', finished_at=utc_now())
+        j = self.get(jid)
+    return j
 
 # %% ../nbs/10a_jobs.ipynb #3baf60e1
 class InsufficientFeedback(ValueError): "Too little usable feedback to train."
@@ -181,58 +179,6 @@ def feedback_summary(store:FeedbackStore, agent:str) -> dict:
 def _need_feedback(n:int):
     if n < MIN_FEEDBACK:
         raise InsufficientFeedback(f"Insufficient feedback: {n} samples (minimum {MIN_FEEDBACK} required)")
-
-# %% ../nbs/10a_jobs.ipynb #00710373
-def rl_seconds_per_step(algorithm:str, results:str|Path|None=None) -> tuple:
-    ("`(seconds per step on SmolLM2, where that comes from)` for the dry run of a run without a probe, read from the "
-     "saved benchmarks in `results` (`saved_results`: `rlnb_serve_api --results bench/results` in this repository): "
-     "PPO's `cpu` preset from `ppo_speed.json`, KTO from the `cpu` row of `dpo_speed.json` (a step of the same size); "
-     "`(None, why)` where nothing was measured (GRPO, RLOO) or no folder is named.")
-    f = {'ppo': 'ppo_speed.json', 'kto': 'dpo_speed.json'}.get(algorithm)
-    if (res := saved_results(results)) is None:
-        return None, f"no saved measurement of {algorithm} steps: no folder of them named (--results, env RLNB_RESULTS)"
-    if f is None or not (res/f).exists():
-        return None, f"no saved measurement of {algorithm} steps (bench/ppo_speed.py, bench/dpo_speed.py measure PPO, DPO)"
-    try:
-        d = json.loads((res/f).read_text())
-        if algorithm == 'ppo': s = next(v['step'] for k, v in d['summary'].items() if 'cpu preset' in k)
-        else: s = next(r['s_per_step'] for r in d['rows'] if r['variant'] == 'cpu')
-        return s, f"seconds per step of the cpu preset on SmolLM2 in {res.name}/{f} ({d['cpu'].removeprefix('CPU: ')})"
-    except (ValueError, KeyError, StopIteration, TypeError, AttributeError) as e:
-        return None, f"no saved measurement of {algorithm} steps: {res.name}/{f} has no cpu preset row ({type(e).__name__})"
-
-def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
-    ("The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO: a short measured "
-     "probe; KTO and PPO: the saved benchmarks, `rl_seconds_per_step`), score statistics, the model config, and the method `plan_training` "
-     "chose with its reason.")
-    plan = plan_training(store, agent, req)
-    fs, method = plan['feedback'], plan['method']
-    cfg = _cpu_config(req)
-    if method == 'dpo':
-        pairs = build_datasets(fs['records'], req.minMargin, eval_frac=0.0, formats=('pairs',),
-                               min_pairs=1)['pairs']['train']
-        est = estimate(pairs, cfg, probe_steps=2)
-        steps = min(req.maxSteps, est['steps'])
-        minutes, basis = (est['s_per_step'] * steps + est['prepare_s']) / 60, 'measured probe'
-    else:
-        s_step, basis = rl_seconds_per_step(method)
-        steps = req.maxSteps
-        minutes = None if s_step is None or req.baseModel != 'smollm2' else req.maxSteps * s_step / 60
-        if s_step is not None and req.baseModel != 'smollm2': basis = f'no measurement of {req.baseModel}: SmolLM2 only'
-    if 'sft' in (plan['first'], method):   # the SFT stage it runs first (or alone): a short measured probe as well
-        sft = next(s for s in plan['recipe']['stages'] if s['stage'] == 'sft')
-        ex = build_datasets(fs['records'], eval_frac=0.0, formats=('sft',))['sft']['train']
-        e = estimate_sft(ex, SFTConfig.make('cpu', **{k: v for k, v in sft.items() if k not in ('stage', 'preset')}), probe_steps=2)
-        sft_min = (e['s_per_step'] * e['steps']) / 60
-        steps, minutes = (e['steps'], sft_min) if method == 'sft' else (steps + e['steps'], minutes and minutes + sft_min)
-        basis = 'measured probe' if method == 'sft' else f"{basis}; SFT first: measured probe, {e['steps']} steps"
-    return {'status': 'dry_run', 'feedbackCount': fs['count'], 'estimatedSteps': int(steps),
-            'estimatedTimeMinutes': None if minutes is None else round(minutes, 2), 'scoreMean': fs['mean'], 'scoreStd': fs['std'],
-            'estimateBasis': basis, 'method': method, 'methods': [x for x in (plan['first'], method) if x],
-            'methodReason': plan['why'], 'data': plan['shape'],
-            'modelConfig': {'base_model': req.baseModel, 'use_lora': True, 'learning_rate': req.learningRate,
-                            'algorithm': method, 'lora_r': cfg.lora_r, 'batch_size': req.batchSize,
-                            'beta': req.beta}}
 
 # %% ../nbs/10a_jobs.ipynb #c80041fa
 def _cpu_config(req:TrainRequest):
@@ -316,6 +262,58 @@ def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=
             'trainingSteps': m.get('steps'), 'rewardMean': v.reward_mean if v.reward_mean is not None
             else m.get('after_reward_margin'), 'rewardStd': v.reward_std, 'runFolder': rel_path(run.path),
             'method': plan['method'], 'methods': [x for x in (plan['first'], plan['method']) if x], 'methodReason': plan['why']}
+
+# %% ../nbs/10a_jobs.ipynb #00710373
+def rl_seconds_per_step(algorithm:str, results:str|Path|None=None) -> tuple:
+    ("`(seconds per step on SmolLM2, where that comes from)` for the dry run of a run without a probe, read from the "
+     "saved benchmarks in `results` (`saved_results`: `rlnb_serve_api --results bench/results` in this repository): "
+     "PPO's `cpu` preset from `ppo_speed.json`, KTO from the `cpu` row of `dpo_speed.json` (a step of the same size); "
+     "`(None, why)` where nothing was measured (GRPO, RLOO) or no folder is named.")
+    f = {'ppo': 'ppo_speed.json', 'kto': 'dpo_speed.json'}.get(algorithm)
+    if (res := saved_results(results)) is None:
+        return None, f"no saved measurement of {algorithm} steps: no folder of them named (--results, env RLNB_RESULTS)"
+    if f is None or not (res/f).exists():
+        return None, f"no saved measurement of {algorithm} steps (bench/ppo_speed.py, bench/dpo_speed.py measure PPO, DPO)"
+    try:
+        d = json.loads((res/f).read_text())
+        if algorithm == 'ppo': s = next(v['step'] for k, v in d['summary'].items() if 'cpu preset' in k)
+        else: s = next(r['s_per_step'] for r in d['rows'] if r['variant'] == 'cpu')
+        return s, f"seconds per step of the cpu preset on SmolLM2 in {res.name}/{f} ({d['cpu'].removeprefix('CPU: ')})"
+    except (ValueError, KeyError, StopIteration, TypeError, AttributeError) as e:
+        return None, f"no saved measurement of {algorithm} steps: {res.name}/{f} has no cpu preset row ({type(e).__name__})"
+
+def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
+    ("The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO: a short measured "
+     "probe; KTO and PPO: the saved benchmarks, `rl_seconds_per_step`), score statistics, the model config, and the method `plan_training` "
+     "chose with its reason.")
+    plan = plan_training(store, agent, req)
+    fs, method = plan['feedback'], plan['method']
+    cfg = _cpu_config(req)
+    if method == 'dpo':
+        pairs = build_datasets(fs['records'], req.minMargin, eval_frac=0.0, formats=('pairs',),
+                               min_pairs=1)['pairs']['train']
+        est = estimate(pairs, cfg, probe_steps=2)
+        steps = min(req.maxSteps, est['steps'])
+        minutes, basis = (est['s_per_step'] * steps + est['prepare_s']) / 60, 'measured probe'
+    else:
+        s_step, basis = rl_seconds_per_step(method)
+        steps = req.maxSteps
+        minutes = None if s_step is None or req.baseModel != 'smollm2' else req.maxSteps * s_step / 60
+        if s_step is not None and req.baseModel != 'smollm2': basis = f'no measurement of {req.baseModel}: SmolLM2 only'
+    if 'sft' in (plan['first'], method):   # the SFT stage it runs first (or alone): a short measured probe as well
+        sft = next(s for s in plan['recipe']['stages'] if s['stage'] == 'sft')
+        ex = build_datasets(fs['records'], eval_frac=0.0, formats=('sft',))['sft']['train']
+        e = estimate_sft(ex, SFTConfig.make('cpu', **{k: v for k, v in sft.items() if k not in ('stage', 'preset')}), probe_steps=2)
+        sft_min = (e['s_per_step'] * e['steps']) / 60
+        steps, minutes = (e['steps'], sft_min) if method == 'sft' else (steps + e['steps'], minutes and minutes + sft_min)
+        basis = 'measured probe' if method == 'sft' else f"{basis}; SFT first: measured probe, {e['steps']} steps"
+    return {'status': 'dry_run', 'feedbackCount': fs['count'], 'estimatedSteps': int(steps),
+            'estimatedTimeMinutes': None if minutes is None else round(minutes, 2), 'scoreMean': fs['mean'], 'scoreStd': fs['std'],
+            'estimateBasis': basis, 'method': method, 'methods': [x for x in (plan['first'], method) if x],
+            'methodReason': plan['why'], 'data': plan['shape'],
+            'modelConfig': {'base_model': req.baseModel, 'use_lora': True, 'learning_rate': req.learningRate,
+                            'algorithm': method, 'lora_r': cfg.lora_r, 'batch_size': req.batchSize,
+                            'beta': req.beta}}
 
 # %% ../nbs/10a_jobs.ipynb #2230c7f3
 def _job_db(db:str|None) -> str:
