@@ -155,14 +155,13 @@ def convert_to_gguf(hf_dir, out, outtype:str='f16', overwrite:bool=False) -> Pat
     check_disk(out.parent, int(_n_params(hf_dir) * BITS[outtype] / 8))
     return _run_converter('convert_hf_to_gguf.py', [str(hf_dir), '--outtype', outtype], out)
 
-# %% ../nbs/07_export.ipynb #949c65cd
+# %% ../nbs/07_export.ipynb #cab1c899
 def _quantize(src:str, out:str, quant:str, nthread:int) -> int:
     import llama_cpp
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype, params.nthread = getattr(llama_cpp, QUANTS[quant]), nthread
     return llama_cpp.llama_model_quantize(src.encode(), out.encode(), params)
 
-# %% ../nbs/07_export.ipynb #cab1c899
 def quantize_gguf(src, out, quant:str, overwrite:bool=False, isolate:bool=True) -> Path:
     ("Quantise an f16/f32 GGUF to `quant` (a key of `QUANTS`) with `llama_cpp.llama_model_quantize`, in a child "
      "process unless `isolate=False`.")
@@ -224,7 +223,7 @@ def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int], l
         out.append((logits, gguf_greedy(llm, ids, n_tokens, eos)))
     return out
 
-# %% ../nbs/07_export.ipynb #81877dfe
+# %% ../nbs/07_export.ipynb #b42a21b9
 def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:int=32,
                  isolate:bool=True,   # run llama.cpp in a child process (a native crash cannot take this process down)
                  lora=None,           # a GGUF LoRA adapter on top of `gguf_path` (the HF model is then the merged one)
@@ -262,7 +261,6 @@ def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:in
         'first_divergence': first_div,
     }
 
-# %% ../nbs/07_export.ipynb #b42a21b9
 def check_parity(report:dict, quant:str, min_top1:float=0.98,
                  # every logit within this of HF's: a top-1 flip is a near-tie (flat logits), not a broken conversion
                  tie:float=0.01):
@@ -380,7 +378,6 @@ class serve_gguf:
         except subprocess.TimeoutExpired: self.proc.kill()
         self.log.close()
 
-# %% ../nbs/07_export.ipynb #980ac2c2
 def openai_chat(url:str, message:str, max_tokens:int=32, temperature:float=0.0) -> str:
     "One chat request to an OpenAI-compatible server at `url`; returns the reply text."
     import urllib.request
@@ -390,7 +387,7 @@ def openai_chat(url:str, message:str, max_tokens:int=32, temperature:float=0.0) 
     req = urllib.request.Request(f'{url}/v1/chat/completions', body, {'Content-Type': 'application/json'})
     with urllib.request.urlopen(req, timeout=120) as r: return json.loads(r.read())['choices'][0]['message']['content']
 
-# %% ../nbs/07_export.ipynb #b1077e08
+# %% ../nbs/07_export.ipynb #d44b650b
 def _training_facts(ck:Path) -> dict:
     "Config and metrics of the stage that wrote the adapter in `ck` (its `metrics.json` one level up), if any."
     for f in (ck/'metrics.json', ck.parent/'metrics.json'):
@@ -400,7 +397,6 @@ def _training_facts(ck:Path) -> dict:
             if isinstance(d, dict) and 'metrics' in d: return d
     return {}
 
-# %% ../nbs/07_export.ipynb #d44b650b
 _CARD_CONFIG = ('beta', 'loss_type', 'learning_rate', 'lora_r', 'lora_alpha', 'epochs', 'batch_size', 'init_kl_coef',
                 'target_kl')
 _CARD_METRICS = ('train_examples', 'steps', 'train_seconds', 'before_preference_accuracy', 'after_preference_accuracy',
@@ -479,6 +475,23 @@ class ExportResult(StageResult):
     # `metrics` holds the same dicts as `stats` and `parity`: change those in place, never rebind them
     def __post_init__(self): self.metrics = {'stats': self.stats, 'parity': self.parity}
 
+# %% ../nbs/07_export.ipynb #706ddef4
+@dataclass
+class ExportConfig(StageConfig):
+    "How a checkpoint is exported: the config of `export_model` and `rlnb_export`."
+    format: str = 'gguf'                  # 'gguf', 'gguf-lora' (base GGUF + adapter GGUF), 'merged' or 'lora'
+    quantization: str|list = 'q4_k_m'     # gguf: one or more of f16, q8_0, q5_k_m, q4_k_m, q3_k_m (comma-separated)
+    model_name: str|None = None           # file stem and Ollama name; default from the checkpoint path
+    base: str|None = None                 # the adapter's base ('smollm2' or a folder) when its config names none
+    parity: bool = True                   # parity check of every GGUF against the HF model (f16 must pass)
+    parity_prompts: list|None = None      # prompts of the parity check (default: PARITY_PROMPTS)
+    system: str|None = None               # SYSTEM prompt of the Modelfile
+    register: bool = False                # `ollama create` when Ollama is installed
+    overwrite: bool = False               # replace an earlier export (only once the new one is whole)
+    evaluation: str|None = None           # the measured verdict every model card states (the pipeline passes its own)
+ExportConfig.PRESETS = {'cpu': ExportConfig(), 'ollama': ExportConfig(quantization=['q4_k_m'], register=True),
+                        'all': ExportConfig(quantization=list(QUANTS))}
+
 # %% ../nbs/07_export.ipynb #6587052a
 def _export_gguf(ck:Path, out:Path, name:str, quants:list, base, base_name:str, facts:dict, parity:bool,
                  parity_prompts, system, overwrite:bool, register:bool) -> ExportResult:
@@ -510,23 +523,6 @@ def _export_gguf(ck:Path, out:Path, name:str, quants:list, base, base_name:str, 
                    f"Modelfile written; to register: cd {out} && ollama create {name} -f Modelfile (or pass "
                    "register=True / --register)")
     return res
-
-# %% ../nbs/07_export.ipynb #706ddef4
-@dataclass
-class ExportConfig(StageConfig):
-    "How a checkpoint is exported: the config of `export_model` and `rlnb_export`."
-    format: str = 'gguf'                  # 'gguf', 'gguf-lora' (base GGUF + adapter GGUF), 'merged' or 'lora'
-    quantization: str|list = 'q4_k_m'     # gguf: one or more of f16, q8_0, q5_k_m, q4_k_m, q3_k_m (comma-separated)
-    model_name: str|None = None           # file stem and Ollama name; default from the checkpoint path
-    base: str|None = None                 # the adapter's base ('smollm2' or a folder) when its config names none
-    parity: bool = True                   # parity check of every GGUF against the HF model (f16 must pass)
-    parity_prompts: list|None = None      # prompts of the parity check (default: PARITY_PROMPTS)
-    system: str|None = None               # SYSTEM prompt of the Modelfile
-    register: bool = False                # `ollama create` when Ollama is installed
-    overwrite: bool = False               # replace an earlier export (only once the new one is whole)
-    evaluation: str|None = None           # the measured verdict every model card states (the pipeline passes its own)
-ExportConfig.PRESETS = {'cpu': ExportConfig(), 'ollama': ExportConfig(quantization=['q4_k_m'], register=True),
-                        'all': ExportConfig(quantization=list(QUANTS))}
 
 # %% ../nbs/07_export.ipynb #c8088cd6
 def export_model(
