@@ -26,7 +26,7 @@ from .decoding import token_logprobs
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs', 'preference_accuracy',
            'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'start_adapter',
-           'combine_adapters', 'to_trl_config', 'PreferenceResult', 'train_dpo', 'train_kto', 'plot_history',
+           'to_trl_config', 'PreferenceResult', 'plot_history', 'train_dpo', 'train_kto', 'combine_adapters',
            'step_timer', 'estimate', 'train_dpo_cli', 'train_kto_cli']
 
 # %% ../nbs/05_dpo.ipynb #e81d0c05
@@ -303,26 +303,6 @@ def start_adapter(model, cfg:PreferenceConfig):
     res = set_peft_model_state_dict(model, load_file(str(src/'adapter_model.safetensors')))
     if getattr(res, 'unexpected_keys', None): raise ValueError(f"{src}: weights that fit no LoRA layer: {res.unexpected_keys[:3]}")
 
-# %% ../nbs/05_dpo.ipynb #aa975a79
-def combine_adapters(first, second, out) -> Path:
-    ("One LoRA adapter equal to `first` followed by `second` (trained on the base with `first` merged in): PEFT's `cat` "
-     "combination, rank r1 + r2, the base `first`'s; written to `out` (replaced whole).")
-    import shutil, torch, tempfile
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM
-    base = json.loads((Path(first)/'adapter_config.json').read_text())['base_model_name_or_path']
-    m = AutoModelForCausalLM.from_pretrained(model_path(base), dtype=torch.float32)
-    pm = PeftModel.from_pretrained(m, str(first), adapter_name='first')
-    pm.load_adapter(str(second), adapter_name='second')
-    pm.add_weighted_adapter(['first', 'second'], [1.0, 1.0], 'combined', combination_type='cat')
-    with tempfile.TemporaryDirectory(dir=Path(out).parent) as d:
-        pm.save_pretrained(d, selected_adapters=['combined'])
-        for f in ('tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja'):
-            if (Path(second)/f).exists(): shutil.copy(Path(second)/f, Path(d)/'combined'/f)
-        shutil.rmtree(out, ignore_errors=True); shutil.move(str(Path(d)/'combined'), str(out))
-    name_base(out)
-    return Path(out)
-
 # %% ../nbs/05_dpo.ipynb #2976c30a
 def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', has_eval:bool=False):
     "TRL's DPOConfig or KTOConfig for `cfg`."
@@ -394,7 +374,6 @@ def _save_preference(res:PreferenceResult, method:str, cfg):
                  json.dumps(dict(config=asdict(cfg), metrics=res.metrics, history=res.history), indent=2, default=str))
     plot_history(res.history, res.output_dir/'plots'/f'{method}_curves.png')
 
-# %% ../nbs/05_dpo.ipynb #82496347
 def _world_size() -> int: return int(__import__('os').environ.get('WORLD_SIZE', 1))   # set by torchrun / accelerate
 
 def _shared_rows(ds, out:Path, name:str='train'):
@@ -462,27 +441,6 @@ def _train(method, train, eval, config, output_dir, max_steps=None, resume=True,
     end_group_at_exit()   # torchrun: the process group goes before Python shuts down
     return res
 
-# %% ../nbs/05_dpo.ipynb #23172e40
-def train_dpo(pairs, eval=None, config:PreferenceConfig|str='cpu', output_dir=None,
-              max_steps:int|None=None,  # overrides `config.max_steps` (the step budget is a config field)
-              resume:bool=True,
-              callbacks:list|None=None, # extra `transformers.TrainerCallback`s
-             ) -> PreferenceResult:
-    "DPO with LoRA through TRL on preference pairs; held-out preference accuracy before and after on `eval`."
-    return _train('dpo', pairs, eval, config, output_dir, max_steps, resume, callbacks)
-
-def train_kto(
-    examples,
-    eval=None,
-    config: PreferenceConfig | str = 'cpu',
-    output_dir=None,
-    max_steps: int | None = None,   # overrides `config.max_steps`
-    resume: bool = True,
-    callbacks: list | None = None,
-) -> PreferenceResult:
-    "KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`); `label_accuracy` before and after on `eval`."
-    return _train('kto', examples, eval, config, output_dir, max_steps, resume, callbacks)
-
 # %% ../nbs/05_dpo.ipynb #33762432
 def plot_history(history:list, path=None):
     ("Loss, reward margin and reward accuracy against step, from TRL's log history (with a running mean once there are "
@@ -508,7 +466,48 @@ def plot_history(history:list, path=None):
     if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
     return fig
 
-# %% ../nbs/05_dpo.ipynb #ca1d0803
+# %% ../nbs/05_dpo.ipynb #23172e40
+def train_dpo(pairs, eval=None, config:PreferenceConfig|str='cpu', output_dir=None,
+              max_steps:int|None=None,  # overrides `config.max_steps` (the step budget is a config field)
+              resume:bool=True,
+              callbacks:list|None=None, # extra `transformers.TrainerCallback`s
+             ) -> PreferenceResult:
+    "DPO with LoRA through TRL on preference pairs; held-out preference accuracy before and after on `eval`."
+    return _train('dpo', pairs, eval, config, output_dir, max_steps, resume, callbacks)
+
+def train_kto(
+    examples,
+    eval=None,
+    config: PreferenceConfig | str = 'cpu',
+    output_dir=None,
+    max_steps: int | None = None,   # overrides `config.max_steps`
+    resume: bool = True,
+    callbacks: list | None = None,
+) -> PreferenceResult:
+    "KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`); `label_accuracy` before and after on `eval`."
+    return _train('kto', examples, eval, config, output_dir, max_steps, resume, callbacks)
+
+# %% ../nbs/05_dpo.ipynb #aa975a79
+def combine_adapters(first, second, out) -> Path:
+    ("One LoRA adapter equal to `first` followed by `second` (trained on the base with `first` merged in): PEFT's `cat` "
+     "combination, rank r1 + r2, the base `first`'s; written to `out` (replaced whole).")
+    import shutil, torch, tempfile
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+    base = json.loads((Path(first)/'adapter_config.json').read_text())['base_model_name_or_path']
+    m = AutoModelForCausalLM.from_pretrained(model_path(base), dtype=torch.float32)
+    pm = PeftModel.from_pretrained(m, str(first), adapter_name='first')
+    pm.load_adapter(str(second), adapter_name='second')
+    pm.add_weighted_adapter(['first', 'second'], [1.0, 1.0], 'combined', combination_type='cat')
+    with tempfile.TemporaryDirectory(dir=Path(out).parent) as d:
+        pm.save_pretrained(d, selected_adapters=['combined'])
+        for f in ('tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja'):
+            if (Path(second)/f).exists(): shutil.copy(Path(second)/f, Path(d)/'combined'/f)
+        shutil.rmtree(out, ignore_errors=True); shutil.move(str(Path(d)/'combined'), str(out))
+    name_base(out)
+    return Path(out)
+
+# %% ../nbs/05_dpo.ipynb #7d7bcbf2
 def step_timer():
     from transformers import TrainerCallback
     class StepTimer(TrainerCallback):
@@ -519,7 +518,6 @@ def step_timer():
         def on_step_end(self, args, state, control, **kw): self.steps.append(time.perf_counter() - self.t0)
     return StepTimer()
 
-# %% ../nbs/05_dpo.ipynb #7d7bcbf2
 def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dict:
     "Steps, tokens, estimated seconds and peak memory of `train_dpo(pairs, config)`, from a short measured probe."
     import statistics, tempfile
@@ -560,7 +558,7 @@ def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dic
         peak_rss_mb=round(peak_rss_mb()),
     )
 
-# %% ../nbs/05_dpo.ipynb #0d3af66b
+# %% ../nbs/05_dpo.ipynb #53134d48
 _DPO_FLAGS = [
     (['--method'], dict(default='dpo', choices=['dpo', 'kto'])),
     (['--agent'], dict(default='chitchat', help='whose feedback')),
@@ -580,7 +578,6 @@ _DPO_FLAGS = [
     *TRAIN_EXPORT_FLAGS,
 ]
 
-# %% ../nbs/05_dpo.ipynb #53134d48
 @console_script
 def train_dpo_cli(argv:list|None=None):
     ("`rlnb_train_dpo` without the registry: every `PreferenceConfig` field is a flag; the result says what to record "
