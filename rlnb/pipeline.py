@@ -194,7 +194,6 @@ def _prompt_half(ds, half:int|None):
         raise ValueError(f"no training rows in prompt half {half}: too few prompts to split; set prompt_half: null")
     return out
 
-# %% ../nbs/99_pipeline.ipynb #c8532a65
 def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str, **overrides) -> dict:
     cfg = RewardConfig.make(preset, **overrides)
     ds = run.datasets()
@@ -319,7 +318,7 @@ def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> 
                                       feedback_count=m['train_examples'])
     return m
 
-# %% ../nbs/99_pipeline.ipynb #04cfa7cc
+# %% ../nbs/99_pipeline.ipynb #9ddf4ef0
 def _reward_model(run:Run, out:str='reward'):
     if 'reward_model' not in run.cache:
         p = run.path/out/'reward_model'
@@ -327,7 +326,6 @@ def _reward_model(run:Run, out:str='reward'):
         run.cache['reward_model'] = RewardModel.load(p)
     return run.cache['reward_model']
 
-# %% ../nbs/99_pipeline.ipynb #9ddf4ef0
 @stage('dpo_on_policy', config=OnPolicyConfig)
 def dpo_on_policy_stage(run:Run, preset:str='cpu',
                         n_prompts: int = 1024,     # training prompts the rounds draw from (later turns of training topics)
