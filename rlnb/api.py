@@ -4,57 +4,27 @@
 
 # %% ../nbs/10_api.ipynb #8be140e4
 from __future__ import annotations
-import contextlib, hashlib, hmac, json, math, os, re, signal, subprocess, sys, threading, time
-from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+import contextlib, math, os, sys, threading, time
 from pathlib import Path
 from fastcore.basics import patch
-from typing import Literal
-from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import FastAPI, HTTPException
 from . import __version__
-from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home
+from .core import redact_url
 from .config import stage_cli
-from .feedback import Feedback, FeedbackError
 from .feedback_store import FeedbackStore
-from .core import console_script, utc_now
-from .registry import Registry, rel_path, headline_figures
-from .serve import Swapping, deploy_probe
+from .core import console_script
+from .registry import Registry
+from .serve import deploy_probe
 from .sql import guessed_store
-from .online import OnlineConfig, OnlineLearner
-from .abtest import ab_tables, arrival_ns
-from .jobs import check_free, plan_apart, PlanFault, Busy, ChatRequest, DeployRequest, Jobs, resume_jobs, MAX_BATCH, MAX_FUTURE_S, OnlineScheduler, RollbackRequest, TrainRequest, pid_alive, file_tail, cancel_job, online_config, online_enabled, online_judge, spawn_job, spawn_online_job
-from .auth import Principal, check_allowed, api_tokens, env_insecure, insecure_problem, need
-from .guard import SafeJSON, ApiGuard, scrub_json, api_limits, scrub_paths
+from .online import OnlineLearner
+from .jobs import Jobs, resume_jobs, OnlineScheduler, cancel_job, online_config, online_enabled, online_judge
+from .auth import api_tokens, env_insecure, insecure_problem
+from .guard import SafeJSON, ApiGuard, api_limits, scrub_paths
+from .routes import feedback_routes, training_routes, online_routes, policy_routes, ready_routes, chat_routes
+
 
 # %% auto #0
-__all__ = ['SEED_FEEDBACK', 'app', 'feedback_routes', 'training_routes', 'RetrainRequest', 'online_routes', 'policy_routes',
-           'ready_routes', 'chat_routes', 'storage_fault', 'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli']
-
-# %% ../nbs/10_api.ipynb #91d49c02
-SEED_FEEDBACK = {
-    'prompt': 'What is the capital of France?',
-    'response': 'Paris is the capital of France.',
-    'score': 0.9,
-    'runId': 'run_123',
-    'notes': 'Accurate answer',
-}
-
-def _agent(agent_id:str) -> str:
-    try: return check_agent(agent_id)
-    except ValueError as e:
-        raise HTTPException(422, detail=[{'loc': ['path', 'agent_id'], 'msg': str(e), 'type': 'value_error'}])
-
-def _reject(e:Exception, loc=('body',)):
-    raise HTTPException(422, detail=[{'loc': list(loc), 'msg': str(e), 'type': 'value_error'}])
-
-def _version_out(v, full:bool=False) -> dict:
-    d = v.to_dict()
-    rep = d.pop('eval_report')
-    d['evaluation'] = headline_figures(rep) if rep else None
-    if full: d['eval_report'] = rep
-    return scrub_json(d)                                  # a model folder outside the rlnb home: its name alone
+__all__ = ['app', 'storage_fault', 'create_app', 'ServeConfig', 'serve_checks', 'serve_api_cli']
 
 # %% ../nbs/10_api.ipynb #84b76f2a
 class _State:
@@ -163,296 +133,6 @@ def stop_jobs(self:_State):
                        ': it resumes from its last checkpoint when a server starts again'),
                        status='cancelled' if dry else 'interrupted')
 
-# %% ../nbs/10_api.ipynb #c0b388fb
-from fastapi import APIRouter
-
-def _check_time(rec:Feedback):
-    "A record dated in the future (beyond clock skew) would sort newest forever: refused."
-    limit = datetime.now(timezone.utc) + timedelta(seconds=MAX_FUTURE_S)
-    if datetime.fromisoformat(rec.created_at) > limit:
-        raise FeedbackError(f"created_at {rec.created_at} is in the future (server time {utc_now()}; at most "
-                            f"{MAX_FUTURE_S} s of clock skew): send the time the feedback was given, or none")
-
-def _check_ab(st, rec:Feedback):
-    ("An A/B outcome (run_id 'ab:<experiment>') counts only from a unit (rater) with a recorded exposure to that "
-     "variant (model_version) of this agent's experiment.")
-    if not (rec.run_id or '').startswith('ab:'): return
-    import sqlalchemy as sa
-    exps, expo = ab_tables(st.store)
-    with st.store.engine.connect() as c:
-        e = c.execute(sa.select(exps.c.agent).where(exps.c.experiment == rec.run_id[3:])).scalar()
-        v = c.execute(sa.select(expo.c.variant).where(expo.c.experiment == rec.run_id[3:],
-                                                      expo.c.unit_id == (rec.rater or ''))).scalar()
-    if e != rec.agent: raise FeedbackError(f"run_id {rec.run_id!r}: agent {rec.agent!r} has no such A/B experiment")
-    if v is None or v != rec.model_version:
-        raise FeedbackError(f"run_id {rec.run_id!r}: unit (rater) {rec.rater!r} was not exposed to model_version "
-                            f"{rec.model_version!r} in this experiment" + (f" (it saw {v!r})" if v else ''))
-
-def _record(st, agent:str, d) -> Feedback:
-    "A valid, storable record of `agent` from body `d` (FeedbackError says why not)."
-    if not isinstance(d, dict): raise FeedbackError(f'a record must be a JSON object, got {type(d).__name__}')
-    if d.get('agent', agent) != agent:
-        raise FeedbackError(f"agent {d.get('agent')!r} in the body differs from {agent!r} in the path")
-    rec = Feedback.from_dict({**d, 'agent': agent})
-    _check_time(rec); _check_ab(st, rec)
-    if (rec.run_id or '').startswith('ab:'):          # the server stamps the arrival: the order A/B tests replay
-        rec.metadata = {**rec.metadata, 'arrival_ns': arrival_ns()}
-    return rec
-
-# %% ../nbs/10_api.ipynb #874cdbce
-def _batch(st, agent:str, body:list) -> dict:
-    ("Store the valid records of `body`; report the rejected ones by index and reason, and those whose id is stored "
-     "with other content as conflicts (never dropped silently).")
-    if len(body) > MAX_BATCH: _reject(ValueError(f'{len(body):,} records in one batch; the limit is {MAX_BATCH:,}'))
-    good, rejected = [], []
-    for i, d in enumerate(body):
-        try: good.append((i, _record(st, agent, d)))
-        except (FeedbackError, TypeError, ValueError) as e: rejected.append({'index': i, 'reason': str(e)})
-    seen, uniq = {}, []
-    for i, r in good:                                   # the same id twice in one batch with other content
-        if r.id in seen and seen[r.id].content_hash() != r.content_hash():
-            rejected.append({'index': i, 'reason': f'conflict: id {r.id!r} appears earlier in this batch with other content'})
-        elif r.id not in seen: seen[r.id] = r; uniq.append((i, r))
-    clash = set(st.store.conflicts([r for _, r in uniq]))
-    for i, r in uniq:
-        if r.id in clash:
-            rejected.append({'index': i, 'reason': f'conflict: id {r.id!r} is stored for {agent!r} with other content'})
-    keep = [r for _, r in uniq if r.id not in clash]
-    if keep: st.room(agent, len(keep))
-    added = st.store.add_many(keep) if keep else 0
-    st.stored(agent, added)
-    n_conflicts = sum(x['reason'].startswith('conflict') for x in rejected)
-    return {'received': len(body), 'added': added, 'duplicates': len(keep) - added, 'conflicts': n_conflicts,
-            'rejected': sorted(rejected, key=lambda x: x['index']), 'ids': [r.id for _, r in good]}
-
-def feedback_routes(st) -> APIRouter:
-    "`POST /api/policies/feedback/{agent_id}` (one record) and `.../batch` (many): scope `write`."
-    r = APIRouter(tags=['feedback'], dependencies=[need('write')])
-    @r.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record',
-            responses={409: {'description': 'the id is stored for this agent with other content'}})
-    def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):  # a thread: the commit's fsync blocks
-        agent = _agent(agent_id)
-        try: rec = _record(st, agent, body)
-        except (FeedbackError, TypeError, ValueError) as e:
-            _reject(e, ('body', 'agent') if 'in the body differs' in str(e) else ('body',))
-        st.room(agent, 1)
-        added = st.store.add(rec); st.stored(agent, int(added))
-        if not added and st.store.conflicts([rec]):
-            raise HTTPException(409, detail=f"feedback id {rec.id!r} is stored for agent {agent!r} with other "
-                                            "content: send a new id (or none: the content's hash is the id)")
-        out = {'id': rec.id, 'created': added, 'agent_id': agent, 'kind': rec.kind}
-        if not added:   # the content's hash is the id: two raters' identical records are one unless each names its rater
-            out['duplicate'] = ("identical to a stored record, so stored once: another rater's identical feedback is "
-                                "a record of its own when it names its `rater` (or sends its own `id`)")
-        return out
-    @r.post('/api/policies/feedback/{agent_id}/batch', status_code=201,
-            summary='Store many feedback records; invalid ones are rejected one by one')
-    def post_feedback_batch(agent_id:str, body:list=Body(..., examples=[[SEED_FEEDBACK]])):  # each item checked
-        return _batch(st, _agent(agent_id), body)
-    return r
-
-# %% ../nbs/10_api.ipynb #89094248
-def _busy(e:Busy):
-    raise HTTPException(429, detail=str(e), headers={'Retry-After': str(e.retry_after)})
-
-def _job_out(j:dict, p:Principal) -> dict:
-    ("A job as the API shows it: no pid, no absolute path; the parameters and the log's last lines for admins only "
-     "(a log can hold users' text).")
-    keys = ('id', 'agent_id', 'status', 'progress', 'message', 'result', 'created_at', 'started_at', 'finished_at')
-    out = {k: j[k] for k in keys}
-    err = j.get('error')
-    if p.can('admin', j['agent_id']):
-        out['params'], out['error'] = j['params'], err
-        out['log_tail'] = file_tail(j['log_path']) if j.get('log_path') else None
-    else: out['error'] = err.split('Log tail:')[0].strip() if err else None
-    return scrub_json(out)                                 # no server path, for any scope
-
-def _wait_job(st, jid:str, timeout:float=600) -> dict:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        j = st.jobs.reap(jid)
-        if j['status'] not in ('queued', 'running'): return j
-        time.sleep(0.2)
-    cancel_job(st, jid, f'the dry run took over {timeout:.0f} s')
-    raise HTTPException(504, detail=f'the dry run took over {timeout:.0f} s and was cancelled')
-
-# %% ../nbs/10_api.ipynb #0ef01c28
-def training_routes(st, allow_training:bool=True) -> APIRouter:
-    ("`POST /api/policies/train_policy/{agent_id}` (dry run or job; admin), `GET /api/jobs/{job_id}` (read) and "
-     "`DELETE /api/jobs/{job_id}` (admin: cancel).")
-    r = APIRouter(tags=['training'])
-    @r.post('/api/policies/train_policy/{agent_id}', dependencies=[need('admin')],
-            summary='Dry-run or start a training job (both run in a separate worker process)',
-            responses={429: {'description': 'a job of this agent is active, or the server runs its maximum'}})
-    def train_policy(agent_id:str, req:TrainRequest, response:Response):
-        agent = _agent(agent_id)
-        if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
-        try:
-            if not req.dryRun: check_free(st, agent)    # a busy agent: 429 before its history is read
-            plan = plan_apart(st, agent, req)           # what the data can train, decided in a child before a worker starts
-            if 'dry' in plan: return plan['dry']        # a dry run without a probe: arithmetic only
-            job = spawn_job(st, agent, {**req.model_dump(), **({'kind': 'dry_run'} if req.dryRun else {})})
-        except ValueError as e: raise HTTPException(400, detail=str(e))   # InsufficientFeedback included
-        except PlanFault as e: raise HTTPException(503, detail=str(e), headers={'Retry-After': str(e.retry_after)})
-        except Busy as e: _busy(e)
-        except OSError as e: raise HTTPException(503, detail=f'could not start a worker process: {e}')
-        if req.dryRun:                                 # a probe trains two steps: in a worker, never in the server
-            j = _wait_job(st, job['id'])
-            if j['status'] != 'succeeded': raise HTTPException(400, detail=(j['error'] or 'the dry run failed')[:2000])
-            return scrub_json(j['result'])
-        response.status_code = 202
-        return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}",
-                'method': plan['method'], 'methods': [x for x in (plan['first'], plan['method']) if x],
-                'methodReason': plan['why']}
-    def _job(job_id:str) -> dict:
-        if not re.fullmatch(r'[0-9a-f]{32}', job_id): raise HTTPException(404, detail=f'no job {job_id!r}')
-        _ = st.store
-        j = st.jobs.reap(job_id)
-        if j is None: raise HTTPException(404, detail=f'no job {job_id!r}')
-        return j
-    @r.get('/api/jobs/{job_id}', summary='A job: status, progress, result or error')
-    def get_job(job_id:str, p:Principal=need('read', None)):
-        j = _job(job_id); check_allowed(p, 'read', j['agent_id'])
-        return _job_out(j, p)
-    @r.delete('/api/jobs/{job_id}', summary='Cancel a queued or running job (its worker and children end)')
-    def delete_job(job_id:str, p:Principal=need('admin', None)):
-        j = _job(job_id); check_allowed(p, 'admin', j['agent_id'])
-        if j['status'] not in ('queued', 'running'):
-            raise HTTPException(409, detail=f"job {job_id} is {j['status']}: nothing to cancel")
-        return _job_out(cancel_job(st, job_id, f'cancelled by {p.name}'), p)
-    return r
-
-# %% ../nbs/10_api.ipynb #7e03cf54
-def _deploy_call(f):
-    try: return _version_out(f())
-    except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
-    except (ValueError, FileNotFoundError) as e: raise HTTPException(409, detail=str(e))
-
-class RetrainRequest(BaseModel):
-    "Body of `POST .../{agent_id}/retrain`."
-    model_config = ConfigDict(extra='forbid', allow_inf_nan=False)
-    baseline: bool = Field(False, description="an agent with no deployed version: export and deploy its base model "
-                                              "first (otherwise such an agent is refused)")
-
-def online_routes(st, allow_training:bool=True) -> APIRouter:
-    ("`GET .../{agent_id}/status` (read), `POST .../retrain`, `.../deploy`, `.../rollback` (admin; deploys need a "
-     "passed gate or `force` with a reason, logged with the token's name).")
-    r = APIRouter(tags=['online learning'])
-    @r.get('/api/policies/{agent_id}/status', dependencies=[need('read')],
-           summary="Online learning: buffer, should_retrain and why, deployed version, last run, what is served")
-    def online_status(agent_id:str):
-        agent = _agent(agent_id)
-        s = st.learner(agent).get_status()
-        keys = ('id', 'status', 'progress', 'message', 'created_at')
-        s['jobs'] = [{k: j[k] for k in keys} for j in st.jobs.list(agent)[:5]]
-        s['online_learning_enabled'] = online_enabled()
-        srv = st._server
-        s['serving'] = srv.status(agent) if srv is not None else {'serving': None, 'load_error': None}
-        return scrub_json(s)
-    @r.post('/api/policies/{agent_id}/retrain', status_code=202, dependencies=[need('admin')],
-            summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
-    def online_retrain(agent_id:str, body:RetrainRequest|None=None):
-        agent = _agent(agent_id); body = body or RetrainRequest()
-        if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
-        if not body.baseline and st.registry.deployed(agent) is None:
-            raise HTTPException(409, detail=f"agent {agent!r} has no deployed version to improve on: send "
-                                            "{\"baseline\": true} to export and deploy its base model first")
-        if online_judge() is None:
-            raise HTTPException(409, detail='no gate judge configured: set RLNB_ONLINE_JUDGE to a reward-model folder')
-        n = st.learner(agent).buffer_size()
-        if n < 1: raise HTTPException(400, detail=f'Insufficient feedback: {n} new samples since the last retrain')
-        try: job = spawn_online_job(st, agent, body.baseline)
-        except Busy as e: _busy(e)
-        except OSError as e: raise HTTPException(503, detail=f'could not start a worker process: {e}')
-        return {'status': 'queued', 'jobId': job['id'], 'agentId': agent, 'statusUrl': f"/api/jobs/{job['id']}"}
-    @r.post('/api/policies/{agent_id}/deploy',
-            summary='Deploy a version that passed the gate (or force it, with a reason); its GGUF is checked first')
-    def deploy_version(agent_id:str, body:DeployRequest, p:Principal=need('admin')):
-        L = st.learner(_agent(agent_id))
-        return _deploy_call(lambda: L.deploy(body.version, reason=body.reason or (None if body.force else 'deployed through the API'),
-                                             force=body.force, actor=f'token:{p.name}'))
-    @r.post('/api/policies/{agent_id}/rollback', summary='Deploy an earlier version again (default: the previous one)')
-    def rollback_version(agent_id:str, body:RollbackRequest, p:Principal=need('admin')):
-        L = st.learner(_agent(agent_id))
-        return _deploy_call(lambda: L.rollback(body.version, reason=body.reason, force=body.force,
-                                               actor=f'token:{p.name}'))
-    return r
-
-# %% ../nbs/10_api.ipynb #74f678fc
-def policy_routes(st) -> APIRouter:
-    ("`GET /api/policies/{agent_id}`, `.../compare?a=&b=`, `.../{version}` (last: it takes any name); read, and "
-     "admin for `full=true` (the report holds users' prompts and the model's answers).")
-    r = APIRouter(tags=['versions'], dependencies=[need('read')])
-    @r.get('/api/policies/{agent_id}', summary="An agent's policy versions, newest first, with metrics")
-    def list_policies(agent_id:str):
-        agent = _agent(agent_id); _ = st.store
-        d = st.registry.deployed(agent)
-        return {'agentId': agent, 'deployed': d.name if d else None,
-                'versions': [_version_out(v) for v in st.registry.list(agent)]}
-    @r.get('/api/policies/{agent_id}/compare', summary='Two versions side by side')
-    def compare_policies(agent_id:str, a:str=Query(..., examples=['v1']), b:str=Query(..., examples=['v2'])):
-        agent = _agent(agent_id); _ = st.store
-        try: return {'agentId': agent, 'a': a, 'b': b, 'rows': st.registry.compare(agent, a, b)}
-        except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
-        except ValueError as e: _reject(e, ('query',))
-    @r.get('/api/policies/{agent_id}/{version}', summary='One version; `full=true` (admin) adds its evaluation report')
-    def get_policy(agent_id:str, version:str, request:Request, full:bool=False):
-        agent = _agent(agent_id); _ = st.store
-        if full: check_allowed(request.scope['rlnb_principal'], 'admin', agent)
-        try: return _version_out(st.registry.get(agent, version), full)
-        except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
-        except ValueError as e: _reject(e, ('path', 'version'))
-    return r
-
-# %% ../nbs/10_api.ipynb #f97fe490
-def ready_routes(st) -> APIRouter:
-    ("`GET /ready` (no token: a load balancer's probe; counts only) and `GET /api/ready` (read: per agent): 200 when "
-     "every deployed version loaded in this process and answered, else 503.")
-    r = APIRouter(tags=['health'])
-    def state(p=None):
-        rd = st.server.readiness()
-        if p is not None: rd['agents'] = {a: x for a, x in rd['agents'].items() if p.can('read', a)}
-        rd['warming'] = st.warming; rd['ready'] = rd['ready'] and not st.warming
-        return rd
-    @r.get('/ready', summary='Readiness: 200 when every deployed version answered here, else 503 (no token needed)')
-    def ready(response:Response):
-        rd = state(); response.status_code = 200 if rd['ready'] else 503
-        n, k = len(rd['agents']), sum(x['answered'] for x in rd['agents'].values())
-        out = {'ready': rd['ready'], 'warming': rd['warming'], 'deployed': n, 'answering': k}
-        if not rd['ready']:
-            out['detail'] = ('loading the deployed versions' if rd['warming'] else
-                             f'{n - k} of {n} deployed versions have not answered here yet: GET /api/ready says which')
-        return out
-    @r.get('/api/ready', summary="Readiness per agent: the deployed version, whether it answered, its last failed load")
-    def ready_detail(response:Response, p:Principal=need('read', None)):
-        rd = state(p); response.status_code = 200 if rd['ready'] else 503
-        rd['worker'] = os.getpid()                    # which process answered (several workers share one port)
-        return scrub_json(rd)
-    return r
-
-def chat_routes(st) -> APIRouter:
-    "`POST /v1/chat/completions`: `model` is the agent id; scope `write` on that agent."
-    r = APIRouter(tags=['chat'])
-    @r.post('/v1/chat/completions', summary="OpenAI-compatible chat: `model` is the agent id; answered by its "
-            "deployed version (or its A/B side for `user`)")
-    def chat_completions(body:ChatRequest, response:Response, p:Principal=need('write', None)):
-        agent = _agent(body.model); check_allowed(p, 'write', agent)
-        kw = dict(user=body.user, max_tokens=body.max_tokens, temperature=body.temperature, seed=body.seed)
-        try:
-            if body.stream:   # the version is picked (and a 404/409 raised) before the first event
-                version, chunks = st.server.chat_stream(agent, [m.model_dump() for m in body.messages], **kw)
-                def events():
-                    for c in chunks: yield f"data: {json.dumps(c)}\n\n"
-                    yield 'data: [DONE]\n\n'
-                return StreamingResponse(events(), media_type='text/event-stream', headers={'x-rlnb-model-version': version})
-            out = st.server.chat(agent, [m.model_dump() for m in body.messages], **kw)
-        except LookupError as e: raise HTTPException(404, detail=str(e))
-        except (FileNotFoundError, ValueError) as e: raise HTTPException(409, detail=str(e))
-        except Swapping as e: raise HTTPException(503, detail=str(e), headers={'Retry-After': '1'})
-        response.headers['x-rlnb-model-version'] = out['model_version']
-        return out
-    return r
-
 # %% ../nbs/10_api.ipynb #dc81b1d6
 from fastapi.exceptions import RequestValidationError
 from fastapi.encoders import jsonable_encoder
@@ -470,8 +150,9 @@ def _finite(x):
     return x
 
 async def _invalid_request(request, e:RequestValidationError):
-    ("422 for a body, path or query the routes refuse: always renders (FastAPI's own fails on a NaN input, a 500). A "
-     "parameter no route honours is named as such; under /v1/ the error is OpenAI's shape too, for its clients.")
+    ("422 for a body, path or query the routes refuse: always renders (FastAPI's own fails on a NaN input, a "
+     "500). A parameter no route honours is named as such; under /v1/ the error is OpenAI's shape too, for its "
+     "clients.")
     errs = _finite(jsonable_encoder(e.errors()))
     for x in errs:
         if x.get('type') == 'extra_forbidden':
@@ -489,8 +170,8 @@ async def _http_error(request, e):
 
 # %% ../nbs/10_api.ipynb #81240f4e
 def storage_fault(e:BaseException) -> tuple|None:
-    ("`(status, detail, Retry-After seconds)` for an error of a full, read-only, locked or unreachable store or disk "
-     "(SQLite, PostgreSQL, files); else None.")
+    ("`(status, detail, Retry-After seconds)` for an error of a full, read-only, locked or unreachable store or "
+     "disk (SQLite, PostgreSQL, files); else None.")
     import errno
     from rlnb.sql import store_fault
     if (passing := store_fault(e)) is not None:              # a lock or a restart passes soon
@@ -559,8 +240,8 @@ from dataclasses import dataclass
 from .config import StageConfig
 @dataclass
 class ServeConfig(StageConfig):
-    ("Options of `rlnb_serve_api` (tokens are read from env RLNB_API_TOKEN / RLNB_API_TOKENS, never from the command "
-     "line).")
+    ("Options of `rlnb_serve_api` (tokens are read from env RLNB_API_TOKEN / RLNB_API_TOKENS, never from the "
+     "command line).")
     host: str = '127.0.0.1'   # interface to bind; loopback unless told otherwise (any other needs a token)
     port: int = 8000          # TCP port
     db: str|None = None       # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
