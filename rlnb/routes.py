@@ -93,11 +93,12 @@ def _batch(st, agent:str, body:list) -> dict:
     for i, d in enumerate(body):
         try: good.append((i, _record(st, agent, d)))
         except (FeedbackError, TypeError, ValueError) as e: rejected.append({'index': i, 'reason': str(e)})
-    seen, uniq = {}, []
+    seen, uniq, repeats = {}, [], 0
     for i, r in good:                                   # the same id twice in one batch with other content
         if r.id in seen and seen[r.id].content_hash() != r.content_hash():
             rejected.append({'index': i, 'reason': f'conflict: id {r.id!r} appears earlier in this batch with other content'})
         elif r.id not in seen: seen[r.id] = r; uniq.append((i, r))
+        else: repeats += 1                              # an exact repeat in the batch: a duplicate, stored once
     clash = set(st.store.conflicts([r for _, r in uniq]))
     for i, r in uniq:
         if r.id in clash:
@@ -107,7 +108,7 @@ def _batch(st, agent:str, body:list) -> dict:
     added = st.store.add_many(keep) if keep else 0
     st.stored(agent, added)
     n_conflicts = sum(x['reason'].startswith('conflict') for x in rejected)
-    return {'received': len(body), 'added': added, 'duplicates': len(keep) - added, 'conflicts': n_conflicts,
+    return {'received': len(body), 'added': added, 'duplicates': len(keep) - added + repeats, 'conflicts': n_conflicts,
             'rejected': sorted(rejected, key=lambda x: x['index']), 'ids': [r.id for _, r in good]}
 
 def feedback_routes(st) -> APIRouter:
