@@ -74,6 +74,9 @@ class _State:
                     print(f'[rlnb serve] following deploys: {type(e).__name__}: {e}', file=sys.stderr, flush=True)
                     self.following.wait(5)
         threading.Thread(target=run, daemon=True, name='rlnb-warm').start()
+    def serving(self, agent:str) -> dict:
+        "What this process serves `agent` with now (`PolicyServer.status`), without loading a server to ask."
+        return self._server.status(agent) if self._server is not None else {'serving': None, 'load_error': None}
     def _probe(self, v):
         "Before a deploy or rollback names `v`: this server loads it and has it answer (`PolicyServer.preload`)."
         self.server.preload(v)

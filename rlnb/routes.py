@@ -232,8 +232,7 @@ def online_routes(st, allow_training:bool=True) -> APIRouter:
         keys = ('id', 'status', 'progress', 'message', 'created_at')
         s['jobs'] = [{k: j[k] for k in keys} for j in st.jobs.list(agent)[:5]]
         s['online_learning_enabled'] = online_enabled()
-        srv = st._server
-        s['serving'] = srv.status(agent) if srv is not None else {'serving': None, 'load_error': None}
+        s['serving'] = st.serving(agent)
         return scrub_json(s)
     @r.post('/api/policies/{agent_id}/retrain', status_code=202, dependencies=[need('admin')],
             summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
