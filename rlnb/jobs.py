@@ -14,7 +14,8 @@ from .feedback_store import FeedbackStore
 from .formatting import utility, prompt_text, build_datasets, choose_method, data_shape, NotEnoughData
 from .dpo import estimate, PreferenceConfig
 from .sft import estimate_sft, SFTConfig
-from .registry import Registry, rel_path, abs_path
+from .registry import Registry
+from .versions import rel_path, abs_path
 from .pipeline import run_pipeline
 from .online import OnlineConfig, OnlineLearner
 from .judges import RewardJudge

@@ -16,7 +16,8 @@ from .durable import atomic_write, durable_replace
 from .config import StageConfig, StageResult
 from .feedback import Feedback
 from .feedback_store import FeedbackStore
-from .registry import Registry, version_number, abs_path, rel_path, check_gguf   # check_gguf: every deploy path checks the GGUF
+from .registry import Registry
+from .versions import version_number, abs_path, rel_path, check_gguf   # check_gguf: every deploy path checks the GGUF
 from .formatting import in_eval_split, to_kto, to_preference_pairs, to_dataset, utility, NotEnoughData
 from .abtest import upsert_ignore, ABTest
 from .export import export_model, register_ollama, export_merged

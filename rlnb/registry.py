@@ -5,115 +5,18 @@
 # %% ../nbs/01a_registry.ipynb #440252d4
 from __future__ import annotations
 import json, time
-from dataclasses import dataclass, field, asdict
-from datetime import datetime, timezone
-from pathlib import Path
-from .core import create_index, create_tables, check_agent, rlnb_home
+from dataclasses import dataclass
+from .core import create_index, create_tables, check_agent
 from .config import stage_cli
 from .feedback_store import FeedbackStore
-from .verdicts import report_headline
 from fastcore.basics import patch
 from .core import console_script
+from .core import utc_now
+from .versions import (SCHEMA_VERSION, KINDS, registry_tables, PolicyVersion, version_number, rel_path, check_gguf,
+                           headline_figures)
 
 # %% auto #0
-__all__ = ['SCHEMA_VERSION', 'KINDS', 'STATUSES', 'PolicyVersion', 'version_number', 'rel_path', 'Registry', 'register_version',
-           'abs_path', 'check_gguf', 'headline_figures', 'PoliciesConfig', 'policies_cli']
-
-# %% ../nbs/01a_registry.ipynb #0f1cbbb3
-from .core import utc_now
-SCHEMA_VERSION = 1
-KINDS = ('base', 'sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo', 'dpo_on_policy', 'rest')
-STATUSES = ('candidate', 'deployed', 'retired', 'failed')
-
-def _tables(md):
-    import sqlalchemy as sa
-    versions = sa.Table(
-        'policy_versions',
-        md,
-        sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column('agent_id', sa.String(64), nullable=False, index=True),
-        sa.Column('version', sa.Integer, nullable=False),
-        sa.Column('model_path', sa.Text, nullable=False),
-        sa.Column('kind', sa.String(16), nullable=False),
-        sa.Column('parent_version', sa.Integer),
-        sa.Column('reward_model_path', sa.Text),
-        sa.Column('gguf_paths', sa.JSON, nullable=False),
-        sa.Column('feedback_count', sa.Integer),
-        sa.Column('reward_mean', sa.Float),
-        sa.Column('reward_std', sa.Float),
-        sa.Column('metrics', sa.JSON, nullable=False),
-        sa.Column('eval_report', sa.JSON),
-        sa.Column('status', sa.String(16), nullable=False),
-        sa.Column('status_reason', sa.Text),
-        sa.Column('config', sa.JSON, nullable=False),
-        sa.Column('data_counts', sa.JSON, nullable=False),
-        sa.Column('created_at', sa.String(32), nullable=False),
-        sa.Column('updated_at', sa.String(32), nullable=False),
-        sa.UniqueConstraint('agent_id', 'version', name='uq_policy_agent_version'),
-    )
-    events = sa.Table(
-        'deployments',
-        md,
-        sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
-        sa.Column('agent_id', sa.String(64), nullable=False, index=True),
-        sa.Column('version', sa.Integer, nullable=False),
-        sa.Column('previous', sa.Integer),
-        sa.Column('action', sa.String(16), nullable=False),
-        sa.Column('reason', sa.Text),
-        sa.Column('actor', sa.String(128)),   # who deployed it (the API token's name, or the OS user)
-        sa.Column('at', sa.String(32), nullable=False),
-    )
-    meta = sa.Table(
-        'rlnb_meta',
-        md,
-        sa.Column('key', sa.String(64), primary_key=True),
-        sa.Column('value', sa.String(256), nullable=False),
-    )
-    # exactly one deployed version per agent, enforced by the database (two concurrent promotes cannot both win,
-    # on SQLite or on PostgreSQL under READ COMMITTED): the loser's transaction fails and is retried
-    sa.Index('uq_one_deployed', versions.c.agent_id, unique=True, sqlite_where=versions.c.status == 'deployed',
-             postgresql_where=versions.c.status == 'deployed')
-    return versions, events, meta
-
-# %% ../nbs/01a_registry.ipynb #040cdf4d
-@dataclass
-class PolicyVersion:
-    "One registered policy version (a row of `policy_versions`)."
-    agent_id: str
-    version: int
-    model_path: str
-    kind: str
-    status: str = 'candidate'
-    parent_version: int|None = None
-    reward_model_path: str|None = None
-    gguf_paths: dict = field(default_factory=dict)
-    feedback_count: int|None = None
-    reward_mean: float|None = None
-    reward_std: float|None = None
-    metrics: dict = field(default_factory=dict)
-    eval_report: dict|None = None
-    status_reason: str|None = None
-    config: dict = field(default_factory=dict)
-    data_counts: dict = field(default_factory=dict)
-    created_at: str|None = None
-    updated_at: str|None = None
-    id: int|None = None
-    @property
-    def name(self) -> str: return f'v{self.version}'
-    def to_dict(self) -> dict: return {**asdict(self), 'name': self.name}
-
-# %% ../nbs/01a_registry.ipynb #66179bb1
-def version_number(v) -> int:
-    "15, '15' or 'v15' -> 15."
-    s = str(v).strip().lower().removeprefix('v')
-    if not s.isdigit(): raise ValueError(f"a version is a number or 'v<number>', got {v!r}")
-    return int(s)
-
-def rel_path(p) -> str|None:
-    if p is None: return None
-    p = Path(p).expanduser()
-    try: return str(p.resolve().relative_to(rlnb_home()))
-    except ValueError: return str(p)
+__all__ = ['Registry', 'register_version', 'PoliciesConfig', 'policies_cli']
 
 # %% ../nbs/01a_registry.ipynb #99e4b622
 class Registry:
@@ -125,7 +28,7 @@ class Registry:
         self.store = store if isinstance(store, FeedbackStore) else FeedbackStore(store)
         self.engine = self.store.engine
         md = sa.MetaData()
-        self.versions, self.events, self.meta = _tables(md)
+        self.versions, self.events, self.meta = registry_tables(md)
         create_tables(md, self.engine)
         self._check_schema()
         _upgrade(self)
@@ -268,7 +171,6 @@ def register(self:Registry, agent:str, model_path, kind:str,
 def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
     ("Attach or change fields of a version (e.g. `eval_report`, `gguf_paths`, `metrics`); status changes go "
      "through promote/fail.")
-    import sqlalchemy as sa
     v = self.get(agent, version).version
     if bad := set(fields) - {
         'eval_report',
@@ -302,27 +204,6 @@ def register_version(store, agent:str, path, kind:str, **fields) -> PolicyVersio
     return v
 
 # %% ../nbs/01a_registry.ipynb #1b84172e
-def abs_path(p) -> Path|None:
-    "A registry path (relative to the project home) as an absolute path."
-    if p is None: return None
-    p = Path(p)
-    return p if p.is_absolute() else rlnb_home()/p
-
-def check_gguf(path) -> Path:
-    ("Refuse a missing, empty, truncated or non-GGUF file with a clear error (a deploy must never load a "
-     "half-written export).")
-    p = abs_path(path)
-    if p is None or not p.exists():
-        raise FileNotFoundError(f"GGUF {path} does not exist: export the version first (auto_export or "
-                                f"rlnb_export)")
-    if p.stat().st_size < 1024:
-        raise ValueError(f"GGUF {rel_path(p)} is {p.stat().st_size} bytes: truncated or empty, refusing to "
-                         f"deploy it")
-    with open(p, 'rb') as f: magic = f.read(4)
-    if magic != b'GGUF': raise ValueError(f"{rel_path(p)} is not a GGUF file (magic {magic!r}): refusing to "
-                                          f"deploy it")
-    return p
-
 @patch
 def deploy_allowed(self:Registry, v:PolicyVersion) -> str|None:
     ("Why `v` may be deployed without `force` (None: it may not): the base model (the baseline), a candidate "
@@ -437,7 +318,6 @@ def rollback(self:Registry, agent:str, version=None, reason:str|None=None, force
 @patch
 def fail(self:Registry, agent:str, version, reason:str) -> PolicyVersion:
     "Mark a version failed (never deployable), with the reason."
-    import sqlalchemy as sa
     v = self.get(agent, version)
     if v.status == 'deployed': raise ValueError(f"{agent} v{v.version} is deployed: roll back first")
     with self.engine.begin() as c:
@@ -455,12 +335,6 @@ def _flat(d:dict, prefix:str='') -> dict:
         if isinstance(v, dict): out.update(_flat(v, f'{prefix}{k}.'))
         elif not isinstance(v, list): out[f'{prefix}{k}'] = v
     return out
-
-def headline_figures(report:dict|None) -> dict:
-    "Headline figures of a stored evaluation report (the first judge, sampled mode when present)."
-    if not report: return {}
-    try: return {k: v for k, v in report_headline(report).items() if not isinstance(v, (list, dict))}
-    except Exception: return {}
 
 @patch
 def compare(self:Registry, agent:str, a, b) -> list[dict]:
@@ -485,7 +359,6 @@ def compare(self:Registry, agent:str, a, b) -> list[dict]:
     return rows
 
 # %% ../nbs/01a_registry.ipynb #43754d79
-from dataclasses import dataclass
 from .config import StageConfig
 @dataclass
 class PoliciesConfig(StageConfig):

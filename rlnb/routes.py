@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .core import check_agent
 from .feedback import Feedback, FeedbackError
 from .core import utc_now
-from .registry import headline_figures
+from .versions import headline_figures
 from .serve import Swapping
 from .abtest import ab_tables, arrival_ns
 from .jobs import check_free, plan_apart, PlanFault, Busy, ChatRequest, DeployRequest, MAX_BATCH, MAX_FUTURE_S, RollbackRequest, TrainRequest, file_tail, cancel_job, online_enabled, online_judge, spawn_job, spawn_online_job
