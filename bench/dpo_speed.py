@@ -52,7 +52,8 @@ def smoke_mode():
 
 def run(name, data):
     from datasets import Dataset
-    from rlnb.dpo import PreferenceConfig, train_dpo, step_timer
+    from rlnb.dpo_config import PreferenceConfig
+    from rlnb.dpo import train_dpo, step_timer
     pairs = Dataset.from_list([json.loads(l) for l in open(data)])
     cfg = replace(PreferenceConfig.PRESETS['cpu'], batch_size=BATCH, max_length=128, logging_steps=1, save_steps=10**9, **MODEL,
                   **VARIANTS[name])
@@ -64,7 +65,7 @@ def run(name, data):
     s_step = statistics.median(timer.steps[1:])
     toks = max((h.get('num_tokens', 0) for h in res.history), default=0) or None   # real (unpadded) tokens, TRL's count
     losses = [round(h['loss'], 4) for h in res.history if 'loss' in h]
-    from rlnb.dpo import effective_config
+    from rlnb.dpo_config import effective_config
     eff = effective_config(cfg)
     print(json.dumps(dict(variant=name, bf16=eff.bf16, attn=eff.attn_implementation or 'sdpa', s_per_step=round(s_step, 3), pairs_per_s=round(BATCH / s_step, 3),
                           tokens_per_s=round(toks / sum(timer.steps), 1) if toks else None,

@@ -33,7 +33,8 @@ def train(run:Path, name:str, v:dict) -> Path:
     eval_pairs = v.pop('eval_pairs', 256)
     ds = {s: load_from_disk(str(run/'datasets'/'pairs'/s)) for s in ('train', 'eval')}
     if algo == 'dpo':
-        from rlnb.dpo import PreferenceConfig, train_dpo
+        from rlnb.dpo_config import PreferenceConfig
+        from rlnb.dpo import train_dpo
         res = train_dpo(ds['train'], ds['eval'].shuffle(seed=0).select(range(min(eval_pairs, len(ds['eval'])))), replace(PreferenceConfig.PRESETS['cpu'], save_steps=10**9, **v), out, max_steps=max_steps, resume=False)
         return res.model_path, res.metrics
     from rlnb.ppo_config import PPOConfig

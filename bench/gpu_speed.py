@@ -63,7 +63,8 @@ def random_model(d:Path) -> Path:
 def dpo(model_dir, d):
     from dataclasses import replace
     from datasets import Dataset
-    from rlnb.dpo import PreferenceConfig, train_dpo, step_timer
+    from rlnb.dpo_config import PreferenceConfig
+    from rlnb.dpo import train_dpo, step_timer
     pairs = Dataset.from_list([json.loads(l) for l in open(d/'pairs.jsonl')])
     rows = []
     for name, over in DPO.items():

@@ -25,7 +25,8 @@ def smoke_budget():
 def child(data:str, smoke:bool):
     from datasets import Dataset
     from rlnb.hardware import release_memory, reset_peak_rss, peak_rss_mb
-    from rlnb.dpo import PreferenceConfig, train_dpo
+    from rlnb.dpo_config import PreferenceConfig
+    from rlnb.dpo import train_dpo
     from rlnb.policy import generate_answers, load_checkpoint
     rss = lambda: int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20
     rows = [json.loads(l) for l in open(data)]

@@ -33,7 +33,8 @@ def dpo_pairs():
 
 def dpo(world:int, out:str, packed:bool):
     from dataclasses import replace
-    from rlnb.dpo import PreferenceConfig, train_dpo, step_timer
+    from rlnb.dpo_config import PreferenceConfig
+    from rlnb.dpo import train_dpo, step_timer
     pairs = dpo_pairs()
     cfg = replace(PreferenceConfig.PRESETS['cpu'], model=MODEL, batch_size=DPO_PAIRS // world, max_length=128, logging_steps=1,
                   save_steps=10**9, packed=packed)

@@ -4,355 +4,32 @@
 
 # %% ../nbs/05_dpo.ipynb #4987f43a
 from __future__ import annotations
-import json, math, time, types
-from dataclasses import dataclass, field, asdict, replace
+import json, math, time
+from dataclasses import dataclass, asdict, replace
 from pathlib import Path
-from .core import chat_ids, new_run, cache_dir, lora_config, last_checkpoint
-from .hardware import get_device, seed_everything, peak_rss_mb, Timer, end_group_at_exit
+from .core import chat_ids, last_checkpoint
+from .hardware import seed_everything, peak_rss_mb, Timer, end_group_at_exit
 from .assets import model_path, name_base
-from .tracking import report_targets
-from .config import StageConfig, StageResult, train_metrics
+from .config import StageResult, train_metrics
 from .formatting import prompt_text, to_preference_pairs, to_kto, to_dataset, split_by_prompt
-from .hardware import auto_bf16
-from .durable import atomic_dir, atomic_write, durable_replace
+from .durable import atomic_write, durable_replace
 from .config import stage_cli, stage_dir
-from .packing import PackedBatch, pack_batch, packed_logprobs, packed_forward, use_packed_forward, packed_trainer
+from .packing import packed_trainer
 from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
 from .core import console_script
-from .reward_eval import pairwise_accuracy
 from .feedback_store import load_records
-from .decoding import token_logprobs
+from .preference import preference_accuracy, label_accuracy, pair_columns
+from .dpo_config import PreferenceConfig, effective_config, load_trainable_policy, start_adapter, to_trl_config
 
 # %% auto #0
-__all__ = ['CHECKPOINT_FILES', 'dpo_loss', 'sequence_logprobs', 'adapter_at_start', 'pair_logprobs', 'preference_accuracy',
-           'label_accuracy', 'PreferenceConfig', 'effective_config', 'load_trainable_policy', 'start_adapter',
-           'to_trl_config', 'PreferenceResult', 'plot_history', 'train_dpo', 'train_kto', 'combine_adapters',
-           'step_timer', 'estimate', 'train_dpo_cli', 'train_kto_cli']
-
-# %% ../nbs/05_dpo.ipynb #e81d0c05
-def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoothing:float=0.0):
-    "DPO loss from policy (`pc`, `pr`) and reference (`rc`, `rr`) log-probs of chosen/rejected: (B,) each."
-    import torch.nn.functional as F
-    z = beta * ((pc - rc) - (pr - rr))        # implicit reward margin
-    if loss_type == 'sigmoid': l = -F.logsigmoid(z) * (1 - label_smoothing) - F.logsigmoid(-z) * label_smoothing
-    elif loss_type == 'hinge': l = (1 - z).clamp(min=0)
-    elif loss_type == 'robust':
-        l = (-F.logsigmoid(z) * (1 - label_smoothing) + F.logsigmoid(-z) * label_smoothing) / (1 - 2 * label_smoothing)
-    else: raise ValueError(f"dpo_loss has no {loss_type!r} (ipo is length-normalised inside TRL)")
-    return l.mean()
-
-# %% ../nbs/05_dpo.ipynb #8e2a60e3
-def _chat_batch(tok, prompts, responses, max_length=None):
-    ("Right-padded `(input_ids, attention_mask, labels)` of chat-formatted prompt + response; labels are -100 on "
-     "prompt and padding.")
-    import torch
-    rows = []
-    for p, r in zip(prompts, responses):
-        pi, ri = chat_ids(tok, p, r)
-        rows.append(((pi + ri)[:max_length] if max_length else pi + ri, len(pi)))   # TRL's keep_start truncation
-    L = max(len(s) for s, _ in rows)
-    ids = torch.full((len(rows), L), tok.pad_token_id); am = torch.zeros_like(ids); lab = torch.full_like(ids, -100)
-    for j, (s, n) in enumerate(rows):
-        ids[j, :len(s)] = torch.tensor(s)
-        am[j, :len(s)] = 1
-        lab[j, n:len(s)] = ids[j, n:len(s)]
-    return ids, am, lab
-
-def sequence_logprobs(model, tok, prompts:list[str], responses:list[str], max_length:int|None=None, batch_size:int=8):
-    ("Sum of log π(response | prompt) over the response tokens, for each pair, from the plain padded forward: float "
-     "tensor (N,).")
-    import torch
-    out, dev = [], next(model.parameters()).device
-    for i in range(0, len(prompts), batch_size):
-        ids, am, lab = _chat_batch(tok, prompts[i:i+batch_size], responses[i:i+batch_size], max_length)
-        with torch.no_grad(): logits = model(input_ids=ids.to(dev), attention_mask=am.to(dev)).logits.float().cpu()
-        lp = token_logprobs(logits[:, :-1], ids[:, 1:])     # (B, L-1): log p(token t+1)
-        out.append((lp * (lab[:, 1:] != -100)).sum(-1))  # positions predicting response tokens
-    return torch.cat(out)
-
-# %% ../nbs/05_dpo.ipynb #3b97ff0e
-def _cols(pairs):
-    return (
-        [prompt_text(x) for x in pairs['prompt']],
-        [prompt_text(x) for x in pairs['chosen']],
-        [prompt_text(x) for x in pairs['rejected']],
-    )
-
-def _packed_pair_logprobs(model, tok, p, c, r, max_length=None,
-                          batch_size:int=8,   # pairs a pass: 16 fill longer packed rows, and were slower on 2 cores
-                         ):
-    "(2, N): summed log-probs of chosen (row 0) and rejected (row 1), through `packed_logprobs`."
-    import torch
-    out, dev = [], next(model.parameters()).device
-    for i in range(0, len(p), batch_size):
-        ps = p[i:i+batch_size]
-        ids, am, lab = _chat_batch(
-            tok, ps + ps, c[i : i + batch_size] + r[i : i + batch_size], max_length
-        )  # TRL's layout: chosen rows, then rejected
-        with torch.no_grad():
-            out.append(
-                packed_logprobs(model, ids.to(dev), am.to(dev), lab.to(dev))['log_probs'].sum(1).cpu().view(2, -1)
-            )
-    return torch.cat(out, 1)
-
-def adapter_at_start(model) -> bool:
-    "Whether `model`'s LoRA adapters change nothing yet (every `lora_B` zero, as PEFT starts them): it is its reference."
-    bs = [p for n, p in model.named_parameters() if 'lora_B' in n]
-    return bool(bs) and all(not p.any() for p in bs)
-
-def _policy_and_reference(model, logprobs, ref:dict|None):
-    ("`(policy, reference)` values of `logprobs()` (a tensor): the reference with the adapters disabled, from the `ref` "
-     "cache once it holds one (else computed and cached); without an adapter, or with one at its start, the policy is "
-     "the reference and gets no pass of its own.")
-    import contextlib
-    ref = {} if ref is None else ref
-    has = hasattr(model, 'disable_adapter')
-    if 'ref' not in ref:
-        with model.disable_adapter() if has else contextlib.nullcontext(): ref['ref'] = logprobs()
-    return (ref['ref'].clone() if not has or adapter_at_start(model) else logprobs()), ref['ref']
-
-def pair_logprobs(model, tok, pairs, max_length=None, packed:bool=True,
-                  ref:dict|None=None,  # a cache for the reference's log-probs of these pairs: filled once, then reused
-                 ) -> dict:
-    ("Policy and (adapters-disabled) reference log-probs of chosen and rejected (`packed`: through `packed_logprobs`, "
-     "else `sequence_logprobs`). The reference never changes, so a `ref` dict passed again skips its pass; an adapter "
-     "still at its start is the reference, so one pass serves both.")
-    import torch
-    p, c, r = _cols(pairs)
-    def both():   # (2, N): chosen, rejected
-        if packed: return _packed_pair_logprobs(model, tok, p, c, r, max_length)
-        return torch.stack([sequence_logprobs(model, tok, p, c, max_length), sequence_logprobs(model, tok, p, r, max_length)])
-    pol, rf = _policy_and_reference(model, both, ref)
-    return dict(pc=pol[0], pr=pol[1], rc=rf[0], rr=rf[1])
-
-# %% ../nbs/05_dpo.ipynb #ad091eae
-def preference_accuracy(model, tok, pairs, beta:float=0.1, max_length=None,
-                        ref:dict|None=None,   # `pair_logprobs`'s cache: before and after training share one reference pass
-                       ) -> dict:
-    "Held-out implicit-reward accuracy and mean margin (policy vs adapters-disabled reference)."
-    lp = pair_logprobs(model, tok, pairs, max_length, ref=ref)
-    rc, rr = beta * (lp['pc'] - lp['rc']), beta * (lp['pr'] - lp['rr'])
-    return dict(
-        preference_accuracy=round(pairwise_accuracy(rc, rr), 4),
-        reward_margin=round((rc - rr).mean().item(), 4),
-        pairs=len(rc),
-    )
-
-# %% ../nbs/05_dpo.ipynb #b5168e31
-def label_accuracy(model, tok, examples, beta:float=0.1, max_length=None,
-                   ref:dict|None=None,   # a cache for the reference's log-probs, as in `pair_logprobs`
-                  ) -> dict:
-    ("KTO's held-out check on unpaired examples (`prompt`, `completion`, `label`): how often the implicit reward has "
-     "the label's sign (ties half), and the mean reward of desirable minus undesirable completions.")
-    import torch
-    p, c = [prompt_text(x) for x in examples['prompt']], [prompt_text(x) for x in examples['completion']]
-    lab = torch.tensor([bool(x) for x in examples['label']])
-    if not len(p): raise ValueError("no held-out examples to check")
-    pol, rf = _policy_and_reference(model, lambda: sequence_logprobs(model, tok, p, c, max_length), ref)
-    r = beta * (pol - rf)
-    right = torch.where(r == 0, 0.5, ((r > 0) == lab).float())
-    gap = round((r[lab].mean() - r[~lab].mean()).item(), 4) if lab.any() and (~lab).any() else None   # JSON has no NaN
-    return dict(label_accuracy=round(right.mean().item(), 4), reward_gap=gap, examples=len(p))
-
-# %% ../nbs/05_dpo.ipynb #892ff144
-@dataclass
-class PreferenceConfig(StageConfig):
-    "One DPO/KTO run. Presets: `PreferenceConfig.PRESETS` (`cpu` is the default on this machine)."
-    model: str = 'smollm2'          # the policy to train: 'smollm2', 'tiny' (tests), a HF folder or an adapter folder
-    reference: str = 'base'         # with an adapter as `model`: 'base' (go on training it; the reference is its base)
-                                    # or 'start' (the adapter's policy is the reference: a fresh LoRA on it merged, as
-                                    # preference training after SFT; the result is saved as one adapter of both)
-    lora_r: int = 16                # LoRA rank
-    lora_alpha: int = 32            # LoRA scale
-    lora_dropout: float = 0.05
-    learning_rate: float = 5e-5
-    beta: float = 0.1               # DPO/KTO temperature: larger keeps the policy closer to the reference
-    epochs: float = 1.0
-    max_steps: int = -1             # stop after this many optimiser steps (-1: run the epochs): the step budget
-    batch_size: int = 4             # pairs (DPO) or examples (KTO) per device step
-    grad_accum: int = 1
-    max_length: int = 128           # prompt + completion tokens (longer: completion end truncated)
-    loss_type: str = 'sigmoid'      # DPO loss: 'sigmoid' (DPO), 'ipo', 'hinge', 'robust'
-    label_smoothing: float = 0.0    # conservative DPO / robust DPO noise rate
-    sft_weight: float = 0.0         # DPO only: + this x the mean negative log-likelihood of the chosen answers' tokens
-                                    # (RPO; TRL's loss_type 'sft'): the chosen answers' likelihood is held up, not only
-                                    # the margin, which keeps the policy near answers it already gives (on-policy rounds)
-    precompute_ref_log_probs: bool = True  # reference log-probs once before training, not every step
-    ref_batch_size: int|None = None  # pairs per batch of that one reference pass (no gradients); None: batch_size
-    base_dtype: str = 'float32'     # frozen base weights: 'float32' or 'bfloat16' (LoRA weights stay fp32)
-    bf16: bool|None = False         # bf16 autocast; None: on CUDA, and on CPUs with native bf16 (`auto_bf16`)
-    attn_implementation: str|None = None  # attention kernel; None: 'eager' under bf16 on a CPU, else the model's own
-    load_in_4bit: bool = False      # 4-bit base through bitsandbytes (CUDA only; skipped with a message on CPU)
-    gradient_checkpointing: bool = (
-        True  # recompute activations in the backward: slower, less memory (bench/dpo_speed.py; TRL's default too)
-    )
-    group_by_length: bool = False   # batch pairs of similar length together (less padding)
-    packed: bool = (
-        True  # pack each batch: no padding, each pair's prompt computed once, LM head on completion tokens only
-    )
-    max_packed_tokens: int = 1024   # tokens per packed row (attention is dense within a row)
-    share_start: bool = True        # packed: the first tokens all pairs of a packed row share (the system turn) pass
-                                    # once per row, not once per pair (`pack_batch`)
-    max_train_examples: int|None = None   # a seeded sample, for a time budget
-    save_steps: int = 50            # checkpoint every N steps (resume picks up the last)
-    logging_steps: int = 5
-    report_to: str = 'none'  # where training metrics go: none, tensorboard, trackio (comma-separated for several)
-    seed: int = 0
-
-    def __post_init__(self):
-        if self.loss_type not in ('sigmoid', 'ipo', 'hinge', 'robust'):
-            raise ValueError(f"loss_type must be sigmoid, ipo, hinge or robust, got {self.loss_type!r}")
-        if self.sft_weight < 0: raise ValueError(f"sft_weight must be >= 0, got {self.sft_weight}")
-        if self.reference not in ('base', 'start'): raise ValueError(f"reference must be 'base' or 'start', got {self.reference!r}")
-        if self.base_dtype not in ('float32', 'bfloat16'):
-            raise ValueError("base_dtype must be 'float32' or 'bfloat16'")
-
-# %% ../nbs/05_dpo.ipynb #c1ac70c7
-PreferenceConfig.PRESETS = {
-    'cpu': PreferenceConfig(),
-    'tiny': PreferenceConfig(model='tiny', batch_size=2),   # tests: the tiny policy
-    # the fastest CPU recipe where the CPU has fast bf16 (AMX): frozen weights in bf16, autocast, no checkpointing;
-    # elsewhere it resolves to fp32 without checkpointing (see effective_config)
-    'cpu_bf16': PreferenceConfig(bf16=None, base_dtype='bfloat16', gradient_checkpointing=False),
-    # GPU presets keep TRL's own forward: its Triton kernel already skips masked positions, and a dense packed mask
-    # rules out flash attention
-    'small_gpu': PreferenceConfig(
-        batch_size=2,
-        grad_accum=4,
-        load_in_4bit=True,
-        bf16=True,
-        base_dtype='bfloat16',
-        gradient_checkpointing=True,
-        max_length=512,
-        packed=False,
-    ),
-    'default': PreferenceConfig(
-        batch_size=4, bf16=True, base_dtype='bfloat16', epochs=3, max_length=1024, packed=False
-    ),
-    'high_quality': PreferenceConfig(
-        lora_r=64,
-        lora_alpha=128,
-        learning_rate=2e-5,
-        epochs=5,
-        batch_size=8,
-        bf16=True,
-        base_dtype='bfloat16',
-        max_length=1024,
-        packed=False,
-    ),
-}
-
-# %% ../nbs/05_dpo.ipynb #c1dbe850
-def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceConfig:
-    (
-        "`cfg` resolved for `device`: `bf16` None decided by `auto_bf16`, bf16 kept on a CPU only where it runs natively"
-        " faster, 4-bit only on CUDA (a note says what was switched off), the attention kernel chosen."
-    )
-    dev = get_device(device); kind = dev.split(':')[0]
-    fast = auto_bf16(kind)
-    bf16 = fast if cfg.bf16 is None else cfg.bf16 and (kind == 'cuda' or fast)
-    off = [
-        k for k, on in (('load_in_4bit', cfg.load_in_4bit and kind != 'cuda'), ('bf16', cfg.bf16 and not bf16)) if on
-    ]
-    why = {'load_in_4bit': 'load_in_4bit (4-bit needs CUDA)', 'bf16': 'bf16 (slower: precision_decision)'}
-    if off: print(f"[rlnb] not used on {dev}: " + ', '.join(why[k] for k in off))
-    attn = cfg.attn_implementation or ('eager' if bf16 and kind == 'cpu' else None)
-    # bf16 left to auto_bf16 and no native bf16 on this CPU: frozen weights in bf16 would be slower still (no AMX)
-    base = 'float32' if cfg.bf16 is None and not bf16 and kind == 'cpu' else cfg.base_dtype
-    return replace(cfg, bf16=bool(bf16), load_in_4bit=cfg.load_in_4bit and kind == 'cuda', attn_implementation=attn,
-                   base_dtype=base)
-
-# %% ../nbs/05_dpo.ipynb #cc5f9573
-def load_trainable_policy(cfg:PreferenceConfig):
-    ("`(model, tokenizer, peft_config)` for TRL: the base in `cfg.base_dtype` (4-bit on CUDA if asked). When "
-     "`cfg.model` is an adapter folder: its base, and its own LoRA configuration; `train_dpo` then loads the adapter's "
-     "weights into the fresh LoRA once TRL has computed the reference, so training goes on from the adapter and the "
-     "reference stays the base.")
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    src = Path(str(cfg.model))
-    adapter = (src/'adapter_config.json').exists()
-    path = model_path(json.loads((src/'adapter_config.json').read_text())['base_model_name_or_path'] if adapter
-                      else cfg.model)
-    kw = dict(dtype=getattr(torch, cfg.base_dtype))
-    if cfg.attn_implementation: kw['attn_implementation'] = cfg.attn_implementation
-    if cfg.load_in_4bit:
-        from transformers import BitsAndBytesConfig
-        kw['quantization_config'] = BitsAndBytesConfig(
-            load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, bnb_4bit_quant_type='nf4'
-        )
-    model = AutoModelForCausalLM.from_pretrained(path, **kw)
-    tok = AutoTokenizer.from_pretrained(path)
-    if adapter and getattr(cfg, 'reference', 'base') == 'start':   # the adapter's policy, merged: the reference
-        from peft import PeftModel
-        model = PeftModel.from_pretrained(model, str(src)).merge_and_unload()
-        return model, tok, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
-    if adapter:
-        from peft import LoraConfig
-        peft = LoraConfig.from_pretrained(str(src)); peft.inference_mode = False
-        return model, tok, peft
-    return model, tok, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
-
-def start_adapter(model, cfg:PreferenceConfig):
-    ("Load the weights of the adapter `cfg.model` names (if it names one) into the trainer's fresh LoRA: training goes "
-     "on from it, while the reference TRL computed with the fresh LoRA switched off is the base.")
-    src = Path(str(cfg.model))
-    if not (src/'adapter_config.json').exists() or getattr(cfg, 'reference', 'base') == 'start': return
-    from peft import set_peft_model_state_dict
-    from safetensors.torch import load_file
-    res = set_peft_model_state_dict(model, load_file(str(src/'adapter_model.safetensors')))
-    if getattr(res, 'unexpected_keys', None): raise ValueError(f"{src}: weights that fit no LoRA layer: {res.unexpected_keys[:3]}")
-
-# %% ../nbs/05_dpo.ipynb #2976c30a
-def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', has_eval:bool=False):
-    "TRL's DPOConfig or KTOConfig for `cfg`."
-    from trl import DPOConfig, KTOConfig
-    common = dict(
-        output_dir=str(output_dir),
-        per_device_train_batch_size=cfg.batch_size,
-        per_device_eval_batch_size=cfg.batch_size,
-        gradient_accumulation_steps=cfg.grad_accum,
-        num_train_epochs=cfg.epochs,
-        max_steps=cfg.max_steps,
-        learning_rate=cfg.learning_rate,
-        beta=cfg.beta,
-        max_length=cfg.max_length,
-        bf16=cfg.bf16,
-        gradient_checkpointing=cfg.gradient_checkpointing,
-        # non-reentrant: DDP (accelerate launch, torchrun) rejects reentrant checkpointing ('Reused parameters in
-        # multiple reentrant backward passes'; found by bench/scale_out.py); the same numbers on one process
-        gradient_checkpointing_kwargs=dict(use_reentrant=False) if cfg.gradient_checkpointing else None,
-        # DDP: every trainable (LoRA) weight takes part in every forward, so no per-step search of the graph for
-        # unused ones (transformers turns it on for a PEFT model)
-        ddp_find_unused_parameters=False,
-        precompute_ref_log_probs=cfg.precompute_ref_log_probs,
-        precompute_ref_batch_size=cfg.ref_batch_size,
-        logging_steps=cfg.logging_steps,
-        save_strategy='steps',
-        save_steps=cfg.save_steps,
-        save_total_limit=2,
-        eval_strategy='no',
-        report_to=report_targets(cfg.report_to) or 'none',
-        seed=cfg.seed,
-        use_cpu=get_device() == 'cpu',
-        dataloader_num_workers=0,
-        lr_scheduler_type='linear',
-        warmup_steps=0,
-    )
-    if cfg.group_by_length:
-        common.update(
-            train_sampling_strategy='group_by_length', length_column_name='length', remove_unused_columns=False
-        )
-    if method == 'dpo':
-        sft = dict(loss_type=[cfg.loss_type, 'sft'], loss_weights=[1.0, cfg.sft_weight]) if cfg.sft_weight else {}
-        return DPOConfig(**common, **{'loss_type': [cfg.loss_type], **sft}, label_smoothing=cfg.label_smoothing)
-    return KTOConfig(**common)
+__all__ = ['CHECKPOINT_FILES', 'PreferenceResult', 'plot_history', 'train_dpo', 'train_kto', 'combine_adapters', 'step_timer',
+           'estimate', 'train_dpo_cli', 'train_kto_cli']
 
 # %% ../nbs/05_dpo.ipynb #cbb07995
 @dataclass
 class PreferenceResult(StageResult):
-    ("What `train_dpo` / `train_kto` return: `model` is the PEFT policy (adapters on; `model.disable_adapter()` is the "
-     "reference), `model_path` its adapter folder, `trainer` TRL's trainer.")
+    ("What `train_dpo` / `train_kto` return: `model` is the PEFT policy (adapters on; `model.disable_adapter()` is"
+     " the reference), `model_path` its adapter folder, `trainer` TRL's trainer.")
 
 CHECKPOINT_FILES = ('trainer_state.json', 'adapter_model.*')   # what a complete TRL checkpoint of ours holds
 
@@ -377,12 +54,12 @@ def _save_preference(res:PreferenceResult, method:str, cfg):
 def _world_size() -> int: return int(__import__('os').environ.get('WORLD_SIZE', 1))   # set by torchrun / accelerate
 
 def _shared_rows(ds, out:Path, name:str='train'):
-    ("Under several processes (`accelerate launch`, `torchrun`), the rows as one copy on disk in the run folder: TRL "
-     "caches the precomputed reference log-probs next to a dataset's files, and rows held only in memory get a random "
-     "cache path per process, so every process but the first failed to find them. The folder is named by the rows' "
-     "content and each process renames a finished copy into place, so no process reads a half-written one and no "
-     "barrier is needed (at this point accelerate's `PartialState` is not yet distributed on CPU: it tells every "
-     "process it is the main one).")
+    ("Under several processes (`accelerate launch`, `torchrun`), the rows as one copy on disk in the run folder: "
+     "TRL caches the precomputed reference log-probs next to a dataset's files, and rows held only in memory get a"
+     " random cache path per process, so every process but the first failed to find them. The folder is named by "
+     "the rows' content and each process renames a finished copy into place, so no process reads a half-written "
+     "one and no barrier is needed (at this point accelerate's `PartialState` is not yet distributed on CPU: it "
+     "tells every process it is the main one).")
     if _world_size() < 2 or ds.cache_files: return ds
     import hashlib, os, shutil
     from datasets import load_from_disk
@@ -443,8 +120,8 @@ def _train(method, train, eval, config, output_dir, max_steps=None, resume=True,
 
 # %% ../nbs/05_dpo.ipynb #33762432
 def plot_history(history:list, path=None):
-    ("Loss, reward margin and reward accuracy against step, from TRL's log history (with a running mean once there are "
-     "8 or more points).")
+    ("Loss, reward margin and reward accuracy against step, from TRL's log history (with a running mean once there"
+     " are 8 or more points).")
     import matplotlib.pyplot as plt
     keys = [k for k in ('loss', 'rewards/margins', 'rewards/accuracies', 'kl') if any(k in h for h in history)]
     fig, axs = plt.subplots(1, max(1, len(keys)), figsize=(3.3 * max(1, len(keys)), 2.6), squeeze=False)
@@ -484,13 +161,14 @@ def train_kto(
     resume: bool = True,
     callbacks: list | None = None,
 ) -> PreferenceResult:
-    "KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`); `label_accuracy` before and after on `eval`."
+    ("KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`); `label_accuracy` before "
+     "and after on `eval`.")
     return _train('kto', examples, eval, config, output_dir, max_steps, resume, callbacks)
 
 # %% ../nbs/05_dpo.ipynb #aa975a79
 def combine_adapters(first, second, out) -> Path:
-    ("One LoRA adapter equal to `first` followed by `second` (trained on the base with `first` merged in): PEFT's `cat` "
-     "combination, rank r1 + r2, the base `first`'s; written to `out` (replaced whole).")
+    ("One LoRA adapter equal to `first` followed by `second` (trained on the base with `first` merged in): PEFT's "
+     "`cat` combination, rank r1 + r2, the base `first`'s; written to `out` (replaced whole).")
     import shutil, torch, tempfile
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
@@ -527,7 +205,7 @@ def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dic
     steps = math.ceil(n / per_step) * math.ceil(cfg.epochs)
     from transformers import AutoTokenizer
     tok = AutoTokenizer.from_pretrained(model_path(cfg.model))
-    p, c, r = _cols(pairs.select(range(min(n, 2000))))
+    p, c, r = pair_columns(pairs.select(range(min(n, 2000))))
     lens = [min(len(a) + len(b), cfg.max_length) for a, b in (chat_ids(tok, x, y) for x, y in zip(p + p, c + r))]
     tokens = round(sum(lens) / len(lens) * 2 * n * cfg.epochs)
     probe = pairs.shuffle(seed=cfg.seed).select(range(min(n, per_step * (probe_steps + 1))))
@@ -580,8 +258,8 @@ _DPO_FLAGS = [
 
 @console_script
 def train_dpo_cli(argv:list|None=None):
-    ("`rlnb_train_dpo` without the registry: every `PreferenceConfig` field is a flag; the result says what to record "
-     "(`StageResult.record`), and the console script, `rlnb.pipeline.train_dpo_cli`, records it.")
+    ("`rlnb_train_dpo` without the registry: every `PreferenceConfig` field is a flag; the result says what to "
+     "record (`StageResult.record`), and the console script, `rlnb.pipeline.train_dpo_cli`, records it.")
     ap, parse = stage_cli(PreferenceConfig, 'rlnb_train_dpo', 'DPO (or KTO) on collected feedback, with LoRA.',
                           extra=_DPO_FLAGS)
     cfg, a = parse(argv)

@@ -23,7 +23,7 @@ from .stats import (z_quantile, wilson_interval, t_quantile, mean_ci, sign_test,
 from rlnb.win_rates import (outcomes, win_rate, length_controlled, style_controlled, style_features, style_diffs,
     style_fit)
 from .verdicts import unit_ids, report_headline
-from .dpo import preference_accuracy
+from .preference import preference_accuracy
 
 # %% auto #0
 __all__ = ['BASE_STREAM', 'compare_answers', 'EvalReport', 'check_eval_inputs', 'control_verdict', 'EvalConfig',

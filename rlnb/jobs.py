@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, saved_results
 from .feedback_store import FeedbackStore
 from .formatting import utility, prompt_text, build_datasets, choose_method, data_shape, NotEnoughData
-from .dpo import estimate, PreferenceConfig
+from .dpo import estimate
+from .dpo_config import PreferenceConfig
 from .sft import estimate_sft, SFTConfig
 from .registry import Registry
 from .versions import rel_path, abs_path

@@ -10,7 +10,8 @@ from pathlib import Path
 from .hardware import auto_bf16, peak_rss_mb, release_memory
 from .durable import atomic_write, durable_replace
 from .config import StageConfig, StageResult
-from .dpo import PreferenceConfig, train_dpo
+from .dpo import train_dpo
+from .dpo_config import PreferenceConfig
 from .evaluation import evaluate_policy
 from .policy import Answers, answer_pool, bf16_weights
 from .judges import is_degenerate

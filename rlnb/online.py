@@ -21,7 +21,7 @@ from .versions import version_number, abs_path, rel_path, check_gguf   # check_g
 from .formatting import in_eval_split, to_kto, to_preference_pairs, to_dataset, utility, NotEnoughData
 from .abtest import upsert_ignore, ABTest
 from .export import export_model, register_ollama, export_merged
-from .dpo import PreferenceConfig
+from .dpo_config import PreferenceConfig
 from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
 from .evaluation import evaluate_policy, ci_errorbar, EvalReport
 from .verdicts import GateDecision, gate_decision   # the deploy gate: one rule for the learner and the pipeline
@@ -71,7 +71,7 @@ class OnlineConfig(StageConfig):
     auto_deploy: bool = False             # deploy a candidate that passes the gate; off: a person promotes it
     algorithm: str = 'dpo'  # 'dpo' (pairs from ratings, comparisons, corrections) or 'kto' (thumbs, unpaired)
     base: str = 'smollm2'                 # the first deployed version (v1) when the agent has none; 'tiny' in tests
-    preset: str = 'cpu'                   # rlnb.dpo.PRESETS entry the training starts from
+    preset: str = 'cpu'                   # PreferenceConfig.PRESETS entry the training starts from
     learning_rate: float|None = None      # preset overrides (None keeps the preset's)
     epochs: float|None = None
     beta: float|None = None

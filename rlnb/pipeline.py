@@ -17,7 +17,8 @@ from .feedback_store import FeedbackStore, import_chitchat
 from .formatting import build_datasets, by_rater, reweigh, dataset_stats, plot_stats, prompt_text
 from .reward import RewardConfig, train_reward_model
 from .reward_eval import baseline_accuracies, evaluate_pairs, plot_calibration
-from .dpo import PreferenceConfig, train_dpo, train_kto, train_dpo_cli as _dpo_cli, train_kto_cli as _kto_cli
+from .dpo import train_dpo, train_kto, train_dpo_cli as _dpo_cli, train_kto_cli as _kto_cli
+from .dpo_config import PreferenceConfig
 from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_cli as _on_policy_cli
 from .ppo_config import PPOConfig
 from .ppo import reward_model_fn, plot_ppo

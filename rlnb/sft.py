@@ -99,7 +99,7 @@ def to_trl_sft_config(cfg:SFTConfig, output_dir):
 # %% ../nbs/05b_sft.ipynb #7dbcb08e
 def _policy(cfg:SFTConfig):
     "`(model, tokenizer, peft_config)`: the base, with a fresh LoRA or the one of the adapter `cfg.model` names."
-    from rlnb.dpo import load_trainable_policy
+    from rlnb.dpo_config import load_trainable_policy
     p = types.SimpleNamespace(model=cfg.model, base_dtype='float32', attn_implementation=None, load_in_4bit=False,
                               lora_r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout)
     return load_trainable_policy(p)
@@ -109,7 +109,8 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
               resume:bool=True, callbacks:list|None=None) -> StageResult:
     "SFT with LoRA through TRL on `(prompt, completion)` rows; held-out answer loss before and after on `eval`."
     from trl import SFTTrainer
-    from rlnb.dpo import start_adapter, plot_history
+    from rlnb.dpo import plot_history
+    from rlnb.dpo_config import start_adapter
     cfg = effective_sft_config(SFTConfig.make(config, **({} if max_steps is None else {'max_steps': max_steps})))
     seed_everything(cfg.seed)
     train = sft_rows(examples, cfg.system, cfg.max_train_examples, cfg.seed)
