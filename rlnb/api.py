@@ -17,7 +17,8 @@ from .registry import Registry
 from .serve import deploy_probe
 from .sql import guessed_store
 from .online import OnlineLearner
-from .jobs import Jobs, resume_jobs, OnlineScheduler, cancel_job, online_config, online_enabled, online_judge
+from .jobs import resume_jobs, OnlineScheduler, cancel_job, online_config, online_enabled, online_judge
+from .job_store import Jobs
 from .auth import api_tokens, env_insecure, insecure_problem
 from .guard import SafeJSON, ApiGuard, api_limits, scrub_paths
 from .routes import feedback_routes, training_routes, online_routes, policy_routes, ready_routes, chat_routes

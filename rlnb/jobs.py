@@ -5,317 +5,22 @@
 # %% ../nbs/10a_jobs.ipynb #18db0d60
 from __future__ import annotations
 import collections, json, os, signal, subprocess, sys
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-from .core import create_index, create_tables, check_agent, models_dir, new_run, redact_url, rlnb_home, saved_results
+from .core import check_agent, models_dir, redact_url, rlnb_home
 from .feedback_store import FeedbackStore
-from .formatting import utility, prompt_text, build_datasets, choose_method, data_shape, NotEnoughData
-from .dpo import estimate
-from .dpo_config import PreferenceConfig
-from .sft import estimate_sft, SFTConfig
-from .registry import Registry
+from .formatting import NotEnoughData
 from .versions import rel_path, abs_path
-from .pipeline import run_pipeline
 from .online import OnlineConfig, OnlineLearner
 from .judges import RewardJudge
+from .plans import InsufficientFeedback, TrainRequest, plan_training, train_policy_job, dry_run
+from .core import utc_now
+from .job_store import Jobs, pid_alive
 
 # %% auto #0
-__all__ = ['MIN_FEEDBACK', 'MAX_BATCH', 'MAX_STEPS', 'MAX_FUTURE_S', 'ALGORITHMS', 'JOB_STATES', 'MAX_RESUMES', 'Jobs',
-           'pid_alive', 'file_tail', 'InsufficientFeedback', 'TrainRequest', 'feedback_summary', 'training_recipe',
-           'plan_training', 'train_policy_job', 'rl_seconds_per_step', 'dry_run', 'run_job', 'online_enabled',
-           'online_config', 'online_judge', 'DeployRequest', 'RollbackRequest', 'ChatMessage', 'ChatRequest',
-           'run_online_job', 'Busy', 'max_jobs', 'active_jobs', 'check_free', 'spawn_job', 'spawn_online_job',
-           'PlanFault', 'plan_apart', 'cancel_job', 'resume_jobs', 'retrain_backoff', 'OnlineScheduler']
-
-# %% ../nbs/10a_jobs.ipynb #b563aa4a
-from .core import utc_now
-MIN_FEEDBACK = 10          # the replaced service's minimum before training
-MAX_BATCH = 10_000         # records per batch request
-MAX_STEPS = 2_000          # optimisation steps one request may ask for (the dry run estimates what they cost here)
-MAX_FUTURE_S = 300         # a record's created_at may be at most this far ahead of the server's clock
-ALGORITHMS = ('sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo')
-JOB_STATES = ('queued', 'running', 'succeeded', 'failed', 'cancelled',
-              'interrupted')   # its server stopped: resumed when one starts again (`resume_jobs`)
-MAX_RESUMES = 3   # a job interrupted more often than this is failed, not resumed again
-
-from fastcore.basics import patch
-class Jobs:
-    ("Training jobs in the feedback database: queued → running → succeeded | failed, with progress, log and result; "
-     "they survive a server restart.")
-    def __init__(self, store:FeedbackStore):
-        import sqlalchemy as sa
-        self.store, md = store, sa.MetaData()
-        self.t = sa.Table(
-            'jobs',
-            md,
-            sa.Column('id', sa.String(32), primary_key=True),
-            sa.Column('agent_id', sa.String(64), nullable=False, index=True),
-            sa.Column('params', sa.JSON, nullable=False),
-            sa.Column('status', sa.String(16), nullable=False),
-            sa.Column('progress', sa.Float, nullable=False),
-            sa.Column('message', sa.Text),
-            sa.Column('log_path', sa.Text),
-            sa.Column('result', sa.JSON),
-            sa.Column('error', sa.Text),
-            sa.Column('pid', sa.Integer),
-            sa.Column('created_at', sa.String(32), nullable=False),
-            sa.Column('started_at', sa.String(32)),
-            sa.Column('finished_at', sa.String(32)),
-        )
-        # one queued/running job per agent, enforced by the database: it holds across server processes
-        sa.Index('uq_one_active_job', self.t.c.agent_id, unique=True,
-                 sqlite_where=self.t.c.status.in_(['queued', 'running']),
-                 postgresql_where=self.t.c.status.in_(['queued', 'running']))
-        create_tables(md, store.engine)
-        try: create_index(next(i for i in self.t.indexes if i.name == 'uq_one_active_job'), store.engine)
-        except sa.exc.IntegrityError: pass   # an older database with two active jobs of one agent: reaped later
-
-# %% ../nbs/10a_jobs.ipynb #cf4a964b
-@patch
-def create(self:Jobs, agent:str, params:dict) -> dict:
-    import uuid
-    jid = uuid.uuid4().hex
-    with self.store.engine.begin() as c:
-        c.execute(
-            self.t.insert().values(
-                id=jid, agent_id=agent, params=params, status='queued', progress=0.0, created_at=utc_now()
-            )
-        )
-    return self.get(jid)
-
-@patch
-def get(self:Jobs, jid:str) -> dict|None:
-    import sqlalchemy as sa
-    with self.store.engine.connect() as c:
-        r = c.execute(sa.select(self.t).where(self.t.c.id == jid)).mappings().first()
-    return dict(r) if r else None
-
-@patch
-def start(self:Jobs, jid:str) -> bool:
-    "Mark a queued job running in this process; False if it is no longer queued (cancelled while its worker started)."
-    with self.store.engine.begin() as c:
-        return c.execute(self.t.update().where(self.t.c.id == jid, self.t.c.status == 'queued')
-                         .values(status='running', started_at=utc_now(), pid=os.getpid())).rowcount == 1
-
-@patch
-def update(self:Jobs, jid:str, **fields):
-    with self.store.engine.begin() as c: c.execute(self.t.update().where(self.t.c.id == jid).values(**fields))
-
-@patch
-def list(self:Jobs, agent:str|None=None) -> list[dict]:
-    import sqlalchemy as sa
-    q = sa.select(self.t).order_by(self.t.c.created_at.desc())
-    if agent: q = q.where(self.t.c.agent_id == agent)
-    with self.store.engine.connect() as c: return [dict(r) for r in c.execute(q).mappings()]
-
-# %% ../nbs/10a_jobs.ipynb #e15d43b2
-def pid_alive(pid:int) -> bool:
-    "Whether process `pid` is running (a zombie counts as dead; it is reaped)."
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid: return False
-    except ChildProcessError: pass
-    try: os.kill(pid, 0)
-    except ProcessLookupError: return False
-    except PermissionError: return True
-    try: return Path(f'/proc/{pid}/stat').read_text().split()[2] != 'Z'
-    except OSError: return True
-
-def file_tail(path, n:int=20) -> str:
-    try: return '\n'.join(Path(path).read_text(errors='replace').splitlines()[-n:])
-    except (OSError, TypeError): return '(no log)'
-
-@patch
-def reap(self:Jobs, jid:str) -> dict|None:
-    ("The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the error); "
-     "a job left 'queued' without a worker for a minute (the server stopped while starting it) too.")
-    j = self.get(jid)
-    if j and j['status'] in ('running', 'queued') and j['pid'] and not pid_alive(j['pid']):
-        tail = file_tail(j['log_path'])
-        self.update(jid, status='failed', error=f"the worker process died before finishing. Log tail:\n{tail}",
-                    finished_at=utc_now())
-        j = self.get(jid)
-    elif j and j['status'] == 'queued' and not j['pid'] and \
-            datetime.now(timezone.utc) - datetime.fromisoformat(j['started_at'] or j['created_at']) > timedelta(seconds=60):
-        self.update(jid, status='failed', error='no worker started for this job', finished_at=utc_now())
-        j = self.get(jid)
-    return j
-
-# %% ../nbs/10a_jobs.ipynb #3baf60e1
-class InsufficientFeedback(ValueError): "Too little usable feedback to train."
-
-class TrainRequest(BaseModel):
-    ("Body of `POST /api/policies/train_policy/{agent_id}` (the replaced service's fields, plus the algorithm and a few "
-     "knobs).")
-    model_config = ConfigDict(extra='forbid', allow_inf_nan=False)   # NaN/inf: 422, never a 500
-    dryRun: bool = False
-    maxSteps: int = Field(100, ge=1, le=MAX_STEPS, description='optimisation steps')
-    learningRate: float = Field(5e-5, gt=0, le=1)
-    algorithm: Literal['auto', 'sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo'] = Field(
-        'auto', description="auto: SFT first where answers are known right, then DPO where preference pairs exist, else "
-        "KTO on judged single answers")
-    baseModel: str = Field('smollm2', min_length=1, max_length=1024,
-                           description="'smollm2', 'tiny' (a small random model for tests) or a Hugging Face folder")
-    batchSize: int = Field(4, ge=1, le=256)
-    beta: float = Field(0.1, gt=0, le=10, description='DPO/KTO temperature')
-    minMargin: float = Field(0.2, ge=0, le=1, description='utility gap for a preference pair')
-
-    @field_validator('baseModel')
-    @classmethod
-    def _base_ok(cls, v:str) -> str:   # what a recipe accepts: a bundled name or a model folder on the server
-        if v in ('smollm2', 'tiny') or (Path(v).is_dir() and (Path(v)/'config.json').exists()): return v
-        if v.lower().endswith('.gguf') and Path(v).is_file(): return v      # converted once (`convert_gguf`)
-        raise ValueError(f"baseModel {v!r}: 'smollm2', 'tiny', a Hugging Face model folder (with config.json) or a "
-                         "GGUF file on the server")
-
-def feedback_summary(store:FeedbackStore, agent:str) -> dict:
-    "Usable feedback of `agent`: count and mean/std of the utilities (thumbs, ratings, scores on a 0-1 scale)."
-    import statistics
-    recs = store.query(agent=agent)
-    u = [x for x in (utility(r) for r in recs) if x is not None]
-    return {'records': recs, 'count': len(u), 'mean': round(statistics.fmean(u), 4) if u else None,
-            'std': round(statistics.pstdev(u), 4) if len(u) > 1 else None}
-
-def _need_feedback(n:int):
-    if n < MIN_FEEDBACK:
-        raise InsufficientFeedback(f"Insufficient feedback: {n} samples (minimum {MIN_FEEDBACK} required)")
-
-# %% ../nbs/10a_jobs.ipynb #c80041fa
-def _cpu_config(req:TrainRequest):
-    return PreferenceConfig.make('cpu', model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize,
-                                 beta=req.beta, save_steps=10**9)   # the preset, with the request's fields checked
-
-_RL = ('ppo', 'grpo', 'rloo')
-
-def _check_method(method:str, s:dict):
-    "`NotEnoughData` when the data shape `s` (`data_shape`) cannot train `method`, with the counts and the way out."
-    auto = " Omit algorithm (or send 'auto') to train what the data supports."
-    if method == 'sft' and not (s['sft_examples'] and s['sft_prompts'] >= 2):
-        raise NotEnoughData(f"SFT needs answers known to be right on 2 or more prompts: {s['sft_examples']} on "
-                            f"{s['sft_prompts']} prompts (corrections, or a utility of 0.75 or more).{auto}")
-    if method == 'dpo' and not (s['pairs'] and s['pair_prompts'] >= 2):
-        raise NotEnoughData(f"DPO needs preference pairs on 2 or more prompts: {s['pairs']} pairs on {s['pair_prompts']} "
-                            f"prompts ({s['prompts_with_two_answers']} of {s['prompts']} prompts have two or more judged "
-                            f"answers; a pair needs utilities at least {s['min_margin']} apart).{auto}")
-    if method == 'kto' and not (s['desirable'] and s['undesirable'] and s['kto_prompts'] >= 2):
-        raise NotEnoughData(f"KTO needs desirable and undesirable answers on 2 or more prompts: {s['desirable']} "
-                            f"desirable, {s['undesirable']} undesirable on {s['kto_prompts']} prompts (utility >= 0.625 "
-                            f"/ <= 0.375).{auto}")
-    if method in _RL and not (s['pair_prompts'] >= 2 or (s['targets'] >= 2 and s['prompts'] >= 2)):
-        raise NotEnoughData(f"{method.upper()} needs a reward model: preference pairs on 2 or more prompts "
-                            f"({s['pairs']} on {s['pair_prompts']}) or judged answers on 2 or more prompts "
-                            f"({s['targets']} answers on {s['prompts']} prompts).{auto}")
-
-# %% ../nbs/10a_jobs.ipynb #c2f71fdc
-def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shape:dict, first:str|None=None) -> dict:
-    ("The pipeline recipe a train_policy request runs: format the agent's feedback, then (`first='sft'`) SFT on the "
-     "answers known to be right at the SFT preset's rate, then the method's stages from it (SFT, DPO or KTO; "
-     "PPO/GRPO/RLOO after a reward model, Bradley-Terry on pairs where they exist, else regression on the scores).")
-    common = dict(model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize)
-    save = max(1, req.maxSteps // 4)   # four checkpoints a stage: a job its server's restart interrupted resumes from one
-    pairwise = shape['pair_prompts'] >= 2
-    formats = {'dpo': ['pairs'], 'kto': ['kto'], 'sft': []}.get(method)
-    formats = (['sft'] if 'sft' in (first, method) else []) + (formats if formats is not None else
-                                                               ['pairs', 'targets'] if pairwise else ['targets'])
-    stages = [dict(stage='format', store=store_url, min_margin=req.minMargin, eval_frac=0.2, formats=formats, min_pairs=1)]
-    if 'sft' in (first, method):   # asked for, the request's rate; first of two, the SFT preset's (LoRA's usual 2e-4)
-        stages.append(dict(stage='sft', preset='cpu', model=req.baseModel, max_steps=req.maxSteps, batch_size=req.batchSize,
-                           save_steps=save, **({'learning_rate': req.learningRate} if method == 'sft' else {})))
-        common['model'] = 'sft'    # preference training goes on from the SFT adapter, its reference
-    if method in ('dpo', 'kto'):
-        stages.append(dict(stage=method, preset='cpu', max_steps=req.maxSteps, beta=req.beta, save_steps=save, **common))
-    elif method in _RL:
-        stages += [dict(stage='reward', preset='tiny' if req.baseModel == 'tiny' else 'cpu',
-                        **({} if pairwise else {'objective': 'regression'})),
-                   dict(stage='ppo', preset='cpu', algorithm=method, steps=req.maxSteps,
-                        num_minibatches=min(2, req.batchSize), save_steps=save, **common)]
-    return dict(agent=agent, seed=0, stages=stages)
-
-def plan_training(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
-    ("What a train_policy request will train, decided from the agent's feedback before any worker starts: `method` "
-     "(`auto`: `choose_method`), `why`, the data's `shape`, the `feedback` summary and the `recipe`. Too little "
-     "feedback: `InsufficientFeedback`; data that cannot train the method: `NotEnoughData` (both a 400).")
-    fs = feedback_summary(store, agent); _need_feedback(fs['count'])
-    if req.algorithm == 'auto':    # choose_method returns the data's shape with its choice: counted once
-        c = choose_method(fs['records'], req.minMargin)
-        method, first = c['method'], c.get('first')
-        why, shape = ' '.join(filter(None, (c.get('first_why'), c['why']))), {k: v for k, v in c.items() if k not in ('method', 'why')}
-    else:
-        shape, first = data_shape(fs['records'], req.minMargin), None
-        _check_method(req.algorithm, shape); method, why = req.algorithm, f"{req.algorithm} as asked"
-    url = store.engine.url.render_as_string(hide_password=False)   # the run folder keeps it redacted
-    return dict(method=method, first=first, why=why, shape=shape, feedback=fs,
-                recipe=training_recipe(agent, req, method, url, shape, first))
-
-# %% ../nbs/10a_jobs.ipynb #35ab4f1c
-def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=None,
-                     run_dir:str|Path|None=None,   # a run folder an interrupted run of this job left: continued
-                     on_start=None) -> dict:       # on_start(run folder), once it exists
-    ("Train `agent`'s policy on its feedback: the recipe of `plan_training` run by the pipeline's stage functions "
-     "(which register the version); return the replaced service's answer, with the method and why.")
-    plan = plan_training(store, agent, req)
-    run = run_pipeline(plan['recipe'], resume=run_dir, progress=progress, on_start=on_start)
-    m = run.metrics[plan['method'] if plan['method'] in ('sft', 'dpo', 'kto') else 'ppo']
-    v = Registry(store).get(agent, m['registry_version'])
-    return {'status': 'trained', 'policyId': str(v.id), 'version': v.name, 'modelPath': v.model_path,
-            'rewardModelPath': v.reward_model_path, 'feedbackCount': plan['feedback']['count'],
-            'trainingSteps': m.get('steps'), 'rewardMean': v.reward_mean if v.reward_mean is not None
-            else m.get('after_reward_margin'), 'rewardStd': v.reward_std, 'runFolder': rel_path(run.path),
-            'method': plan['method'], 'methods': [x for x in (plan['first'], plan['method']) if x], 'methodReason': plan['why']}
-
-# %% ../nbs/10a_jobs.ipynb #00710373
-def rl_seconds_per_step(algorithm:str, results:str|Path|None=None) -> tuple:
-    ("`(seconds per step on SmolLM2, where that comes from)` for the dry run of a run without a probe, read from the "
-     "saved benchmarks in `results` (`saved_results`: `rlnb_serve_api --results bench/results` in this repository): "
-     "PPO's `cpu` preset from `ppo_speed.json`, KTO from the `cpu` row of `dpo_speed.json` (a step of the same size); "
-     "`(None, why)` where nothing was measured (GRPO, RLOO) or no folder is named.")
-    f = {'ppo': 'ppo_speed.json', 'kto': 'dpo_speed.json'}.get(algorithm)
-    if (res := saved_results(results)) is None:
-        return None, f"no saved measurement of {algorithm} steps: no folder of them named (--results, env RLNB_RESULTS)"
-    if f is None or not (res/f).exists():
-        return None, f"no saved measurement of {algorithm} steps (bench/ppo_speed.py, bench/dpo_speed.py measure PPO, DPO)"
-    try:
-        d = json.loads((res/f).read_text())
-        if algorithm == 'ppo': s = next(v['step'] for k, v in d['summary'].items() if 'cpu preset' in k)
-        else: s = next(r['s_per_step'] for r in d['rows'] if r['variant'] == 'cpu')
-        return s, f"seconds per step of the cpu preset on SmolLM2 in {res.name}/{f} ({d['cpu'].removeprefix('CPU: ')})"
-    except (ValueError, KeyError, StopIteration, TypeError, AttributeError) as e:
-        return None, f"no saved measurement of {algorithm} steps: {res.name}/{f} has no cpu preset row ({type(e).__name__})"
-
-def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
-    ("The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO: a short measured "
-     "probe; KTO and PPO: the saved benchmarks, `rl_seconds_per_step`), score statistics, the model config, and the method `plan_training` "
-     "chose with its reason.")
-    plan = plan_training(store, agent, req)
-    fs, method = plan['feedback'], plan['method']
-    cfg = _cpu_config(req)
-    if method == 'dpo':
-        pairs = build_datasets(fs['records'], req.minMargin, eval_frac=0.0, formats=('pairs',),
-                               min_pairs=1)['pairs']['train']
-        est = estimate(pairs, cfg, probe_steps=2)
-        steps = min(req.maxSteps, est['steps'])
-        minutes, basis = (est['s_per_step'] * steps + est['prepare_s']) / 60, 'measured probe'
-    else:
-        s_step, basis = rl_seconds_per_step(method)
-        steps = req.maxSteps
-        minutes = None if s_step is None or req.baseModel != 'smollm2' else req.maxSteps * s_step / 60
-        if s_step is not None and req.baseModel != 'smollm2': basis = f'no measurement of {req.baseModel}: SmolLM2 only'
-    if 'sft' in (plan['first'], method):   # the SFT stage it runs first (or alone): a short measured probe as well
-        sft = next(s for s in plan['recipe']['stages'] if s['stage'] == 'sft')
-        ex = build_datasets(fs['records'], eval_frac=0.0, formats=('sft',))['sft']['train']
-        e = estimate_sft(ex, SFTConfig.make('cpu', **{k: v for k, v in sft.items() if k not in ('stage', 'preset')}), probe_steps=2)
-        sft_min = (e['s_per_step'] * e['steps']) / 60
-        steps, minutes = (e['steps'], sft_min) if method == 'sft' else (steps + e['steps'], minutes and minutes + sft_min)
-        basis = 'measured probe' if method == 'sft' else f"{basis}; SFT first: measured probe, {e['steps']} steps"
-    return {'status': 'dry_run', 'feedbackCount': fs['count'], 'estimatedSteps': int(steps),
-            'estimatedTimeMinutes': None if minutes is None else round(minutes, 2), 'scoreMean': fs['mean'], 'scoreStd': fs['std'],
-            'estimateBasis': basis, 'method': method, 'methods': [x for x in (plan['first'], method) if x],
-            'methodReason': plan['why'], 'data': plan['shape'],
-            'modelConfig': {'base_model': req.baseModel, 'use_lora': True, 'learning_rate': req.learningRate,
-                            'algorithm': method, 'lora_r': cfg.lora_r, 'batch_size': req.batchSize,
-                            'beta': req.beta}}
+__all__ = ['MAX_RESUMES', 'run_job', 'online_enabled', 'online_config', 'online_judge', 'run_online_job', 'Busy', 'max_jobs',
+           'active_jobs', 'check_free', 'spawn_job', 'spawn_online_job', 'PlanFault', 'plan_apart', 'cancel_job',
+           'resume_jobs', 'retrain_backoff', 'OnlineScheduler']
 
 # %% ../nbs/10a_jobs.ipynb #2230c7f3
 def _job_db(db:str|None) -> str:
@@ -325,9 +30,9 @@ def _job_db(db:str|None) -> str:
     return db
 
 def _watch_parent(jobs, jid:str, parent:int|None=None, every:float=1.0):
-    ("In a worker: end the job (and the worker's process group, its children included) when the server that started "
-     "it is gone: `parent`, the server's pid that `spawn_job` passes on the worker's command line (so a server killed "
-     "before this runs is noticed too), else the parent now.")
+    ("In a worker: end the job (and the worker's process group, its children included) when the server that "
+     "started it is gone: `parent`, the server's pid that `spawn_job` passes on the worker's command line (so a "
+     "server killed before this runs is noticed too), else the parent now.")
     parent = parent or os.getppid()
     def watch():
         while True:
@@ -339,8 +44,9 @@ def _watch_parent(jobs, jid:str, parent:int|None=None, every:float=1.0):
     threading.Thread(target=watch, daemon=True, name='rlnb-watch-parent').start()
 
 def run_job(jid:str, db:str|None=None, parent:int|None=None):
-    ("Worker-process entry point: run job `jid` (training, or a dry run's probe) stored in database `db` (default env "
-     "RLNB_JOB_DB), recording status, progress and result; it ends with the server `parent` (see `_watch_parent`).")
+    ("Worker-process entry point: run job `jid` (training, or a dry run's probe) stored in database `db` (default "
+     "env RLNB_JOB_DB), recording status, progress and result; it ends with the server `parent` (see "
+     "`_watch_parent`).")
     db = _job_db(db)
     store = FeedbackStore(db); jobs = Jobs(store); j = jobs.get(jid)
     if j is None: raise SystemExit(f"no job {jid} in {redact_url(store.url)}")
@@ -364,7 +70,7 @@ def run_job(jid:str, db:str|None=None, parent:int|None=None):
         raise SystemExit(1)
 
 # %% ../nbs/10a_jobs.ipynb #182f2423
-import contextlib, functools, threading, time
+import functools, threading, time
 
 def online_enabled() -> bool: return os.environ.get('ENABLE_ONLINE_LEARNING', '').lower() in ('1', 'true', 'yes', 'on')
 
@@ -388,38 +94,8 @@ def online_judge():
 def _judge(path:str):
     return RewardJudge(path)
 
-class DeployRequest(BaseModel):
-    "Body of `POST .../{agent_id}/deploy`: the version, and `force` with a `reason` to skip the gate."
-    model_config = ConfigDict(extra='forbid', allow_inf_nan=False)
-    version: str = Field(..., examples=['v3'])
-    reason: str|None = Field(None, max_length=2000)
-    force: bool = Field(False, description='deploy a version that has not passed the gate (needs a reason)')
-
-class RollbackRequest(BaseModel):
-    "Body of `POST .../{agent_id}/rollback`: the version to go back to (default: the one before)."
-    model_config = ConfigDict(extra='forbid', allow_inf_nan=False)
-    version: str|None = Field(None, description='default: the version deployed before the current one')
-    reason: str|None = Field(None, max_length=2000)
-    force: bool = Field(False, description='deploy a version that has not passed the gate (needs a reason)')
 
 # %% ../nbs/10a_jobs.ipynb #65960afc
-class ChatMessage(BaseModel):
-    "One message of a chat: its role and text."
-    model_config = ConfigDict(allow_inf_nan=False)
-    role: Literal['system', 'user', 'assistant']
-    content: str = Field(..., max_length=20_000)
-
-class ChatRequest(BaseModel):
-    "The OpenAI chat-completions body (the fields rlnb uses); `model` is the agent id."
-    model_config = ConfigDict(allow_inf_nan=False, extra='forbid')   # a NaN temperature, or a parameter not honoured: 422
-    model: str = Field(..., examples=['chitchat'])
-    messages: list[ChatMessage] = Field(..., min_length=1, max_length=64)
-    max_tokens: int = Field(64, ge=1, le=1024)
-    temperature: float = Field(0.7, ge=0, le=2)
-    user: str|None = Field(None, max_length=256, description='end-user id: the A/B unit')
-    seed: int|None = None
-    stream: bool = False   # server-sent events of `chat.completion.chunk`s, ended by `data: [DONE]`, as OpenAI's
-
 def run_online_job(jid:str, db:str|None=None, parent:int|None=None):
     ("Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and "
      "result.")
@@ -515,9 +191,9 @@ class PlanFault(RuntimeError):
     def __init__(self, msg:str, retry_after:int=5): super().__init__(msg); self.retry_after = retry_after
 
 def plan_apart(st, agent:str, req:TrainRequest, timeout:float=600) -> dict:
-    ("`plan_training` in a child process: `{'method', 'first', 'why', 'probe'}` (a DPO or SFT run's dry run trains a "
-     "measured probe), plus `dry` (the dry run's answer) for a dry run without one. Raises its error as it would; "
-     "`PlanFault` when the store or the time failed it. Two plans at a time; the others wait.")
+    ("`plan_training` in a child process: `{'method', 'first', 'why', 'probe'}` (a DPO or SFT run's dry run trains"
+     " a measured probe), plus `dry` (the dry run's answer) for a dry run without one. Raises its error as it "
+     "would; `PlanFault` when the store or the time failed it. Two plans at a time; the others wait.")
     code = 'from rlnb.jobs import _plan_child; _plan_child()'
     with _PLANS:
         try:
@@ -566,6 +242,8 @@ def cancel_job(st, jid:str, reason:str='cancelled', status:str='cancelled') -> d
     return st.jobs.get(jid)
 
 # %% ../nbs/10a_jobs.ipynb #051d3503
+MAX_RESUMES = 3   # a job interrupted more often than this is failed, not resumed again
+
 def resume_jobs(st, settle:float=3.0) -> list[dict]:
     ("At a server's start: queue again and restart the workers of the jobs its last run left `interrupted` (waiting "
      "`settle` s for workers still noticing that their server is gone); the jobs resumed.")
@@ -615,8 +293,9 @@ def _AGENT_OK(a:str) -> bool:
     return False
 
 class OnlineScheduler:
-    ("With ENABLE_ONLINE_LEARNING: every RLNB_ONLINE_CHECK_S seconds (default 300), start a retrain job for each agent "
-     "with a deployed version that should retrain and has no job active (never a baseline: that is an admin's call).")
+    ("With ENABLE_ONLINE_LEARNING: every RLNB_ONLINE_CHECK_S seconds (default 300), start a retrain job for each "
+     "agent with a deployed version that should retrain and has no job active (never a baseline: that is an "
+     "admin's call).")
     def __init__(self, st, every:float|None=None):
         self.st, self.every = st, every or float(os.environ.get('RLNB_ONLINE_CHECK_S', 300))
         self._stop, self.started = threading.Event(), collections.deque(maxlen=1000)   # the last 1,000 starts

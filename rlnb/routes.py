@@ -15,7 +15,10 @@ from .core import utc_now
 from .versions import headline_figures
 from .serve import Swapping
 from .abtest import ab_tables, arrival_ns
-from .jobs import check_free, plan_apart, PlanFault, Busy, ChatRequest, DeployRequest, MAX_BATCH, MAX_FUTURE_S, RollbackRequest, TrainRequest, file_tail, cancel_job, online_enabled, online_judge, spawn_job, spawn_online_job
+from .jobs import check_free, plan_apart, PlanFault, Busy, cancel_job, online_enabled, online_judge, spawn_job, spawn_online_job
+from .schemas import ChatRequest, DeployRequest, MAX_BATCH, MAX_FUTURE_S, RollbackRequest
+from .job_store import file_tail
+from .plans import TrainRequest
 from .auth import Principal, check_allowed, need
 from .guard import scrub_json
 
