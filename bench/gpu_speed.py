@@ -105,7 +105,7 @@ def ppo(model_dir, d):
 def gen(model_dir):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from rlnb.export import prompt_ids
+    from rlnb.parity import prompt_ids
     tok = AutoTokenizer.from_pretrained(model_dir)
     m = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16).cuda().eval()
     ids = torch.tensor([prompt_ids(tok, "What is a good way to spend a rainy Sunday afternoon?")], device='cuda')

@@ -68,7 +68,8 @@ def main(native:str, portable:str, smoke:bool=False):
     from rlnb.core import cache_dir
     from rlnb.hardware import cpu_line
     from rlnb.assets import chitchat_prompts
-    from rlnb.export import export_model, prompt_ids
+    from rlnb.export import export_model
+    from rlnb.parity import prompt_ids
     from rlnb.llama import native_instructions
     from rlnb.policy import load_checkpoint
     if smoke:

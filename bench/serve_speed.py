@@ -26,7 +26,7 @@ def smoke_mode():
 def prompt_tokens():
     from transformers import AutoTokenizer
     from rlnb.assets import model_path
-    from rlnb.export import prompt_ids
+    from rlnb.parity import prompt_ids
     return prompt_ids(AutoTokenizer.from_pretrained(model_path(MODEL)), PROMPT)
 
 def hf(dtype:str):

@@ -4,65 +4,29 @@
 
 # %% ../nbs/07_export.ipynb #1b0c844f
 from __future__ import annotations
-import json, os, pickle, re, shutil, signal, subprocess, sys, tempfile, time
+import json, os, re, shutil, subprocess, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from .core import cache_dir
-from .hardware import cpu_info
 from .assets import model_path, hub_name
 from .durable import atomic_dir, atomic_write, durable_replace
 from .config import StageConfig, StageResult, stage_cli
 from .core import console_script
-from .policy import is_adapter, adapter_base, load_checkpoint, load_gguf, gguf_chat, hf_greedy   # answering: the policy layer
+from .policy import is_adapter, adapter_base, load_checkpoint
 from .llama import check_llama_cpu, converter_dir, llama_version, prepare_converter, supported_architectures
+from .llama import isolated
+from .parity import parity_check, check_parity
+from .ollama import write_modelfile, register_ollama
+from .card import model_card, training_facts
 
 # %% auto #0
-__all__ = ['QUANTS', 'BITS', 'PARITY_PROMPTS', 'SAMPLING', 'TRAIN_EXPORT_FLAGS', 'NativeCrash', 'isolated', 'export_lora',
-           'export_merged', 'check_disk', 'convert_to_gguf', 'quantize_gguf', 'ParityError', 'prompt_ids',
-           'last_logits', 'gguf_greedy', 'gguf_eval', 'parity_check', 'check_parity', 'gguf_answer', 'gguf_template',
-           'ollama_template', 'stop_tokens', 'write_modelfile', 'register_ollama', 'serve_gguf', 'openai_chat',
-           'model_card', 'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model', 'export_cli',
-           'check_export_flags', 'export_trained', 'decode_benchmark']
-
-# %% ../nbs/07_export.ipynb #80b71209
-class NativeCrash(RuntimeError):
-    "Native code (llama.cpp) crashed in a child process; the calling process is unaffected."
-
-def isolated(fn:str, *args, timeout:float|None=None, **kw):
-    ("Run `rlnb.export.<fn>(*args, **kw)` in a fresh Python process and return its result; a crash there raises "
-     "`NativeCrash` here.")
-    with tempfile.TemporaryDirectory() as d:
-        inp, out = Path(d)/'in.pkl', Path(d)/'out.pkl'
-        inp.write_bytes(pickle.dumps((args, kw)))
-        code = ('import pickle, sys; from rlnb import export; a, k = pickle.loads(open(sys.argv[1], "rb").read()); '
-                f'r = export.{fn}(*a, **k); open(sys.argv[2], "wb").write(pickle.dumps(r))')
-        env = {**os.environ, 'PYTHONFAULTHANDLER': '1'}
-        try:
-            r = subprocess.run(
-                [sys.executable, '-c', code, str(inp), str(out)],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                env=env,
-            )
-        except subprocess.TimeoutExpired:
-            raise NativeCrash(f"{fn} did not finish within {timeout} s in its child process")
-        if r.returncode == 0 and out.exists(): return pickle.loads(out.read_bytes())
-        tail = '\n'.join((r.stderr or r.stdout).strip().splitlines()[-12:])
-        if r.returncode < 0:
-            sig = signal.Signals(-r.returncode).name if -r.returncode in signal.valid_signals() else '?'
-            raise NativeCrash(
-                f"{fn} crashed in its child process with signal {-r.returncode} ({sig}); this session is unaffected. "
-                f"Last output:\n{tail}"
-            )
-        raise RuntimeError(f"{fn} failed in its child process (exit {r.returncode}):\n{tail}")
-
-def _crash(sig:int=signal.SIGSEGV): os.kill(os.getpid(), sig)   # for the test below
+__all__ = ['QUANTS', 'BITS', 'TRAIN_EXPORT_FLAGS', 'export_lora', 'export_merged', 'check_disk', 'convert_to_gguf',
+           'quantize_gguf', 'convert_lora_to_gguf', 'ExportResult', 'ExportConfig', 'export_model', 'export_cli',
+           'check_export_flags', 'export_trained']
 
 # %% ../nbs/07_export.ipynb #8813fb07
 def _fresh(out:Path, overwrite:bool) -> Path:
-    ("Refuse an existing `out` unless `overwrite`; the old artifact is not touched here (it is replaced once the new "
-     "one is whole).")
+    ("Refuse an existing `out` unless `overwrite`; the old artifact is not touched here (it is replaced once the "
+     "new one is whole).")
     if ((out.is_dir() and any(out.iterdir())) or out.is_file()) and not overwrite:
         raise FileExistsError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
     return out
@@ -172,283 +136,10 @@ def quantize_gguf(src, out, quant:str, overwrite:bool=False, isolate:bool=True) 
     check_llama_cpu()
     part = out.with_name(out.name + '.partial')        # renamed over `out` only when complete
     args = (str(src), str(part), quant, os.cpu_count() or 1)
-    rc = isolated('_quantize', *args) if isolate else _quantize(*args)
+    rc = isolated('export._quantize', *args) if isolate else _quantize(*args)
     if rc != 0 or not part.exists():
         part.unlink(missing_ok=True); raise RuntimeError(f"llama_model_quantize({src.name} → {quant}) returned {rc}")
     return durable_replace(part, out)
-
-# %% ../nbs/07_export.ipynb #19963db1
-PARITY_PROMPTS = ['What is the capital of France?', 'Write a haiku about the sea.', 'How do I boil an egg?',
-                  'Give me three tips for better sleep.', 'What is 12 times 7?', 'Tell me a joke about computers.',
-                  'Explain photosynthesis in one sentence.', 'Hi! How are you today?']
-
-class ParityError(AssertionError): pass
-
-def prompt_ids(tok, prompt:str, system:str|None=None) -> list[int]:
-    "Token ids of `prompt` as one user turn through the chat template, ready for the assistant's reply."
-    msgs = ([{'role': 'system', 'content': system}] if system else []) + [{'role': 'user', 'content': prompt}]
-    if tok.chat_template:
-        return tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True, return_dict=False)
-    return tok(prompt)['input_ids']
-
-def last_logits(llm):
-    "Logits of the last evaluated position (llama-cpp-python keeps `scores` only with `logits_all=True`)."
-    import numpy as np
-    if llm._logits_all: return llm.scores[llm.n_tokens - 1]
-    return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
-
-# %% ../nbs/07_export.ipynb #77ca8376
-def gguf_greedy(llm, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
-    "Greedy continuation of `ids` in llama.cpp, stopping at an EOS id."
-    import numpy as np
-    llm.reset(); llm.eval(ids)
-    out = []
-    for _ in range(n_tokens):
-        t = int(np.argmax(last_logits(llm)))
-        out.append(t)
-        if t in eos: break
-        llm.eval([t])
-    return out
-
-def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int], lora=None) -> list[tuple]:
-    "The llama.cpp side of the parity check: per prompt, its logits (P, V) and its greedy continuation."
-    import numpy as np
-    llm = load_gguf(gguf_path, logits_all=True, lora=lora)
-    out = []
-    for ids in ids_list:
-        llm.reset(); llm.eval(ids)
-        logits = np.array(
-            llm.scores[: len(ids)], dtype=np.float32, copy=True
-        )  # a copy: the next eval overwrites llama.cpp's buffer
-        out.append((logits, gguf_greedy(llm, ids, n_tokens, eos)))
-    return out
-
-# %% ../nbs/07_export.ipynb #b42a21b9
-def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:int=32,
-                 isolate:bool=True,   # run llama.cpp in a child process (a native crash cannot take this process down)
-                 lora=None,           # a GGUF LoRA adapter on top of `gguf_path` (the HF model is then the merged one)
-                 hf_cache:dict|None=None,  # the HF side per prompt, kept across calls for the same `model` (each GGUF
-                                           # of one export is checked against the same HF logits and continuations)
-                ) -> dict:
-    "Compare a GGUF with the HF model on `prompts`: logits (max |Δ|, top-1 agreement) and greedy continuations."
-    import numpy as np, torch
-    prompts = prompts or PARITY_PROMPTS
-    eos = {tok.eos_token_id} | ({tok.convert_tokens_to_ids('<|im_end|>')} - {tok.unk_token_id, None})
-    ids_list = [prompt_ids(tok, p) for p in prompts]
-    lora = str(lora) if lora else None
-    gg_all = (
-        isolated('gguf_eval', str(gguf_path), ids_list, n_tokens, eos, lora=lora)
-        if isolate
-        else gguf_eval(gguf_path, ids_list, n_tokens, eos, lora)
-    )
-    max_diff, agree, total, same, first_div = 0.0, 0, 0, 0, []
-    hf_cache = {} if hf_cache is None else hf_cache
-    for ids, (gg, b) in zip(ids_list, gg_all):
-        key = (tuple(ids), n_tokens)
-        if key not in hf_cache:
-            with torch.no_grad(): logits = model(torch.tensor([ids])).logits[0].float().numpy()       # (P, V)
-            hf_cache[key] = logits, hf_greedy(model, ids, n_tokens, eos)
-        hf, a = hf_cache[key]
-        max_diff = max(max_diff, float(np.abs(hf - gg).max()))
-        agree += int((hf.argmax(-1) == gg.argmax(-1)).sum()); total += len(ids)
-        if a == b: same += 1
-        else: first_div.append(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))))
-    return {
-        'prompts': len(prompts),
-        'max_abs_logit_diff': round(max_diff, 4),
-        'top1_agreement': round(agree / total, 4),
-        'greedy_identical': round(same / len(prompts), 4),
-        'first_divergence': first_div,
-    }
-
-def check_parity(report:dict, quant:str, min_top1:float=0.98,
-                 # every logit within this of HF's: a top-1 flip is a near-tie (flat logits), not a broken conversion
-                 tie:float=0.01):
-    "Raise `ParityError` when an f16 (or f32/bf16) file disagrees with its HF model."
-    if quant in ('f32', 'f16', 'bf16') and report['top1_agreement'] < min_top1 and report['max_abs_logit_diff'] > tie:
-        raise ParityError(
-            f"{quant} GGUF disagrees with the HF model: top-1 agreement {report['top1_agreement']:.3f} < {min_top1},"
-            f" max |Δlogit| {report['max_abs_logit_diff']}: the conversion is broken (wrong architecture mapping or"
-            " tokenizer?)"
-        )
-    return report
-
-# %% ../nbs/07_export.ipynb #d5a656d8
-def gguf_answer(path, question:str, max_tokens:int=32, system:str|None=None, repeat_penalty:float=1.0) -> str:
-    ("One greedy answer from the GGUF at `path`, after the `system` message and with the `repeat_penalty` a deployment "
-     "gives it (the Modelfile's: `SAMPLING`); call it through `isolated` to keep llama.cpp out of this process.")
-    msgs = ([{'role': 'system', 'content': system}] if system else []) + [{'role': 'user', 'content': question}]
-    return gguf_chat(load_gguf(path), msgs, max_tokens=max_tokens, repeat_penalty=repeat_penalty)
-
-def gguf_template(path) -> str|None:
-    "The chat template stored in a GGUF's metadata."
-    from gguf import GGUFReader
-    f = GGUFReader(str(path)).fields.get('tokenizer.chat_template')
-    return bytes(f.parts[f.data[0]]).decode() if f else None
-
-# %% ../nbs/07_export.ipynb #9bec7030
-def ollama_template(tok) -> str:
-    "Ollama TEMPLATE (Go template) equivalent to the tokenizer's chat template for one system + user turn."
-    if not tok.chat_template: return '{{ .Prompt }}'
-    render = lambda msgs: tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
-    with_sys = render([{'role': 'system', 'content': '{{ .System }}'}, {'role': 'user', 'content': '{{ .Prompt }}'}])
-    without = render([{'role': 'user', 'content': '{{ .Prompt }}'}])
-    return f"{{{{ if .System }}}}{with_sys}{{{{ else }}}}{without}{{{{ end }}}}{{{{ .Response }}}}{tok.eos_token or ''}"
-
-def stop_tokens(tok) -> list[str]:
-    "EOS plus the special tokens the chat template uses to open or close a turn."
-    tpl = tok.chat_template or ''
-    cands = [tok.eos_token, *[t for t in tok.all_special_tokens if t in tpl]]
-    if '<|im_start|>' in tpl: cands += ['<|im_start|>', '<|im_end|>']
-    return list(dict.fromkeys(t for t in cands if t))
-
-SAMPLING = {'temperature': 0.7, 'top_p': 0.9, 'repeat_penalty': 1.1}   # how rlnb's evaluate stage samples: deploy what was judged
-
-def write_modelfile(gguf_path, tok, out=None, system:str|None=None, params:dict|None=None,
-                    adapter=None) -> Path:   # a GGUF LoRA adapter file: Ollama's ADAPTER line
-    "Write an Ollama `Modelfile` next to `gguf_path` (FROM, ADAPTER, TEMPLATE, stop PARAMETERs, optional SYSTEM)."
-    gguf_path = Path(gguf_path)
-    out = Path(out or gguf_path.parent/'Modelfile')
-    ref = lambda p: f'./{Path(p).name}' if out.parent == Path(p).parent else str(Path(p).resolve())
-    lines = [f'FROM {ref(gguf_path)}'] + ([f'ADAPTER {ref(adapter)}'] if adapter else []) + ['',
-             f'TEMPLATE """{ollama_template(tok)}"""', '']
-    lines += [f'PARAMETER stop "{s}"' for s in stop_tokens(tok)]
-    lines += [f'PARAMETER {k} {v}' for k, v in (params or SAMPLING).items()]
-    if system: lines += ['', f'SYSTEM """{system}"""']
-    atomic_write(out, '\n'.join(lines) + '\n')
-    return out
-
-# %% ../nbs/07_export.ipynb #66c8b054
-def register_ollama(modelfile, name:str) -> str:
-    "Run `ollama create name -f modelfile`; without the binary, return how to do it."
-    cmd = ['ollama', 'create', name, '-f', str(modelfile)]
-    if not shutil.which('ollama'):
-        return (
-            "ollama is not installed here. To register: install it (https://ollama.com/download), then run: cd"
-            f" {Path(modelfile).parent} && ollama create {name} -f Modelfile"
-        )
-    r = subprocess.run(cmd, capture_output=True, text=True, cwd=Path(modelfile).parent)
-    if r.returncode: raise RuntimeError(f"ollama create failed: {r.stderr.strip()}")
-    return f"registered with ollama as {name!r}: ollama run {name}"
-
-# %% ../nbs/07_export.ipynb #4823a0de
-class serve_gguf:
-    "Run llama-cpp-python's OpenAI-compatible server on `host:port` for `path`; `with serve_gguf(p) as url: ...`."
-    def __init__(self, path, port:int=0, host:str='127.0.0.1', n_ctx:int=2048, timeout:float=120):
-        import socket
-        if not port:
-            with socket.socket() as s: s.bind((host, 0)); port = s.getsockname()[1]
-        self.path, self.host, self.port, self.n_ctx, self.timeout = Path(path), host, port, n_ctx, timeout
-        self.url = f'http://{host}:{port}'
-    def __enter__(self):
-        import urllib.request
-        if not self.path.exists(): raise FileNotFoundError(self.path)
-        self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                '-m',
-                'llama_cpp.server',
-                '--model',
-                str(self.path),
-                '--host',
-                self.host,
-                '--port',
-                str(self.port),
-                '--n_ctx',
-                str(self.n_ctx),
-                '--n_threads',
-                str(os.cpu_count() or 1),
-            ],
-            stdout=self.log,   # a file, not a pipe: llama.cpp's load log of a large GGUF fills a pipe no one reads,
-            stderr=subprocess.STDOUT,   # and the server then blocks before it listens
-        )
-        t0 = time.time()
-        while time.time() - t0 < self.timeout:
-            if self.proc.poll() is not None:
-                self.log.seek(0); text = self.log.read().decode(errors='replace')[-2000:]; self.log.close()
-                raise RuntimeError(f"llama_cpp.server exited ({self.proc.returncode}):\n{text}")
-            try:
-                urllib.request.urlopen(f'{self.url}/v1/models', timeout=2); return self.url
-            except OSError: time.sleep(0.3)
-        self.__exit__(); raise TimeoutError(f"llama_cpp.server did not answer on {self.url} within {self.timeout} s")
-    def __exit__(self, *exc):
-        self.proc.terminate()
-        try: self.proc.wait(10)
-        except subprocess.TimeoutExpired: self.proc.kill()
-        self.log.close()
-
-def openai_chat(url:str, message:str, max_tokens:int=32, temperature:float=0.0) -> str:
-    "One chat request to an OpenAI-compatible server at `url`; returns the reply text."
-    import urllib.request
-    body = json.dumps(
-        {'messages': [{'role': 'user', 'content': message}], 'max_tokens': max_tokens, 'temperature': temperature}
-    ).encode()
-    req = urllib.request.Request(f'{url}/v1/chat/completions', body, {'Content-Type': 'application/json'})
-    with urllib.request.urlopen(req, timeout=120) as r: return json.loads(r.read())['choices'][0]['message']['content']
-
-# %% ../nbs/07_export.ipynb #d44b650b
-def _training_facts(ck:Path) -> dict:
-    "Config and metrics of the stage that wrote the adapter in `ck` (its `metrics.json` one level up), if any."
-    for f in (ck/'metrics.json', ck.parent/'metrics.json'):
-        if f.exists():
-            try: d = json.loads(f.read_text())
-            except ValueError: continue
-            if isinstance(d, dict) and 'metrics' in d: return d
-    return {}
-
-_CARD_CONFIG = ('beta', 'loss_type', 'learning_rate', 'lora_r', 'lora_alpha', 'epochs', 'batch_size', 'init_kl_coef',
-                'target_kl')
-_CARD_METRICS = ('train_examples', 'steps', 'train_seconds', 'before_preference_accuracy', 'after_preference_accuracy',
-                 'reward_first', 'reward_last')
-
-def _card_training(cfg:dict, m:dict) -> list[str]:
-    rows = [(k, cfg[k]) for k in _CARD_CONFIG if k in cfg] + [(k, m[k]) for k in _CARD_METRICS if m.get(k) is not None]
-    return ['## Training', '', '| | |', '|---|---|'] + [f'| {k} | {v} |' for k, v in rows] + ['']
-
-def _card_parity(parity:dict, files:dict|None) -> list[str]:
-    head = ['## Parity with the Hugging Face model', '',
-            '| file | MiB | top-1 agreement | max abs logit diff | greedy identical |', '|---|---|---|---|---|']
-    return head + [f"| {q} | {(files or {}).get(q, {}).get('size_mb', '')} | {r['top1_agreement']} | "
-                   f"{r['max_abs_logit_diff']} | {r['greedy_identical']} |" for q, r in parity.items()] + ['']
-
-def _card_usage(folder:Path, kind:str, name:str) -> list[str]:
-    "How to run it: Ollama, llama.cpp and llama-cpp-python for GGUF; `load_checkpoint` otherwise."
-    ggufs = sorted(p.name for p in folder.glob('*.gguf'))
-    if kind not in ('gguf', 'gguf-lora') or not ggufs:
-        return ['```python', 'from rlnb.export import load_checkpoint',
-                f"model, tok = load_checkpoint('{folder.name}')   # merges an adapter into its base", '```', '',
-                f'GGUF for llama.cpp and Ollama: `rlnb_export --checkpoint {folder.name} --format gguf`.']
-    model = next((g for g in ggufs if 'lora' not in g), ggufs[0])
-    lora = next((g for g in ggufs if 'lora' in g), None)
-    return ['```sh', f'ollama create {name} -f Modelfile && ollama run {name}',
-            f'llama-cli -m {model}' + (f' --lora {lora}' if lora else '') + ' -cnv          # llama.cpp', '```', '',
-            '```python', 'from llama_cpp import Llama',
-            f"llm = Llama('{model}'" + (f", lora_path='{lora}'" if lora else '') + ')',
-            "llm.create_chat_completion([{'role': 'user', 'content': 'Hi!'}])", '```']
-
-# %% ../nbs/07_export.ipynb #a52ca327
-def model_card(folder, base:str,               # the base model's public name (`hub_name`)
-               kind:str='merged',               # 'adapter', 'merged', 'gguf' or 'gguf-lora'
-               name:str|None=None, training:dict|None=None, files:dict|None=None, parity:dict|None=None) -> Path:
-    ("Write `folder/README.md`, a Hugging Face model card: what the model is, how it was trained, its parity table and "
-     "how to run it.")
-    folder = Path(folder); name = name or folder.name
-    cfg, m = (training or {}).get('config', {}), (training or {}).get('metrics', {})
-    method = (m.get('algorithm') or ('dpo' if 'before_preference_accuracy' in m else cfg.get('loss_type') and 'dpo')
-              or 'fine-tuned')
-    lib = {'adapter': 'peft', 'merged': 'transformers'}.get(kind, 'gguf')
-    hub = re.fullmatch(r'[\w.-]+/[\w.-]+', str(base)) is not None and not Path(base).exists()   # else a local folder
-    front = ['---', *([f'base_model: {base}'] if hub else []), f'library_name: {lib}', 'pipeline_tag: text-generation',
-             f'tags: [rlnb, {method}, {kind}]', '---', '']
-    ref = f'[{base}](https://huggingface.co/{base})' if hub else f'the local model `{Path(base).name}`'
-    body = [f'# {name}', '', f'{method.upper()} fine-tune of {ref} made with rlnb, as {kind}.', '']
-    if ev := (training or {}).get('evaluation'): body += ['## Evaluation', '', ev, '']
-    if cfg or m: body += _card_training(cfg, m)
-    if parity: body += _card_parity(parity, files)
-    body += ['## Run it', ''] + _card_usage(folder, kind, name)
-    folder.mkdir(parents=True, exist_ok=True)
-    return atomic_write(folder/'README.md', '\n'.join(front + body) + '\n')
 
 # %% ../nbs/07_export.ipynb #33799f7b
 def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
@@ -465,7 +156,8 @@ def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
 @dataclass
 class ExportResult(StageResult):
     ("What `export_model` wrote and measured: a `StageResult` whose `model_path` is the file to serve and whose "
-     "`metrics` are the sizes, times and parity reports (gguf: the first quantisation asked for; gguf-lora: its Modelfile).")
+     "`metrics` are the sizes, times and parity reports (gguf: the first quantisation asked for; gguf-lora: its "
+     "Modelfile).")
     format: str = 'gguf'
     paths: dict = field(default_factory=dict)     # name -> Path
     parity: dict = field(default_factory=dict)    # quant -> parity report
@@ -546,7 +238,7 @@ def export_model(
     name = re.sub(r'[^A-Za-z0-9_.-]+', '-', stem).strip('-').lower()
     out = Path(output_dir) if output_dir else (ck.parent/format if ck.name in ('policy', 'dpo', 'ppo', 'adapter')
                                                else ck.parent/'exports'/name)
-    facts = {**_training_facts(ck), **({'evaluation': cfg.evaluation} if cfg.evaluation else {})}
+    facts = {**training_facts(ck), **({'evaluation': cfg.evaluation} if cfg.evaluation else {})}
     base_name = hub_name(adapter_base(ck, base)) if is_adapter(ck) else hub_name(ck)
     if format == 'lora':
         p = export_lora(ck, out, overwrite); model_card(p, base_name, 'adapter', name, facts)
@@ -620,8 +312,8 @@ def export_cli(argv:list|None=None):
     for k, p in res.paths.items(): print(f"{k:>10}: {p}")
     for q, r in res.parity.items():
         print(
-            f"{q:>10}: {res.stats[q]['size_mb']} MiB, top-1 {r['top1_agreement']:.3f}, max|Δ| {r['max_abs_logit_diff']},"
-            f" greedy identical {r['greedy_identical']:.2f}"
+            f"{q:>10}: {res.stats[q]['size_mb']} MiB, top-1 {r['top1_agreement']:.3f},"
+            f" max|Δ| {r['max_abs_logit_diff']}, greedy identical {r['greedy_identical']:.2f}"
         )
     if res.message: print(res.message)
     return res
@@ -650,29 +342,3 @@ def export_trained(adapter, a, agent:str, system:str|None=None) -> ExportResult|
         print(f"{q:>7}: {res.paths[q]} ({res.stats[q]['size_mb']} MiB), greedy identical {r['greedy_identical']:.2f}")
     print(res.message)
     return res
-
-# %% ../nbs/07_export.ipynb #3d253e5e
-def decode_benchmark(model, tok, ggufs:dict, prompts:list[str], n_tokens:int=32) -> list[dict]:
-    "Rows of format, size (MiB), decode tokens/s and share of greedy continuations identical to HF's."
-    import torch
-    eos = {tok.eos_token_id}
-    ids = [prompt_ids(tok, p) for p in prompts]
-    hf_generate = lambda i: hf_greedy(model, i, n_tokens, eos)
-    hf_generate(ids[0])                                                              # warm-up
-    t = time.perf_counter(); hf = [hf_generate(i) for i in ids]; dt = time.perf_counter() - t
-    rows = [{'format': 'HF fp32', 'size_mb': round(sum(p.numel() for p in model.parameters()) * 4 / 2**20, 1),
-             'tokens_per_s': round(sum(map(len, hf)) / dt, 1), 'identical_to_hf': 1.0}]
-    for q, path in ggufs.items():
-        llm = load_gguf(path)
-        gguf_greedy(llm, ids[0], 4, eos)                                             # warm-up
-        t = time.perf_counter(); gg = [gguf_greedy(llm, i, n_tokens, eos) for i in ids]; dt = time.perf_counter() - t
-        rows.append(
-            {
-                'format': q,
-                'size_mb': round(Path(path).stat().st_size / 2**20, 1),
-                'tokens_per_s': round(sum(map(len, gg)) / dt, 1),
-                'identical_to_hf': round(sum(a == b for a, b in zip(hf, gg)) / len(ids), 4),
-            }
-        )
-        del llm
-    return rows

@@ -20,7 +20,8 @@ from .registry import Registry
 from .versions import version_number, abs_path, rel_path, check_gguf   # check_gguf: every deploy path checks the GGUF
 from .formatting import in_eval_split, to_kto, to_preference_pairs, to_dataset, utility, NotEnoughData
 from .abtest import upsert_ignore, ABTest
-from .export import export_model, register_ollama, export_merged
+from .export import export_model, export_merged
+from .ollama import register_ollama
 from .dpo_config import PreferenceConfig
 from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
 from .evaluation import evaluate_policy, ci_errorbar, EvalReport

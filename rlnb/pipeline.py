@@ -23,7 +23,8 @@ from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_
 from .ppo_config import PPOConfig
 from .ppo import reward_model_fn, plot_ppo
 from .rl import train_rl, train_ppo_cli as _ppo_cli
-from .export import export_model, isolated, ExportConfig, SAMPLING
+from .export import export_model, ExportConfig, SAMPLING
+from .llama import isolated
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
 from .verdicts import gate_decision
 from .hardware import cpu_line, isa_caps
@@ -577,7 +578,7 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
             f" {r['greedy_identical']:.2f}"
         )
     first = list(quantization)[0]
-    answer = isolated('gguf_answer', str(res.paths[first]), question, max_tokens=32, system=cfg.system,   # llama.cpp in a
+    answer = isolated('parity.gguf_answer', str(res.paths[first]), question, max_tokens=32, system=cfg.system,   # llama.cpp in a
                       repeat_penalty=SAMPLING['repeat_penalty'])   # child process, greedy, as the Modelfile decodes it
     print(f"    {first}: Q: {question}\n    A: {answer}\n    {res.message}")
     if v['status'] != 'better':
