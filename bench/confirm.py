@@ -71,7 +71,7 @@ def main(recipe_path, runs:list, tag:str, save:bool=False, results:Path=RESULTS,
     from rlnb.core import repo_dir
     from rlnb.hardware import cpu_line, isa_caps
     from rlnb.pipeline import load_recipe, run_pipeline
-    from rlnb.recipe import replicate_summary, replicates_table
+    from rlnb.replicates import replicate_summary, replicates_table
     if not isinstance(looks, int) or looks < 1: raise SystemExit(f"--looks must be an integer >= 1, got {looks!r}")
     if conf is not None and not 0.5 < conf < 1: raise SystemExit(f"--conf must lie in (0.5, 1), got {conf!r}")
     if not isinstance(max_invalid, int) or max_invalid < 0: raise SystemExit(f"--max-invalid must be >= 0, got {max_invalid!r}")

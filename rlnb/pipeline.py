@@ -23,7 +23,8 @@ from .on_policy import OnPolicyConfig, train_dpo_on_policy, train_dpo_on_policy_
 from .ppo_config import PPOConfig
 from .ppo import reward_model_fn, plot_ppo
 from .rl import train_rl, train_ppo_cli as _ppo_cli
-from .export import export_model, ExportConfig, SAMPLING
+from .export import export_model, ExportConfig
+from .ollama import SAMPLING
 from .llama import isolated
 from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
 from .verdicts import gate_decision
@@ -39,9 +40,11 @@ from .tripwires import run_tripwires, tripwire_table, tripwire_reason
 from .policy import reply
 from .reward import RewardModel
 from .stats import prompts_needed, replicate_interval
-from .recipe import replicate_summary, replicates_table
-from .recipe import (verdict_lines, STAGES, stage, Run, POLICIES, policy_path, stage_options, load_recipe, recipe_plan, plan_line,
-                         verdict, replicated_line, recipe_summary, PipelineOptions, auto_recipe, code_commit, redact_secrets, environment_info, OPTION_CHOICES)
+from .replicates import replicate_summary, replicates_table
+from .recipe import (STAGES, stage, Run, POLICIES, policy_path, stage_options, load_recipe, recipe_plan, plan_line,
+                         PipelineOptions, auto_recipe, code_commit, redact_secrets, environment_info, OPTION_CHOICES)
+from .run_verdict import verdict, verdict_lines, recipe_summary
+from .replicates import replicated_line
 
 # %% auto #0
 __all__ = ['train_dpo_cli', 'train_ppo_cli', 'train_dpo_on_policy_cli', 'train_sft_cli', 'train_kto_cli', 'run_pipeline',

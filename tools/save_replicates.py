@@ -13,7 +13,7 @@ from pathlib import Path
 
 def main(runs, name='replicates_demo.json'):
     from rlnb.hardware import cpu_line, isa_caps
-    from rlnb.recipe import replicate_summary
+    from rlnb.replicates import replicate_summary
     runs = [Path(r) for r in runs]
     cfgs = [json.loads((r/'config.json').read_text()) for r in runs]
     commits = [c.get('environment', {}).get('git_commit') for c in cfgs]
