@@ -25,7 +25,7 @@ def main():
     else: results = Path(__file__).parent/'results'
     from rlnb.hardware import cpu_line
     from rlnb.feedback_store import FeedbackStore
-    from rlnb.evaluation import sample_size, wilson_interval
+    from rlnb.stats import sample_size, wilson_interval
     from rlnb.abtest import simulate_ab
     seed = a.seed if a.seed is not None else int(time.time()) % 100_000   # a fresh seed each run, recorded
     st = FeedbackStore(Path(tempfile.mkdtemp())/'ab_sim.db')

@@ -50,7 +50,8 @@ def train(run:Path, name:str, v:dict) -> Path:
 
 def main(run:str, name:str):
     from rlnb.hardware import cpu_line
-    from rlnb.evaluation import evaluate_policy, plot_report
+    from rlnb.evaluation import evaluate_policy
+    from rlnb.eval_plots import plot_report
     from rlnb.judges import RewardJudge
     from rlnb.prompts import heldout_prompts
     from rlnb.reward import RewardModel

@@ -26,7 +26,8 @@ def main():
     else: results = Path(__file__).parent/'results'
     import numpy as np
     from rlnb.hardware import cpu_line
-    from rlnb.evaluation import win_rate, prompts_needed, wilson_interval
+    from rlnb.win_rates import win_rate
+    from rlnb.stats import prompts_needed, wilson_interval
     seed = a.seed if a.seed is not None else int(time.time()) % 100_000
     rng, t0, cells = np.random.default_rng(seed), time.perf_counter(), []
     for p in rates:

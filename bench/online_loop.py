@@ -49,7 +49,7 @@ def main():
     if not (home/'models'/'.cache').exists(): (home/'models'/'.cache').symlink_to(cache)
     import uvicorn
     from rlnb.api import create_app
-    from rlnb.evaluation import bootstrap_ci
+    from rlnb.stats import bootstrap_ci
     from rlnb.prompts import heldout_prompts
     from rlnb.online import OnlineConfig, OnlineLearner, HiddenPreference, word_count
     from rlnb.feedback import Feedback

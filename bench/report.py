@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from rlnb.stats import wilson_interval, mean_ci, holm
 from rlnb.verdicts import confirmed
-from rlnb.evaluation import ci_errorbar
+from rlnb.eval_plots import ci_errorbar
 from rlnb.core import bench_results
 from rlnb.hardware import isa_caps_note
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from .policy import Answers, answer_pool, generate_answers, load_checkpoint
 from .judges import judge_name
 from .stats import bootstrap_ci
-from .evaluation import EvalConfig, check_eval_inputs, compare_answers
+from .evaluation import EvalConfig, check_eval_inputs
+from .comparisons import compare_answers
 
 # %% auto #0
 __all__ = ['best_of_n_kl', 'best_of_n', 'best_of_n_report', 'ranking_agreement', 'draws_win_rate', 'best_of_n_vs_draws']

@@ -4,115 +4,31 @@
 
 # %% ../nbs/08_evaluation.ipynb #7b10265e
 from __future__ import annotations
-import hashlib, json, math, re
-from collections import Counter, defaultdict
-from dataclasses import dataclass, asdict, field
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from datetime import datetime, timezone
-from .core import create_tables, check_agent, console_script
-from .assets import asset_dir
-from .config import StageConfig, StageResult, stage_cli
-from .feedback import Feedback
+from .core import console_script
+from .config import StageConfig, stage_cli
 from .stream import refill_answers
-from .policy import answer_pool, load_checkpoint, load_policy_pair, plain_pair, Answers, generate_answers, tiny_adapter
-from .decoding import decode, path_kl
-from .prompts import heldout_prompts, eval_prompt_set, read_prompts, topic_part, PARTS
-from .judges import failures, distinct_n, is_degenerate, RewardJudge, judge_name, run_judge, judge_validity, beats_heuristic, WordJudge
-from .stats import (z_quantile, wilson_interval, t_quantile, mean_ci, sign_test, prompts_needed, bootstrap_ci,
-    holm, two_proportion_test, welch_test, sample_size, msprt_pvalue)
-from rlnb.win_rates import (outcomes, win_rate, length_controlled, style_controlled, style_features, style_diffs,
-    style_fit)
-from .verdicts import unit_ids, report_headline
+from .policy import load_policy_pair, plain_pair, generate_answers
+from .prompts import heldout_prompts, read_prompts
+from .judges import failures, distinct_n, RewardJudge, judge_name
+from .stats import wilson_interval
+from .win_rates import style_fit
 from .preference import preference_accuracy
+from .comparisons import summary_stats, compare_answers, BASE_STREAM
+from .eval_report import EvalReport
 
 # %% auto #0
-__all__ = ['BASE_STREAM', 'compare_answers', 'EvalReport', 'check_eval_inputs', 'control_verdict', 'EvalConfig',
-           'evaluate_policy', 'ci_errorbar', 'plot_frontier', 'plot_report', 'compare_items', 'human_outcomes',
-           'evaluate_cli']
-
-# %% ../nbs/08_evaluation.ipynb #992bed2f
-def _stats(x, conf:float=0.95, seed:int=0, groups=None) -> dict:
-    "Mean, sd and bootstrap interval of `x`; with `groups` (a cluster per element, e.g. K answers of one prompt) clusters are resampled."
-    import numpy as np
-    x = np.asarray(x, dtype=float)
-    g = groups if groups is not None and len(set(groups)) < len(x) else None
-    ok = len(x) > 1 and (g is None or len(set(g)) > 1)
-    return {'mean': round(float(x.mean()), 4), 'std': round(float(x.std(ddof=1)), 4) if len(x) > 1 else 0.0,
-            'ci': [round(v, 4) for v in bootstrap_ci(x, conf=conf, seed=seed, groups=g)] if ok else None}
-
-def _unit_means(units, o) -> list[float]:
-    "The mean outcome of each unit (prompt or cluster), in the order units first appear."
-    per = defaultdict(list)
-    for u, x in zip(units, o): per[u].append(float(x))
-    return [sum(v) / len(v) for v in per.values()]
-
-def _kk_pairs(groups) -> tuple:
-    ("Row indices (policy row, base row) of every pair inside each prompt's group of rows: with K answers per arm per "
-     "prompt, all K×K pairs.")
-    import numpy as np
-    rows = defaultdict(list)
-    for i, g in enumerate(groups): rows[g].append(i)
-    a, b = zip(*[(i, j) for r in rows.values() for i in r for j in r])
-    return np.array(a), np.array(b)
-
-# %% ../nbs/08_evaluation.ipynb #d31f2328
-def compare_answers(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, clusters=None,
-                    memo:tuple|None=None,   # (judge name, Answers.scores of `bas`): the base's scores kept for the next policy
-                    groups=None,     # prompt index per row, when each prompt has K answers per arm: the verdict is over
-                    ) -> dict:       # all K×K pairs of a prompt (a U-statistic), resampled by cluster (or by prompt)
-    ("One judge's verdict on policy vs base answers: scores, paired difference, win rate, length-controlled win rate, "
-     "per-prompt rows.")
-    import numpy as np
-    kept = memo[1].get(memo[0]) if memo else None
-    j = run_judge(judge, prompts, pol, bas, b_scores=kept[1] if kept and kept[0] is judge else None)
-    if memo and 'score_b' in j: memo[1][memo[0]] = (judge, j['score_b'])
-    o = outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)])
-    ia = ib = np.arange(len(o)); res_prompt = None
-    if groups is not None and len(set(groups)) < len(groups):      # K answers per arm per prompt: all K x K pairs
-        ia, ib = _kk_pairs(groups)
-        pk = (1 / (1 + np.exp(-(j['score_a'][ia] - j['score_b'][ib])))) if 'score_a' in j else run_judge(
-            judge, [prompts[i] for i in ia], [pol[i] for i in ia], [bas[i] for i in ib])['p']
-        o = outcomes(pk, tie, [pol[a] == bas[b] for a, b in zip(ia, ib)])
-    unit = clusters if clusters is not None else groups              # the independent unit of each row, if any
-    pc = [unit[a] for a in ia] if unit is not None else None         # ... of each pair
-    wr = win_rate(o, conf, pc, seed)
-    if len(ia) > len(pol):                                           # K x K pairs: one outcome per prompt, their mean
-        res_prompt = [round(x, 4) for x in _unit_means([groups[a] for a in ia], o)]
-        wr.update(pairs=len(o), draws=len(o) // len(res_prompt) if len(o) % len(res_prompt) == 0 else None)
-    if pc is not None and len(set(pc)) < len(o):                     # the sign test counts independent units, not rows
-        m = _unit_means(pc, o)
-        wr['sign_p'] = round(sign_test(sum(x > 0.5 for x in m), sum(x < 0.5 for x in m)), 5)
-    X = style_diffs([style_features(pol[a], pol_len[a]) for a in ia], [style_features(bas[b], bas_len[b]) for b in ib])
-    res = {
-        'win_rate': wr,
-        'lc_win_rate': length_controlled(o, np.asarray(pol_len)[ia] - np.asarray(bas_len)[ib], conf, seed=seed,
-                                         groups=pc if pc is not None and len(set(pc)) < len(o) else None),
-        'sc_win_rate': style_controlled(o, X, conf=conf, seed=seed,                # length, '!', '?', emoji, lists, bold
-                                        groups=pc if pc is not None and len(set(pc)) < len(o) else None),
-        'p_policy_better': [round(float(v), 4) for v in j['p']],   # per row: the row's policy answer vs its base answer
-        'outcomes': outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)]).tolist(),
-        # what the style-controlled fit read, pair by pair, so that replicated runs can be fitted pooled (`replicate_summary`)
-        'style_rows': {'outcomes': [round(float(x), 4) for x in o], 'diffs': np.round(X, 4).tolist(),
-                       'units': unit_ids(pc if pc is not None else range(len(o)))},
-    }
-    if res_prompt is not None: res['prompt_outcomes'] = res_prompt   # per prompt: the mean of its K x K outcomes
-    if 'position_consistency' in j: res['position_consistency'] = j['position_consistency']
-    if 'score_a' in j:
-        res['score'] = {k: _stats(v, conf, seed, unit) for k, v in
-                        (('policy', j['score_a']), ('base', j['score_b']), ('diff', j['score_a'] - j['score_b']))}
-        res['scores'] = {
-            'policy': [round(float(v), 4) for v in j['score_a']],
-            'base': [round(float(v), 4) for v in j['score_b']],
-        }
-    return res
-
-BASE_STREAM = 1_000_000_007   # added to the seed of the base's comparison answers: a stream no policy answer draws from
+__all__ = ['check_eval_inputs', 'control_verdict', 'EvalConfig', 'evaluate_policy', 'evaluate_cli']
 
 # %% ../nbs/08_evaluation.ipynb #314ca93e
 def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, kl_rows=None, **kw):
-    ("Policy answers (with KL in sampled mode) and base answers, each from its own seed stream (the base's seed is "
-     "`seed + BASE_STREAM`: sampled answers of the two never share random numbers); the base's are taken from `cache` "
-     "when another policy of the same base already asked for them. `refill` in `kw`: through `stream.refill_answers`.")
+    ("Policy answers (with KL in sampled mode) and base answers, each from its own seed stream (the base's seed is"
+     " `seed + BASE_STREAM`: sampled answers of the two never share random numbers); the base's are taken from "
+     "`cache` when another policy of the same base already asked for them. `refill` in `kw`: through "
+     "`stream.refill_answers`.")
     gen, a = (refill_answers if kw.get('refill') else generate_answers), {k: v for k, v in kw.items() if k != 'refill'}
     pol = gen(
         model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None,
@@ -128,97 +44,6 @@ def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, kl
             bas = gen(model, tok, prompts, do_sample=mode == 'sampled', progress=p, **kb)
     if cache is not None: cache[key] = bas
     return pol, bas
-
-# %% ../nbs/08_evaluation.ipynb #a1e51d05
-@dataclass
-class EvalReport(StageResult):
-    ("What `evaluate_policy` found: settings, per-mode answers and judge verdicts, KL, failures, preference accuracy. "
-     "A `StageResult`: `metrics` holds each judge's headline, `output_dir` the folder of the saved report, "
-     "`model_path` the policy judged. `save`/`load` as JSON.")
-    meta: dict = field(default_factory=dict)     # settings, timings, counts
-    modes: dict = field(default_factory=dict)    # 'greedy' / 'sampled' -> results
-    preference_accuracy: dict|None = None
-
-    def __post_init__(self):
-        if self.modes and not self.metrics:
-            try: self.metrics = self.summary()
-            except (KeyError, StopIteration): pass   # a partial report (a test's, an old one): no headline to give
-
-    def summary(self) -> dict:
-        "`metrics`: prompts, seconds, and `headline(judge)` of every judge."
-        judges = next(iter(self.modes.values()), {}).get('judges', {})
-        return {'prompts': self.meta.get('prompts'), 'seconds': self.meta.get('seconds'),
-                'headline': {j: self.headline(j) for j in judges}}
-
-    def to_json(self) -> dict:
-        "The report as saved (and stored in the registry): meta, modes, preference accuracy."
-        return {'meta': self.meta, 'modes': self.modes, 'preference_accuracy': self.preference_accuracy}
-
-    def save(self, path) -> Path:
-        "Write the report as JSON (to a temporary name, then renamed: never half-written)."
-        path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + '.partial')
-        tmp.write_text(json.dumps(self.to_json(), indent=1, default=str)); tmp.replace(path)
-        return path
-
-    @classmethod
-    def load(cls, path) -> 'EvalReport':
-        d = json.loads(Path(path).read_text())
-        return cls(meta=d['meta'], modes=d['modes'], preference_accuracy=d.get('preference_accuracy'),
-                   output_dir=Path(path).parent)
-
-    def headline(self, judge:str|None=None, mode:str|None=None) -> dict:
-        ("The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, sampled "
-         "mode if present): `rlnb.verdicts.report_headline` of this report.")
-        return report_headline({'modes': self.modes}, judge, mode)
-
-# %% ../nbs/08_evaluation.ipynb #2015695f
-from fastcore.basics import patch
-
-def _ci_txt(d:dict, fmt:str='.3f') -> str:
-    "The interval of `d` as text; 'no interval' where it has none (one cluster: nothing to resample)."
-    return f"{d['ci'][0]:{fmt}}, {d['ci'][1]:{fmt}}" if d.get('ci') else 'no interval'
-
-@patch
-def table(self:EvalReport) -> str:
-    "A markdown table: one row per mode × judge, the base-against-base control's, and people's verdict where they rated."
-    rows = ['| mode | judge | win rate (95 % CI) | length-controlled | style-controlled | sign p | score Δ (95 % CI) |'
-            ' KL nats | failures policy / base |', '|---|---|---|---|---|---|---|---|---|']
-    sc_txt = lambda j: f"{j['sc_win_rate']['rate']:.3f} [{_ci_txt(j['sc_win_rate'])}]" if 'sc_win_rate' in j else '–'
-    for mode, m in self.modes.items():
-        for jn, j in m['judges'].items():
-            w, lc, f = j['win_rate'], j['lc_win_rate'], m['failures']
-            sd = f"{j['score']['diff']['mean']:+.3f} [{_ci_txt(j['score']['diff'], '+.3f')}]" if 'score' in j else '–'
-            kl = f"{m['kl']['mean']:.2f}" if m.get('kl') else '–'
-            rows.append(
-                f"| {mode} | {jn} | {w['rate']:.3f} [{_ci_txt(w)}] | {lc['rate']:.3f} [{_ci_txt(lc)}] | {sc_txt(j)} | "
-                f"{w['sign_p']:.3f} | {sd} | {kl} | {f['policy']['any_rate']:.1%} / {f['base']['any_rate']:.1%} |"
-            )
-        for jn, j in m.get('control', {}).get('judges', {}).items():   # the control: base against base, must hold ½
-            w, lc, c = j['win_rate'], j['lc_win_rate'], m['control']
-            kl = f"{c['kl']:.2f}" if c.get('kl') is not None else '–'
-            rows.append(f"| {mode} | {jn}, control: base vs base | {w['rate']:.3f} [{_ci_txt(w)}] | {lc['rate']:.3f} "
-                        f"[{_ci_txt(lc)}] | {sc_txt(j)} | {w['sign_p']:.3f} | – | {kl} | – |")
-        for jn, hu in m.get('human', {}).items():   # people's blind-review verdict on these pairs (people.add_human)
-            rows.append(f"| {mode} | people, {hu['n_human']} of {hu['n_pairs']} pairs rated ({hu['method']} with {jn}; "
-                        f"{jn} agrees on {hu['agreement']:.0%}) | {hu['rate']:.3f} [{hu['ci'][0]:.3f}, {hu['ci'][1]:.3f}] "
-                        "| – | – | – | – | – | – |")
-    bad = [f"{mode}: {m['control']['why']}" for mode, m in self.modes.items() if not m.get('control', {}).get('valid', True)]
-    return '\n'.join(rows) + (''.join(f"\n\n**No verdict** ({b})" for b in bad))
-
-@patch
-def examples(self:EvalReport, judge:str|None=None, mode:str|None=None, k:int=3) -> list[dict]:
-    "The `k` prompts where the policy beat the base most clearly, then the `k` where it lost most clearly."
-    mode = mode or next(iter(self.modes)); m = self.modes[mode]
-    judge = judge or next(iter(m['judges'])); j = m['judges'][judge]
-    order = sorted(range(len(m['prompts'])), key=lambda i: -j['p_policy_better'][i])
-    def row(i, tag):
-        scores = (
-            {'score_base': j['scores']['base'][i], 'score_policy': j['scores']['policy'][i]} if 'scores' in j else {}
-        )
-        return {'case': tag, 'prompt': m['prompts'][i], 'base': m['answers']['base'][i],
-                'policy': m['answers']['policy'][i], 'p_policy_better': j['p_policy_better'][i], **scores}
-    return [row(i, 'best') for i in order[:k]] + [row(i, 'worst') for i in order[::-1][:k]]
 
 # %% ../nbs/08_evaluation.ipynb #31343fa0
 def check_eval_inputs(prompts, judges, modes) -> tuple:
@@ -249,7 +74,7 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
     m = {'prompts': prompts, **({'clusters': [c.item() if hasattr(c, 'item') else c for c in clusters]}
                                 if clusters is not None else {}), 'answers': {'policy': pol.texts, 'base': bas.texts},
          'tokens': {'policy': pol.n_tokens, 'base': bas.n_tokens},
-         'length': {k: _stats(a.n_tokens, conf, seed, unit) for k, a in both},
+         'length': {k: summary_stats(a.n_tokens, conf, seed, unit) for k, a in both},
          'distinct': {k: {f'distinct_{n}': distinct_n(a.texts, n) for n in (1, 2)} for k, a in both},
          'failures': {k: failures(a.texts, a.has_eos, validate) for k, a in both},
          'identical': sum(a == b for a, b in zip(pol.texts, bas.texts)), 'judges': {},
@@ -257,7 +82,7 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
          'decode_plan': {k: a.plan for k, a in both}}
     if pol.kl is not None:
         kl, ku = np.asarray(pol.kl), [unit[r] for r in pol.kl_rows] if unit is not None else None
-        m['kl'] = {**_stats(kl, conf, seed, ku), 'median': round(float(np.median(kl)), 4),
+        m['kl'] = {**summary_stats(kl, conf, seed, ku), 'median': round(float(np.median(kl)), 4),
                    'p90': round(float(np.quantile(kl, 0.9)), 4), 'answers': len(kl),   # rows `kl_answers` left
                    'values': [round(float(v), 4) for v in kl]}
     t = time.perf_counter()
@@ -274,11 +99,11 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
 
 # %% ../nbs/08_evaluation.ipynb #97d03c97
 def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, groups=None, **kw) -> dict:
-    ("The base-against-base arm: the base run through `_eval_mode` as a policy would be (the policy's seed stream, every "
-     "judge), against the base's own comparison answers. Kept in `cache` per base, prompts and settings. No KL pass: "
-     "the base's KL to itself is 0 by definition, and the answers are the same with or without it (the KL reads them "
-     "after they are drawn; `bench/eval_gen_speed.py`'s '+ log-probs kept' row: identical answers), so it would only "
-     "cost two forward passes over every answer.")
+    ("The base-against-base arm: the base run through `_eval_mode` as a policy would be (the policy's seed stream,"
+     " every judge), against the base's own comparison answers. Kept in `cache` per base, prompts and settings. No"
+     " KL pass: the base's KL to itself is 0 by definition, and the answers are the same with or without it (the "
+     "KL reads them after they are drawn; `bench/eval_gen_speed.py`'s '+ log-probs kept' row: identical answers), "
+     "so it would only cost two forward passes over every answer.")
     key = json.dumps(['control', str(base_name), prompts, clusters, groups, conf, tie, list(judges), kw], sort_keys=True, default=str)
     if cache is not None and key in cache and all(a is b for a, b in zip(cache[key][0], judges.values())):
         return cache[key][1]                        # the same judges (objects, not names) on the same answers
@@ -292,9 +117,9 @@ def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name
     return c
 
 def control_verdict(control:dict, n:int, max_identical:float=0.5) -> tuple[bool, str]:
-    ("Whether an evaluation may give a verdict: its base-against-base arm (`control`, of `n` prompts) holds ½ inside "
-     "every judge's interval, and shares few answers with the base's (a share above `max_identical` means the two arms "
-     "drew the same random numbers: no control at all).")
+    ("Whether an evaluation may give a verdict: its base-against-base arm (`control`, of `n` prompts) holds ½ "
+     "inside every judge's interval, and shares few answers with the base's (a share above `max_identical` means "
+     "the two arms drew the same random numbers: no control at all).")
     if control['identical'] > max_identical * n:
         return False, (f"{control['identical']} of {n} control answers are identical to the base's comparison answers: "
                        "the arms share their random draws, so the control tests nothing")
@@ -303,7 +128,8 @@ def control_verdict(control:dict, n:int, max_identical:float=0.5) -> tuple[bool,
             if what != 'wins' and not style_fit(w): continue
             if not w['ci'][0] <= 0.5 <= w['ci'][1]:
                 return False, (f"the base against itself {what} {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] under "
-                               f"{jn}, not ½: the instrument fails its check here (a bias, or the 1-in-20 miss of a 95 % interval), so it gives no verdict")
+                               f"{jn}, not ½: the instrument fails its check here"
+                               " (a bias, or the 1-in-20 miss of a 95 % interval), so it gives no verdict")
     return True, "the base against itself holds ½ under every judge"
 
 # %% ../nbs/08_evaluation.ipynb #8addc83a
@@ -338,8 +164,8 @@ EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, mod
 
 # %% ../nbs/08_evaluation.ipynb #ab293217
 def _eval_rows(prompts, judges, modes, clusters, k:int) -> tuple:
-    ("`(prompts, judges, clusters, rows)`: the usable prompts (with their clusters) and judges, checked, and the rows "
-     "each kind of mode answers: `rows[sampled with K > 1]` = (prompts, clusters, groups), K rows per prompt.")
+    ("`(prompts, judges, clusters, rows)`: the usable prompts (with their clusters) and judges, checked, and the "
+     "rows each kind of mode answers: `rows[sampled with K > 1]` = (prompts, clusters, groups), K rows per prompt.")
     if clusters is not None and len(clusters) != len(prompts):
         raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
     keep = [i for i, p in enumerate(prompts or []) if isinstance(p, str) and p.strip()]
@@ -368,8 +194,8 @@ def evaluate_policy(
     output=None,             # write the report JSON to this file
     **overrides,             # EvalConfig fields: modes, max_new_tokens, temperature, top_p, system, seed, ...
 ) -> EvalReport:
-    ("Answer held-out prompts with the policy and its base, and judge them side by side: win rate, length-controlled "
-     "win rate, scores, KL, failures — each with a confidence interval.")
+    ("Answer held-out prompts with the policy and its base, and judge them side by side: win rate, "
+     "length-controlled win rate, scores, KL, failures — each with a confidence interval.")
     import time
     cfg = EvalConfig.make(config, **overrides)
     modes = tuple(m.strip() for m in cfg.modes.split(',')) if isinstance(cfg.modes, str) else tuple(cfg.modes)
@@ -412,125 +238,6 @@ def evaluate_policy(
     report.model_path = Path(policy) if isinstance(policy, (str, Path)) and Path(policy).exists() else None
     if output: report.save(output); report.output_dir = output.parent
     return report
-
-# %% ../nbs/08_evaluation.ipynb #60eee2bd
-def ci_errorbar(ax, x, est:list, ci:list, horizontal:bool=False, **kw):
-    "Points `est` at positions `x`, with asymmetric error bars out to their intervals `ci` (a [lo, hi] per point)."
-    ci = [c if c else (e, e) for e, c in zip(est, ci)]    # no interval (one cluster): the point alone
-    err = [[e - c[0] for e, c in zip(est, ci)], [c[1] - e for e, c in zip(est, ci)]]
-    return ax.errorbar(est, x, xerr=err, **kw) if horizontal else ax.errorbar(x, est, yerr=err, **kw)
-
-def _sampled_judges(r) -> dict: return r.modes.get('sampled', {}).get('judges', {})
-
-def _frontier_panel(ax, reports:dict, judges:list):
-    "Judge score gain over the base against √KL, one line per judge."
-    for jn in judges:
-        pts = [(math.sqrt(max(r.modes['sampled']['kl']['mean'], 0)), _sampled_judges(r)[jn]['score']['diff'], name)
-               for name, r in reports.items() if jn in _sampled_judges(r)]
-        xs, ds, _ = zip(*pts) if pts else ((), (), ())
-        ci_errorbar(ax, xs, [d['mean'] for d in ds], [d['ci'] for d in ds], marker='o', capsize=3, label=jn)
-        for x, d, n in pts: ax.annotate(n, (x, d['mean']), fontsize=7)
-    ax.axhline(0, ls='--', c='gray')
-    ax.set(xlabel='√KL(policy‖base)  (√nats)', ylabel='judge score: policy − base', title='reward–KL frontier')
-    ax.legend(fontsize=8)
-
-def plot_frontier(reports:dict, path=None):
-    ("Score gain over the base against √KL for several policies, one line per judge: the proxy reward model against "
-     "the independent judge (Gao et al. 2022).")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(1, 2, figsize=(11, 3.8))
-    judges = sorted({jn for r in reports.values() for jn, j in _sampled_judges(r).items() if 'score' in j})
-    _frontier_panel(ax[0], reports, judges)
-    names = list(reports)
-    for k, jn in enumerate(judges):
-        w = [_sampled_judges(reports[n]).get(jn, {}).get('win_rate') for n in names]
-        xs = [i + 0.15 * (k - (len(judges) - 1) / 2) for i, v in enumerate(w) if v]
-        ci_errorbar(ax[1], xs, [v['rate'] for v in w if v], [v['ci'] for v in w if v], fmt='o', capsize=3, label=jn)
-    ax[1].axhline(0.5, ls='--', c='gray')
-    ax[1].set_xticks(range(len(names)), names, fontsize=8)
-    ax[1].set(ylim=(0, 1), title='win rate over base (sampled), 95 % CI')
-    ax[1].legend(fontsize=8)
-    fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
-    return fig
-
-# %% ../nbs/08_evaluation.ipynb #147edf8c
-def _scores_panel(ax, m:dict, mode:str):
-    "Histogram of the first scoring judge's scores, base against policy."
-    scored = [(jn, j) for jn, j in m['judges'].items() if 'scores' in j]
-    for jn, j in scored[:1]:
-        for side, c in (('base', 'tab:gray'), ('policy', 'tab:blue')):
-            ax.hist(j['scores'][side], bins=20, alpha=0.45, color=c, label=f'{side} ({jn})')
-    ax.set(title=f'{scored[0][0] if scored else "judge"} scores ({mode})', xlabel='score'); ax.legend(fontsize=8)
-
-def _winrate_panel(ax, report:EvalReport):
-    "Win rate and length-controlled win rate of every mode × judge, with their intervals."
-    import numpy as np
-    rows = [(f'{md[:6]} {jn}{kind}', j[key], c) for md, mm in report.modes.items() for jn, j in mm['judges'].items()
-            for kind, key, c in (('', 'win_rate', 'tab:blue'), (' LC', 'lc_win_rate', 'tab:orange'))]
-    y = np.arange(len(rows))
-    ci_errorbar(ax, y, [w['rate'] for _, w, _ in rows], [w['ci'] for _, w, _ in rows], horizontal=True, fmt='none',
-                ecolor='k', capsize=3)
-    ax.scatter([w['rate'] for _, w, _ in rows], y, c=[c for *_, c in rows], zorder=3)
-    ax.axvline(0.5, ls='--', c='gray')
-    ax.set_yticks(y, [l for l, *_ in rows], fontsize=7)
-    ax.set(xlim=(0, 1), title='win rate of policy over base, 95 % CI')
-
-def plot_report(report:EvalReport, path=None, mode:str|None=None):
-    "Four panels: judge scores base vs policy, win rates with 95 % CIs, failure kinds, KL per response."
-    import matplotlib.pyplot as plt, numpy as np
-    mode = mode or ('sampled' if 'sampled' in report.modes else next(iter(report.modes)))
-    m = report.modes[mode]
-    fig, ax = plt.subplots(1, 4, figsize=(17, 3.6))
-    _scores_panel(ax[0], m, mode)
-    _winrate_panel(ax[1], report)
-    kinds = list(m['failures']['policy']['counts']); x = np.arange(len(kinds))
-    for off, side, c in ((-0.2, 'base', 'tab:gray'), (0.2, 'policy', 'tab:blue')):
-        ax[2].bar(x + off, [m['failures'][side]['rates'][k] for k in kinds], 0.4, color=c, label=side)
-    ax[2].set_xticks(x, kinds)
-    ax[2].set(title=f'failures ({mode})', ylabel='share of answers'); ax[2].legend(fontsize=8)
-    if m.get('kl'):
-        ax[3].hist(m['kl']['values'], bins=20, color='tab:purple')
-        ax[3].set(title=f"KL(policy‖base) per response: mean {m['kl']['mean']:.2f} nats", xlabel='nats')
-    else: ax[3].axis('off')
-    short = lambda p: '/'.join(Path(str(p)).parts[-3:])
-    fig.suptitle(f"{short(report.meta['policy'])} vs {short(report.meta['base'])} on {report.meta['prompts']} "
-                 "held-out prompts", fontsize=10)
-    fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
-    return fig
-
-# %% ../nbs/08_evaluation.ipynb #d771a150
-def compare_items(report:EvalReport, mode:str='greedy') -> list[dict]:
-    ("Base-vs-policy answers as `CompareWidget` items (response_a = base, response_b = policy; the widget shuffles the "
-     "display order).")
-    m = report.modes[mode]
-    return [
-        {'prompt': p, 'response_a': b, 'response_b': a}
-        for p, a, b in zip(m['prompts'], m['answers']['policy'], m['answers']['base'])
-    ]
-
-def human_outcomes(records:list, report:EvalReport, mode:str='greedy') -> dict:
-    ("Win rate of the policy from a rater's comparison records on `compare_items(report)`, and the position bias of "
-     "the display order.")
-    m = report.modes[mode]
-    pol = {p: a for p, a in zip(m['prompts'], m['answers']['policy'])}
-    o, a_first = [], []
-    for r in (r for r in records if r.kind == 'comparison' and r.prompt in pol):
-        if r.response == r.response_b or r.choice in ('tie', 'both_bad'): o.append(0.5)
-        else:
-            chosen = r.response if r.choice == 'a' else r.response_b
-            o.append(1.0 if chosen == pol[r.prompt] else 0.0)
-        if r.choice in ('a', 'b'): a_first.append(r.choice == 'a')
-    if not o:
-        raise ValueError(
-            "no comparison records for this report's prompts: rate compare_items(report) in CompareWidget first"
-        )
-    k = sum(a_first)
-    return {
-        'win_rate': win_rate(o),
-        'position_bias': {'left_chosen': k, 'of': len(a_first), 'sign_p': round(sign_test(k, len(a_first) - k), 4)},
-    }
 
 # %% ../nbs/08_evaluation.ipynb #76df95bb
 import argparse

@@ -24,7 +24,9 @@ from .export import export_model, export_merged
 from .ollama import register_ollama
 from .dpo_config import PreferenceConfig
 from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
-from .evaluation import evaluate_policy, ci_errorbar, EvalReport
+from .evaluation import evaluate_policy
+from .eval_plots import ci_errorbar
+from .eval_report import EvalReport
 from .verdicts import GateDecision, gate_decision   # the deploy gate: one rule for the learner and the pipeline
 from .tripwires import run_tripwires
 from .people import add_human

@@ -26,7 +26,8 @@ from .rl import train_rl, train_ppo_cli as _ppo_cli
 from .export import export_model, ExportConfig
 from .ollama import SAMPLING
 from .llama import isolated
-from .evaluation import EvalConfig, evaluate_policy, plot_report, plot_frontier
+from .evaluation import EvalConfig, evaluate_policy
+from .eval_plots import plot_report, plot_frontier
 from .verdicts import gate_decision
 from .hardware import cpu_line, isa_caps
 from .config import stage_cli
