@@ -32,10 +32,9 @@ def task_verdict(policy:str, t:dict, split:str='eval') -> dict:
 
 # %% ../nbs/99b_run_verdict.ipynb #ee589de3
 def verdict(run:Run, policy:str, judge:str='judge') -> dict:
-    ("What the run's evaluation says of `policy` against its base under `judge`, as `status` (better, worse, not "
-     "shown better, no verdict, not evaluated) and one sentence: win rate, interval, prompts, topics, "
-     "out-of-distribution row, how far the judge agrees with people; `gate` (the deploy gate's decision, where the"
-     " evaluation registered it) and `topics` (the held-out topics it was judged on).")
+    ("What the run's evaluation says of `policy` against its base under `judge`: `status` (better, worse, not shown "
+     "better, no verdict, not evaluated), one sentence (win rate, interval, prompts, topics, out-of-distribution "
+     "row, the judge's agreement with people), `gate` (the deploy decision), `topics` (the held-out topics judged).")
     e = run.metrics.get('evaluate', {})
     ent = e.get(policy) or {}
     h = ent.get('headline', {}).get(judge)
