@@ -26,7 +26,7 @@ figures and times go to `instrument_check` in the candidates file. `--promote FI
 methods.json once bench/confirm.py's summary FILE (bench/results/) confirms a recipe running it: FILE's recipe must run the
 method's stage and confirm it (`rlnb.verdicts.confirmed`: lower bound above ½, the control holding ½, no more invalid runs
 than its plan allows). A summary that does not confirm it leaves the row where it is, its status naming the refusal."""
-SMOKE_TIMEOUT = 420   # tools/bench_smoke.py: its smoke trains five methods and evaluates each, past the default limit
+SMOKE_TIMEOUT = 500   # tools/bench_smoke.py: its smoke trains one method of each code path and evaluates each, past the default limit
 import json, subprocess, sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -336,7 +336,9 @@ def smoke():
     # the toy run has no DPO or PPO stage of its own. Methods that differ from one trained here by option values only
     # (a budget, a rate) take the same code path, so one of each runs: the smoke stays inside bench_smoke's limit
     same_path = {'dpo_on_policy_budget', 'dpo_on_policy_lr3', 'anchor_lr1', 'anchor_lr15', 'rm4k_lr1',   # = dpo_on_policy's path
-                 'anchor_rpo_lr1', 'anchor_rpo_lr15'}                                                 # = anchor_rpo's
+                 'anchor_rpo_lr1', 'anchor_rpo_lr15',                                                 # = anchor_rpo's
+                 'guard_rpo_lr2', 'guard2_rpo_lr2', 'guard2_rpo_lr25', 'guard2_rpo_s5',   # guard_rpo's, guard2_rpo's, guard2_rpo_s75's
+                 'style_rpo_lr25_s2', 'demonym_rpo_s2', 'demonym_style_s2'}   # style_rpo_lr25's; demonym_rpo's (+ its style part)
     trained = [n for n, m in METHODS.items() if m and n not in same_path]
     cand = {n for n in trained if n.startswith(('dpo_on_policy_lr3', 'anchor_'))}   # the candidates go to their own file
     for name in trained: main(run, name, save=name not in cand, candidate=name in cand)
