@@ -13,7 +13,7 @@ run again: the recipe under that split seed would make it the same way. Its othe
 run's own seed; a method stage that `bench/methods.py` already trained there under the same key is kept after its
 options are checked against `methods.METHODS`. The evaluation runs as `evaluate_<tag>` with its own report files, so the
 demo's own evaluation is untouched. The export stage is left out (a verdict needs none). `--save` writes the replicate
-summary (`rlnb.pipeline.replicate_summary(tag=...)`) with the CPU, the date and the commit of this process to
+summary (`rlnb.replicates.replicate_summary(tag=...)`) with the CPU, the date and the commit of this process to
 bench/results/replicates_<tag>.json, which nbs/08_evaluation renders.
 
 `--conf C` sets the intervals' level (default 1 - 0.05/K), `--max-invalid N` how many runs whose own verdict was

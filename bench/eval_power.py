@@ -5,7 +5,7 @@
     .venv/bin/python bench/eval_power.py --smoke    # 50 per cell, 3 cells; the JSON in a temporary folder
 
 For each true win rate p and number of prompts n, the script draws per-prompt outcomes (win with probability p, else
-loss), calls `rlnb.evaluation.win_rate` (the function the evaluation report uses) and counts how often the 95 %
+loss), calls `rlnb.win_rates.win_rate` (the function the evaluation report uses) and counts how often the 95 %
 interval's lower bound clears ½: the verdict "the policy is better". It also counts how often the bound clears ½
 under p = ½ (a false verdict), and records `prompts_needed(p)`, the closed form the `evaluate` stage sizes its prompt
 set with, so the notebook can draw both. A fresh seed each run, recorded."""

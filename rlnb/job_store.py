@@ -52,6 +52,7 @@ class Jobs:
 # %% ../nbs/10f_job_store.ipynb #cf4a964b
 @patch
 def create(self:Jobs, agent:str, params:dict) -> dict:
+    "Queue a new job of `agent` with `params`: its record (one active job an agent, by the database's index)."
     import uuid
     jid = uuid.uuid4().hex
     with self.store.engine.begin() as c:

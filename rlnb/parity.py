@@ -18,7 +18,7 @@ PARITY_PROMPTS = ['What is the capital of France?', 'Write a haiku about the sea
                   'Give me three tips for better sleep.', 'What is 12 times 7?', 'Tell me a joke about computers.',
                   'Explain photosynthesis in one sentence.', 'Hi! How are you today?']
 
-class ParityError(AssertionError): pass
+class ParityError(AssertionError): "An f16 GGUF that disagrees with the HF model it was converted from."
 
 def prompt_ids(tok, prompt:str, system:str|None=None) -> list[int]:
     "Token ids of `prompt` as one user turn through the chat template, ready for the assistant's reply."

@@ -4,7 +4,7 @@
     .venv/bin/python tools/save_replicates.py RUN... --out replicates_best.json
 
 The runs are those `rlnb_pipeline RECIPE --replicates N` made (one per split seed). The summary is computed again from
-their saved reports by `rlnb.pipeline.replicate_summary` (so a fix to the summary reaches saved runs), with the CPU (run it
+their saved reports by `rlnb.replicates.replicate_summary` (so a fix to the summary reaches saved runs), with the CPU (run it
 where the runs ran), the time of the last run's evaluation and the commit of the code: `run_replicates` runs every
 replicate in one process, so the code is the first run's commit (runs made before the pipeline kept its commit per
 process recorded HEAD at their own start: each run's record is kept as `run_commits`). Nothing is typed by hand."""
