@@ -30,7 +30,7 @@ def main(run:str, pool:int=16, save:bool=False, base:str='smollm2'):
     from rlnb.best_of_n import best_of_n_report
     from rlnb.prompts import eval_prompt_set
     from rlnb.judges import RewardJudge
-    from rlnb.pipeline import stage_eval_config
+    from rlnb.eval_stages import stage_eval_config
     from rlnb.reward import RewardModel
     run = Path(run); cfg = json.loads((run/'config.json').read_text())
     recipe = cfg.get('recipe', cfg)

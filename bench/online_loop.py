@@ -1,4 +1,4 @@
-"""The closed loop on SmolLM2, watched: simulated users with a hidden preference (short answers, see rlnb.online.HiddenPreference)
+"""The closed loop on SmolLM2, watched: simulated users with a hidden preference (short answers, see rlnb.simulated_users.HiddenPreference)
 chat with the deployed policy over HTTP (`/v1/chat/completions` of `rlnb.api`), rate every answer and POST the rating back
 (`/api/policies/feedback/{agent}`); the OnlineLearner retrains on its own when the buffer is full (`should_retrain`), judges each
 candidate against the deployed policy on held-out prompts and deploys only when the gate passes. Then a deliberately bad candidate
@@ -51,7 +51,8 @@ def main():
     from rlnb.api import create_app
     from rlnb.stats import bootstrap_ci
     from rlnb.prompts import heldout_prompts
-    from rlnb.online import OnlineConfig, OnlineLearner, HiddenPreference, word_count
+    from rlnb.online import OnlineConfig, OnlineLearner
+    from rlnb.simulated_users import HiddenPreference, word_count
     from rlnb.feedback import Feedback
     db = str(home/'feedback.db')
     app = create_app(db, token=TOKEN)
@@ -96,7 +97,7 @@ def main():
                'history': [{k: e[k] for k in ('version', 'previous', 'action', 'reason')} for e in st.registry.history('chitchat')],
                'seconds': round(time.perf_counter() - t0, 1)}
         OUT.write_text(json.dumps(res, indent=1, default=str))
-        from rlnb.online import plot_online
+        from rlnb.simulated_users import plot_online
         if any('decision' in e for e in events): plot_online(res, FIGURE)
     for r in range(a.rounds + 1):
         util, secs = traffic(r, a.prompts)

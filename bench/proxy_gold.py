@@ -41,7 +41,7 @@ def main(run=None, smoke:bool=False, save:str='proxy_gold.json'):
     from rlnb.reward import RewardModel
     from rlnb.judges import RewardJudge
     from rlnb.evaluation import evaluate_policy
-    from rlnb.pipeline import stage_eval_config
+    from rlnb.eval_stages import stage_eval_config
     from rlnb.policy import tiny_adapter
     home = smoke_home() if smoke else None
     if smoke:

@@ -23,7 +23,8 @@ from .abtest import upsert_ignore, ABTest
 from .export import export_model, export_merged
 from .ollama import register_ollama
 from .dpo_config import PreferenceConfig
-from .pipeline import register_version, train_preference   # the orchestration's own steps: no second orchestrator
+from .registry import register_version   # the orchestration's own steps: no second orchestrator
+from .train_stages import train_preference
 from .evaluation import evaluate_policy
 from .eval_plots import ci_errorbar
 from .eval_report import EvalReport
