@@ -4,39 +4,28 @@
 
 # %% ../nbs/09_online.ipynb #c22db53b
 from __future__ import annotations
-import hashlib, json, os, random, shutil, statistics, threading, time, weakref
-from dataclasses import asdict, dataclass, field, replace
+import os, random, shutil, time, weakref
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from fastcore.basics import patch
-from .core import create_tables, check_agent, models_dir, new_run, rlnb_home
-from .hardware import peak_rss_mb
+from .core import create_tables, check_agent, new_run
 from .assets import model_path
-from .durable import atomic_write, durable_replace
-from .config import StageConfig, StageResult
+from .config import StageConfig
 from .feedback import Feedback
 from .feedback_store import FeedbackStore
 from .registry import Registry
-from .versions import version_number, abs_path, rel_path, check_gguf   # check_gguf: every deploy path checks the GGUF
-from .formatting import in_eval_split, to_kto, to_preference_pairs, to_dataset, utility, NotEnoughData
-from .abtest import upsert_ignore, ABTest
-from .export import export_model, export_merged
+from .versions import abs_path
+from .formatting import in_eval_split, NotEnoughData
+from .abtest import upsert_ignore
 from .ollama import register_ollama
-from .dpo_config import PreferenceConfig
 from .registry import register_version   # the orchestration's own steps: no second orchestrator
-from .train_stages import train_preference
-from .evaluation import evaluate_policy
-from .eval_plots import ci_errorbar
-from .eval_report import EvalReport
-from .verdicts import GateDecision, gate_decision   # the deploy gate: one rule for the learner and the pipeline
-from .tripwires import run_tripwires
-from .people import add_human
-from .policy import answer_pool
-from .judges import judge_name, RewardJudge
-from .policy import load_checkpoint
+from .verdicts import GateDecision
+from .judges import RewardJudge
+from .retrain import train_candidate, export_candidate, gate_on_people
 
 # %% auto #0
-__all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner', 'word_count', 'HiddenPreference', 'plot_online']
+__all__ = ['OnlineConfig', 'in_heldout', 'OnlineLearner']
 
 # %% ../nbs/09_online.ipynb #5e02f059
 def _check_online_config(c):
@@ -67,7 +56,8 @@ def _check_online_config(c):
 # %% ../nbs/09_online.ipynb #93def4f5
 @dataclass
 class OnlineConfig(StageConfig):
-    "How an agent keeps learning from live feedback (the first five fields and defaults are the replaced service's). Presets: `cpu`, `tiny`."
+    ("How an agent keeps learning from live feedback (the first five fields and defaults are the replaced "
+     "service's). Presets: `cpu`, `tiny`.")
     min_samples_to_retrain: int = 100     # new feedback records that trigger a retrain
     max_buffer_size: int = 10_000         # a retrain uses at most the newest this many new records
     retrain_interval_hours: float = 24    # ... and retrains anyway after this long (with >= min_samples_on_schedule)
@@ -209,8 +199,8 @@ def _mark_used(self:OnlineLearner, ids:list[str], version:int|None):
 
 @patch
 def _overflow_ids(self:OnlineLearner) -> list[str]:
-    ("New records older than the newest `max_buffer_size`: dropped from the buffer at the next retrain (marked used, "
-     "version None).")
+    ("New records older than the newest `max_buffer_size`: dropped from the buffer at the next retrain (marked "
+     "used, version None).")
     import sqlalchemy as sa
     q = _unused(self).with_only_columns(self.store.table.c.id).offset(self.config.max_buffer_size)
     with self.store.engine.connect() as c: return list(c.execute(q).scalars())
@@ -293,8 +283,8 @@ def should_retrain(self:OnlineLearner, why:bool=False):
 # %% ../nbs/09_online.ipynb #54ad7467
 @patch
 def get_status(self:OnlineLearner) -> dict:
-    ("The replaced service's status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks next: why, "
-     "when, what serves, what runs.")
+    ("The replaced service's status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks "
+     "next: why, when, what serves, what runs.")
     c = self.config
     ok, reason = self.should_retrain(why=True)
     last = self.last_trained_at()
@@ -327,18 +317,6 @@ def get_status(self:OnlineLearner) -> dict:
 
 # %% ../nbs/09_online.ipynb #2641af46
 @patch
-def _export(self:OnlineLearner, merged:Path, run:Path) -> dict:
-    ("GGUF of `merged` into `run/gguf`, written to `run/gguf.partial` first and renamed (a crash never leaves a half "
-     "export behind).")
-    c, tmp, out = self.config, run/'gguf.partial', run/'gguf'
-    if tmp.exists(): shutil.rmtree(tmp)
-    res = export_model(merged, 'cpu', tmp, quantization=c.quantization, model_name=f'{self.agent}-{run.name}', parity=True)
-    if c.quantization != 'f16':
-        (tmp / f'{self.agent}-{run.name}-f16.gguf').unlink(missing_ok=True)  # the served file is enough
-    durable_replace(tmp, out)
-    return {c.quantization: out/res.paths[c.quantization].name}
-
-@patch
 def ensure_baseline(self:OnlineLearner):
     ("The deployed version; an agent with none gets its base model registered (kind 'base') and deployed as the "
      "baseline.")
@@ -346,7 +324,7 @@ def ensure_baseline(self:OnlineLearner):
     if dep is not None: return dep
     path = model_path(self.config.base)
     run = new_run(self.agent)
-    gguf = self._export(path, run) if self.config.auto_export else {}
+    gguf = export_candidate(self.config, self.agent, path, run) if self.config.auto_export else {}
     v = register_version(
         self.registry, self.agent, path, 'base', gguf_paths=gguf, config={'online': asdict(self.config)}, status_reason='baseline'
     )
@@ -395,23 +373,6 @@ def heldout_prompts(self:OnlineLearner) -> list[str]:
     return sorted(random.Random(c.seed).sample(ps, min(len(ps), c.eval_prompts)))
 
 @patch
-def _replay(self:OnlineLearner, k:int, exclude:set) -> list[Feedback]:
-    "`k` already-used training records (not held out), a seeded sample, so a retrain does not forget."
-    import sqlalchemy as sa
-    if k <= 0: return []
-    t, u = self.store.table, self.used
-    q = (
-        sa.select(t)
-        .join(u, sa.and_(u.c.feedback_id == t.c.id, u.c.agent_id == self.agent))
-        .where(t.c.agent == self.agent)
-    )
-    with self.store.engine.connect() as c: pool = [Feedback(**dict(r)) for r in c.execute(q).mappings()]
-    pool = [
-        r for r in pool if r.id not in exclude and not in_heldout(r.prompt, self.config.heldout_share, self.config.seed)
-    ]
-    return random.Random(self.config.seed + len(pool)).sample(pool, min(k, len(pool)))
-
-@patch
 def _start_run(self:OnlineLearner, n:int) -> int:
     with self.store.engine.begin() as c:
         return c.execute(
@@ -425,106 +386,14 @@ def _finish_run(self:OnlineLearner, rid:int, status:str, **kw):
     with self.store.engine.begin() as c:
         c.execute(self.runs.update().where(self.runs.c.id == rid).values(status=status, finished_at=utc_now('microseconds'), **kw))
 
-# %% ../nbs/09_online.ipynb #e25c3407
-@patch
-def _candidate_rows(self:OnlineLearner, snap:list[Feedback]) -> tuple:
-    "(training records, replayed records, DPO pairs or KTO rows) of a buffer snapshot; held-out prompts stay out."
-    c = self.config
-    train_recs = [r for r in snap if not in_heldout(r.prompt, c.heldout_share, c.seed)]
-    replay = self._replay(round(c.replay_share * len(train_recs)), {r.id for r in snap})
-    rows = (to_preference_pairs(train_recs + replay, c.min_margin, min_pairs=1, seed=c.seed) if c.algorithm == 'dpo'
-            else to_kto(train_recs + replay, min_examples=1))
-    return train_recs, replay, rows
-
-@patch
-def _fit_candidate(self:OnlineLearner, dep, rows:list, run:Path) -> tuple:
-    "Train from the deployed policy `dep` on `rows`, merge into `run/policy`: (training result, train config, path)."
-    c = self.config
-    over = {k: getattr(c, k) for k in ('learning_rate', 'epochs', 'beta') if getattr(c, k) is not None}
-    cfg = PreferenceConfig.make(c.preset, model=str(abs_path(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
-    tr = train_preference(c.algorithm, to_dataset(rows), None, cfg, run/c.algorithm, max_steps=c.max_steps, resume=False)
-    tmp = run/'policy.partial'
-    export_merged(tr.model_path, tmp, overwrite=True); durable_replace(tmp, run/'policy')
-    return tr, cfg, run/'policy'
-
-@patch
-def _judge_candidate(self:OnlineLearner, dep, merged:Path, prompts:list[str], run:Path) -> tuple:
-    ("The candidate's answers judged against the deployed policy's, and its tripwires against the deployed policy "
-     "(`config.tripwires`): (EvalReport, GateDecision, tripwire summary or None), saved in `run`.")
-    c = self.config
-    tw = run_tripwires(merged, c.tripwires, base=abs_path(dep.model_path), output=run/'tripwires.json').summary() if c.tripwires else None
-    report = evaluate_policy(merged, prompts, {judge_name(self.judge): self.judge}, base=abs_path(dep.model_path),
-                             modes=[c.eval_mode], max_new_tokens=c.max_new_tokens, temperature=c.temperature,
-                             top_p=1.0, repetition_penalty=1.0,   # the gate samples as it always has: plain temperature
-                             seed=c.seed, output=run/'eval.json')
-    decision = gate_decision(report, c, tripwires=tw)
-    atomic_write(run/'gate.json', json.dumps(asdict(decision), indent=1))
-    return report, decision, tw
-
 # %% ../nbs/09_online.ipynb #8cfe298d
 @patch
 def human_gate(self:OnlineLearner, version,
                records:list|None=None,   # blind-review records (default: this agent's comparisons in the store)
                deploy:bool|None=None,    # deploy it if it passes (default: auto_deploy)
                actor:str|None=None) -> GateDecision:
-    "Gate a registered candidate again on people's blind review of its evaluation; its gate status and reason (`metrics`) follow."
-    v = self.registry.get(self.agent, version)
-    if not v.eval_report: raise ValueError(f"{self.agent} {v.name} has no evaluation report to review")
-    report = EvalReport(meta=v.eval_report.get('meta', {}), modes=v.eval_report['modes'])
-    recs = self.store.query(agent=self.agent, kind='comparison') if records is None else records
-    add_human(report, recs, conf=self.config.conf)
-    m = v.metrics or {}                                          # a tripwire the candidate failed still stands
-    tw = {'passed': m['tripwires_passed'], 'failed': m.get('tripwires_failed') or []} if 'tripwires_passed' in m else None
-    d = gate_decision(report, self.config, tripwires=tw)
-    self.registry.update(self.agent, v.version, eval_report=report.to_json(),   # status_reason keeps the judge's
-                         metrics={**(v.metrics or {}), 'gate_passed': d.passed, 'gate_lower': d.ci[0],
-                                  'win_rate': d.win_rate, 'gate_people': d.n, 'gate_reason': d.reason})
-    if d.passed and (self.config.auto_deploy if deploy is None else deploy):
-        self.deploy(v.version, reason=d.reason, actor=actor)
-    return d
-
-# %% ../nbs/09_online.ipynb #aff2ee54
-@patch
-def _train_candidate(self:OnlineLearner, dep, snap:list[Feedback], progress) -> dict:
-    ("Train from the deployed policy on `snap` (+ replay), merge, judge against the deployed policy, gate, export, "
-     "register.")
-    c, t0 = self.config, time.perf_counter()
-    train_recs, replay, rows = self._candidate_rows(snap)
-    prompts = self.heldout_prompts()
-    if len(prompts) < c.min_eval_prompts:
-        raise ValueError(f"only {len(prompts)} held-out prompts (heldout_share {c.heldout_share}); the gate needs "
-                         f"min_eval_prompts {c.min_eval_prompts}: collect feedback on more prompts")
-    run = new_run(self.agent)
-    progress(0.05, f'{len(rows)} {c.algorithm} rows from {len(train_recs)} new + {len(replay)} replayed records; '
-                   f'run folder {run.name}')
-    tr, cfg, merged = self._fit_candidate(dep, rows, run)
-    train_s = time.perf_counter() - t0
-    progress(0.5, f'trained {tr.metrics["steps"]} steps in {train_s:.0f} s; judging against {dep.name} on '
-                  f'{len(prompts)} held-out prompts')
-    t1 = time.perf_counter()
-    report, decision, tw = self._judge_candidate(dep, merged, prompts, run)
-    eval_s, t2 = time.perf_counter() - t1, time.perf_counter()
-    progress(0.8, decision.reason)
-    gguf = self._export(merged, run) if c.auto_export else {}
-    u = [x for x in (utility(r) for r in snap) if x is not None]
-    times = {'train_s': round(train_s, 1), 'eval_s': round(eval_s, 1), 'export_s': round(time.perf_counter() - t2, 1)}
-    v = register_version(
-        self.registry, self.agent, merged, c.algorithm, parent_version=dep.version, gguf_paths=gguf, feedback_count=len(snap),
-        reward_mean=round(statistics.fmean(u), 4) if u else None,
-        reward_std=round(statistics.pstdev(u), 4) if len(u) > 1 else None,
-        eval_report=report.to_json(), status_reason=decision.reason,
-        metrics={**{k: x for k, x in tr.metrics.items() if not isinstance(x, (list, dict))}, **times,
-                 'gate_passed': decision.passed, 'gate_lower': decision.ci[0], 'win_rate': decision.win_rate,
-                 **({'tripwires_passed': tw['passed'], 'tripwires_failed': tw['failed']} if tw else {})},
-        config={'online': asdict(c), 'train': {**asdict(cfg), 'model': rel_path(cfg.model)}},
-        data_counts={'buffer': len(snap), 'train_records': len(train_recs), 'replay': len(replay),
-                     'heldout_records': len(snap) - len(train_recs), f'{c.algorithm}_rows': len(rows),
-                     'heldout_prompts': len(prompts)})
-    deployed = decision.passed and c.auto_deploy
-    if deployed: v = self.deploy(v.version, reason=decision.reason)
-    return {'version': v.version, 'name': v.name, 'parent': dep.name, 'deployed': deployed,
-            'decision': asdict(decision), 'run': rel_path(run), 'seconds': round(time.perf_counter() - t0, 1),
-            'train_s': times['train_s'], 'eval_s': times['eval_s'], 'rows': len(rows)}
+    "Gate a registered candidate again on people's blind review of its evaluation (`rlnb.retrain.gate_on_people`)."
+    return gate_on_people(self, version, records=records, deploy=deploy, actor=actor)
 
 # %% ../nbs/09_online.ipynb #8505423e
 @patch
@@ -558,7 +427,7 @@ def trigger_retrain(self:OnlineLearner,
             f" {self.config.min_samples_on_schedule}"
         )
     rid, t0 = self._start_run(len(snap)), time.perf_counter()
-    try: res = self._train_candidate(dep, snap, progress)
+    try: res = train_candidate(self, dep, snap, progress)
     except BaseException as e:
         self._finish_run(
             rid, 'failed', error=f'{type(e).__name__}: {e}'[:4000], seconds=round(time.perf_counter() - t0, 1)
@@ -567,63 +436,3 @@ def trigger_retrain(self:OnlineLearner,
     if from_buffer: self._mark_used([r.id for r in snap] + overflow, res['version'])
     self._finish_run(rid, 'succeeded', version=res['version'], decision=res['decision'], seconds=res['seconds'])
     return res
-
-# %% ../nbs/09_online.ipynb #2136d217
-import re as _re
-def word_count(text:str) -> int:
-    "Words in `text` as the simulated users count them: runs of letters, digits and apostrophes."
-    return len(_re.findall(r"[\w']+", text or ''))
-
-class HiddenPreference:
-    "Simulated users who like short answers (2..`max_words` words); also a judge (`score`) for the gate in simulations."
-    name = 'hidden_preference'
-    def __init__(self, max_words:int=15, min_words:int=2, noise:float=0.1, seed:int=0):
-        self.max_words, self.min_words, self.noise, self.rng = max_words, min_words, noise, random.Random(seed)
-    def utility(self, answer:str) -> float:
-        w = word_count(answer)
-        if w < self.min_words: return 0.0
-        return 1.0 if w <= self.max_words else max(0.0, 1 - (w - self.max_words) / (2 * self.max_words))
-    def rating(self, answer:str) -> int:
-        return min(5, max(1, round(1 + 4 * self.utility(answer) + self.rng.gauss(0, self.noise * 4))))
-    def satisfied(self, answer:str) -> bool: return self.utility(answer) >= 1.0
-    def score(self, prompts:list[str], answers:list[str]):
-        import numpy as np
-        return np.array([4 * self.utility(a) for a in answers])
-
-# %% ../nbs/09_online.ipynb #48d74a3f
-def _traffic_panel(ax, res:dict):
-    "The hidden-preference utility of what users got in each round, one line per served version, with 95 % CIs."
-    import matplotlib.pyplot as plt
-    vers = sorted({t['version'] for t in res['traffic']}, key=lambda v: int(v[1:]))
-    for i, v in enumerate(vers):
-        ts = [t for t in res['traffic'] if t['version'] == v]
-        ci_errorbar(ax, [t['round'] + 0.06 * i for t in ts], [t['utility'] for t in ts], [t['ci'] for t in ts],
-                    fmt='o-', capsize=4, color=plt.get_cmap('tab10')(i), label=f'{v} served')
-    ax.set(xlabel='round of user traffic', ylabel='hidden-preference utility (mean, 95 % CI)',
-           title='What users got, by deployed version', ylim=(0, 1))
-    ax.legend(fontsize=8)
-
-def _gate_panel(ax, res:dict):
-    "Each candidate's win rate against the deployed version with its interval: green deployed, red rejected."
-    ev = [e for e in res['events'] if 'decision' in e]
-    for i, e in enumerate(ev):
-        d = e['decision']
-        c = 'tab:green' if e.get('deployed') else ('tab:red' if not d['passed'] else 'tab:orange')
-        ci_errorbar(ax, [i], [d['win_rate']], [d['ci']], fmt='o', color=c, capsize=5)
-        label = (f"{e['name']} vs {e['parent']}\n{'deployed' if e.get('deployed') else 'rejected'}"
-                 + (' (flipped labels)' if e['kind'] != 'retrain' else ''))
-        ax.annotate(label, (i, d['ci'][1]), textcoords='offset points', xytext=(0, 6), ha='center', fontsize=8)
-    ax.axhline(0.5, color='gray', ls='--', lw=1)
-    ax.set(xlim=(-0.6, len(ev) - 0.4), ylim=(0, 1.15), xticks=[], ylabel='candidate win rate vs deployed (95 % CI)',
-           title='Gate: deploy only if the lower bound > 0.5')
-
-def plot_online(res:dict, path=None):
-    ("Left: the users' hidden-preference utility of the answers each version served, by round (95 % CI). Right: each "
-     "candidate's gate verdict.")
-    import matplotlib; matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
-    _traffic_panel(a1, res); _gate_panel(a2, res)
-    fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=110)
-    return fig

@@ -8,7 +8,7 @@ import collections, contextlib, ctypes, os, random, threading, time
 from pathlib import Path
 from fastcore.basics import patch
 from .core import rlnb_home, utc_now
-from .online import check_gguf
+from .versions import check_gguf
 from .policy import load_gguf, gguf_completion
 from .registry import Registry
 from .abtest import ABTest
