@@ -12,7 +12,8 @@ from .durable import durable_replace
 
 # %% auto #0
 __all__ = ['LLAMA_BASELINE', 'llama_version', 'converter_dir', 'vocab_gguf', 'prepare_converter', 'supported_architectures',
-           'check_llama_cpu', 'native_instructions', 'llama_build_info', 'NativeCrash', 'isolated']
+           'check_llama_cpu', 'native_instructions', 'llama_build_info', 'NativeCrash', 'isolated', 'load_gguf',
+           'gguf_completion']
 
 # %% ../nbs/07a_llama.ipynb #65a5648c
 def llama_version() -> str:
@@ -184,3 +185,19 @@ def isolated(fn:str, *args, timeout:float|None=None, **kw):
         raise RuntimeError(f"{fn} failed in its child process (exit {r.returncode}):\n{tail}")
 
 def _crash(sig:int=signal.SIGSEGV): os.kill(os.getpid(), sig)   # for the test below
+
+# %% ../nbs/07a_llama.ipynb #6e8a693c
+def load_gguf(path, n_ctx:int=512, logits_all:bool=False,
+              lora:str|Path|None=None,      # a GGUF LoRA adapter applied on top (`format='gguf-lora'`)
+              n_threads:int|None=None):     # default: every core
+    "A `llama_cpp.Llama` on `path`, quiet, seeded."
+    check_llama_cpu()
+    import llama_cpp
+    return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, logits_all=logits_all, verbose=False,
+                           n_threads=n_threads or os.cpu_count(), seed=0, lora_path=str(lora) if lora else None)
+
+def gguf_completion(llm, messages:list[dict]|str, max_tokens:int=64, temperature:float=0.0, **kw) -> dict:
+    ("An OpenAI chat.completion for `messages` (or one user message) from a GGUF model, through its own chat "
+     "template.")
+    if isinstance(messages, str): messages = [{'role': 'user', 'content': messages}]
+    return llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature, **kw)

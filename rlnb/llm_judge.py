@@ -6,9 +6,8 @@
 from __future__ import annotations
 import json, math, os, re, warnings
 from pathlib import Path
-from .assets import asset_dir, POLICY_GGUF
 from .stats import bootstrap_ci
-from .policy import load_gguf
+from .llama import load_gguf
 from .judges import beats_heuristic
 
 # %% auto #0

@@ -6,7 +6,8 @@
 from __future__ import annotations
 import time
 from pathlib import Path
-from .policy import load_gguf, gguf_chat, hf_greedy
+from .llama import load_gguf, gguf_completion
+from .policy import hf_greedy
 from .llama import isolated
 
 # %% auto #0
@@ -115,7 +116,7 @@ def gguf_answer(path, question:str, max_tokens:int=32, system:str|None=None, rep
      "deployment gives it (the Modelfile's: `SAMPLING`); call it through `isolated` to keep llama.cpp out of this "
      "process.")
     msgs = ([{'role': 'system', 'content': system}] if system else []) + [{'role': 'user', 'content': question}]
-    return gguf_chat(load_gguf(path), msgs, max_tokens=max_tokens, repeat_penalty=repeat_penalty)
+    return gguf_completion(load_gguf(path), msgs, max_tokens=max_tokens, repeat_penalty=repeat_penalty)['choices'][0]['message']['content']
 
 def gguf_template(path) -> str|None:
     "The chat template stored in a GGUF's metadata."

@@ -4,19 +4,18 @@
 
 # %% ../nbs/00b_policy.ipynb #fdd929df
 from __future__ import annotations
-import contextlib, contextvars, functools, json, os
+import contextlib, json
 from dataclasses import dataclass, field
 from pathlib import Path
 from .core import render_chat
 from .hardware import auto_bf16, release_memory
 from .assets import model_path
-from .llama import check_llama_cpu
 from .decoding import decode, path_kl, prefills_once
 
 # %% auto #0
 __all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'tiny_adapter', 'Answers',
            'decode_plan', 'bf16_sampling', 'bf16_weights', 'generate_answers', 'answer_pool', 'reply', 'unwrap_model',
-           'merged_sampler', 'load_gguf', 'gguf_completion', 'gguf_chat', 'hf_greedy']
+           'merged_sampler', 'hf_greedy']
 
 # %% ../nbs/00b_policy.ipynb #cce2e2de
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
@@ -320,25 +319,6 @@ def merged_sampler(policy, bf16:bool=False):
     return gen
 
 # %% ../nbs/00b_policy.ipynb #c83337b9
-def load_gguf(path, n_ctx:int=512, logits_all:bool=False,
-              lora:str|Path|None=None,      # a GGUF LoRA adapter applied on top (`format='gguf-lora'`)
-              n_threads:int|None=None):     # default: every core
-    "A `llama_cpp.Llama` on `path`, quiet, seeded."
-    check_llama_cpu()
-    import llama_cpp
-    return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, logits_all=logits_all, verbose=False,
-                           n_threads=n_threads or os.cpu_count(), seed=0, lora_path=str(lora) if lora else None)
-
-def gguf_completion(llm, messages:list[dict]|str, max_tokens:int=64, temperature:float=0.0, **kw) -> dict:
-    ("An OpenAI chat.completion for `messages` (or one user message) from a GGUF model, through its own chat "
-     "template.")
-    if isinstance(messages, str): messages = [{'role': 'user', 'content': messages}]
-    return llm.create_chat_completion(messages=messages, max_tokens=max_tokens, temperature=temperature, **kw)
-
-def gguf_chat(llm, messages:list[dict]|str, max_tokens:int=64, temperature:float=0.0, **kw) -> str:
-    "The reply's text of `gguf_completion`."
-    return gguf_completion(llm, messages, max_tokens, temperature, **kw)['choices'][0]['message']['content']
-
 def hf_greedy(model, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
     "Greedy continuation of `ids` with HF `generate`, cut after the first EOS."
     import torch

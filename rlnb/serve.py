@@ -9,7 +9,7 @@ from pathlib import Path
 from fastcore.basics import patch
 from .core import rlnb_home, utc_now
 from .versions import check_gguf
-from .policy import load_gguf, gguf_completion
+from .llama import load_gguf, gguf_completion
 from .registry import Registry
 from .abtest import ABTest
 
