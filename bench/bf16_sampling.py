@@ -7,7 +7,7 @@ The evaluate stage's sampled answers (the deployment's system message, temperatu
 1.1, 128 new tokens, two batches of 64 decoded together) to 128 held-out prompts, from SmolLM2-135M-Instruct with a
 LoRA r16 adapter moved off zero, merged as the stage answers (`plain_pair`). Rows, run in this order:
 - `fp32`: the default;
-- `bf16 sampling`: `generate_answers(bf16=True)`: the layers under bf16 autocast, the LM head in fp32 (`bf16_sampling`),
+- `bf16 sampling`: `generate(bf16=True)`: the layers under bf16 autocast, the LM head in fp32 (`bf16_sampling`),
   the evaluate stage's way (its models' fp32 weights serve the KL pass too);
 - `bf16 sampling, weights rounded once`: the same on a copy whose linear weights are bf16 already (`bf16_weights`), the
   on-policy rounds' way (their sampling copy is thrown away after): the same logits, no rounding at every call;
@@ -60,7 +60,7 @@ def main(smoke=False, results=None):
     from rlnb.hardware import cpu_line, isa_caps
     from rlnb.prompts import heldout_prompts
     import copy
-    from rlnb.policy import plain_pair, generate_answers, bf16_sampling, bf16_weights
+    from rlnb.policy import plain_pair, generate, bf16_sampling, bf16_weights
     print(cpu_line(), f'| torch threads {torch.get_num_threads()}', flush=True)
     policy, tok = adapter_policy(smoke)
     merged = plain_pair(policy)[0]
@@ -74,9 +74,9 @@ def main(smoke=False, results=None):
     rows, ref = [], None
     for name, how, flag, m in variants:
         with how(m) if how is autocast else contextlib.nullcontext():
-            generate_answers(m, tok, prompts[:2], 4, True, system=SYSTEM, bf16=flag)   # warm-up, each variant its own
+            generate(m, tok, prompts[:2], max_new_tokens=4, do_sample=True, system=SYSTEM, bf16=flag)   # warm-up, each variant its own
             t = time.perf_counter()
-            a = generate_answers(m, tok, prompts, NEW, True, 0.7, 0.9, seed=0, batch_size=BATCH, system=SYSTEM,
+            a = generate(m, tok, prompts, max_new_tokens=NEW, do_sample=True, temperature=0.7, top_p=0.9, seed=0, batch_size=BATCH, system=SYSTEM,
                                  repetition_penalty=1.1, batches_at_once=AT_ONCE, bf16=flag)
             dt = time.perf_counter() - t
         ref = ref or a

@@ -20,7 +20,7 @@ added to the one before:
   identical to this row's, and its mean KL and length are shown beside the earlier rows';
 - `+ shared prefix once`: `decode(share_prefix=True)`: the prompts' common beginning (the system turn) passes the
   model once and its cache serves every row, in the answers and in the KL's base pass (`path_kl(n_shared=...)`);
-- `+ two batches at once`: `generate_answers(batches_at_once=2)` (the evaluate stage's setting): two batches decoded together, each
+- `+ two batches at once`: `generate(batches_at_once=2)` (the evaluate stage's setting): two batches decoded together, each
   sampled from its own stream seeded as that batch alone would be, so each step reads the weights once for both;
 - `+ prompts by length`: `decode(prefill_rows=16)`: the rest of each prompt passes in groups of similar length, each cut
   to its own longest, instead of the whole batch padded to its longest prompt; and `path_kl` passes each answer as its
@@ -32,7 +32,7 @@ added to the one before:
   row's gain is an upper bound);
 - `+ KV cache with room`: `decode`'s cache writes each new position into room kept after it (`_with_room`), where
   `torch.cat` copied every layer's whole cache at every token (the rows before: `no_room` below).
-Rows from `+ two batches at once` on run the library's `generate_answers`, which also hands the freed KV cache back to
+Rows from `+ two batches at once` on run the library's `generate`, which also hands the freed KV cache back to
 the system after each decode and KL pass (`release_memory(collect=False)`); the rows before run the loop below.
 Every row must give the same answers as the first row that draws the same way (checked) and the same KL to 1e-3 nats
 (checked); the time is the whole of it."""
@@ -43,16 +43,16 @@ N_PROMPTS, NEW, BATCH, SYSTEM = 48, 128, 16, "You are a friendly person in a cas
 MODEL = 'smollm2'
 
 def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix:bool=False, by_length:bool=False):
-    ("generate_answers' loop with the KL and shared-prefix levers as switches (the library always keeps the log-probs "
+    ("The batch engine's loop (`generate`) with the KL and shared-prefix levers as switches (the library always keeps the log-probs "
      "and shares the prefix); `at_once`: the library's own loop.")
     import functools, torch
     import rlnb.policy as E
-    from rlnb.policy import generate_answers
+    from rlnb.policy import generate
     from rlnb.decoding import decode, path_kl
     if at_once > 1:   # the library's loop, several batches decoded together (seeded as the loop below seeds them)
         D, K = E.decode, E.path_kl
         if not by_length: E.decode, E.path_kl = functools.partial(D, prefill_rows=None), padded_path_kl
-        try: a = generate_answers(model, tok, prompts, NEW, True, 0.7, 0.9, seed=0, batch_size=BATCH, base=base,
+        try: a = generate(model, tok, prompts, max_new_tokens=NEW, do_sample=True, temperature=0.7, top_p=0.9, seed=0, batch_size=BATCH, base=base,
                                   system=SYSTEM, repetition_penalty=1.1, batches_at_once=at_once)
         finally: E.decode, E.path_kl = D, K
         return a.texts, a.kl

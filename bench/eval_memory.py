@@ -3,7 +3,7 @@
     .venv/bin/python bench/eval_memory.py            # writes bench/results/eval_memory.json (~4 min on 2 cores)
     .venv/bin/python bench/eval_memory.py --smoke    # tiny policy, 6 prompts, 8 tokens; JSON to a temp folder
 
-What the evaluate stage does for one policy's sampled answers (`generate_answers` as `evaluate_policy` calls it: the
+What the evaluate stage does for one policy's sampled answers (`generate` as `evaluate_policy` calls it: the
 merged policy answers, a plain copy of the base is the KL's base, the deployment's system message, top-p 0.9,
 temperature 0.7, repetition penalty 1.1, 128 new tokens, batches of 64 decoded two at a time): SmolLM2-135M-Instruct
 with a LoRA adapter moved slightly off zero (`tiny_adapter`, scale 0.005) answering 128 chitchat prompts, with the
@@ -25,7 +25,8 @@ def one(variant:str, out:str, smoke:bool=False):
     import torch
     from rlnb.hardware import peak_rss_mb
     from rlnb.assets import chitchat_prompts, convert_policy, tiny_policy
-    from rlnb.policy import generate_answers, load_policy_pair, plain_pair, tiny_adapter
+    from rlnb.policy import generate, load_policy_pair, plain_pair
+    from rlnb.assets import tiny_adapter
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     tmp = Path(tempfile.mkdtemp(prefix='rlnb-evalmem-'))
     if smoke:
@@ -36,7 +37,7 @@ def one(variant:str, out:str, smoke:bool=False):
     pol, _, tok, _ = load_policy_pair(tiny_adapter(base_dir, tmp/'adapter', scale))
     model, base = plain_pair(pol); del pol
     t = time.perf_counter()
-    a = generate_answers(model, tok, prompts, new, True, 0.7, 0.9, seed=0, batch_size=batch, base=base, system=SYSTEM,
+    a = generate(model, tok, prompts, max_new_tokens=new, do_sample=True, temperature=0.7, top_p=0.9, seed=0, batch_size=batch, base=base, system=SYSTEM,
                          repetition_penalty=1.1, batches_at_once=2, memory_budget_mb=VARIANTS[variant])
     Path(out).write_text(json.dumps({'variant': variant, 'seconds': round(time.perf_counter() - t, 2),
                                      'peak_rss_mb': round(peak_rss_mb()), 'plan': a.plan, 'texts': a.texts, 'kl': a.kl,

@@ -14,7 +14,6 @@ def main(batch_sizes=(8, 16, 32), n_prompts=64, max_new_tokens=48, results=Path(
     from rlnb.assets import load_policy
     from rlnb.evaluation import evaluate_policy
     from rlnb.prompts import heldout_prompts
-    from rlnb.policy import generate_answers
     print(cpu_line(), f'| torch threads {torch.get_num_threads()}', flush=True)
     model, tok = load_policy()
     torch.manual_seed(0)

@@ -27,7 +27,7 @@ def child(data:str, smoke:bool):
     from rlnb.hardware import release_memory, reset_peak_rss, peak_rss_mb
     from rlnb.dpo_config import PreferenceConfig
     from rlnb.dpo import train_dpo
-    from rlnb.policy import generate_answers, load_checkpoint
+    from rlnb.policy import generate, load_checkpoint
     rss = lambda: int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20
     rows = [json.loads(l) for l in open(data)]
     prompts = [r['prompt'][-1]['content'] if isinstance(r['prompt'], list) else r['prompt'] for r in rows][:PROMPTS]
@@ -36,7 +36,7 @@ def child(data:str, smoke:bool):
     for r in range(ROUNDS):
         release_memory(); reset_peak_rss(); start = rss(); t = time.perf_counter()
         model, tok = load_checkpoint(MODEL.get('model', 'smollm2'))   # as a round loads its policy
-        a = generate_answers(model.eval(), tok, prompts, max_new_tokens=NEW, do_sample=True, top_p=0.9, seed=r, batch_size=16)
+        a = generate(model.eval(), tok, prompts, max_new_tokens=NEW, do_sample=True, top_p=0.9, seed=r, batch_size=16)
         del model
         cfg = PreferenceConfig.make('tiny' if smoke else 'cpu_bf16', batch_size=BATCH, save_steps=10**9, logging_steps=1, seed=r)
         with tempfile.TemporaryDirectory() as d:

@@ -42,7 +42,7 @@ def main(run=None, smoke:bool=False, save:str='proxy_gold.json'):
     from rlnb.judges import RewardJudge
     from rlnb.evaluation import evaluate_policy
     from rlnb.eval_stages import stage_eval_config
-    from rlnb.policy import tiny_adapter
+    from rlnb.assets import tiny_adapter
     home = smoke_home() if smoke else None
     if smoke:
         run = toy_run(home)

@@ -7,7 +7,7 @@ and save each stage's seconds and peak memory, the whole wall time and the evalu
                                  # development split, no export; writes recipe_<name>_dev.json (where choices are made)
     .venv/bin/python bench/recipe_run.py --smoke                                   # a toy recipe on tiny models
 
-`rlnb.pipeline.recipe_summary` reads the saved file (99_pipeline and the README render it)."""
+`rlnb.run_verdict.recipe_summary` reads the saved file (99_pipeline and the README render it)."""
 import json, subprocess, sys, time
 from datetime import datetime, timezone
 from pathlib import Path

@@ -1,5 +1,5 @@
 """How cost grows with the model, on this CPU: DPO (TRL's speed defaults against rlnb's `cpu` and `cpu_bf16` presets,
-`bench/dpo_speed.py`'s variants) and the evaluation's sampling (rlnb's engine, `generate_answers`, against
+`bench/dpo_speed.py`'s variants) and the evaluation's sampling (rlnb's engine, `generate`, against
 transformers' `generate`, what TRL samples with) at the shapes of SmolLM2-135M, -360M and -1.7B: weights drawn at
 random from each shape (the real tokenizer), seconds per step, tokens per second, peak memory; and one DPO step at 1
 and 2 threads, the serial share an Amdahl fit of the two gives, and the 16-thread time it projects.
@@ -47,8 +47,8 @@ def generation(engine:str, folder:str):
     prompts = heldout_prompts(None, PROMPTS)
     torch.manual_seed(0); t = time.perf_counter()
     if engine == 'rlnb':
-        from rlnb.policy import generate_answers
-        a = generate_answers(model, tok, prompts, max_new_tokens=NEW, do_sample=True, temperature=0.7, top_p=0.9,
+        from rlnb.policy import generate
+        a = generate(model, tok, prompts, max_new_tokens=NEW, do_sample=True, temperature=0.7, top_p=0.9,
                              batch_size=PROMPTS, progress=None, bf16=None)   # the evaluate stage's sampling and precision rule
         tokens, precision = sum(a.n_tokens), 'bf16' if a.plan.get('bf16') else 'fp32'
     else:

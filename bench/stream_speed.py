@@ -8,8 +8,8 @@ Two workloads of `make demo`, each decoded both ways by the library's own functi
 repetition penalty 1.1, 64 x 2 rows in flight:
 - `evaluate`: 153 held-out prompts x K = 2 answers (the evaluate stage's sampled arm, 128 tokens);
 - `on-policy round`: 4 draws over 64 prompts (one on-policy DPO round's sampling, 96 tokens).
-`batch` is the engine until now (`generate_answers`, `answer_pool`: passes of at most 128 rows, each ending in its own
-tail of nearly empty steps); `refill` is one continuous pass (`rlnb.stream.refill_answers`, `refill_pool`). The two draw from different streams (the batch engine one per
+`batch` is the engine until now (`generate`, with `k` for a pool: passes of at most 128 rows, each ending in its own
+tail of nearly empty steps); `refill` is one continuous pass (`generate(refill=True)`, over `rlnb.stream.decode_stream`). The two draw from different streams (the batch engine one per
 batch, `refill` one per answer), so they are two samples of the same distribution: their mean answer length is shown
 beside the time, with the seconds per generated token."""
 import json, sys, time
@@ -24,19 +24,19 @@ def main(save='stream_speed.json', smoke=False, results=None):
     from rlnb.hardware import auto_bf16, cpu_line, isa_caps
     from rlnb.assets import load_policy, tiny_policy
     from rlnb.prompts import heldout_prompts
-    from rlnb.policy import generate_answers, answer_pool
-    from rlnb.stream import refill_answers, refill_pool
+    from rlnb.policy import generate
     print(cpu_line(), f'| torch threads {torch.get_num_threads()}', flush=True)
     model, tok = tiny_policy(init_range=0.4) if smoke else load_policy()
     model.eval()
     prompts = heldout_prompts(None, max(N_EVAL, N_ROUND))
     kw = dict(temperature=0.7, top_p=0.9, repetition_penalty=1.1, system=SYSTEM, batch_size=BATCH,
               batches_at_once=AT_ONCE, bf16=None)
-    work = {'evaluate': lambda refill: [(refill_answers if refill else generate_answers)(
-                model, tok, [p for p in prompts[:N_EVAL] for _ in range(K)], NEW_EVAL, True, seed=0, **kw)],
-            'on-policy round': lambda refill: (refill_pool if refill else answer_pool)(
-                model, tok, prompts[:N_ROUND], DRAWS, seed=0, progress=False, max_new_tokens=NEW_ROUND, **kw)}
-    generate_answers(model, tok, prompts[:2], 4, True, **kw)   # warm-up
+    work = {'evaluate': lambda refill: [generate(
+                model, tok, [p for p in prompts[:N_EVAL] for _ in range(K)], refill=refill, max_new_tokens=NEW_EVAL, do_sample=True,
+                seed=0, **kw)],
+            'on-policy round': lambda refill: generate(
+                model, tok, prompts[:N_ROUND], k=DRAWS, refill=refill, seed=0, progress=False, max_new_tokens=NEW_ROUND, **kw)}
+    generate(model, tok, prompts[:2], max_new_tokens=4, do_sample=True, **kw)   # warm-up
     rows = []
     for name, run in work.items():
         for refill in (False, True):

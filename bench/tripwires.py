@@ -16,7 +16,7 @@ def main(run=None, smoke:bool=False, save:str='tripwires.json'):
     import yaml
     from rlnb.hardware import cpu_line
     from rlnb.assets import model_path
-    from rlnb.policy import tiny_adapter
+    from rlnb.assets import tiny_adapter
     from rlnb.tripwires import run_tripwires, tripwire_table, PARTS
     home = smoke_home() if smoke else None
     system = yaml.safe_load((Path(__file__).parent.parent/'data'/'recipes'/'chitchat.yaml').read_text())['system']

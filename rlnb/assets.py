@@ -7,13 +7,14 @@ from __future__ import annotations
 import functools, os, re, json, time, random, resource, importlib.util, shutil
 from pathlib import Path
 from .durable import durable_replace
-from .core import cache_dir, models_dir, rlnb_home, repo_dir, console_script
-from .hardware import get_device, Timer, seed_everything, precision_decision
+from .core import cache_dir, rlnb_home, console_script
+from .hardware import get_device, Timer, precision_decision
 
 # %% auto #0
 __all__ = ['ASSETS', 'POLICY_GGUF', 'MissingAssetError', 'asset_dir', 'policy_dir', 'convert_gguf', 'convert_policy',
            'policy_tokenizer', 'load_policy', 'encoder_dir', 'load_encoder', 'load_chitchat', 'chitchat_prompts',
-           'tiny_policy', 'tiny_encoder', 'model_path', 'hub_name', 'name_base', 'prepare_assets', 'prepare_assets_cli']
+           'tiny_policy', 'tiny_encoder', 'tiny_adapter', 'model_path', 'hub_name', 'name_base', 'prepare_assets',
+           'prepare_assets_cli']
 
 # %% ../nbs/00h_assets.ipynb #11dc7d65
 ASSETS = {  # name: (importable module, pip requirement)
@@ -171,6 +172,23 @@ def tiny_encoder(hidden:int=32, layers:int=2, seed:int=0):
                      intermediate_size=2*hidden, max_position_embeddings=512)
     torch.manual_seed(seed)
     return BertModel(cfg), tok
+
+# %% ../nbs/00h_assets.ipynb #585678b2
+def tiny_adapter(base, path, scale:float=0.3, seed:int=0) -> Path:
+    ("A LoRA adapter (rank 4 on every linear layer) on the model folder `base`, saved with the base's "
+     "tokenizer to `path`, for examples and tests: its B weights drawn with spread `scale` (0: the identity "
+     "adapter, whose outputs are the base's own).")
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    torch.manual_seed(seed)
+    pm = get_peft_model(AutoModelForCausalLM.from_pretrained(base),
+                        LoraConfig(task_type='CAUSAL_LM', r=4, lora_alpha=8, target_modules='all-linear'))
+    with torch.no_grad():
+        for n, p in pm.named_parameters():
+            if 'lora_B' in n: p.normal_(0, scale) if scale else p.zero_()
+    pm.save_pretrained(path); AutoTokenizer.from_pretrained(base).save_pretrained(path)
+    return Path(path)
 
 # %% ../nbs/00h_assets.ipynb #dbd94cef
 _HUB = {'smollm2': 'HuggingFaceTB/SmolLM2-135M-Instruct', 'minilm': 'sentence-transformers/all-MiniLM-L6-v2'}

@@ -6,7 +6,7 @@
 from __future__ import annotations
 import math
 from pathlib import Path
-from .policy import Answers, answer_pool, generate_answers, load_checkpoint
+from .policy import Answers, generate, load_checkpoint
 from .judges import judge_name
 from .stats import bootstrap_ci
 from .evaluation import EvalConfig, check_eval_inputs
@@ -63,8 +63,8 @@ def best_of_n_report(
     base = base.eval()
     kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'batch_size', 'system', 'repetition_penalty')}
     t = time.perf_counter()
-    bas = generate_answers(base, tok, prompts, do_sample=True, seed=cfg.seed, **kw)
-    pool = answer_pool(base, tok, prompts, max(ns), cfg.seed, **kw)
+    bas = generate(base, tok, prompts, do_sample=True, seed=cfg.seed, **kw)
+    pool = generate(base, tok, prompts, k=max(ns), seed=cfg.seed, **kw)
     gen_s = time.perf_counter() - t
     t = time.perf_counter()
     scores = np.stack([np.asarray(reward.score(prompts, a.texts), dtype=float) for a in pool])

@@ -12,7 +12,7 @@ from .assets import chitchat_prompts
 from .durable import atomic_write
 from .feedback_store import import_chitchat
 from .formatting import build_datasets, by_rater, reweigh, dataset_stats, plot_stats
-from .policy import reply
+from .policy import generate
 from .recipe import STAGES, stage, Run
 
 # %% auto #0
@@ -67,7 +67,7 @@ def base_answers(run:Run, n:int=4, max_new_tokens:int=48, model:str='smollm2', p
     model_name = model
     with Timer() as tl: model, tok = run.policy(model)
     prompts = prompts or chitchat_prompts()[:n]
-    with Timer() as tg: replies = reply(model, tok, prompts, max_new_tokens=max_new_tokens)
+    with Timer() as tg: replies = generate(model, tok, prompts, max_new_tokens=max_new_tokens, batch_size=8).texts
     run.cache.pop(model_name, None)   # no later stage answers with it (each loads what it trains or judges): free it
     n_tok = sum(len(tok(r, add_special_tokens=False)['input_ids']) for r in replies)
     with open(run.path/'base_answers.jsonl', 'w') as f:

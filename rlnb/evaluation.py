@@ -10,8 +10,7 @@ from pathlib import Path
 from datetime import datetime, timezone
 from .core import console_script
 from .config import StageConfig, stage_cli
-from .stream import refill_answers
-from .policy import load_policy_pair, plain_pair, generate_answers
+from .policy import load_policy_pair, plain_pair, generate
 from .prompts import heldout_prompts, read_prompts
 from .judges import failures, distinct_n, RewardJudge, judge_name
 from .stats import wilson_interval
@@ -27,9 +26,10 @@ __all__ = ['check_eval_inputs', 'control_verdict', 'EvalConfig', 'evaluate_polic
 def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, kl_rows=None, **kw):
     ("Policy answers (with KL in sampled mode) and base answers, each from its own seed stream (the base's seed is"
      " `seed + BASE_STREAM`: sampled answers of the two never share random numbers); the base's are taken from "
-     "`cache` when another policy of the same base already asked for them. `refill` in `kw`: through "
-     "`stream.refill_answers`.")
-    gen, a = (refill_answers if kw.get('refill') else generate_answers), {k: v for k, v in kw.items() if k != 'refill'}
+     "`cache` when another policy of the same base already asked for them. `refill` in `kw`: in one "
+     "continuous pass (`generate`).")
+    a = {k: v for k, v in kw.items() if k != 'refill'}
+    gen = lambda *x, **y: generate(*x, refill=bool(kw.get('refill')), **y)   # both arms: one engine
     pol = gen(
         model, tok, prompts, do_sample=mode == 'sampled', kl_base=kl and base is None, base=base if kl else None,
         progress=f'{mode} policy answers', kl_rows=kl_rows, **a

@@ -13,12 +13,11 @@ from .config import StageConfig, StageResult
 from .dpo import train_dpo
 from .dpo_config import PreferenceConfig
 from .evaluation import evaluate_policy
-from .policy import Answers, answer_pool, bf16_weights
+from .policy import Answers, generate, bf16_weights
 from .judges import is_degenerate
 from .assets import asset_dir
 from .tripwires import (LANGUAGE_FILES, LANGUAGES, answer_keys, corpus_pairs, item_passes, keeps_length, knowledge_items,
                             language_items, stock_answers)
-from .stream import refill_pool
 from .win_rates import style_features
 from .policy import load_checkpoint
 from .core import console_script
@@ -232,9 +231,8 @@ def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:
     ps = random.Random(cfg.seed * 1000 + r).sample(prompts, min(cfg.prompts_per_round, len(prompts)))
     gi = _guard_draw(cfg, r)
     if gen['bf16']: bf16_weights(model)        # this copy only samples: its weights rounded once
-    pool = (refill_pool if cfg.refill else answer_pool)(model.eval(), tok, ps + [x['prompt'] for x in gi], cfg.samples,
-                                                        seed=cfg.seed + 7919 * r,
-                                                        **{k: v for k, v in gen.items() if k != 'refill'})   # `stream`
+    pool = generate(model.eval(), tok, ps + [x['prompt'] for x in gi], k=cfg.samples, refill=cfg.refill,
+                    seed=cfg.seed + 7919 * r, **{k: v for k, v in gen.items() if k != 'refill'})
     del model
     t1 = time.perf_counter()
     n = len(ps)

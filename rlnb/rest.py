@@ -10,7 +10,7 @@ from pathlib import Path
 from .hardware import peak_rss_mb
 from .durable import atomic_write
 from .config import StageConfig
-from .policy import load_checkpoint, answer_pool
+from .policy import load_checkpoint, generate
 from .formatting import prompt_text
 from .recipe import Run, stage, policy_path
 from .sft import SFTConfig, train_sft
@@ -76,7 +76,7 @@ def rest_round(policy, prompts:list[str], score, config:RestConfig|str='cpu', ou
     if cfg.max_prompts and len(ps) > cfg.max_prompts: ps = random.Random(cfg.seed).sample(ps, cfg.max_prompts)
     t0 = time.perf_counter()
     model, tok = load_checkpoint(policy)
-    pool = answer_pool(model.eval(), tok, ps, cfg.samples, seed=cfg.seed, max_new_tokens=cfg.max_new_tokens,
+    pool = generate(model.eval(), tok, ps, k=cfg.samples, seed=cfg.seed, max_new_tokens=cfg.max_new_tokens,
                        temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system)
     del model
     t1 = time.perf_counter()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .decoding import prompt_layout, nucleus_top, penalize_repeats, prefill_cache, room_cache_layer, decode_result
 
 # %% auto #0
-__all__ = ['decode_stream', 'refill_answers', 'refill_pool']
+__all__ = ['decode_stream']
 
 # %% ../nbs/00d_stream.ipynb #f768b0fd
 def _own(a, S:int) -> int:
@@ -126,51 +126,3 @@ def decode_stream(model, tok,
             cache, logits, pos = o.past_key_values, o.logits[:, -1].float(), pos + 1
     r = decode_result(tok, p_ids, p_attn, out[:, :max(int(n_out.max()), 1)], S)
     return {**r, 'admissions': admissions}
-
-# %% ../nbs/00d_stream.ipynb #23073bdf
-def refill_answers(model, tok, prompts:list[str], max_new_tokens:int=48, do_sample:bool=False,
-                   temperature:float=0.7, top_p:float=1.0, seed:int|list=0, batch_size:int=16, kl_base:bool=False, base=None,
-                   system:str|None=None, repetition_penalty:float=1.0, batches_at_once:int=1, progress:str|None=None,
-                   memory_budget_mb:float|None=1536, bf16:bool|None=False, kl_rows:list[int]|None=None):
-    ("`generate_answers` through `decode_stream`, prompt i drawing from `seed` + i (or `seed[i]`, a list: see "
-     "above).")
-    from tqdm import tqdm
-    from rlnb.hardware import auto_bf16, release_memory
-    from rlnb.policy import Answers
-    from rlnb.policy import decode_plan, bf16_sampling
-    from rlnb.decoding import path_kl
-    dev = next(model.parameters()).device
-    bf16 = auto_bf16(str(dev)) if bf16 is None else bool(bf16)   # the CPU's features, never a timing
-    kl, seeds = kl_base or base is not None, seed if isinstance(seed, list) else [seed + i for i in range(len(prompts))]
-    if not prompts: return Answers([], [], [], [] if kl else None, [] if kl else None)
-    plan = {**decode_plan(model, tok, prompts, max_new_tokens, batch_size, batches_at_once, system, False,
-                          memory_budget_mb, bf16), 'refill': True}
-    with tqdm(total=len(prompts), desc=progress, unit='answer', leave=False, disable=None if progress else True) as bar:
-        with bf16_sampling(model, bf16):
-            s = decode_stream(model, tok, prompts, max_new_tokens, do_sample, temperature, top_p, system,
-                              rows=plan['batch_size'] * plan['batches_at_once'], seeds=seeds if do_sample else None,
-                              repetition_penalty=repetition_penalty, on_done=bar.update)
-    release_memory(collect=False)
-    eos = s['has_eos'].tolist()
-    out = Answers([t.strip() for t in s['responses']], [len(c) - int(e) for c, e in zip(s['completion_ids'], eos)], eos,
-                  None, plan=plan)
-    plan['admissions'] = s['admissions']
-    if kl:
-        sel = sorted(set(range(len(prompts)) if kl_rows is None else kl_rows))
-        out.kl, out.kl_rows = path_kl(model, s['ids'][sel], s['attn'][sel], s['n_prompt'], s['mask'][sel],
-                                      temperature if do_sample else 1.0, base=base, n_shared=s['n_shared']), sel
-    return out
-
-def refill_pool(model, tok, prompts:list[str], k:int=16, seed:int=0, progress:bool=True, **kw) -> list:
-    ("`answer_pool` (the same arguments) through one `refill_answers` pass: draw j of prompt i from draw j's seed "
-     "(seed + 1,000,003·(j + 1), as `answer_pool`'s) + i.")
-    from rlnb.policy import Answers
-    if k < 1: raise ValueError(f"k must be >= 1, got {k}")
-    n, kw, seeds = len(prompts), {'do_sample': True, **kw}, [seed + 1_000_003 * (j + 1) for j in range(k)]
-    if kw.get('kl_rows') is not None: raise ValueError("a pool's KL is every row's (kl_rows=None)")
-    a = refill_answers(model, tok, prompts * k, seed=[s + i for s in seeds for i in range(n)],
-                       progress=f'{k} answers to {n} prompts' if progress else None, **kw)
-    cut = lambda x, j: None if x is None else x[j * n:(j + 1) * n]
-    return [Answers(cut(a.texts, j), cut(a.n_tokens, j), cut(a.has_eos, j), cut(a.kl, j),
-                    None if a.kl is None else list(range(n)), plan=a.plan)
-            for j in range(len(seeds))]

@@ -10,7 +10,7 @@ from pathlib import Path
 from .core import console_script
 from .durable import atomic_write
 from .config import StageConfig, stage_cli, json_lines
-from .policy import load_policy_pair, plain_pair, generate_answers
+from .policy import load_policy_pair, plain_pair, generate
 from .judges import rule_report, rule_components, components_line
 
 # %% auto #0
@@ -77,7 +77,7 @@ def evaluate_task(policy, rows:list[dict], config:TaskEvalConfig|str|None=None, 
     model, b, tok, _ = load_policy_pair(policy, base)
     ans_m, ans_b = plain_pair(model) if b is None else (model, b)
     kw = dict(max_new_tokens=cfg.max_new_tokens, system=cfg.system, batch_size=cfg.batch_size)
-    pol, bas = generate_answers(ans_m, tok, prompts, **kw).texts, generate_answers(ans_b, tok, prompts, **kw).texts
+    pol, bas = generate(ans_m, tok, prompts, **kw).texts, generate(ans_b, tok, prompts, **kw).texts
     rep = task_errors(rule_report(pol, bas, gold, clusters, seed=cfg.seed, weights=cfg.weights), prompts, pol, gold,
                       cfg.sample_errors)
     return {**rep, 'rows': [dict(prompt=p, gold=g, policy=a, base=x) for p, g, a, x in zip(prompts, gold, pol, bas)]}

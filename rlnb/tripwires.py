@@ -11,7 +11,7 @@ from pathlib import Path
 from .assets import asset_dir
 from .config import StageConfig, StageResult
 from .stats import wilson_interval, bootstrap_ci
-from .policy import generate_answers, load_policy_pair, plain_pair
+from .policy import generate, load_policy_pair, plain_pair
 from .judges import is_degenerate
 
 # %% auto #0
@@ -314,8 +314,8 @@ def run_tripwires(policy,                  # adapter folder (its base: adapters 
     pol_m, bas_m = plain_pair(model) if base_m is None else (model, base_m)
     kw = dict(max_new_tokens=cfg.max_new_tokens, do_sample=False, system=cfg.system, batch_size=cfg.batch_size, seed=cfg.seed)
     prompts = [x['prompt'] for x in items]
-    pol = generate_answers(pol_m, tok, prompts, progress='tripwire answers (candidate)', **kw)
-    bas = generate_answers(bas_m, tok, prompts, progress='tripwire answers (base)', **kw)
+    pol = generate(pol_m, tok, prompts, progress='tripwire answers (candidate)', **kw)
+    bas = generate(bas_m, tok, prompts, progress='tripwire answers (base)', **kw)
     cp, cb = check_answers(items, pol.texts, pol.has_eos, cfg), check_answers(items, bas.texts, bas.has_eos, cfg)
     probes = {k: paired_probe(cp[k], cb[k], _margins(cfg)[k], cfg.conf, cfg.seed,
                               max_lost=cfg.knowledge_max_lost if k == 'knowledge' else None) for k in cp}

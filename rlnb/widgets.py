@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib, random, time
 from collections import Counter
 from .core import check_agent
-from .policy import reply
+from .policy import generate
 from .feedback import Feedback
 from .feedback_store import FeedbackStore
 from .formatting import prompt_text
@@ -55,7 +55,8 @@ class PolicyItems:
 
     def __getitem__(self, i:int) -> dict:
         if i not in self._cache:
-            outs = reply(self.model, self.tok, [self.prompts[i]] * self.n, seed=self.seed * 100_003 + i, **self.gen)
+            outs = generate(self.model, self.tok, [self.prompts[i]] * self.n, seed=self.seed * 100_003 + i,
+                            **{'max_new_tokens': 64, 'batch_size': 8, **self.gen}).texts
             keys = ['response'] if self.n == 1 else ['response_a', 'response_b']
             self._cache[i] = dict(id=self.item_id(i), prompt=self.prompts[i], **dict(zip(keys, outs)),
                                   **({'model_version': self.model_version} if self.model_version else {}))
