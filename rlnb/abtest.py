@@ -170,8 +170,8 @@ def _ab_outcomes(store, t, agent:str, experiment:str) -> tuple:
     with store.engine.connect() as c:
         expo = c.execute(sa.select(t.expo).where(t.expo.c.experiment == experiment)).mappings().all()
         # only the columns the test reads (records were checked when stored): a dashboard re-reads them every look
-        cols = [store.table.c[k] for k in ('id', 'kind', 'label', 'rating', 'score', 'model_version', 'rater', 'metadata',
-                                           'created_at')]
+        keys = ('id', 'kind', 'label', 'rating', 'score', 'model_version', 'rater', 'metadata', 'created_at')
+        cols = [store.table.c[k] for k in keys]
         rows = c.execute(sa.select(*cols).where(*where_clause(store.table, agent, run_id=f'ab:{experiment}'))).all()
     recs = [r for r in rows if utility(r) is not None]
     if not recs:
@@ -209,7 +209,9 @@ def _ab_sequential(per_unit, first, ctrl:str, v:str, tau:float, min_units:int=MI
         return max(q + 1.0 - s2 * s2 / n2, 0.0) / (n2 - 1) / n
     for k in sorted([k for k in per_unit if k[0] in (ctrl, v)], key=lambda k: (first[k], k)):
         x, a = sum(per_unit[k]) / len(per_unit[k]), acc[k[0]]
-        a[0] += 1; a[1] += x; a[2] += x * x
+        a[0] += 1
+        a[1] += x
+        a[2] += x * x
         (na, sa_, qa), (nb, sb, qb) = acc[ctrl], acc[v]
         if na >= min_units and nb >= min_units:
             seq_d.append(sb / nb - sa_ / na)
@@ -308,8 +310,10 @@ def simulate_ab(store,                     # a FeedbackStore: the experiments ar
         clock, n, units, won_early, final, k = t0, {'control': 0, 'treat': 0}, 0, False, None, 0
         while min(n.values()) < horizon:
             clock += timedelta(seconds=0 if rng.random() < 0.5 else rng.expovariate(1.0))   # bursts: same second
-            u = f'u{e}-{units}'; units += 1
-            v = ab.variant(u); n[v] += 1
+            u = f'u{e}-{units}'
+            units += 1
+            v = ab.variant(u)
+            n[v] += 1
             p = base + (effect if v == 'treat' else 0.0)
             for _ in range(2 if units % 4 == 0 else 1):
                 at = clock.isoformat(timespec='seconds')
@@ -318,12 +322,19 @@ def simulate_ab(store,                     # a FeedbackStore: the experiments ar
             if units % watch_every == 0 and min(n.values()) >= 2:
                 d = ab_report(store, 'simulated', ab.experiment)['vs_control']['treat']['decision']
                 k += 1
-                if 'safe to stop' in d and not won_early: won_early = True; stops.append(units)
+                if 'safe to stop' in d and not won_early:
+                    won_early = True
+                    stops.append(units)
         final = ab_report(store, 'simulated', ab.experiment)['vs_control']['treat']['decision']
         fixed = final.startswith('treat ')
-        watched += won_early; at_horizon += fixed; any_winner += won_early or fixed; looks.append(k)
+        watched += won_early
+        at_horizon += fixed
+        any_winner += won_early or fixed
+        looks.append(k)
     r = lambda x: round(x / experiments, 4)
-    return {'experiments': experiments, 'kinds': list(kinds), 'splits': [list(x) for x in splits], 'effect': effect, 'base': base, 'horizon': horizon, 'mde': mde,
+    return {'experiments': experiments, 'kinds': list(kinds), 'splits': [list(x) for x in splits], 'effect': effect,
+            'base': base, 'horizon': horizon, 'mde': mde,
             'watch_every': watch_every, 'seed': seed, 'mean_looks': round(sum(looks) / len(looks), 1),
             'winner_while_watching': r(watched), 'winner_at_horizon': r(at_horizon),
-            'winner_either': r(any_winner), 'median_units_at_early_stop': sorted(stops)[len(stops) // 2] if stops else None}
+            'winner_either': r(any_winner),
+            'median_units_at_early_stop': sorted(stops)[len(stops) // 2] if stops else None}

@@ -42,7 +42,9 @@ class _State:
         if self._store is None:
             with self._open_lock:
                 if self._store is None:
-                    store = FeedbackStore(self.db); registry = Registry(store); jobs = Jobs(store)
+                    store = FeedbackStore(self.db)
+                    registry = Registry(store)
+                    jobs = Jobs(store)
                     for j in jobs.list():  # a restart: jobs whose worker is gone are failed, not left 'running'
                         if j['status'] in ('queued', 'running'): jobs.reap(j['id'])
                     self.registry, self.jobs, self._store = registry, jobs, store        # the store last
@@ -62,12 +64,12 @@ class _State:
         return OnlineLearner(agent, self.store, self.registry, online_config(), judge=online_judge(),
                              on_deploy=self._deployed, probe=self._probe if deploy_probe() else None)
     def warm_up(self):
-        ("Load every deployed version in a thread (rolling back one that cannot serve); `/ready` waits for it. Then "
-         "the thread follows the registry: another worker's deploy is loaded here within a second (`follow`).")
+        "Load every deployed version in a thread (`/ready` waits), then follow the registry's deploys (`follow`)."
         self.warming = True
         def run():
             try: self.server.warm()
-            except Exception as e: print(f'[rlnb serve] start-up loads failed: {type(e).__name__}: {e}', file=sys.stderr, flush=True)
+            except Exception as e:
+                print(f'[rlnb serve] start-up loads failed: {type(e).__name__}: {e}', file=sys.stderr, flush=True)
             finally: self.warming = False
             while not self.following.is_set():        # a store that could not open yet: try again, never give up
                 try: self.server.follow(self.following)
@@ -82,8 +84,7 @@ class _State:
         "Before a deploy or rollback names `v`: this server loads it and has it answer (`PolicyServer.preload`)."
         self.server.preload(v)
     def _deployed(self, v):
-        ("After a deploy/rollback through this app: swap the served model now (other processes' deploys are seen "
-         "within a second).")
+        "After a deploy or rollback through this app: swap the served model now (other processes': within a second)."
         srv = getattr(self, '_server', None)
         if srv is not None and (v.agent_id in srv._live or v.agent_id in srv._ready): srv.refresh(v.agent_id)
 
@@ -179,13 +180,15 @@ def storage_fault(e:BaseException) -> tuple|None:
     import errno
     from rlnb.sql import store_fault
     if (passing := store_fault(e)) is not None:              # a lock or a restart passes soon
-        return 503, (f"the server's database is {'busy (a lock held too long)' if passing == 'busy' else 'unreachable'}: "
+        what = 'busy (a lock held too long)' if passing == 'busy' else 'unreachable'
+        return 503, (f"the server's database is {what}: "
                      "this request may not have been written. Send it again after Retry-After seconds: a record sent "
                      "twice is stored once."), 1 if passing == 'busy' else 5
     inner = getattr(e, 'orig', None) or e
     sq = getattr(inner, 'sqlite_errorcode', None)                 # SQLite's (extended) result code
     sq = sq & 0xff if isinstance(sq, int) else None
-    state, code = getattr(inner, 'sqlstate', None), getattr(inner, 'errno', None) if isinstance(inner, OSError) else None
+    state = getattr(inner, 'sqlstate', None)
+    code = getattr(inner, 'errno', None) if isinstance(inner, OSError) else None
     if code in (errno.ENOSPC, errno.EDQUOT) or sq == 13 or state == '53100':     # SQLITE_FULL; PostgreSQL disk_full
         return 507, ("the server's storage is full: nothing of this request was written (earlier records are kept "
                      "and readable). Free some space, then send it again."), 60
@@ -205,7 +208,7 @@ async def _storage_fault(request, e):
 def create_app(
     db: str | None = None,  # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)
     token: str | None = None,  # an admin bearer token (default: env RLNB_API_TOKEN)
-    tokens: dict | str | None = None,  # more tokens with scopes and agents (default: env RLNB_API_TOKENS); see api_tokens
+    tokens: dict | str | None = None,  # more tokens with scopes and agents (default: env RLNB_API_TOKENS)
     insecure: bool | None = None,  # True: no token needed (loopback tests only; default: env RLNB_API_INSECURE=1)
     allowed_hosts: list | None = None,  # Host headers answered (default: loopback names + env RLNB_ALLOWED_HOSTS)
     allow_training: bool = True,  # False: train_policy answers 503 (a read/feedback-only server, e.g. under a fuzzer)
@@ -216,7 +219,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app):
         if allow_training and (resumed := resume_jobs(st)):   # what the last server's stop interrupted
-            print(f"[rlnb api] resumed {len(resumed)} interrupted job(s): {[j['id'] for j in resumed]}", file=sys.stderr)
+            ids = [j['id'] for j in resumed]
+            print(f"[rlnb api] resumed {len(resumed)} interrupted job(s): {ids}", file=sys.stderr)
         sched = OnlineScheduler(st).start() if online_enabled() and allow_training else None
         if deploy_probe(): st.warm_up()                     # deployed versions load (or roll back) before `ready`
         yield
@@ -232,8 +236,9 @@ def create_app(
     from starlette.exceptions import HTTPException as _StarletteHTTP
     app.add_exception_handler(_StarletteHTTP, _http_error)
     for exc in _STORE_ERRORS: app.add_exception_handler(exc, _storage_fault)
+    # policy_routes after online_routes: its {version} takes any name
     routers = (feedback_routes(st), training_routes(st, allow_training), online_routes(st, allow_training),
-               policy_routes(st), chat_routes(st), ready_routes(st))   # policy_routes after online_routes: its {version} takes any name
+               policy_routes(st), chat_routes(st), ready_routes(st))
     for r in routers: app.include_router(r)
     app.add_middleware(ApiGuard, token=token, tokens=tokens, insecure=insecure, allowed_hosts=allowed_hosts,
                        routes=[route for r in routers for route in r.routes])
@@ -268,7 +273,8 @@ def serve_checks(cfg:ServeConfig) -> str|None:
     except (ValueError, OSError) as e: return f"rlnb_serve_api: RLNB_API_TOKENS is invalid: {scrub_paths(str(e))}"
     try: api_limits()
     except ValueError as e: return f"rlnb_serve_api: {e}"
-    if cfg.limit_concurrency < 1: return f"rlnb_serve_api: --limit-concurrency must be >= 1, got {cfg.limit_concurrency}"
+    if cfg.limit_concurrency < 1:
+        return f"rlnb_serve_api: --limit-concurrency must be >= 1, got {cfg.limit_concurrency}"
     if cfg.db and '://' in cfg.db and redact_url(cfg.db) != cfg.db:
         return ("rlnb_serve_api: --db holds a password, which every user of this machine can read in its command "
                 "line: put the URL in env DATABASE_URL instead")
@@ -277,11 +283,10 @@ def serve_checks(cfg:ServeConfig) -> str|None:
     if not has and not insecure:
         return ("rlnb_serve_api: no API token, so the server would refuse every request. Set one first:\n"
                 "  export RLNB_API_TOKEN=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\n"
-                "and send it as 'Authorization: Bearer $RLNB_API_TOKEN'. Scoped tokens: RLNB_API_TOKENS (see the README's "
-                "Security section). A throwaway server on this machine only: --insecure")
+                "and send it as 'Authorization: Bearer $RLNB_API_TOKEN'. Scoped tokens: RLNB_API_TOKENS (see the "
+                "README's Security section). A throwaway server on this machine only: --insecure")
     if (why := guessed_store(cfg.db)): return f"rlnb_serve_api: {why}"
     return None
-
 @console_script
 def serve_api_cli(argv:list|None=None):
     "Console script `rlnb_serve_api`: the HTTP service under uvicorn, generated from `ServeConfig` by `stage_cli`."

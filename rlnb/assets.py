@@ -79,8 +79,10 @@ def convert_gguf(gguf:str|Path,           # a GGUF model file (Ollama's, llama.c
     model.generation_config.pad_token_id = tok.pad_token_id
     tmp = dest.with_name(dest.name + '.partial')
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp); tok.save_pretrained(tmp)
-    shutil.rmtree(dest, ignore_errors=True); durable_replace(tmp, dest)
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    shutil.rmtree(dest, ignore_errors=True)
+    durable_replace(tmp, dest)
     return dest
 
 def convert_policy(dest:Path|None=None, # target folder; default `policy_dir()`
@@ -187,7 +189,8 @@ def tiny_adapter(base, path, scale:float=0.3, seed:int=0) -> Path:
     with torch.no_grad():
         for n, p in pm.named_parameters():
             if 'lora_B' in n: p.normal_(0, scale) if scale else p.zero_()
-    pm.save_pretrained(path); AutoTokenizer.from_pretrained(base).save_pretrained(path)
+    pm.save_pretrained(path)
+    AutoTokenizer.from_pretrained(base).save_pretrained(path)
     return Path(path)
 
 # %% ../nbs/00h_assets.ipynb #dbd94cef
@@ -202,11 +205,17 @@ def _tiny_dir(name:str) -> Path:
     m, tok = tiny_policy() if name == 'tiny-llama' else tiny_encoder()
     # built aside, then renamed into place: processes and threads racing on a cold cache never see a half-written folder
     tmp = Path(tempfile.mkdtemp(dir=d.parent, prefix=f'{name}.partial-'))
-    tmp.chmod(0o755); m.save_pretrained(tmp); tok.save_pretrained(tmp)   # mkdtemp's own mode is the owner's only
+    tmp.chmod(0o755)
+    m.save_pretrained(tmp)
+    tok.save_pretrained(tmp)   # mkdtemp's own mode is the owner's only
     for _ in range(2):
-        try: durable_replace(tmp, d); return d
+        try:
+            durable_replace(tmp, d)
+            return d
         except OSError:
-            if (d/'config.json').exists(): shutil.rmtree(tmp, ignore_errors=True); return d   # another won: theirs stays
+            if (d/'config.json').exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+                return d   # another won: theirs stays
             shutil.rmtree(d, ignore_errors=True)     # a folder without its config: an older rlnb's interrupted build
     raise OSError(f"could not put the tiny model in place at {d}")
 
@@ -234,7 +243,6 @@ def model_path(
             "or a GGUF file"
         )
     return p
-
 def hub_name(path:str|Path) -> str:
     ("The public name of a local model folder: the hub id of a bundled model, else the path relative to the "
      "rlnb home.")
@@ -253,7 +261,8 @@ def name_base(adapter_dir:str|Path) -> Path:
     f = Path(adapter_dir)/'adapter_config.json'
     cfg = json.loads(f.read_text())
     if (b := cfg.get('base_model_name_or_path')) and Path(b).is_absolute() and (Path(b)/'config.json').exists():
-        cfg['base_model_name_or_path'] = hub_name(b); f.write_text(json.dumps(cfg, indent=2))
+        cfg['base_model_name_or_path'] = hub_name(b)
+        f.write_text(json.dumps(cfg, indent=2))
     return Path(adapter_dir)
 
 # %% ../nbs/00h_assets.ipynb #24c2fa92

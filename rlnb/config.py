@@ -88,7 +88,8 @@ def make(cls:StageConfig, config=None,
     given = {
         _RENAMED.get(k, k) if _RENAMED.get(k) in cls.options() else k: v for k, v in {**given, **overrides}.items()
     }
-    if 'preset' in given and 'preset' not in cls.options(): base = cls.make(given.pop('preset'))   # OnlineConfig.preset is a field
+    if 'preset' in given and 'preset' not in cls.options():   # (OnlineConfig.preset is a field)
+        base = cls.make(given.pop('preset'))
     opts = cls.options()
     for k, v in given.items():
         if k not in opts:
@@ -104,14 +105,17 @@ def make(cls:StageConfig, config=None,
 
 @patch
 def to_dict(self:StageConfig) -> dict:
-    import dataclasses; return dataclasses.asdict(self)
+    import dataclasses
+    return dataclasses.asdict(self)
 
 @patch
 def save(self:StageConfig, path) -> Path:
     "Write the config as YAML (what `make(path)` and `--config` read back)."
     import yaml
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False)); return path
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+    return path
 
 # %% ../nbs/00c_config.ipynb #04de8e6e
 from dataclasses import dataclass, field
@@ -159,7 +163,8 @@ def _config_flags(group, config_cls):
             group.add_argument(flag, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc)
         else:
             group.add_argument(flag, type=_flag_type(ann), default=argparse.SUPPRESS,
-                               metavar='TRUE|FALSE|AUTO' if 'bool' in str(ann) else '|'.join(p.strip() for p in str(ann).split('|') if p.strip() != 'None').upper(),
+                               metavar='TRUE|FALSE|AUTO' if 'bool' in str(ann)
+                               else '|'.join(p.strip() for p in str(ann).split('|') if p.strip() != 'None').upper(),
                                help=doc)
 
 def _json_flag(s:str):
@@ -221,7 +226,9 @@ def stage_cli(config_cls, prog:str, description:str,
             )
         except (ValueError, TypeError, FileNotFoundError) as e: ap.error(str(e))
         if a.print_config:
-            import yaml; print(yaml.safe_dump(cfg.to_dict(), sort_keys=False)); raise SystemExit(0)
+            import yaml
+            print(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+            raise SystemExit(0)
         return cfg, a
     return ap, parse
 

@@ -152,7 +152,8 @@ def room_cache_layer():
         def _adopt(self, k, v):   # k, v are the keys and values: the room is whatever their buffers hold after them
             self._k, self._v, self.n, self.keys, self.values = k, v, k.shape[-2], k, v
         def _grown(self, x, m:int):   # x's first n positions in a buffer with room for m more, then `step`
-            buf = x.new_empty(*x.shape[:2], self.n + m + self.step, x.shape[3]); buf[:, :, :self.n] = x[:, :, :self.n]
+            buf = x.new_empty(*x.shape[:2], self.n + m + self.step, x.shape[3])
+            buf[:, :, :self.n] = x[:, :, :self.n]
             return buf
         def update(self, key_states, value_states, *args, **kwargs):
             m = key_states.shape[-2]
@@ -165,9 +166,12 @@ def room_cache_layer():
             self._k, self._v = self._k[indices.to(self._k.device)], self._v[indices.to(self._v.device)]
             self.keys, self.values = self._k[:, :, :self.n], self._v[:, :, :self.n]
         reorder_cache = batch_select_indices
-        def crop(self, tokens_to_remove:int): super().crop(tokens_to_remove); self._adopt(self.keys, self.values)
+        def crop(self, tokens_to_remove:int):
+            super().crop(tokens_to_remove)
+            self._adopt(self.keys, self.values)
         def batch_repeat_interleave(self, repeats:int):
-            super().batch_repeat_interleave(repeats); self._adopt(self.keys, self.values)
+            super().batch_repeat_interleave(repeats)
+            self._adopt(self.keys, self.values)
         def reset(self): raise NotImplementedError("a decoding cache is made for one batch: make another")
         def offload(self): raise NotImplementedError("a decoding cache with room stays where it was made")
     return RoomLayer
@@ -209,12 +213,14 @@ def prefills_once(limit_mb:float=512):
 def _prefill_once(model, ids, attn, pos, n_shared:int=0, rows:int|None=16):
     ("`prefill_cache`; inside `prefills_once`, the result it gave before for this model and prompt layout, "
      "where it kept one.")
-    import torch; from transformers import DynamicCache
+    import torch
+    from transformers import DynamicCache
     if (memo := _PREFILLS.get()) is None: return prefill_cache(model, ids, attn, pos, n_shared, rows)
     key = (id(model), next(model.parameters()).dtype, torch.is_autocast_enabled(ids.device.type), tuple(ids.shape),
            ids.cpu().numpy().tobytes(), attn.cpu().numpy().tobytes(), n_shared, rows)   # (bf16 sampling: its own)
     if (hit := memo['layouts'].get(key)) is not None:   # decode copies the keys and values it extends: these stay
-        memo['hits'] += 1; return DynamicCache(ddp_cache_data=hit[0]), hit[1].clone()
+        memo['hits'] += 1
+        return DynamicCache(ddp_cache_data=hit[0]), hit[1].clone()
     cache, logits = prefill_cache(model, ids, attn, pos, n_shared, rows)
     layers = [(l.keys, l.values) for l in cache.layers]
     if memo['mb'] + (mb := (sum(k.nbytes + v.nbytes for k, v in layers) + logits.nbytes) / 2**20) <= memo['limit_mb']:
@@ -327,7 +333,8 @@ def decode(model, tok,
             keep = (nxt != tok.eos_token_id).nonzero()[:, 0]
             if len(keep) == 0: break
             if len(keep) < len(live):                                  # drop the finished answers from the batch
-                cache.batch_select_indices(keep); live, attn, nxt, pos = live[keep], attn[keep], nxt[keep], pos[keep]
+                cache.batch_select_indices(keep)
+                live, attn, nxt, pos = live[keep], attn[keep], nxt[keep], pos[keep]
                 gid = gid[keep] if streams is not None else None
             attn = torch.cat([attn, attn.new_ones(len(live), 1)], 1)
             x, pos = nxt[:, None], pos[:, -1:] + 1

@@ -46,7 +46,9 @@ def _train_rows(method:str, train, cfg):
 
 def _save_preference(res:PreferenceResult, method:str, cfg):
     "The adapter with its tokenizer and a portable base name, `metrics.json` and the loss curves."
-    res.model.save_pretrained(res.model_path); res.tokenizer.save_pretrained(res.model_path); name_base(res.model_path)
+    res.model.save_pretrained(res.model_path)
+    res.tokenizer.save_pretrained(res.model_path)
+    name_base(res.model_path)
     atomic_write(res.output_dir/'metrics.json',
                  json.dumps(dict(config=asdict(cfg), metrics=res.metrics, history=res.history), indent=2, default=str))
     plot_history(res.history, res.output_dir/'plots'/f'{method}_curves.png')
@@ -76,7 +78,8 @@ def _shared_rows(ds, out:Path, name:str='train'):
 def _train(method, train, eval, config, output_dir, max_steps=None, resume=True, callbacks=None):
     from trl import DPOTrainer, KTOTrainer
     cfg = effective_config(PreferenceConfig.make(config, **({} if max_steps is None else {'max_steps': max_steps})))
-    if method != 'dpo' and cfg.sft_weight: raise ValueError(f"sft_weight is DPO's (an NLL on chosen answers); {method} has none")
+    if method != 'dpo' and cfg.sft_weight:
+        raise ValueError(f"sft_weight is DPO's (an NLL on chosen answers); {method} has none")
     seed_everything(cfg.seed)
     train = _train_rows(method, train, cfg)
     # no output_dir: a fresh temporary folder per call, so an unrelated call never resumes it (and nothing piles up
@@ -104,7 +107,8 @@ def _train(method, train, eval, config, output_dir, max_steps=None, resume=True,
     ck = str(ck) if ck else None
     if ck: print(f"[rlnb] resuming from {ck}")
     with Timer() as t: trainer.train(resume_from_checkpoint=ck)
-    steps = trainer.state.global_step if cfg.max_steps < 0 else min(trainer.state.global_step, cfg.max_steps)   # see below
+    done = trainer.state.global_step
+    steps = done if cfg.max_steps < 0 else min(done, cfg.max_steps)   # see below
     seen = cfg.epochs if cfg.max_steps < 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))  # passes
     m = train_metrics(len(train), steps, t.secs, epochs=seen, prepare_seconds=round(tp.secs, 2), resumed_from=ck)
     if before:
@@ -129,7 +133,9 @@ def plot_history(history:list, path=None):
         pts = [(h['step'], h[k]) for h in history if k in h and 'train_runtime' not in h]   # not the end-of-run summary
         if not pts: continue
         x, y = zip(*pts)
-        ax.plot(x, y, marker='.', alpha=0.35 if len(y) >= 8 else 1.0); ax.set_title(k); ax.set_xlabel('step')
+        ax.plot(x, y, marker='.', alpha=0.35 if len(y) >= 8 else 1.0)
+        ax.set_title(k)
+        ax.set_xlabel('step')
         if len(y) >= 8:
             w = max(3, len(y) // 8)
             ax.plot(
@@ -140,7 +146,9 @@ def plot_history(history:list, path=None):
             )
             ax.legend(fontsize=7)
     fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=90)
     return fig
 
 # %% ../nbs/05_dpo.ipynb #23172e40
@@ -181,7 +189,8 @@ def combine_adapters(first, second, out) -> Path:
         pm.save_pretrained(d, selected_adapters=['combined'])
         for f in ('tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja'):
             if (Path(second)/f).exists(): shutil.copy(Path(second)/f, Path(d)/'combined'/f)
-        shutil.rmtree(out, ignore_errors=True); shutil.move(str(Path(d)/'combined'), str(out))
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.move(str(Path(d)/'combined'), str(out))
     name_base(out)
     return Path(out)
 
@@ -242,7 +251,8 @@ _DPO_FLAGS = [
     (['--agent'], dict(default='chitchat', help='whose feedback')),
     (['--source'], dict(default='db', choices=['db', 'file'])),
     (['--data-file'], dict(help='a JSONL file of feedback (with --source file)')),
-    (['--ratings-file'], dict(help='with --source file: a second JSONL of feedback (ratings kept apart), read with it')),
+    (['--ratings-file'], dict(help='with --source file: a second JSONL of feedback (ratings kept apart), read with '
+                                   'it')),
     (['--store'], dict(help='store path or URL (default DATABASE_URL or data/feedback.db)')),
     (['--min-margin'], dict(type=float, default=0.2, help='smallest utility gap that makes a pair')),
     (
@@ -275,10 +285,12 @@ def train_dpo_cli(argv:list|None=None):
           f"{'pairs' if a.method == 'dpo' else 'examples'}")
     if a.dry_run:
         if a.method != 'dpo': raise SystemExit('--dry-run estimates DPO runs')
-        print(json.dumps(estimate(dd['train'], cfg), indent=2)); return
+        print(json.dumps(estimate(dd['train'], cfg), indent=2))
+        return
     fn = train_dpo if a.method == 'dpo' else train_kto
     res = fn(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, stage_dir(a, a.agent, a.method))
-    print(json.dumps(res.metrics, indent=2)); print(f"adapter: {res.model_path}")
+    print(json.dumps(res.metrics, indent=2))
+    print(f"adapter: {res.model_path}")
     res.export = export_trained(res.model_path, a, a.agent)
     if not a.no_register:   # recorded by the console script (`rlnb.pipeline.train_dpo_cli`), not here
         res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind=a.method, feedback_count=len(records),
