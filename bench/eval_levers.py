@@ -39,13 +39,13 @@ def train(run:Path, name:str, v:dict) -> Path:
         return res.model_path, res.metrics
     from rlnb.ppo_config import PPOConfig
     from rlnb.ppo import reward_model_fn
-    from rlnb.rl import train_rl
+    from rlnb.rl import train_ppo
     from rlnb.reward import RewardModel
     from rlnb.assets import load_policy, model_path
     model, tok = load_policy(model_path(v.pop('model', 'smollm2')))
     prompts = list(dict.fromkeys(prompt_text(p) for p in ds['train']['prompt']))
-    res = train_rl(model, tok, prompts, reward_model_fn(RewardModel.load(run/'reward'/'reward_model')),
-                   PPOConfig(save_steps=10**9, **v), out)
+    res = train_ppo(prompts, None, PPOConfig(save_steps=10**9, **v), out,
+                    reward_fn=reward_model_fn(RewardModel.load(run/'reward'/'reward_model')), model=model, tok=tok)
     return out/'policy', res.metrics
 
 def main(run:str, name:str):

@@ -75,9 +75,9 @@ def _shared_rows(ds, out:Path, name:str='train'):
     return load_from_disk(str(d))
 
 # %% ../nbs/05_dpo.ipynb #96116f83
-def _train(method, train, eval, config, output_dir, max_steps=None, resume=True, callbacks=None):
+def _train(method, train, eval, config, output_dir, callbacks, overrides:dict):
     from trl import DPOTrainer, KTOTrainer
-    cfg = effective_config(PreferenceConfig.make(config, **({} if max_steps is None else {'max_steps': max_steps})))
+    cfg = effective_config(PreferenceConfig.make(config, **overrides))
     if method != 'dpo' and cfg.sft_weight:
         raise ValueError(f"sft_weight is DPO's (an NLL on chosen answers); {method} has none")
     seed_everything(cfg.seed)
@@ -103,7 +103,7 @@ def _train(method, train, eval, config, output_dir, max_steps=None, resume=True,
     ref = {}   # the held-out pairs' reference log-probs: one pass for before and after
     accuracy = lambda: check(model, tok, eval, cfg.beta, cfg.max_length, ref=ref)
     before = accuracy() if eval is not None and len(eval) else {}
-    ck = last_checkpoint(out, CHECKPOINT_FILES) if resume else None
+    ck = last_checkpoint(out, CHECKPOINT_FILES) if cfg.resume else None
     ck = str(ck) if ck else None
     if ck: print(f"[rlnb] resuming from {ck}")
     with Timer() as t: trainer.train(resume_from_checkpoint=ck)
@@ -153,25 +153,17 @@ def plot_history(history:list, path=None):
 
 # %% ../nbs/05_dpo.ipynb #23172e40
 def train_dpo(pairs, eval=None, config:PreferenceConfig|str='cpu', output_dir=None,
-              max_steps:int|None=None,  # overrides `config.max_steps` (the step budget is a config field)
-              resume:bool=True,
-              callbacks:list|None=None, # extra `transformers.TrainerCallback`s
+              callbacks:list|None=None,  # extra `transformers.TrainerCallback`s
+              **overrides,               # `PreferenceConfig` fields on top of `config`: `max_steps`, `resume`, ...
              ) -> PreferenceResult:
     "DPO with LoRA through TRL on preference pairs; held-out preference accuracy before and after on `eval`."
-    return _train('dpo', pairs, eval, config, output_dir, max_steps, resume, callbacks)
+    return _train('dpo', pairs, eval, config, output_dir, callbacks, overrides)
 
-def train_kto(
-    examples,
-    eval=None,
-    config: PreferenceConfig | str = 'cpu',
-    output_dir=None,
-    max_steps: int | None = None,   # overrides `config.max_steps`
-    resume: bool = True,
-    callbacks: list | None = None,
-) -> PreferenceResult:
+def train_kto(examples, eval=None, config:PreferenceConfig|str='cpu', output_dir=None, callbacks:list|None=None,
+              **overrides) -> PreferenceResult:
     ("KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`); `label_accuracy` before "
      "and after on `eval`.")
-    return _train('kto', examples, eval, config, output_dir, max_steps, resume, callbacks)
+    return _train('kto', examples, eval, config, output_dir, callbacks, overrides)
 
 # %% ../nbs/05_dpo.ipynb #aa975a79
 def combine_adapters(first, second, out) -> Path:

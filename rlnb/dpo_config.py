@@ -58,6 +58,7 @@ class PreferenceConfig(StageConfig):
                                     # once per row, not once per pair (`pack_batch`)
     max_train_examples: int|None = None   # a seeded sample, for a time budget
     save_steps: int = 50            # checkpoint every N steps (resume picks up the last)
+    resume: bool = True             # go on from the output folder's last complete checkpoint (False: start over)
     logging_steps: int = 5
     report_to: str = 'none'  # where training metrics go: none, tensorboard, trackio (comma-separated for several)
     seed: int = 0

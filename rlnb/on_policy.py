@@ -9,25 +9,23 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from .hardware import auto_bf16, peak_rss_mb, release_memory
 from .durable import atomic_write, durable_replace
-from .config import StageConfig, StageResult
+from .config import StageConfig, StageResult, stage_cli, stage_dir
 from .dpo import train_dpo
 from .dpo_config import PreferenceConfig
 from .evaluation import evaluate_policy
-from .policy import Answers, generate, bf16_weights
+from .policy import Answers, generate, bf16_weights, load_checkpoint
 from .judges import is_degenerate
 from .assets import asset_dir
 from .tripwires import (LANGUAGE_FILES, LANGUAGES, answer_keys, corpus_pairs, item_passes, keeps_length, knowledge_items,
                             language_items, stock_answers)
 from .win_rates import style_features
-from .policy import load_checkpoint
 from .core import console_script
-from .config import stage_cli, stage_dir
 from .prompts import read_prompts
 from .reward import RewardModel
 
 # %% auto #0
-__all__ = ['FACT_KINDS', 'CONTINENTS', 'OnPolicyConfig', 'guard_items', 'fact_guard_items', 'train_dpo_on_policy',
-           'train_dpo_on_policy_cli']
+__all__ = ['FACT_KINDS', 'CONTINENTS', 'OnPolicyConfig', 'guard_items', 'fact_guard_items', 'OnPolicyResult',
+           'train_dpo_on_policy', 'train_dpo_on_policy_cli']
 
 # %% ../nbs/08b_on_policy.ipynb #17ea14c1
 FACT_KINDS = ('demonym', 'continent')   # the fact questions a round may rehearse (`fact_guard_items`)
@@ -38,6 +36,7 @@ class OnPolicyConfig(StageConfig):
     dpo: str = 'cpu'                # the PreferenceConfig preset each round trains with (LoRA, learning rate, beta, ...)
     model: str = 'smollm2'          # the policy the first round starts from (then the last round's adapter)
     rounds: int = 2
+    resume: bool = True             # skip the rounds the output folder already holds for this setup (False: redo them)
     prompts_per_round: int = 128    # a fresh seeded draw of training prompts each round
     samples: int = 4                # answers per prompt; best against worst (by the reward model) is one pair
     min_gap: float = 0.0            # drop a prompt whose best and worst answers score within this of each other
@@ -279,18 +278,22 @@ def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:
     return info, res
 
 # %% ../nbs/08b_on_policy.ipynb #1237514e
+@dataclass
+class OnPolicyResult(StageResult):
+    "What `train_dpo_on_policy` returns: `model_path` is the last round's adapter, `history` one row per round."
+
 def train_dpo_on_policy(
     prompts: list[str],      # training prompts (never the held-out ones): each round draws `prompts_per_round`
-    reward,                  # ranks the answers: a RewardModel, a RewardJudge, or anything with .score(prompts, answers)
+    eval: list[str] | None = None,   # held-out prompts: with `judge`, each round's win rate and KL against the base
     config: OnPolicyConfig | str = 'cpu',
     output_dir=None,         # round-1/, round-2/, ... and metrics.json; an existing folder resumes after its last round
-    heldout: list[str] | None = None,   # held-out prompts: with `judge`, each round's win rate and KL against the base
-    judge=None,              # the independent judge for those
+    *,
+    reward,                  # ranks the answers: a RewardModel, a RewardJudge, or anything with .score(prompts, answers)
+    judge=None,              # the independent judge for `eval`
     **overrides,             # OnPolicyConfig fields
-):
+) -> OnPolicyResult:
     ("Rounds of on-policy DPO: the current policy answers, the reward model ranks, DPO trains on best vs worst "
-     "from where the last round stopped, the reference stays the base. Returns a `StageResult` whose "
-     "`model_path` is the last round's adapter and whose metrics hold one row per round.")
+     "from where the last round stopped, the reference stays the base; the metrics hold one row per round.")
     import tempfile
     cfg = OnPolicyConfig.make(config, **overrides)
     prompts = [p for p in dict.fromkeys(prompts or []) if isinstance(p, str) and p.strip()]
@@ -305,18 +308,18 @@ def train_dpo_on_policy(
                refill=cfg.refill)   # (the rounds' own evaluation too)
     over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta', 'sft_weight') if getattr(cfg, k) is not None}
     adapter, rounds, res = None, [], None
-    skip = ('rounds', 'eval_prompts', 'batches_at_once', 'bf16', 'refill', 'adapter_scale')   # not what a round depends on
+    skip = ('rounds', 'resume', 'eval_prompts', 'batches_at_once', 'bf16', 'refill', 'adapter_scale')   # not what a round depends on
     setup = {**{k: v for k, v in asdict(cfg).items() if k not in skip},
              'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}   # what a round depends on
     if bf16: setup['bf16'] = True   # fp32 rounds keep the setup rounds made before this switch had
     if cfg.refill: setup['refill'] = True   # (and batch-engine rounds theirs)
     for r in range(1, cfg.rounds + 1):
         rd = out/f'round-{r}'
-        if (done := _done_round(rd, setup)) is not None:
+        if cfg.resume and (done := _done_round(rd, setup)) is not None:
             rounds.append(done); adapter = rd/'adapter'
             print(f"[rlnb] on-policy DPO round {r}: done before, resumed after it"); continue
         res = None; release_memory()   # the last round's trainer and model go before this round loads its own
-        info, res = _one_round(r, rd, adapter, prompts, score, cfg, gen, over, setup, heldout, judge)
+        info, res = _one_round(r, rd, adapter, prompts, score, cfg, gen, over, setup, eval, judge)
         rounds.append(info); adapter = res.model_path
     m = {'rounds': rounds, 'train_examples': sum(x['pairs'] for x in rounds),
          'train_seconds': round(sum(x['sample_s'] + x['score_s'] + x['train_s'] for x in rounds), 1),
@@ -329,8 +332,8 @@ def train_dpo_on_policy(
         shutil.rmtree(out/'adapter', ignore_errors=True); durable_replace(tmp, out/'adapter')
     atomic_write(out/'metrics.json', json.dumps(m, indent=1))
     keep = res is not None and cfg.adapter_scale in (None, 1)     # a scaled adapter: the model in memory is not it
-    return StageResult(model=res.model if keep else None, tokenizer=res.tokenizer if keep else None, metrics=m,
-                       history=rounds, output_dir=out, model_path=out/'adapter')
+    return OnPolicyResult(model=res.model if keep else None, tokenizer=res.tokenizer if keep else None, metrics=m,
+                          history=rounds, output_dir=out, model_path=out/'adapter')
 
 # %% ../nbs/08b_on_policy.ipynb #74387fac
 _ON_POLICY_FLAGS = [
@@ -346,17 +349,16 @@ _ON_POLICY_FLAGS = [
 @console_script
 def train_dpo_on_policy_cli(argv:list|None=None):
     "Console script `rlnb_train_dpo_on_policy`: every `OnPolicyConfig` field is a flag."
-    _, parse = stage_cli(OnPolicyConfig, 'rlnb_train_dpo_on_policy', 'On-policy DPO: the policy answers, the reward '
-                                                                     'model ranks, DPO trains on best against '
-                                                                     'worst; in rounds, with LoRA.', extra=_ON_POLICY_FLAGS)
+    what = 'On-policy DPO: the policy answers, the reward model ranks, DPO trains on best against worst; in rounds.'
+    _, parse = stage_cli(OnPolicyConfig, 'rlnb_train_dpo_on_policy', what, extra=_ON_POLICY_FLAGS)
     cfg, a = parse(argv)
     prompts, rm = read_prompts(a.data), RewardModel.load(a.reward_model)
     out = stage_dir(a, a.agent, 'dpo_on_policy')
     print(f"{len(prompts)} prompts, {cfg.rounds} rounds of {cfg.prompts_per_round} prompts x {cfg.samples} answers "
           f"-> {out}")
-    res = train_dpo_on_policy(prompts, rm, cfg, out)
-    print(json.dumps({k: v for k, v in res.metrics.items() if k != 'rounds'}, indent=1)); print(f"adapter: "
-                                                                                                f"{res.model_path}")
+    res = train_dpo_on_policy(prompts, None, cfg, out, reward=rm)
+    print(json.dumps({k: v for k, v in res.metrics.items() if k != 'rounds'}, indent=1))
+    print(f"adapter: {res.model_path}")
     if not a.no_register:   # recorded by the console script (`rlnb.pipeline.train_dpo_on_policy_cli`), not here
         numbers = {k: x for k, x in res.metrics.items() if isinstance(x, (int, float))}
         res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind='dpo_on_policy',

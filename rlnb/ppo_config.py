@@ -76,6 +76,7 @@ class PPOConfig(StageConfig):
     algorithm: str = 'ppo'      # 'ppo' (rlnb's, with a value head), 'grpo' or 'rloo' (TRL's, group baselines)
     steps: int = 100            # PPO iterations
     save_steps: int = 25        # checkpoint every N steps (resume picks up the last)
+    resume: bool = True         # go on from the output folder's last complete checkpoint (False: start over)
     report_to: str = 'none'     # where metrics go each step: none, tensorboard, trackio (comma-separated for several)
     log_completions: int = 4    # sample completions logged per step to the trackers and completions.jsonl (0: none)
     seed: int = 0

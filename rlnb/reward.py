@@ -311,9 +311,10 @@ def train_reward_model(
     eval=None,  # held-out rows of the same kind, for curves and final metrics
     config: RewardConfig | str = 'cpu',  # a RewardConfig or a preset name
     output_dir: str | Path | None = None,  # where to save the model (and plots); None: not saved
+    **overrides,  # `RewardConfig` fields on top of `config`
 ) -> RewardResult:
     "Train a reward model and evaluate it on `eval`."
-    cfg = RewardConfig.make(config)
+    cfg = RewardConfig.make(config, **overrides)
     need = {'chosen', 'rejected'} if cfg.objective == 'pairwise' else {'completion', 'target'}
     if not need <= set(train.column_names):
         raise ValueError(f"{cfg.objective} training needs columns {sorted(need)}, got {train.column_names}")

@@ -21,8 +21,8 @@ from .feedback_store import load_records
 from .recipe import stage, Run
 
 # %% auto #0
-__all__ = ['CHECKPOINT_FILES', 'SFTConfig', 'sft_rows', 'effective_sft_config', 'to_trl_sft_config', 'train_sft', 'estimate_sft',
-           'sft_stage', 'read_demos', 'train_sft_cli']
+__all__ = ['CHECKPOINT_FILES', 'SFTConfig', 'sft_rows', 'effective_sft_config', 'to_trl_sft_config', 'SFTResult', 'train_sft',
+           'estimate_sft', 'sft_stage', 'read_demos', 'train_sft_cli']
 
 # %% ../nbs/05b_sft.ipynb #21626e88
 @dataclass
@@ -44,6 +44,7 @@ class SFTConfig(StageConfig):
     gradient_checkpointing: bool = False
     max_train_examples: int|None = None   # a seeded sample, for a time budget
     save_steps: int = 50            # checkpoint every N steps (resume picks up the last)
+    resume: bool = True             # go on from the output folder's last complete checkpoint (False: start over)
     logging_steps: int = 5
     report_to: str = 'none'         # none, tensorboard, trackio (comma-separated for several)
     seed: int = 0
@@ -97,6 +98,10 @@ def to_trl_sft_config(cfg:SFTConfig, output_dir):
                      dataloader_num_workers=0, lr_scheduler_type='linear', warmup_steps=0)
 
 # %% ../nbs/05b_sft.ipynb #7dbcb08e
+@dataclass
+class SFTResult(StageResult):
+    "What `train_sft` returns: `model` is the PEFT policy, `model_path` its adapter folder, `trainer` TRL's trainer."
+
 def _policy(cfg:SFTConfig):
     "`(model, tokenizer, peft_config)`: the base, with a fresh LoRA or the one of the adapter `cfg.model` names."
     from rlnb.dpo_config import load_trainable_policy
@@ -105,13 +110,14 @@ def _policy(cfg:SFTConfig):
     return load_trainable_policy(p)
 
 def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
-              max_steps:int|None=None,   # overrides `config.max_steps`
-              resume:bool=True, callbacks:list|None=None) -> StageResult:
+              callbacks:list|None=None,  # extra `transformers.TrainerCallback`s
+              **overrides,               # `SFTConfig` fields on top of `config`: `max_steps`, `resume`, ...
+             ) -> SFTResult:
     "SFT with LoRA through TRL on `(prompt, completion)` rows; held-out answer loss before and after on `eval`."
     from trl import SFTTrainer
     from rlnb.dpo import plot_history
     from rlnb.dpo_config import start_adapter
-    cfg = effective_sft_config(SFTConfig.make(config, **({} if max_steps is None else {'max_steps': max_steps})))
+    cfg = effective_sft_config(SFTConfig.make(config, **overrides))
     seed_everything(cfg.seed)
     train = sft_rows(examples, cfg.system, cfg.max_train_examples, cfg.seed)
     ev = sft_rows(eval, cfg.system) if eval is not None and len(eval) else None
@@ -125,7 +131,7 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
     start_adapter(model, cfg)
     loss = lambda: {k.removeprefix('eval_'): v for k, v in trainer.evaluate().items() if k in ('eval_loss', 'eval_mean_token_accuracy')}
     before = loss() if ev is not None else {}
-    ck = last_checkpoint(out, CHECKPOINT_FILES) if resume else None
+    ck = last_checkpoint(out, CHECKPOINT_FILES) if cfg.resume else None
     if ck: print(f"[rlnb] resuming from {ck}")
     with Timer() as t: trainer.train(resume_from_checkpoint=str(ck) if ck else None)
     # resumed from its last step's checkpoint, the trainer counts one step more than it trains (05_dpo's regression)
@@ -134,7 +140,7 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
     m = train_metrics(len(train), steps, t.secs, epochs=seen, prepare_seconds=round(tp.secs, 2),
                       resumed_from=str(ck) if ck else None, bf16=cfg.bf16)
     if before: m.update({f'before_{k}': round(v, 4) for k, v in before.items()}, **{f'after_{k}': round(v, 4) for k, v in loss().items()})
-    res = StageResult(model, tok, m, trainer.state.log_history, out, out/'adapter', trainer)
+    res = SFTResult(model, tok, m, trainer.state.log_history, out, out/'adapter', trainer)
     model.save_pretrained(res.model_path); tok.save_pretrained(res.model_path); name_base(res.model_path)
     atomic_write(out/'metrics.json', json.dumps(dict(config=asdict(cfg), metrics=m, history=res.history), indent=2, default=str))
     plot_history(res.history, out/'plots'/'sft_curves.png')

@@ -17,7 +17,7 @@ from .recipe import stage, Run, POLICIES, policy_path, OPTION_CHOICES
 from .config import StageResult
 from .dpo import train_dpo, train_kto
 from .on_policy import OnPolicyConfig, train_dpo_on_policy
-from .rl import train_rl
+from .rl import RL_TRAINERS
 
 # %% auto #0
 __all__ = ['reward_stage', 'judge_stage', 'train_preference', 'dpo_stage', 'kto_stage', 'dpo_on_policy_stage', 'ppo_stage']
@@ -188,7 +188,7 @@ def dpo_on_policy_stage(run:Run, preset:str='cpu',
     if heldout:
         held = eval_prompt_set(run.path, heldout, ood=0, seed=cfg.seed)['in_distribution']['prompts']
         judge = RewardJudge(run.path/'judge'/'reward_model', name='judge')
-    res = train_dpo_on_policy(prompts, _reward_model(run), cfg, run.path/out, heldout=held, judge=judge)
+    res = train_dpo_on_policy(prompts, held, cfg, run.path/out, reward=_reward_model(run), judge=judge)
     m = res.metrics
     print(f"    on-policy DPO, {len(m['rounds'])} rounds from {len(prompts)} training prompts, "
           f"{m['train_examples']} pairs "
@@ -216,7 +216,7 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     else:   # the training prompts of the pairs (or, with scores only, of the regression targets)
         ds = run.datasets(); src = ds['pairs'] if 'pairs' in ds else ds['targets']
         prompts = list(dict.fromkeys(prompt_text(p) for p in src['train']['prompt']))[:max_prompts]
-    res = train_rl(None, None, prompts, reward_model_fn(_reward_model(run)), cfg, out)
+    res = RL_TRAINERS[algorithm](prompts, None, cfg, out, reward_fn=reward_model_fn(_reward_model(run)))
     plot_ppo(res.history, path=out/'plots'/f'{algorithm}.png')
     h = res.history
     mean = lambda k: round(sum(x.get(k, 0) for x in h) / len(h), 3)
