@@ -212,16 +212,8 @@ def estimate(pairs, config:PreferenceConfig|str='cpu', probe_steps:int=3) -> dic
     probe = pairs.shuffle(seed=cfg.seed).select(range(min(n, per_step * (probe_steps + 1))))
     timer = step_timer()
     with tempfile.TemporaryDirectory() as d:
-        pr = _train(
-            'dpo',
-            probe,
-            None,
-            replace(cfg, max_train_examples=None, save_steps=10**9),
-            d,
-            max_steps=probe_steps + 1,
-            resume=False,
-            callbacks=[timer],
-        )
+        cfg_p = replace(cfg, max_train_examples=None, save_steps=10**9)
+        pr = train_dpo(probe, None, cfg_p, d, callbacks=[timer], max_steps=probe_steps + 1, resume=False)
     s_step = statistics.median(timer.steps[1:] or timer.steps)
     prep_s = pr.metrics['prepare_seconds'] / len(probe) * n   # tokenising + reference log-probs scale with the pairs
     est = steps * s_step + prep_s

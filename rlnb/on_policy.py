@@ -85,8 +85,7 @@ class OnPolicyConfig(StageConfig):
 OnPolicyConfig.PRESETS = {
     'cpu': OnPolicyConfig(),
     'tiny': OnPolicyConfig(model='tiny', dpo='tiny', rounds=2, prompts_per_round=6, samples=3, max_new_tokens=8,
-                           chosen_ended=False,   # a random tiny model never ends in 8 tokens
-                           batch_size=6),
+                           batch_size=6, chosen_ended=False),   # a random tiny model never ends in 8 tokens
 }
 
 # %% ../nbs/08b_on_policy.ipynb #9da4ce03

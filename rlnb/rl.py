@@ -119,6 +119,7 @@ def _rl(algorithm:str, prompts, eval, config, output_dir, reward_fn, model, tok,
     )
     return RLResult(policy, tok, metrics, history, out, out/'policy' if out else None, tr, cfg.algorithm)
 
+# %% ../nbs/06b_rl.ipynb #f803bbb2
 def train_ppo(
     prompts: list[str],  # user messages to sample responses for
     eval: list[str] | None = None,  # held-out prompts: the mean reward of greedy answers before and after
