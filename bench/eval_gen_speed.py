@@ -69,10 +69,10 @@ def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix
 def padded_path_kl(model, ids, attn, n_prompt, mask, temperature=1.0, base=None, rows=8, logprobs=None, n_shared=0):
     "`path_kl` before `+ prompts by length`: rows grouped by answer length, each with the batch's whole prompt padding."
     import torch
-    from rlnb.decoding import _prefix_kv, _kv_rows
+    from rlnb.decoding import prefix_kv, kv_rows
     def lsm(m, x, a):
-        kv, pos = _prefix_kv(m, x, a, n_shared), (a.long().cumsum(-1) - 1).clamp(min=0)
-        o = m(input_ids=x[:, n_shared:], attention_mask=a, position_ids=pos[:, n_shared:], past_key_values=_kv_rows(kv, len(x)),
+        kv, pos = prefix_kv(m, x, a, n_shared), (a.long().cumsum(-1) - 1).clamp(min=0)
+        o = m(input_ids=x[:, n_shared:], attention_mask=a, position_ids=pos[:, n_shared:], past_key_values=kv_rows(kv, len(x)),
               use_cache=kv is not None, logits_to_keep=x.shape[1] - n_prompt + 1)
         return (o.logits[:, :-1].float() / temperature).log_softmax(-1)
     lengths = mask.sum(-1).long()

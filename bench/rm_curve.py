@@ -21,12 +21,12 @@ def main(run:str, save:bool=False, preset:str='cpu', fractions=(1/8, 1/4, 1/2, 1
     from datasets import load_from_disk
     from rlnb.core import repo_dir
     from rlnb.hardware import cpu_line, peak_rss_mb
-    from rlnb.train_stages import _prompt_half
+    from rlnb.train_stages import half_of_prompts
     from rlnb.reward import train_reward_model, RewardConfig
     from rlnb.reward_eval import baseline_accuracies, column_texts as _col
     from rlnb.stats import bootstrap_ci
     run = Path(run); print(cpu_line(), flush=True)
-    train = _prompt_half(load_from_disk(str(run/'datasets'/'pairs'/'train')), SMOKE.get('half', 0)).shuffle(seed=0)
+    train = half_of_prompts(load_from_disk(str(run/'datasets'/'pairs'/'train')), SMOKE.get('half', 0)).shuffle(seed=0)
     ev = load_from_disk(str(run/'datasets'/'pairs'/'eval'))
     ev_prompts, ev_c, ev_r = _col(ev, 'prompt'), _col(ev, 'chosen'), _col(ev, 'rejected')   # text, whatever the format
     def acc(diff) -> dict:

@@ -52,8 +52,14 @@ def generation(engine:str, folder:str):
                              batch_size=PROMPTS, progress=None, bf16=None)   # the evaluate stage's sampling and precision rule
         tokens, precision = sum(a.n_tokens), 'bf16' if a.plan.get('bf16') else 'fp32'
     else:
-        from rlnb.decoding import rollouts
-        r = rollouts(model, tok, prompts, NEW, do_sample=True, temperature=0.7, top_p=0.9)
+        from rlnb.core import render_chat   # transformers' generate, as PPO samples
+        from rlnb.decoding import decode_result
+        tok.padding_side = 'left'
+        enc = tok([render_chat(tok, p) for p in prompts], return_tensors='pt', padding=True, add_special_tokens=False)
+        with torch.no_grad():
+            g = model.generate(**enc, do_sample=True, temperature=0.7, top_p=0.9, top_k=0, max_new_tokens=NEW,
+                               pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+        r = decode_result(tok, enc['input_ids'], enc['attention_mask'], g[:, enc['input_ids'].shape[1]:], 0)
         tokens, precision = int(r['mask'].sum()), 'fp32'
     s = time.perf_counter() - t
     print(json.dumps(dict(engine=engine, seconds=round(s, 2), tokens=tokens, tokens_per_s=round(tokens / s, 1),

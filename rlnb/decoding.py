@@ -8,8 +8,8 @@ import contextlib, contextvars, functools
 from .core import render_chat
 
 # %% auto #0
-__all__ = ['token_logprobs', 'nucleus_top', 'penalize_repeats', 'prefill_cache', 'room_cache_layer', 'prompt_layout',
-           'prefills_once', 'decode_result', 'rollouts', 'decode', 'path_kl']
+__all__ = ['token_logprobs', 'nucleus_top', 'penalize_repeats', 'prefix_kv', 'kv_rows', 'prefill_cache', 'room_cache_layer',
+           'prompt_layout', 'prefills_once', 'decode_result', 'decode', 'path_kl']
 
 # %% ../nbs/00b_decoding.ipynb #8b7870fc
 def token_logprobs(logits, targets, entropy:bool=False):
@@ -85,15 +85,15 @@ def _shared_prefix(rows:list[list[int]]) -> int:
     while k < n and all(r[k] == first[k] for r in rows): k += 1
     return k
 
-def _prefix_kv(model, ids, attn, n:int) -> list|None:
+def prefix_kv(model, ids, attn, n:int) -> list|None:
     ("The keys and values of the first `n` tokens of `ids`' first row (the part every row shares), one "
      "`(keys, values)` per layer; None when `n` is 0.")
     if not n: return None
     c = model(input_ids=ids[:1, :n], attention_mask=attn[:1, :n], use_cache=True).past_key_values
     return [(l.keys, l.values) for l in c.layers]
 
-def _kv_rows(kv:list|None, n:int):
-    "A fresh cache holding `kv` (`_prefix_kv`) for each of `n` rows; None for None."
+def kv_rows(kv:list|None, n:int):
+    "A fresh cache holding `kv` (`prefix_kv`) for each of `n` rows; None for None."
     from transformers import DynamicCache
     if kv is None: return None
     return DynamicCache(ddp_cache_data=[(k.expand(n, -1, -1, -1), v.expand(n, -1, -1, -1)) for k, v in kv])  # copied in
@@ -110,7 +110,7 @@ def prefill_cache(model, ids, attn, pos, n_shared:int=0,
     import torch
     from transformers import DynamicCache
     B, W = ids.shape
-    kv = _prefix_kv(model, ids, attn, n_shared)
+    kv = prefix_kv(model, ids, attn, n_shared)
     n = attn[:, n_shared:].sum(-1)
     order, rows = n.argsort(stable=True), rows or B
     logits, layers = None, None
@@ -119,7 +119,7 @@ def prefill_cache(model, ids, attn, pos, n_shared:int=0,
         c = W - int(n[idx].max())                          # the group's first column after the shared part
         cols = torch.cat([torch.arange(n_shared, device=ids.device), torch.arange(c, W, device=ids.device)])
         o = model(input_ids=ids[idx, c:], attention_mask=attn[idx][:, cols], position_ids=pos[idx, c:],
-                  past_key_values=_kv_rows(kv, len(idx)), use_cache=True, logits_to_keep=1)
+                  past_key_values=kv_rows(kv, len(idx)), use_cache=True, logits_to_keep=1)
         if layers is None:
             logits = o.logits.new_zeros(B, o.logits.shape[-1])
             layers = [(l.keys.new_zeros(B, l.keys.shape[1], W, l.keys.shape[3]),
@@ -241,44 +241,6 @@ def decode_result(tok, p_ids, p_attn, resp, S:int, lps=None) -> dict:
         responses=tok.batch_decode([c[:-1] if c and c[-1] == tok.eos_token_id else c for c in completion_ids],
                                    skip_special_tokens=True))
 
-# %% ../nbs/00b_decoding.ipynb #3b0760c8
-def _final_norm(model):
-    "The norm whose output is a causal LM's last hidden state (Llama's `norm`, GPT-2's `ln_f`, ...), or None."
-    dec = model.get_decoder() if hasattr(model, 'get_decoder') else None
-    norms = (getattr(dec, k, None) for k in ('norm', 'ln_f', 'final_layernorm', 'final_layer_norm'))
-    return next((m for m in norms if m is not None), None)
-
-def rollouts(model, tok, prompts:list[str], max_new_tokens:int, do_sample:bool=True, temperature:float=1.0,
-             top_k:int=0, top_p:float=1.0, max_prompt_length:int=1024, keep:bool=False) -> dict:
-    ("Sample answers with transformers' `generate`: `ids` (B, P+T), `attn`, answer `mask` (B, T), `n_prompt` "
-     "P, `responses` (texts), `completion_ids`, `has_eos` (B,). With `keep`, also the sampling pass's own "
-     "log-probs `logp` (B, T) at `temperature`, per-token `entropy` (B, T) and last-layer `hidden` states "
-     "(B, T, d) at the positions that predict the answer tokens: what a scoring forward would compute again.")
-    import torch
-    tok.padding_side, tok.truncation_side = 'left', 'left'
-    enc = tok([render_chat(tok, p) for p in prompts], return_tensors='pt', padding=True, truncation=True,
-              max_length=max_prompt_length, add_special_tokens=False).to(next(model.parameters()).device)
-    kw = dict(do_sample=True, temperature=temperature, top_k=top_k, top_p=top_p) if do_sample else dict(do_sample=False)
-    hs, norm = [], _final_norm(model) if keep else None
-    if keep:   # the last layer's states: a hook on the final norm (asking for every layer's costs a hook each)
-        kw.update(return_dict_in_generate=True, output_logits=True, output_hidden_states=norm is None)
-    hook = norm.register_forward_hook(lambda mod, i, o: hs.append(o[:, -1:].detach())) if norm is not None else None
-    try:
-        with torch.no_grad():
-            g = model.generate(**enc, **kw, max_new_tokens=max_new_tokens, pad_token_id=tok.pad_token_id,
-                               eos_token_id=tok.eos_token_id)
-    finally:
-        if hook is not None: hook.remove()
-    if keep and norm is None: hs = [h[-1][:, -1:] for h in g.hidden_states]
-    ids = g.sequences if keep else g
-    P = enc['input_ids'].shape[1]
-    kept = {}
-    if keep:   # raw logits of each step (not top-p/top-k warped), as the scoring forward computes them
-        lp, ent = token_logprobs(torch.stack(g.logits, 1) / (temperature if do_sample else 1.0), ids[:, P:],
-                                 entropy=True)
-        kept = dict(logp=lp, entropy=ent, hidden=torch.cat(hs, 1).float())   # hidden: from the last prompt token on
-    return {**decode_result(tok, enc['input_ids'], enc['attention_mask'], ids[:, P:], 0), **kept}
-
 # %% ../nbs/00b_decoding.ipynb #c981f95d
 def decode(model, tok,
            prompts: list[str],
@@ -296,7 +258,7 @@ def decode(model, tok,
            prefill_rows: int | None = 16,  # prompts per prefill pass, grouped by length (`prefill_cache`; None: all)
           ) -> dict:
     ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the "
-     "time follows the answers' own lengths, not the longest one's. Same keys as `rollouts`; with "
+     "time follows the answers' own lengths, not the longest one's. Keys: `decode_result`'s; with "
      "`logprobs`, also the model's log-softmax at `temperature` (1 when greedy) before the penalty and the "
      "nucleus, at every answer position (zeros after an answer's end). The prompts' common beginning "
      "(`n_shared` tokens: the chat template's system turn) runs once and its keys and values serve every "
@@ -344,14 +306,14 @@ def decode(model, tok,
 def _right_logprobs(model, kv, seqs:list[list[int]], n_last:list[int], temperature:float, n_shared:int=0):
     ("Log-softmax (b, A, V), A = max(`n_last`), of the distributions that predict each row's last `n_last` "
      "tokens, right-aligned: row r's are its last n_last[r] columns. `seqs` are token ids after the shared "
-     "beginning whose keys and values `kv` holds (`_prefix_kv` of `n_shared` tokens; None when nothing is "
+     "beginning whose keys and values `kv` holds (`prefix_kv` of `n_shared` tokens; None when nothing is "
      "shared); each row is left-padded to the longest only.")
     import torch
     dev, M, A = next(model.parameters()).device, max(map(len, seqs)), max(n_last)
     ids = torch.tensor([[0] * (M - len(s)) + s for s in seqs], device=dev)
     attn = torch.tensor([[1] * n_shared + [0] * (M - len(s)) + [1] * len(s) for s in seqs], device=dev)
     out = model(input_ids=ids, attention_mask=attn, position_ids=(attn.cumsum(-1) - 1).clamp(min=0)[:, n_shared:],
-                past_key_values=_kv_rows(kv, len(seqs)), use_cache=kv is not None, logits_to_keep=A + 1)
+                past_key_values=kv_rows(kv, len(seqs)), use_cache=kv is not None, logits_to_keep=A + 1)
     return (out.logits[:, :-1].float() / temperature).log_softmax(-1)
 
 def path_kl(model, ids, attn, n_prompt:int, mask,
@@ -373,8 +335,8 @@ def path_kl(model, ids, attn, n_prompt:int, mask,
     order, out = sorted(range(len(seqs)), key=lambda r: len(seqs[r])), [0.0] * len(seqs)
     q_model, off = (model, model.disable_adapter) if base is None else (base, contextlib.nullcontext)
     with torch.no_grad():
-        with off(): kv_q = _prefix_kv(q_model, ids, attn, n_shared)
-        kv_p = _prefix_kv(model, ids, attn, n_shared) if logprobs is None else None
+        with off(): kv_q = prefix_kv(q_model, ids, attn, n_shared)
+        kv_p = prefix_kv(model, ids, attn, n_shared) if logprobs is None else None
         for i in range(0, len(order), rows):       # rows of similar length together, cut to the longest of them
             idx = order[i:i + rows]
             n_last, sq = [lengths[r] for r in idx], [seqs[r] for r in idx]

@@ -7,12 +7,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from .llama import load_gguf, gguf_completion
-from .policy import hf_greedy
 from .llama import isolated
 
 # %% auto #0
-__all__ = ['PARITY_PROMPTS', 'ParityError', 'prompt_ids', 'last_logits', 'gguf_greedy', 'gguf_eval', 'parity_check',
-           'check_parity', 'gguf_answer', 'gguf_template', 'decode_benchmark']
+__all__ = ['PARITY_PROMPTS', 'ParityError', 'prompt_ids', 'last_logits', 'gguf_eval', 'parity_check', 'check_parity',
+           'gguf_answer', 'gguf_template', 'decode_benchmark']
 
 # %% ../nbs/07b_parity.ipynb #19963db1
 PARITY_PROMPTS = ['What is the capital of France?', 'Write a haiku about the sea.', 'How do I boil an egg?',
@@ -35,7 +34,17 @@ def last_logits(llm):
     return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
 
 # %% ../nbs/07b_parity.ipynb #77ca8376
-def gguf_greedy(llm, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
+def _hf_greedy(model, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
+    "Greedy continuation of `ids` with HF `generate`, cut after the first EOS."
+    import torch
+    with torch.no_grad():
+        out = model.generate(torch.tensor([ids]), max_new_tokens=n_tokens, do_sample=False,
+                             pad_token_id=min(eos))[0, len(ids):].tolist()
+    for i, t in enumerate(out):
+        if t in eos: return out[:i + 1]
+    return out
+
+def _gguf_greedy(llm, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
     "Greedy continuation of `ids` in llama.cpp, stopping at an EOS id."
     import numpy as np
     llm.reset(); llm.eval(ids)
@@ -57,7 +66,7 @@ def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int], l
         logits = np.array(
             llm.scores[: len(ids)], dtype=np.float32, copy=True
         )  # a copy: the next eval overwrites llama.cpp's buffer
-        out.append((logits, gguf_greedy(llm, ids, n_tokens, eos)))
+        out.append((logits, _gguf_greedy(llm, ids, n_tokens, eos)))
     return out
 
 # %% ../nbs/07b_parity.ipynb #b42a21b9
@@ -84,7 +93,7 @@ def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:in
         key = (tuple(ids), n_tokens)
         if key not in hf_cache:
             with torch.no_grad(): logits = model(torch.tensor([ids])).logits[0].float().numpy()       # (P, V)
-            hf_cache[key] = logits, hf_greedy(model, ids, n_tokens, eos)
+            hf_cache[key] = logits, _hf_greedy(model, ids, n_tokens, eos)
         hf, a = hf_cache[key]
         max_diff = max(max_diff, float(np.abs(hf - gg).max()))
         agree += int((hf.argmax(-1) == gg.argmax(-1)).sum()); total += len(ids)
@@ -129,15 +138,15 @@ def decode_benchmark(model, tok, ggufs:dict, prompts:list[str], n_tokens:int=32)
     "Rows of format, size (MiB), decode tokens/s and share of greedy continuations identical to HF's."
     eos = {tok.eos_token_id}
     ids = [prompt_ids(tok, p) for p in prompts]
-    hf_generate = lambda i: hf_greedy(model, i, n_tokens, eos)
+    hf_generate = lambda i: _hf_greedy(model, i, n_tokens, eos)
     hf_generate(ids[0])                                                              # warm-up
     t = time.perf_counter(); hf = [hf_generate(i) for i in ids]; dt = time.perf_counter() - t
     rows = [{'format': 'HF fp32', 'size_mb': round(sum(p.numel() for p in model.parameters()) * 4 / 2**20, 1),
              'tokens_per_s': round(sum(map(len, hf)) / dt, 1), 'identical_to_hf': 1.0}]
     for q, path in ggufs.items():
         llm = load_gguf(path)
-        gguf_greedy(llm, ids[0], 4, eos)                                             # warm-up
-        t = time.perf_counter(); gg = [gguf_greedy(llm, i, n_tokens, eos) for i in ids]; dt = time.perf_counter() - t
+        _gguf_greedy(llm, ids[0], 4, eos)                                             # warm-up
+        t = time.perf_counter(); gg = [_gguf_greedy(llm, i, n_tokens, eos) for i in ids]; dt = time.perf_counter() - t
         rows.append(
             {
                 'format': q,

@@ -15,7 +15,7 @@ from .stream import decode_stream
 
 # %% auto #0
 __all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 'plain_pair', 'Answers', 'decode_plan',
-           'bf16_sampling', 'bf16_weights', 'generate', 'unwrap_model', 'merged_sampler', 'hf_greedy']
+           'bf16_sampling', 'bf16_weights', 'generate', 'unwrap_model', 'merged_sampler']
 
 # %% ../nbs/00b_policy.ipynb #cce2e2de
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
@@ -347,14 +347,3 @@ def merged_sampler(policy, bf16:bool=False):
                 if 'lora_' in name or name.endswith('.base_layer.weight'): continue
                 if (name := name.replace('.base_layer', '')) in gp: gp[name].copy_(p)
     return gen
-
-# %% ../nbs/00b_policy.ipynb #c83337b9
-def hf_greedy(model, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
-    "Greedy continuation of `ids` with HF `generate`, cut after the first EOS."
-    import torch
-    with torch.no_grad():
-        out = model.generate(torch.tensor([ids]), max_new_tokens=n_tokens, do_sample=False,
-                             pad_token_id=min(eos))[0, len(ids):].tolist()
-    for i, t in enumerate(out):
-        if t in eos: return out[:i + 1]
-    return out

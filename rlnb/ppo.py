@@ -12,14 +12,14 @@ from .tracking import Tracker
 from .durable import durable_replace
 from .policy import merged_sampler, unwrap_model
 from .ppo_config import PPOConfig
-from .decoding import rollouts, token_logprobs
+from .core import render_chat
+from .decoding import token_logprobs, decode_result
 from .ppo_losses import (kl_estimate, token_rewards, apply_missing_eos_penalty, gae, masked_whiten, policy_loss,
                              value_loss, AdaptiveKLController, FixedKLController)
 
 # %% auto #0
-__all__ = ['CHECKPOINT_FILES', 'add_value_head', 'forward_logprobs', 'sample', 'call_reward', 'reward_model_fn',
-           'normalize_scores', 'bf16_on', 'amp', 'attn_kernel', 'rollout', 'ppo_update', 'batch_prompts', 'PPOTrainer',
-           'plot_ppo']
+__all__ = ['CHECKPOINT_FILES', 'add_value_head', 'forward_logprobs', 'call_reward', 'reward_model_fn', 'normalize_scores',
+           'bf16_on', 'amp', 'attn_kernel', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo']
 
 # %% ../nbs/06_ppo.ipynb #768b23b1
 def add_value_head(model, cfg:PPOConfig):
@@ -54,12 +54,39 @@ def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
     return logp, values, ent
 
 # %% ../nbs/06_ppo.ipynb #0db5da9f
-def sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sampler=None, keep:bool=False) -> dict:
-    ("PPO's rollouts: `decoding.rollouts` with `cfg`'s sampling settings, drawn by `sampler` (the merged "
-     "copy of the policy, `merged_sampler`) or by the policy itself. With `keep`, the sampling pass's "
-     "log-probs, entropies and hidden states too: what `forward_logprobs` would compute again.")
-    return rollouts(sampler or unwrap_model(model), tok, prompts, cfg.max_new_tokens, do_sample, cfg.temperature, cfg.top_k,
-                    cfg.top_p, cfg.max_prompt_length, keep)
+def _final_norm(model):
+    "The norm whose output is a causal LM's last hidden state (Llama's `norm`, GPT-2's `ln_f`, ...), or None."
+    dec = model.get_decoder() if hasattr(model, 'get_decoder') else None
+    norms = (getattr(dec, k, None) for k in ('norm', 'ln_f', 'final_layernorm', 'final_layer_norm'))
+    return next((m for m in norms if m is not None), None)
+
+def _sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sampler=None, keep:bool=False):
+    ("PPO's rollouts through transformers' `generate` by `sampler` (`merged_sampler`) or the policy: "
+     "`decode_result`'s keys; with `keep`, also the sampling pass's `logp`, `entropy` and last-layer `hidden` "
+     "(B, T[, d]) at the positions that predict the answer: what `forward_logprobs` would compute again.")
+    import torch
+    model, temperature = sampler or unwrap_model(model), cfg.temperature if do_sample else 1.0
+    tok.padding_side, tok.truncation_side = 'left', 'left'
+    texts = [render_chat(tok, p) for p in prompts]
+    enc = tok(texts, return_tensors='pt', padding=True, truncation=True, max_length=cfg.max_prompt_length,
+              add_special_tokens=False).to(next(model.parameters()).device)
+    kw = dict(do_sample=do_sample, max_new_tokens=cfg.max_new_tokens, pad_token_id=tok.pad_token_id,
+              eos_token_id=tok.eos_token_id)
+    if do_sample: kw.update(temperature=temperature, top_k=cfg.top_k, top_p=cfg.top_p)
+    hs, norm = [], _final_norm(model) if keep else None
+    if keep:   # the last layer's states: a hook on the final norm (asking for every layer's costs a hook each)
+        kw.update(return_dict_in_generate=True, output_logits=True, output_hidden_states=norm is None)
+    hook = norm.register_forward_hook(lambda mod, i, o: hs.append(o[:, -1:].detach())) if norm is not None else None
+    try:
+        with torch.no_grad(): g = model.generate(**enc, **kw)
+    finally:
+        if hook is not None: hook.remove()
+    if keep and norm is None: hs = [h[-1][:, -1:] for h in g.hidden_states]
+    ids, P, kept = g.sequences if keep else g, enc['input_ids'].shape[1], {}
+    if keep:   # raw logits of each step (not top-p/top-k warped), as the scoring forward computes them
+        lp, ent = token_logprobs(torch.stack(g.logits, 1) / temperature, ids[:, P:], entropy=True)
+        kept = dict(logp=lp, entropy=ent, hidden=torch.cat(hs, 1).float())   # hidden: from the last prompt token on
+    return {**decode_result(tok, enc['input_ids'], enc['attention_mask'], ids[:, P:], 0), **kept}
 
 # %% ../nbs/06_ppo.ipynb #15f23ce8
 def call_reward(reward_fn, prompts:list[str], responses:list[str], completion_ids:list[list[int]]) -> list[float]:
@@ -130,7 +157,7 @@ def attn_kernel(policy, cfg:PPOConfig, device):
     finally: inner.set_attn_implementation(own)
 
 # %% ../nbs/06_ppo.ipynb #8b23a728
-def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig, kl_coef:float) -> dict:
+def _rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig, kl_coef:float) -> dict:
     "Sample, score and compute advantages for one batch; returns tensors and timings."
     import torch, time
     t0 = time.perf_counter()
@@ -141,7 +168,7 @@ def rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig
     # the sampler's own log-probs serve as the old ones where it computes what the scoring pass would (fp32 both)
     keep = cfg.sampler_logprobs if cfg.sampler_logprobs is not None else not (low or bf16_on(cfg, dev))
     with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=low):
-        s = sample(policy, tok, prompts, cfg, sampler=merged_sampler(policy, bf16=low) if use else None, keep=keep)
+        s = _sample(policy, tok, prompts, cfg, sampler=merged_sampler(policy, bf16=low) if use else None, keep=keep)
     t1 = time.perf_counter()
     raw = torch.tensor(call_reward(reward_fn, prompts, s['responses'], s['completion_ids']))
     score = normalize_scores(raw, prompts) if cfg.normalize_scores and len(raw) > 1 else raw
@@ -249,7 +276,7 @@ def train_step(self:PPOTrainer, prompts:list[str]) -> dict:
     import torch, time
     cfg, acc = self.cfg, self.acc
     torch.manual_seed(cfg.seed * 1_000_003 + self.step * acc.num_processes + acc.process_index)
-    exp = rollout(self.policy, self.value_head, self.tok, prompts, self.reward_fn, cfg, self.kl_ctl.value)
+    exp = _rollout(self.policy, self.value_head, self.tok, prompts, self.reward_fn, cfg, self.kl_ctl.value)
     t0 = time.perf_counter()
     gen = torch.Generator().manual_seed(cfg.seed + self.step)
     stats = ppo_update(self.policy, self.value_head, self.opt, exp, cfg, acc, gen)

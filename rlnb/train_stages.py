@@ -20,10 +20,11 @@ from .on_policy import OnPolicyConfig, train_dpo_on_policy
 from .rl import RL_TRAINERS
 
 # %% auto #0
-__all__ = ['reward_stage', 'judge_stage', 'train_preference', 'dpo_stage', 'kto_stage', 'dpo_on_policy_stage', 'ppo_stage']
+__all__ = ['half_of_prompts', 'reward_stage', 'judge_stage', 'train_preference', 'dpo_stage', 'kto_stage', 'dpo_on_policy_stage',
+           'ppo_stage']
 
 # %% ../nbs/99e_train_stages.ipynb #9a878f01
-def _prompt_half(ds, half:int|None):
+def half_of_prompts(ds, half:int|None):
     "Rows whose prompt falls in `half` (0 or 1) of a stable hash split of the prompts; `None`: all rows."
     if half is None: return ds
     if half not in (0, 1): raise ValueError(f"prompt_half must be 0, 1 or null, got {half!r}")
@@ -38,7 +39,7 @@ def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str,
     cfg = RewardConfig.make(preset, **overrides)
     ds = run.datasets()
     fmt = 'pairs' if cfg.objective == 'pairwise' else 'targets'
-    train = _prompt_half(ds[fmt]['train'], prompt_half)
+    train = half_of_prompts(ds[fmt]['train'], prompt_half)
     res = train_reward_model(train, ds[fmt]['eval'], cfg, output_dir=run.path/out)
     m = dict(res.metrics)
     n_prompts = len(set(map(str, train['prompt'])))
@@ -92,7 +93,7 @@ def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None
     rw = next((s for s in run.recipe.get('stages', []) if s['stage'] == 'reward'), None)
     if rw is None or 'pairs' not in run.datasets(): return m
     train = run.datasets()['pairs']['train']
-    halves = [set(map(prompt_text, _prompt_half(train, h)['prompt'])) for h in (rw.get('prompt_half'), prompt_half)]
+    halves = [set(map(prompt_text, half_of_prompts(train, h)['prompt'])) for h in (rw.get('prompt_half'), prompt_half)]
     shared = len(halves[0] & halves[1])
     print(f"    the judge shares {shared} of its {len(halves[1])} training prompts with the reward model"
           + (": not an independent judge" if shared else ": no pair, no topic"))
