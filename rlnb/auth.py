@@ -73,7 +73,9 @@ def token_file(tokens) -> Path|None:
 def file_signature(p:Path|None) -> tuple|None:
     "What changes when a file is rewritten or replaced: (inode, size, mtime in ns); None for no file."
     if p is None: return None
-    try: s = os.stat(p); return (s.st_ino, s.st_size, s.st_mtime_ns)
+    try:
+        s = os.stat(p)
+        return (s.st_ino, s.st_size, s.st_mtime_ns)
     except OSError: return ('missing',)
 
 # %% ../nbs/10b_auth.ipynb #2986a6f0

@@ -69,7 +69,8 @@ class BlindReview(CompareWidget):
                  show_verdict:bool=True,   # False: raters do not see the verdict so far (it cannot sway them)
                  **kw):
         r = review_rows(report, judge, mode)
-        order = list(range(len(r['rows']))); random.Random(f"review:{seed}:{r['tag']}").shuffle(order)
+        order = list(range(len(r['rows'])))
+        random.Random(f"review:{seed}:{r['tag']}").shuffle(order)
         if rows is not None: order = [k for k in order if r['rows'][k] in set(rows)]
         self.review, self.conf, self.min_human, self.show_verdict = r, conf, min_human, show_verdict
         super().__init__([r['items'][k] for k in order[:n]], store, agent, rater, seed=seed, **kw)

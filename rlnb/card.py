@@ -57,7 +57,8 @@ def model_card(folder, base:str,               # the base model's public name (`
                name:str|None=None, training:dict|None=None, files:dict|None=None, parity:dict|None=None) -> Path:
     ("Write `folder/README.md`, a Hugging Face model card: what the model is, how it was trained, its parity table"
      " and how to run it.")
-    folder = Path(folder); name = name or folder.name
+    folder = Path(folder)
+    name = name or folder.name
     cfg, m = (training or {}).get('config', {}), (training or {}).get('metrics', {})
     method = (m.get('algorithm') or ('dpo' if 'before_preference_accuracy' in m else cfg.get('loss_type') and 'dpo')
               or 'fine-tuned')

@@ -51,7 +51,8 @@ def compare_answers(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie,
     j = run_judge(judge, prompts, pol, bas, b_scores=kept[1] if kept and kept[0] is judge else None)
     if memo and 'score_b' in j: memo[1][memo[0]] = (judge, j['score_b'])
     o = outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)])
-    ia = ib = np.arange(len(o)); res_prompt = None
+    ia = ib = np.arange(len(o))
+    res_prompt = None
     if groups is not None and len(set(groups)) < len(groups):      # K answers per arm per prompt: all K x K pairs
         ia, ib = _kk_pairs(groups)
         pk = (1 / (1 + np.exp(-(j['score_a'][ia] - j['score_b'][ib])))) if 'score_a' in j else run_judge(

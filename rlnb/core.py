@@ -86,7 +86,9 @@ def new_run(agent:str, # agent slug
     base = _mkdir(Path(root or models_dir())/check_agent(agent))
     while True:
         n = 1 + max([int(p.name[1:]) for p in base.glob('v*') if p.name[1:].isdigit()], default=0)
-        try: (base/f'v{n}').mkdir(); return base/f'v{n}'
+        try:
+            (base/f'v{n}').mkdir()
+            return base/f'v{n}'
         except FileExistsError: continue  # another process took v<n>: try the next
 
 # %% ../nbs/00_core.ipynb #5148cec6

@@ -109,7 +109,8 @@ def format_feedback(run:Run, min_margin:float=0.2, max_pairs_per_prompt:int|None
                     weights:dict|None=None,   # records with `components`: their scores under these weights (`reweigh`)
                    ) -> dict:
     "Records of the run's agent → split datasets in the run folder, with stats and plots."
-    import datasets; datasets.disable_progress_bars()
+    import datasets
+    datasets.disable_progress_bars()
     records = reweigh(by_rater(run.store(store).query(agent=run.agent), raters, exclude_raters), weights)   # whose labels count
     dsets = build_datasets(
         records,
@@ -128,7 +129,8 @@ def format_feedback(run:Run, min_margin:float=0.2, max_pairs_per_prompt:int|None
         for split, ds in dd.items():
             st = dataset_stats(ds)
             if split == 'train': plot_stats(st, f'{run.agent} {name} (train)', run.path/'plots'/f'{name}_lengths.png')
-            st.pop('_lengths'); st.pop('length_unit')
+            st.pop('_lengths')
+            st.pop('length_unit')
             out[f'{name}/{split}'] = st
         tr, ev = out[f'{name}/train'], out[f'{name}/eval']
         extra = ''.join(f", {k} {tr[k]}" for k in ('margin_mean', 'desirable_share', 'target_mean') if k in tr)

@@ -110,7 +110,8 @@ PreferenceConfig.PRESETS = {
 def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceConfig:
     ("`cfg` resolved for `device`: `bf16` None decided by `auto_bf16`, bf16 kept on a CPU only where it runs "
      "natively faster, 4-bit only on CUDA (a note says what was switched off), the attention kernel chosen.")
-    dev = get_device(device); kind = dev.split(':')[0]
+    dev = get_device(device)
+    kind = dev.split(':')[0]
     fast = auto_bf16(kind)
     bf16 = fast if cfg.bf16 is None else cfg.bf16 and (kind == 'cuda' or fast)
     off = [
@@ -151,7 +152,8 @@ def load_trainable_policy(cfg:PreferenceConfig):
         return model, tok, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
     if adapter:
         from peft import LoraConfig
-        peft = LoraConfig.from_pretrained(str(src)); peft.inference_mode = False
+        peft = LoraConfig.from_pretrained(str(src))
+        peft.inference_mode = False
         return model, tok, peft
     return model, tok, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
 

@@ -40,34 +40,46 @@ def durable_replace(src:str|Path, dst:str|Path) -> Path:
 def _mkdirs(folder:Path) -> None:
     "Create `folder` and its missing parents, flushing each new name into its parent."
     missing = []
-    while not folder.exists(): missing.append(folder); folder = folder.parent
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
     for p in reversed(missing):
-        p.mkdir(exist_ok=True); fsync_path(p.parent)
+        p.mkdir(exist_ok=True)
+        fsync_path(p.parent)
 
 def atomic_write(path:str|Path, text:str|bytes) -> Path:
     ("Write `text` (or bytes) to `path` whole or not at all, durably: a temporary file beside it, flushed to "
      "disk, renamed over it, and the folder flushed.")
-    path = Path(path); _mkdirs(path.parent)
+    path = Path(path)
+    _mkdirs(path.parent)
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.{threading.get_ident()}.partial')   # per process and thread
     try:
         with open(tmp, 'wb') as f:
-            f.write(text.encode('utf-8') if isinstance(text, str) else text); f.flush()
+            f.write(text.encode('utf-8') if isinstance(text, str) else text)
+            f.flush()
         durable_replace(tmp, path)
     except BaseException:                          # a full disk, a read-only folder: no partial file left behind
-        tmp.unlink(missing_ok=True); raise
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 @contextlib.contextmanager
 def atomic_dir(final:str|Path):
     ("Yield an empty `<final>.partial` folder to fill; when the block ends without error, everything in it is "
      "flushed to disk and it replaces `final` (the old one removed only after the new one's name is on disk).")
-    final = Path(final); part = final.with_name(final.name + '.partial'); old = final.with_name(final.name + '.old')
-    shutil.rmtree(part, ignore_errors=True); _mkdirs(final.parent); part.mkdir()
+    final = Path(final)
+    part = final.with_name(final.name + '.partial')
+    old = final.with_name(final.name + '.old')
+    shutil.rmtree(part, ignore_errors=True)
+    _mkdirs(final.parent)
+    part.mkdir()
     try: yield part
     except BaseException:
-        shutil.rmtree(part, ignore_errors=True); raise
+        shutil.rmtree(part, ignore_errors=True)
+        raise
     fsync_tree(part)                               # the new artifact is on disk before any name changes
     shutil.rmtree(old, ignore_errors=True)
     if final.exists(): os.replace(final, old)      # the old artifact goes only once the new one is complete
-    os.replace(part, final); fsync_path(final.parent)
+    os.replace(part, final)
+    fsync_path(final.parent)
     shutil.rmtree(old, ignore_errors=True)

@@ -49,7 +49,9 @@ def plot_frontier(reports:dict, path=None):
     ax[1].set(ylim=(0, 1), title='win rate over base (sampled), 95 % CI')
     ax[1].legend(fontsize=8)
     fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=100)
     return fig
 
 # %% ../nbs/08h_eval_plots.ipynb #147edf8c
@@ -59,7 +61,8 @@ def _scores_panel(ax, m:dict, mode:str):
     for jn, j in scored[:1]:
         for side, c in (('base', 'tab:gray'), ('policy', 'tab:blue')):
             ax.hist(j['scores'][side], bins=20, alpha=0.45, color=c, label=f'{side} ({jn})')
-    ax.set(title=f'{scored[0][0] if scored else "judge"} scores ({mode})', xlabel='score'); ax.legend(fontsize=8)
+    ax.set(title=f'{scored[0][0] if scored else "judge"} scores ({mode})', xlabel='score')
+    ax.legend(fontsize=8)
 
 def _winrate_panel(ax, report:EvalReport):
     "Win rate and length-controlled win rate of every mode × judge, with their intervals."
@@ -82,11 +85,13 @@ def plot_report(report:EvalReport, path=None, mode:str|None=None):
     fig, ax = plt.subplots(1, 4, figsize=(17, 3.6))
     _scores_panel(ax[0], m, mode)
     _winrate_panel(ax[1], report)
-    kinds = list(m['failures']['policy']['counts']); x = np.arange(len(kinds))
+    kinds = list(m['failures']['policy']['counts'])
+    x = np.arange(len(kinds))
     for off, side, c in ((-0.2, 'base', 'tab:gray'), (0.2, 'policy', 'tab:blue')):
         ax[2].bar(x + off, [m['failures'][side]['rates'][k] for k in kinds], 0.4, color=c, label=side)
     ax[2].set_xticks(x, kinds)
-    ax[2].set(title=f'failures ({mode})', ylabel='share of answers'); ax[2].legend(fontsize=8)
+    ax[2].set(title=f'failures ({mode})', ylabel='share of answers')
+    ax[2].legend(fontsize=8)
     if m.get('kl'):
         ax[3].hist(m['kl']['values'], bins=20, color='tab:purple')
         ax[3].set(title=f"KL(policy‖base) per response: mean {m['kl']['mean']:.2f} nats", xlabel='nats')
@@ -95,5 +100,7 @@ def plot_report(report:EvalReport, path=None, mode:str|None=None):
     fig.suptitle(f"{short(report.meta['policy'])} vs {short(report.meta['base'])} on {report.meta['prompts']} "
                  "held-out prompts", fontsize=10)
     fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=100)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=100)
     return fig

@@ -42,9 +42,11 @@ class EvalReport(StageResult):
 
     def save(self, path) -> Path:
         "Write the report as JSON (to a temporary name, then renamed: never half-written)."
-        path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + '.partial')
-        tmp.write_text(json.dumps(self.to_json(), indent=1, default=str)); tmp.replace(path)
+        tmp.write_text(json.dumps(self.to_json(), indent=1, default=str))
+        tmp.replace(path)
         return path
 
     @classmethod
@@ -96,8 +98,10 @@ def table(self:EvalReport) -> str:
 @patch
 def examples(self:EvalReport, judge:str|None=None, mode:str|None=None, k:int=3) -> list[dict]:
     "The `k` prompts where the policy beat the base most clearly, then the `k` where it lost most clearly."
-    mode = mode or next(iter(self.modes)); m = self.modes[mode]
-    judge = judge or next(iter(m['judges'])); j = m['judges'][judge]
+    mode = mode or next(iter(self.modes))
+    m = self.modes[mode]
+    judge = judge or next(iter(m['judges']))
+    j = m['judges'][judge]
     order = sorted(range(len(m['prompts'])), key=lambda i: -j['p_policy_better'][i])
     def row(i, tag):
         scores = (

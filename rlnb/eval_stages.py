@@ -85,7 +85,8 @@ def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs,
     rep = evaluate_policy(path, ind['prompts'], J, clusters=ind['clusters'], output=run.path/'eval'/f'{name}{sfx}.json', **kw)
     rep_ood = evaluate_policy(path, ood['prompts'], J, output=run.path/'eval'/f'{name}_ood{sfx}.json',
                               **kw) if ood['prompts'] else None
-    plot_report(rep, run.path/'plots'/f'eval_{name}{sfx}.png'); plt.close('all')
+    plot_report(rep, run.path/'plots'/f'eval_{name}{sfx}.png')
+    plt.close('all')
     twk = dict(system=kw['config'].system, chat=next(iter(rep.modes.values())))   # the chat answers: + `variety`
     twf = run.path/'eval'/f'{name}_tripwires{sfx}.json'   # what the base could do, asked again (greedy)
     tw = run_tripwires(path, tripwires, output=twf, **twk).summary() if tripwires else None
@@ -251,7 +252,8 @@ def task_eval_stage(run:Run,
         rep = evaluate_task(str(policy_path(run, name)), rows, cfg)
         (run.path/'eval').mkdir(exist_ok=True)
         atomic_write(run.path/'eval'/f'task_{name}.json', json.dumps(rep, indent=1))
-        rep.pop('rows'); d = rep['rule_reward_diff']
+        rep.pop('rows')
+        d = rep['rule_reward_diff']
         print(f"    {name} vs base on {len(prompts)} held-out prompts: exact match {rep['policy']['exact_match']:.3f} "
               f"{rep['policy']['exact_match_ci']} vs {rep['base']['exact_match']:.3f} {rep['base']['exact_match_ci']}; "
               f"rule reward {d['diff']:+.3f} " + (f"[{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '(no interval)')

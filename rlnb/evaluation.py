@@ -282,5 +282,6 @@ def evaluate_cli(argv:list|None=None):
     if a.compare_base: print("--compare-base: every report compares the checkpoint with its base; the flag is not needed",
                              file=sys.stderr)
     rep = evaluate_policy(str(a.checkpoint), prompts, judges, cfg, base=a.base, output=output)
-    print(rep.table()); print(f"report: {output}")
+    print(rep.table())
+    print(f"report: {output}")
     return rep

@@ -51,7 +51,9 @@ def export_merged(checkpoint, out, base=None, overwrite:bool=False) -> Path:
      "base. Written whole, then renamed.")
     out = _fresh(Path(out), overwrite)
     model, tok = load_checkpoint(checkpoint, base)
-    with atomic_dir(out) as tmp: model.save_pretrained(tmp, safe_serialization=True); tok.save_pretrained(tmp)
+    with atomic_dir(out) as tmp:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tok.save_pretrained(tmp)
     return out
 
 
@@ -115,7 +117,8 @@ def convert_to_gguf(hf_dir, out, outtype:str='f16', overwrite:bool=False) -> Pat
         )
     if outtype not in ('f32', 'f16', 'bf16', 'q8_0'):
         raise ValueError(f"outtype must be f32, f16, bf16 or q8_0, got {outtype!r}")
-    _fresh(out, overwrite); out.parent.mkdir(parents=True, exist_ok=True)
+    _fresh(out, overwrite)
+    out.parent.mkdir(parents=True, exist_ok=True)
     check_disk(out.parent, int(_n_params(hf_dir) * BITS[outtype] / 8))
     return _run_converter('convert_hf_to_gguf.py', [str(hf_dir), '--outtype', outtype], out)
 
@@ -138,7 +141,8 @@ def quantize_gguf(src, out, quant:str, overwrite:bool=False, isolate:bool=True) 
     args = (str(src), str(part), quant, os.cpu_count() or 1)
     rc = isolated('export._quantize', *args) if isolate else _quantize(*args)
     if rc != 0 or not part.exists():
-        part.unlink(missing_ok=True); raise RuntimeError(f"llama_model_quantize({src.name} → {quant}) returned {rc}")
+        part.unlink(missing_ok=True)
+        raise RuntimeError(f"llama_model_quantize({src.name} → {quant}) returned {rc}")
     return durable_replace(part, out)
 
 # %% ../nbs/07_export.ipynb #33799f7b
@@ -147,7 +151,8 @@ def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
      "Ollama's `ADAPTER`.")
     adapter, out = Path(adapter), Path(out)
     if not is_adapter(adapter): raise ValueError(f"{adapter} is not a LoRA adapter (no adapter_config.json)")
-    _fresh(out, overwrite); out.parent.mkdir(parents=True, exist_ok=True)
+    _fresh(out, overwrite)
+    out.parent.mkdir(parents=True, exist_ok=True)
     return _run_converter(
         'convert_lora_to_gguf.py', ['--base', str(adapter_base(adapter, base)), '--outtype', 'f16', str(adapter)], out
     )
@@ -241,10 +246,12 @@ def export_model(
     facts = {**training_facts(ck), **({'evaluation': cfg.evaluation} if cfg.evaluation else {})}
     base_name = hub_name(adapter_base(ck, base)) if is_adapter(ck) else hub_name(ck)
     if format == 'lora':
-        p = export_lora(ck, out, overwrite); model_card(p, base_name, 'adapter', name, facts)
+        p = export_lora(ck, out, overwrite)
+        model_card(p, base_name, 'adapter', name, facts)
         return ExportResult(format='lora', paths={'lora': p}, output_dir=p, model_path=p)
     if format == 'merged':
-        p = export_merged(ck, out, base, overwrite); model_card(p, base_name, 'merged', name, facts)
+        p = export_merged(ck, out, base, overwrite)
+        model_card(p, base_name, 'merged', name, facts)
         return ExportResult(format='merged', paths={'merged': p}, output_dir=p, model_path=p)
     if format == 'gguf-lora':
         res = _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite)
@@ -265,12 +272,14 @@ def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prom
     bp = adapter_base(ck, base)
     names = dict(base=f"{base_name.split('/')[-1].lower()}-f16.gguf", lora=f'{name}-lora-f16.gguf')
     with atomic_dir(out) as tmp:                          # written aside, renamed when whole
-        t = time.perf_counter(); convert_to_gguf(bp, tmp/names['base'], 'f16')
+        t = time.perf_counter()
+        convert_to_gguf(bp, tmp/names['base'], 'f16')
         res.stats['base'] = {
             'size_mb': round((tmp / names['base']).stat().st_size / 2**20, 1),
             'seconds': round(time.perf_counter() - t, 2),
         }
-        t = time.perf_counter(); convert_lora_to_gguf(ck, tmp/names['lora'], base)
+        t = time.perf_counter()
+        convert_lora_to_gguf(ck, tmp/names['lora'], base)
         res.stats['lora'] = {
             'size_mb': round((tmp / names['lora']).stat().st_size / 2**20, 2),
             'seconds': round(time.perf_counter() - t, 2),
@@ -278,7 +287,8 @@ def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prom
         model, tok = load_checkpoint(ck, base)             # merged in memory: what base + adapter must reproduce
         if parity:
             rep = parity_check(model, tok, tmp/names['base'], parity_prompts, lora=tmp/names['lora'])
-            res.parity['f16+lora'] = check_parity(rep, 'f16'); res.stats['f16+lora'] = res.stats['lora']
+            res.parity['f16+lora'] = check_parity(rep, 'f16')
+            res.stats['f16+lora'] = res.stats['lora']
             atomic_write(tmp/'parity.json', json.dumps(res.parity, indent=1))
         write_modelfile(tmp/names['base'], tok, system=system, adapter=tmp/names['lora'])
         model_card(tmp, base_name, 'gguf-lora', name, facts, res.stats, res.parity)
@@ -305,7 +315,9 @@ def export_cli(argv:list|None=None):
         ],
     )
     cfg, a = parse(argv)
-    if a.prepare_converter: print(prepare_converter()); return
+    if a.prepare_converter:
+        print(prepare_converter())
+        return
     if not a.checkpoint: ap.error('--checkpoint is required')
     out = a.output_dir or (Path(a.run)/('gguf' if cfg.format.startswith('gguf') else cfg.format) if a.run else None)
     res = export_model(a.checkpoint, cfg, out)

@@ -70,7 +70,8 @@ def _json_value(name, x, depth=0):
     if isinstance(x, dict):
         for k, v in x.items():
             if not isinstance(k, str): raise FeedbackError(f"{name} keys must be strings, got {type(k).__name__}")
-            _storable(f'{name} key', k); _json_value(f'{name}.{k}'[:80], v, depth + 1)
+            _storable(f'{name} key', k)
+            _json_value(f'{name}.{k}'[:80], v, depth + 1)
     elif isinstance(x, list):
         for v in x: _json_value(name, v, depth + 1)
     elif isinstance(x, bool) or x is None: pass
@@ -88,7 +89,8 @@ def _validate(f:Feedback):
     try: check_agent(f.agent)
     except ValueError as e: raise FeedbackError(str(e)) from None
     if f.kind not in KINDS: raise FeedbackError(f"unknown kind {f.kind!r}; use one of {', '.join(KINDS)}")
-    _text('prompt', f.prompt); _text('response', f.response)
+    _text('prompt', f.prompt)
+    _text('response', f.response)
     for name in ('correction', 'response_b', 'notes'): _text(name, getattr(f, name), required=False)
     if f.label is not None and not isinstance(f.label, bool):
         raise FeedbackError(f"label must be true/false, got {f.label!r}")
@@ -202,7 +204,9 @@ def _from_seed(d:dict) -> dict:
             ('score', 'score'),
             ('label', 'thumbs'),
         ]:
-            if d.get(k) is not None: d['kind'] = v; break
+            if d.get(k) is not None:
+                d['kind'] = v
+                break
         else:
             raise FeedbackError(
                 "cannot tell the kind: give 'kind' (or feedback_type), or one of "
@@ -269,11 +273,17 @@ def chitchat_records(min_words:int=4, agent:str='chitchat') -> tuple[list[Feedba
     "Feedback records from the chitchat conversations, and counts of what was skipped and why."
     recs, skipped = [], dict(no_prompt=0, no_ratings=0, no_reply=0)
     for cid, conv in load_chitchat().items():
-        if not (conv.get('prompt') or '').strip(): skipped['no_prompt'] += 1; continue
+        if not (conv.get('prompt') or '').strip():
+            skipped['no_prompt'] += 1
+            continue
         r = conv.get('ratings') or {}
-        if not r: skipped['no_ratings'] += 1; continue
+        if not r:
+            skipped['no_ratings'] += 1
+            continue
         op = opening_reply(conv.get('messages') or [], min_words)
-        if op is None: skipped['no_reply'] += 1; continue
+        if op is None:
+            skipped['no_reply'] += 1
+            continue
         mean = sum(r.values()) / len(r)
         recs.append(
             Feedback(

@@ -102,7 +102,8 @@ def _copy_new(c, table, rows:list[dict]) -> int:
             for v in values: cp.write_row(v)
         cur.execute(f"INSERT INTO {table.name} ({', '.join(cols)}) SELECT {', '.join(cols)} FROM _rlnb_in "
                     "ON CONFLICT (agent, id) DO NOTHING RETURNING id")
-        n = len(cur.fetchall()); cur.execute('DELETE FROM _rlnb_in')
+        n = len(cur.fetchall())
+        cur.execute('DELETE FROM _rlnb_in')
     return n
 
 # %% ../nbs/01b_feedback_store.ipynb #bcf60201
@@ -242,7 +243,8 @@ def stats(self:FeedbackStore) -> dict:
     with self.engine.connect() as c:
         for agent, kind, n, up, rating, score, first, last in c.execute(q):
             a = out.setdefault(agent, dict(total=0, kinds={}, first=first, last=last))
-            a['total'] += n; a['kinds'][kind] = n
+            a['total'] += n
+            a['kinds'][kind] = n
             a['first'], a['last'] = min(a['first'], first), max(a['last'], last)
             if up is not None: a['thumbs_up_share'] = round(float(up), 4)
             if rating is not None: a['mean_rating'] = round(float(rating), 4)
@@ -300,11 +302,15 @@ def iter_jsonl(path:str|Path, agent:str|None=None):
      "not grow with the file.")
     with open(path, 'rb') as f:
         for n, raw in _lines(f):
-            if raw is None: yield n, None, f"line longer than MAX_LINE={MAX_LINE:,} bytes"; continue
+            if raw is None:
+                yield n, None, f"line longer than MAX_LINE={MAX_LINE:,} bytes"
+                continue
             if n == 1 and raw.startswith(b'\xef\xbb\xbf'):
                 raw = raw[3:]  # a UTF-8 byte-order mark is not part of the record
             try: line = raw.decode('utf-8')
-            except UnicodeDecodeError as e: yield n, None, f"undecodable bytes (not UTF-8) at byte {e.start}"; continue
+            except UnicodeDecodeError as e:
+                yield n, None, f"undecodable bytes (not UTF-8) at byte {e.start}"
+                continue
             if not line.strip(): continue
             try:
                 d = json.loads(line)
@@ -345,7 +351,9 @@ def import_jsonl(self:FeedbackStore, path:str|Path, agent:str|None=None) -> Impo
     "Import every valid line of a JSONL file (any supported shape); report the rest."
     rep, batch = ImportReport(), []
     def flush():
-        k = self.add_many(batch); rep.added += k; rep.duplicates += len(batch) - k
+        k = self.add_many(batch)
+        rep.added += k
+        rep.duplicates += len(batch) - k
         if k < len(batch): rep.conflicts += self.conflicts(batch)
         batch.clear()
     for n, r, why in iter_jsonl(path, agent):        # streamed in batches of 5,000: a file of any size, memory bounded

@@ -252,7 +252,8 @@ def _counts(xs) -> dict:
 
 def plot_stats(stats:dict, title:str='', path:str|Path|None=None):
     "Histograms of the lengths in `stats` (from `dataset_stats`), saved to `path` if given."
-    import matplotlib; import matplotlib.pyplot as plt
+    import matplotlib
+    import matplotlib.pyplot as plt
     L = stats['_lengths']
     fig, axs = plt.subplots(1, len(L), figsize=(3.2 * len(L), 2.6), squeeze=False)
     import numpy as np
@@ -262,8 +263,11 @@ def plot_stats(stats:dict, title:str='', path:str|Path|None=None):
         n_out = sum(x > hi for x in v)
         ax.set_title(f'{k} length' + (f' ({n_out} > {hi} not shown)' if n_out else ''), fontsize=9)
         ax.set_xlabel(stats.get('length_unit', 'words'))
-    fig.suptitle(title or f"{stats['rows']} rows, {stats['prompts']} prompts"); fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
+    fig.suptitle(title or f"{stats['rows']} rows, {stats['prompts']} prompts")
+    fig.tight_layout()
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=90)
     return fig
 
 # %% ../nbs/02_formatting.ipynb #83affb3a
@@ -361,7 +365,9 @@ def reweigh(records:list[Feedback], weights:dict|None) -> list[Feedback]:
     out = []
     for r in records:
         c = (r.metadata or {}).get('components')
-        if not isinstance(c, dict): out.append(r); continue
+        if not isinstance(c, dict):
+            out.append(r)
+            continue
         try: s = component_reward(c, weights)
         except ValueError as e: raise ValueError(f"record {r.id or r.prompt[:40]!r}: {e}") from None
         out.append(dataclasses.replace(r, kind='score', score=s, metadata={**r.metadata, 'weights': dict(weights)}))

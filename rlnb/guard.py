@@ -70,7 +70,8 @@ def scrub_paths(text:str, home:str|Path|None=None) -> str:
      "`/api/jobs/…`) are kept.")
     homes = _homes(str(home) if home is not None else os.environ.get('RLNB_HOME'))
     def sub(m):
-        p = m.group(0).rstrip('.:'); tail = m.group(0)[len(p):]
+        p = m.group(0).rstrip('.:')
+        tail = m.group(0)[len(p):]
         for r in homes:
             if p == r: return '$RLNB_HOME' + tail
             if p.startswith(r + '/'): return p[len(r) + 1:] + tail
@@ -140,7 +141,8 @@ def _scrubbing(send):
     held = {}
     async def out(msg):
         if msg['type'] == 'http.response.start' and msg['status'] >= 400:
-            held.update(start=msg, body=[]); return
+            held.update(start=msg, body=[])
+            return
         if 'start' in held and msg['type'] == 'http.response.body':
             held['body'].append(msg.get('body', b''))
             if msg.get('more_body'): return
@@ -223,8 +225,11 @@ def throttled(self:ApiGuard, name:str, lim:Limits) -> float:
     now = time.monotonic()
     have, last = self._buckets.get(name, (float(lim.burst), now))
     have = min(float(lim.burst), have + (now - last) * lim.rate)
-    if have < 1: self._buckets[name] = (have, now); return (1 - have) / lim.rate
-    self._buckets[name] = (have - 1, now); return 0.0
+    if have < 1:
+        self._buckets[name] = (have, now)
+        return (1 - have) / lim.rate
+    self._buckets[name] = (have - 1, now)
+    return 0.0
 
 # %% ../nbs/10c_guard.ipynb #3384ab5a
 @patch
@@ -281,7 +286,8 @@ async def _pass(self:ApiGuard, scope, receive, send):
         if m['type'] != 'http.request': return
         size += len(m.get('body', b''))
         if size > MAX_BODY: return await _deny(413, f'request body over {MAX_BODY:,} bytes')(scope, receive, send)
-        body.append(m.get('body', b'')); more = m.get('more_body', False)
+        body.append(m.get('body', b''))
+        more = m.get('more_body', False)
     whole, sent = b''.join(body), [False]
     if (bad := non_finite(whole)):
         return await _deny(422, [{'loc': bad[0], 'msg': bad[1], 'type': 'value_error'}])(scope, receive, send)

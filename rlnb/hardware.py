@@ -60,7 +60,9 @@ def seed_everything(seed:int=0, # seed for python, numpy and torch (all devices)
                    ) -> int:
     "Seed every random number generator rlnb uses; returns `seed`."
     import numpy as np, torch
-    random.seed(seed); np.random.seed(seed); torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
     if torch.cuda.is_available(): torch.cuda.manual_seed_all(seed)
     return seed
 
@@ -81,12 +83,17 @@ def reset_peak_rss() -> bool:
     ("Start `peak_rss_mb` again from the current RSS (Linux: `/proc/self/clear_refs` 5), so a pipeline stage "
      "reports its own peak, not the largest of the stages before it. False where the system cannot (the peak "
      "stays cumulative).")
-    try: Path('/proc/self/clear_refs').write_text('5'); return True
+    try:
+        Path('/proc/self/clear_refs').write_text('5')
+        return True
     except OSError: return False
 
 class Timer:
     "Context manager that measures wall seconds: `with Timer() as t: ...; t.secs`."
-    def __enter__(self): self.t0 = time.perf_counter(); self.secs = None; return self
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        self.secs = None
+        return self
     def __exit__(self, *exc): self.secs = time.perf_counter() - self.t0
 
 # %% ../nbs/00g_hardware.ipynb #6637f6bb
@@ -134,7 +141,8 @@ def bf16_speedup(n:int=1024, k:int=576, m:int=1536, reps:int=20) -> float:
     if (n, k, m) in _BF16: return _BF16[(n, k, m)]
     a, b = torch.randn(n, k), torch.randn(k, m)
     def t(x, y, budget=float('inf')):   # seconds for `reps` products; estimated from fewer once past `budget`
-        t0 = time.perf_counter(); x @ y          # warm-up: oneDNN builds its kernel on the first call
+        t0 = time.perf_counter()
+        x @ y          # warm-up: oneDNN builds its kernel on the first call
         if (w := time.perf_counter() - t0) > budget: return w * reps
         for _ in range(2): x @ y
         t0 = time.perf_counter()
@@ -201,7 +209,9 @@ def calibrate_precision(shapes=CALIBRATION_SHAPES, reps:int=5) -> dict:
         one()                                                          # warm-up: oneDNN builds its kernels
         ts = []
         for _ in range(reps):
-            t0 = time.perf_counter(); one(); ts.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            one()
+            ts.append(time.perf_counter() - t0)
         return sorted(ts)[reps // 2]
     f32, b16 = median_s(torch.float32), median_s(torch.bfloat16)
     return {'choice': 'bf16' if b16 <= CALIBRATION_RULE * f32 else 'fp32', 'fp32_s': round(f32, 5), 'bf16_s': round(b16, 5),
@@ -224,7 +234,8 @@ def precision_calibration(measure:bool=True) -> dict|None:
     if f.exists(): return {**json.loads(f.read_text()), 'file': str(f)}
     if not measure: return None
     rec = calibrate_precision()
-    f.parent.mkdir(parents=True, exist_ok=True); atomic_write(f, json.dumps(rec, indent=1))
+    f.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(f, json.dumps(rec, indent=1))
     return {**rec, 'file': str(f)}
 
 # %% ../nbs/00g_hardware.ipynb #43e8a8da
@@ -263,7 +274,8 @@ def end_group_at_exit() -> bool:
      "one is set up.")
     import atexit, torch.distributed as dist
     if not (dist.is_available() and dist.is_initialized()): return False
-    atexit.unregister(_close_group); atexit.register(_close_group)   # once, however often it is called
+    atexit.unregister(_close_group)
+    atexit.register(_close_group)   # once, however often it is called
     return True
 
 # %% ../nbs/00g_hardware.ipynb #4727a29c
@@ -285,7 +297,8 @@ def torchrun(script, *args:str, nproc:int=2, aborts:int=1):
     for attempt in range(1, aborts + 2):
         cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', str(nproc), str(script),
                *[a.replace('{attempt}', str(attempt)) for a in args]]
-        r = subprocess.run(cmd, capture_output=True, text=True); r.attempt = attempt
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        r.attempt = attempt
         if r.returncode == 0 or not re.search(r'exitcode\s*:\s*-6\b|SIGABRT', r.stderr) or attempt == aborts + 1: return r
         print(f"attempt {attempt}: a worker aborted natively (SIGABRT); running once more. Its stderr:\n"
               + crash_excerpt(r.stderr, after=12))

@@ -48,7 +48,9 @@ def run_job(jid:str, db:str|None=None, parent:int|None=None):
      "env RLNB_JOB_DB), recording status, progress and result; it ends with the server `parent` (see "
      "`_watch_parent`).")
     db = _job_db(db)
-    store = FeedbackStore(db); jobs = Jobs(store); j = jobs.get(jid)
+    store = FeedbackStore(db)
+    jobs = Jobs(store)
+    j = jobs.get(jid)
     if j is None: raise SystemExit(f"no job {jid} in {redact_url(store.url)}")
     if not jobs.start(jid): raise SystemExit(f"job {jid} is {jobs.get(jid)['status']}: not started")
     if j['params'].get('watch_parent', True): _watch_parent(jobs, jid, parent)
@@ -65,7 +67,8 @@ def run_job(jid:str, db:str|None=None, parent:int|None=None):
             res['resumes'] = j['params'].get('resumes', 0)
         jobs.update(jid, status='succeeded', progress=1.0, result=res, finished_at=utc_now(), message='done')
     except BaseException as e:
-        import traceback; traceback.print_exc()
+        import traceback
+        traceback.print_exc()
         jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=utc_now())
         raise SystemExit(1)
 
@@ -99,7 +102,9 @@ def _judge(path:str):
 def run_online_job(jid:str, db:str|None=None, parent:int|None=None):
     ("Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and "
      "result.")
-    store = FeedbackStore(_job_db(db)); jobs = Jobs(store); j = jobs.get(jid)
+    store = FeedbackStore(_job_db(db))
+    jobs = Jobs(store)
+    j = jobs.get(jid)
     if not jobs.start(jid): raise SystemExit(f"job {jid} is {jobs.get(jid)['status']}: not started")
     if j['params'].get('watch_parent', True): _watch_parent(jobs, jid, parent)
     try:
@@ -117,7 +122,8 @@ def run_online_job(jid:str, db:str|None=None, parent:int|None=None):
             message=res['decision']['reason'][:500],
         )
     except BaseException as e:
-        import traceback; traceback.print_exc()
+        import traceback
+        traceback.print_exc()
         jobs.update(jid, status='failed', error=f'{type(e).__name__}: {e}', finished_at=utc_now())
         raise SystemExit(1)
 
@@ -188,7 +194,9 @@ _PLANS = threading.BoundedSemaphore(2)     # plans decided at once (each a child
 
 class PlanFault(RuntimeError):
     "The plan could not be made now (the store locked or unreachable, the child out of time): a 503, to retry."
-    def __init__(self, msg:str, retry_after:int=5): super().__init__(msg); self.retry_after = retry_after
+    def __init__(self, msg:str, retry_after:int=5):
+        super().__init__(msg)
+        self.retry_after = retry_after
 
 def plan_apart(st, agent:str, req:TrainRequest, timeout:float=600) -> dict:
     ("`plan_training` in a child process: `{'method', 'first', 'why', 'probe'}` (a DPO or SFT run's dry run trains"
@@ -211,7 +219,8 @@ def _plan_child():
     "The child of `plan_apart`: the request from stdin, its plan (or its error) as one JSON line on stdout."
     from rlnb.sql import store_fault
     try:
-        a = json.loads(sys.stdin.read()); req = TrainRequest(**a['req'])
+        a = json.loads(sys.stdin.read())
+        req = TrainRequest(**a['req'])
         store = FeedbackStore(os.environ['RLNB_JOB_DB'])
         plan = plan_training(store, a['agent'], req)
         out = {k: plan[k] for k in ('method', 'first', 'why')}
@@ -247,7 +256,8 @@ MAX_RESUMES = 3   # a job interrupted more often than this is failed, not resume
 def resume_jobs(st, settle:float=3.0) -> list[dict]:
     ("At a server's start: queue again and restart the workers of the jobs its last run left `interrupted` (waiting "
      "`settle` s for workers still noticing that their server is gone); the jobs resumed.")
-    _ = st.store; t0 = time.monotonic()                   # the store open: its jobs table
+    _ = st.store
+    t0 = time.monotonic()                   # the store open: its jobs table
     while any(j['status'] == 'running' and j['pid'] and pid_alive(j['pid']) and j['pid'] not in st.spawned
               for j in st.jobs.list()) and time.monotonic() - t0 < settle:
         time.sleep(0.2)
@@ -311,7 +321,9 @@ class OnlineScheduler:
                 print(f'[rlnb online] {a}: its last retrains failed; the next try in {wait:.0f} s', file=sys.stderr)
                 continue
             if online_judge() is not None and st.learner(a).should_retrain():
-                try: spawn_online_job(st, a); out.append(a)
+                try:
+                    spawn_online_job(st, a)
+                    out.append(a)
                 except Busy: continue                            # no free slot for it: the next pass tries again
         self.started += out
         return out

@@ -45,7 +45,9 @@ def failures(answers:list[str], has_eos:list[bool]|None=None, validate=None) -> 
         if validate is not None:
             try: ok, reason = validate(a), 'validate() returned False'
             except Exception as e: ok, reason = False, f'{type(e).__name__}: {e}'
-            if not ok: kinds['format'].append(i); why[i] = reason
+            if not ok:
+                kinds['format'].append(i)
+                why[i] = reason
     failed = sorted(set(i for v in kinds.values() for i in v))
     n = max(len(answers), 1)
     return {

@@ -78,7 +78,9 @@ def vocab_gguf(name:str='qwen2', sdist:str|Path|None=None) -> Path:
             m = next((m for m in tf.getmembers() if m.name.endswith(f'vendor/llama.cpp/models/{out.name}')), None)
             if m is None: raise FileNotFoundError(f"{src} holds no vendor/llama.cpp/models/{out.name}")
             out.parent.mkdir(parents=True, exist_ok=True)
-            part = out.with_name(out.name + '.partial'); part.write_bytes(tf.extractfile(m).read()); durable_replace(part, out)
+            part = out.with_name(out.name + '.partial')
+            part.write_bytes(tf.extractfile(m).read())
+            durable_replace(part, out)
     finally:
         if tmp: shutil.rmtree(tmp, ignore_errors=True)
     return out
@@ -92,7 +94,8 @@ def prepare_converter(sdist:str|Path|None=None) -> Path:
     sdist, tmp = _sdist(sdist)
     part = dst.with_name(dst.name + '.partial')
     _unpack_converter(sdist, part)
-    shutil.rmtree(dst, ignore_errors=True); durable_replace(part, dst)
+    shutil.rmtree(dst, ignore_errors=True)
+    durable_replace(part, dst)
     if tmp: shutil.rmtree(tmp, ignore_errors=True)
     return dst
 

@@ -108,7 +108,8 @@ def _game_local(self:LLMJudge, messages:list[dict]) -> float:
     if self._letters is None:
         self._letters = {L: sorted({llm.tokenize(v.encode(), add_bos=False, special=False)[0] for v in (L, ' ' + L)})
                          for L in 'AB'}
-    llm.reset(); llm.eval(ids)
+    llm.reset()
+    llm.eval(ids)
     z = np.ctypeslib.as_array(llama_cpp.llama_get_logits(llm.ctx), shape=(llm.n_vocab(),)).astype(np.float64)
     e = np.exp(z - z.max())
     ea, eb = e[self._letters['A']].sum(), e[self._letters['B']].sum()
@@ -146,7 +147,8 @@ def both_orders(fwd, rev) -> dict:
     p = np.where((f > 0.5) & (r < 0.5), 1.0, np.where((f < 0.5) & (r > 0.5), 0.0, 0.5))
     undecided = (f == 0.5) | (r == 0.5)                        # a game without a verdict: no flip, no position
     flip = ((f > 0.5) == (r > 0.5)) & ~undecided
-    g = np.concatenate([f, r]); gd = g[g != 0.5]
+    g = np.concatenate([f, r])
+    gd = g[g != 0.5]
     rate = lambda x: round(float(x.mean()), 4) if len(x) else None
     return {'p': p, 'fwd': f, 'rev': r, 'flip_rate': rate(flip), 'undecided_rate': rate(undecided),
             'position_consistency': rate(~flip & ~undecided), 'first_rate': rate(gd > 0.5)}
@@ -159,7 +161,8 @@ def pairwise(self:LLMJudge, prompts:list[str], a:list[str], b:list[str], progres
                                                                 f"{len(b)} replies b")
     fwd, rev = [], []
     for q, x, y in tqdm(list(zip(prompts, a, b)), desc=progress, disable=None if progress else True, leave=False):
-        fwd.append(self.game(q, x, y)); rev.append(self.game(q, y, x))
+        fwd.append(self.game(q, x, y))
+        rev.append(self.game(q, y, x))
     return both_orders(fwd, rev)
 
 @patch

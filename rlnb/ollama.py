@@ -62,7 +62,9 @@ class serve_gguf:
     def __init__(self, path, port:int=0, host:str='127.0.0.1', n_ctx:int=2048, timeout:float=120):
         import socket
         if not port:
-            with socket.socket() as s: s.bind((host, 0)); port = s.getsockname()[1]
+            with socket.socket() as s:
+                s.bind((host, 0))
+                port = s.getsockname()[1]
         self.path, self.host, self.port, self.n_ctx, self.timeout = Path(path), host, port, n_ctx, timeout
         self.url = f'http://{host}:{port}'
     def __enter__(self):
@@ -91,10 +93,13 @@ class serve_gguf:
         t0 = time.time()
         while time.time() - t0 < self.timeout:
             if self.proc.poll() is not None:
-                self.log.seek(0); text = self.log.read().decode(errors='replace')[-2000:]; self.log.close()
+                self.log.seek(0)
+                text = self.log.read().decode(errors='replace')[-2000:]
+                self.log.close()
                 raise RuntimeError(f"llama_cpp.server exited ({self.proc.returncode}):\n{text}")
             try:
-                urllib.request.urlopen(f'{self.url}/v1/models', timeout=2); return self.url
+                urllib.request.urlopen(f'{self.url}/v1/models', timeout=2)
+                return self.url
             except OSError: time.sleep(0.3)
         self.__exit__(); raise TimeoutError(f"llama_cpp.server did not answer on {self.url} within {self.timeout} s")
     def __exit__(self, *exc):

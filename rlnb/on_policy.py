@@ -315,9 +315,12 @@ def train_dpo_on_policy(
     for r in range(1, cfg.rounds + 1):
         rd = out/f'round-{r}'
         if cfg.resume and (done := _done_round(rd, setup)) is not None:
-            rounds.append(done); adapter = rd/'adapter'
-            print(f"[rlnb] on-policy DPO round {r}: done before, resumed after it"); continue
-        res = None; release_memory()   # the last round's trainer and model go before this round loads its own
+            rounds.append(done)
+            adapter = rd/'adapter'
+            print(f"[rlnb] on-policy DPO round {r}: done before, resumed after it")
+            continue
+        res = None
+        release_memory()   # the last round's trainer and model go before this round loads its own
         info, res = _one_round(r, rd, adapter, prompts, score, cfg, gen, over, setup, eval, judge)
         rounds.append(info); adapter = res.model_path
     m = {'rounds': rounds, 'train_examples': sum(x['pairs'] for x in rounds),

@@ -132,8 +132,12 @@ def _online_tables(engine) -> tuple:
     "`(used, runs)`: one set of Table objects for the process, created in `engine`'s database once."
     global _MD
     import sqlalchemy as sa
-    if _MD is None: md = sa.MetaData(); _MD = (md, *_tables(md))
-    if engine not in _MADE: create_tables(_MD[0], engine); _MADE.add(engine)
+    if _MD is None:
+        md = sa.MetaData()
+        _MD = (md, *_tables(md))
+    if engine not in _MADE:
+        create_tables(_MD[0], engine)
+        _MADE.add(engine)
     return _MD[1], _MD[2]
 
 def in_heldout(prompt:str, share:float, seed:int=0) -> bool:
@@ -211,7 +215,8 @@ def add_feedback(self:OnlineLearner, entry:dict|Feedback) -> str:
     ("Store one feedback record (the replaced service's `{entry_id, rating: 'up'|'down', tags, notes}`, or any rlnb "
      "feedback shape); returns its id.")
     if isinstance(entry, dict) and 'entry_id' in entry:
-        e = dict(entry); eid = e.pop('entry_id')
+        e = dict(entry)
+        eid = e.pop('entry_id')
         if isinstance(e.get('rating'), str):
             r = e.pop('rating').lower()
             if r not in ('up', 'down'): raise ValueError(f"rating must be 'up' or 'down' (or 1-5), got {r!r}")

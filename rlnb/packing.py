@@ -112,7 +112,8 @@ def packed_logprobs(
     h = getattr(hf, hf.base_model_prefix)(input_ids=pb.input_ids.to(dev), position_ids=pb.position_ids.to(dev),
                                           attention_mask=mask, use_cache=False).last_hidden_state
     h = h.reshape(-1, h.size(-1))
-    tgt = labels[:, 1:]; sel = tgt != -100                       # hidden state at t predicts token t + 1
+    tgt = labels[:, 1:]
+    sel = tgt != -100                       # hidden state at t predicts token t + 1
     logits = hf.get_output_embeddings()(h[pb.index[:, :-1].to(dev)[sel]]).float()
     t = tgt[sel]
     lp, ent = token_logprobs(logits, t, entropy=True) if metrics else (token_logprobs(logits, t), None)
@@ -172,7 +173,8 @@ def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024, share_start:b
      "precomputed reference's included.")
     class Packed(Trainer):
         def __init__(self, *a, **k):
-            super().__init__(*a, **k); use_packed_forward(self.model, paired, max_tokens, share_start)
+            super().__init__(*a, **k)
+            use_packed_forward(self.model, paired, max_tokens, share_start)
         def _precompute_ref_logps(self, *a, **k):   # runs inside TRL's __init__, after its fused head is installed
             use_packed_forward(self.model, paired, max_tokens, share_start)
             return super()._precompute_ref_logps(*a, **k)

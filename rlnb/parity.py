@@ -47,7 +47,8 @@ def _hf_greedy(model, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
 def _gguf_greedy(llm, ids:list[int], n_tokens:int, eos:set[int]) -> list[int]:
     "Greedy continuation of `ids` in llama.cpp, stopping at an EOS id."
     import numpy as np
-    llm.reset(); llm.eval(ids)
+    llm.reset()
+    llm.eval(ids)
     out = []
     for _ in range(n_tokens):
         t = int(np.argmax(last_logits(llm)))
@@ -62,7 +63,8 @@ def gguf_eval(gguf_path, ids_list:list[list[int]], n_tokens:int, eos:set[int], l
     llm = load_gguf(gguf_path, logits_all=True, lora=lora)
     out = []
     for ids in ids_list:
-        llm.reset(); llm.eval(ids)
+        llm.reset()
+        llm.eval(ids)
         logits = np.array(
             llm.scores[: len(ids)], dtype=np.float32, copy=True
         )  # a copy: the next eval overwrites llama.cpp's buffer
@@ -96,7 +98,8 @@ def parity_check(model, tok, gguf_path, prompts:list[str]|None=None, n_tokens:in
             hf_cache[key] = logits, _hf_greedy(model, ids, n_tokens, eos)
         hf, a = hf_cache[key]
         max_diff = max(max_diff, float(np.abs(hf - gg).max()))
-        agree += int((hf.argmax(-1) == gg.argmax(-1)).sum()); total += len(ids)
+        agree += int((hf.argmax(-1) == gg.argmax(-1)).sum())
+        total += len(ids)
         if a == b: same += 1
         else: first_div.append(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))))
     return {
@@ -140,13 +143,17 @@ def decode_benchmark(model, tok, ggufs:dict, prompts:list[str], n_tokens:int=32)
     ids = [prompt_ids(tok, p) for p in prompts]
     hf_generate = lambda i: _hf_greedy(model, i, n_tokens, eos)
     hf_generate(ids[0])                                                              # warm-up
-    t = time.perf_counter(); hf = [hf_generate(i) for i in ids]; dt = time.perf_counter() - t
+    t = time.perf_counter()
+    hf = [hf_generate(i) for i in ids]
+    dt = time.perf_counter() - t
     rows = [{'format': 'HF fp32', 'size_mb': round(sum(p.numel() for p in model.parameters()) * 4 / 2**20, 1),
              'tokens_per_s': round(sum(map(len, hf)) / dt, 1), 'identical_to_hf': 1.0}]
     for q, path in ggufs.items():
         llm = load_gguf(path)
         _gguf_greedy(llm, ids[0], 4, eos)                                             # warm-up
-        t = time.perf_counter(); gg = [_gguf_greedy(llm, i, n_tokens, eos) for i in ids]; dt = time.perf_counter() - t
+        t = time.perf_counter()
+        gg = [_gguf_greedy(llm, i, n_tokens, eos) for i in ids]
+        dt = time.perf_counter() - t
         rows.append(
             {
                 'format': q,

@@ -23,7 +23,8 @@ def overlap_schedule(items:list, raters:list, k:int=2, seed:int=0) -> dict:
      "balanced.")
     raters = list(dict.fromkeys(raters))
     if not 1 <= k <= len(raters): raise ValueError(f"k = {k} raters per item needs 1 <= k <= {len(raters)} raters")
-    order = list(items); random.Random(seed).shuffle(order)
+    order = list(items)
+    random.Random(seed).shuffle(order)
     out = {r: [] for r in raters}
     for j, it in enumerate(order):
         for t in range(k): out[raters[(j * k + t) % len(raters)]].append(it)
@@ -111,7 +112,8 @@ def _holm(p:dict) -> dict:
     "Holm's step-down adjustment of `{name: p}` (Holm 1979)."
     out, run, m = {}, 0.0, len(p)
     for k, (name, v) in enumerate(sorted(p.items(), key=lambda kv: kv[1])):
-        run = max(run, min(1.0, (m - k) * v)); out[name] = run
+        run = max(run, min(1.0, (m - k) * v))
+        out[name] = run
     return out
 
 def rater_quality(records, kind:str='comparison', gold:dict|None=None, conf:float=0.95, alpha:float=0.05,
@@ -194,7 +196,9 @@ def add_human(report, records, judge:str|None=None, mode:str|None=None, conf:flo
     report_modes(report)[r['mode']].setdefault('human', {})[r['judge']] = res
     if hasattr(report, 'summary'): report.metrics = report.summary()     # an EvalReport's headline now shows it
     if path is not None:
-        tmp = path.with_name(path.name + '.partial'); tmp.write_text(json.dumps(report, indent=1)); tmp.replace(path)
+        tmp = path.with_name(path.name + '.partial')
+        tmp.write_text(json.dumps(report, indent=1))
+        tmp.replace(path)
     return res
 
 # %% ../nbs/08c_people.ipynb #86be3f62
@@ -209,7 +213,8 @@ def fit_bt(d, l2:float=1.0, iters:int=12, w=None):
         p = 1 / (1 + np.exp(-z))                       # σ(w·d): the probability the chosen answer wins
         g = d.T @ (1 - p) - 2 * l2 * w                 # gradient of the log-likelihood
         h = (d * (p * (1 - p))[:, None]).T @ d + 2 * l2 * np.eye(d.shape[1])
-        step = np.linalg.solve(h, g); w += step
+        step = np.linalg.solve(h, g)
+        w += step
         if np.abs(step).max() < 1e-8: break
     return w
 
@@ -242,7 +247,8 @@ def _sigmoid(z):
 
 def _t_ci(x, conf:float=0.95) -> list:
     import numpy as np
-    x = np.asarray(x, dtype=float); h = t_quantile(0.5 + conf / 2, len(x) - 1) * x.std(ddof=1) / len(x) ** 0.5
+    x = np.asarray(x, dtype=float)
+    h = t_quantile(0.5 + conf / 2, len(x) - 1) * x.std(ddof=1) / len(x) ** 0.5
     return [round(float(x.mean() - h), 4), round(float(x.mean() + h), 4)]
 
 def label_efficiency(pool, test,                  # (pairs, dims) feature differences, chosen minus rejected

@@ -60,12 +60,15 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
     for i, s in enumerate(recipe['stages']):
         name, opts = s['stage'], {k: v for k, v in s.items() if k != 'stage'}
         key = s.get('key', name)
-        if key in run.metrics: print(f"[{i+1}] {key}: done in an earlier run, skipped"); continue
+        if key in run.metrics:
+            print(f"[{i+1}] {key}: done in an earlier run, skipped")
+            continue
         print(f"[{i+1}] {key}", flush=True)
         if progress:
             progress(i / n_st, f'stage {i + 1}/{n_st}: {key}')
             run.cache['callbacks'] = [_StepProgress(progress, i / n_st, (i + 1) / n_st, key)]
-        release_memory(); own = reset_peak_rss()    # each stage's own peak, not the largest before it
+        release_memory()
+        own = reset_peak_rss()    # each stage's own peak, not the largest before it
         start_mb = peak_rss_mb() if own else None   # what earlier stages left held (after the reset: the current RSS)
         with Timer() as t: m = STAGES[name](run, **{k: v for k, v in opts.items() if k != 'key'}) or {}
         run.metrics[key] = {**m, 'seconds': round(t.secs, 2), 'peak_rss_mb': round(peak_rss_mb()),
@@ -93,14 +96,17 @@ def run_replicates(recipe:str|Path|dict, # recipe path or dict
     ("Run `recipe` `n` times under consecutive split seeds (each its own run folder, each holding out other "
      "topics) and summarise them (`replicate_summary`), written to `replicates.json` in the last run folder.")
     if not isinstance(n, int) or n < 2: raise ValueError(f"replicates must be an integer >= 2, got {n!r}")
-    r0 = load_recipe(recipe); s0 = r0.get('seed', 0); paths = []
+    r0 = load_recipe(recipe)
+    s0 = r0.get('seed', 0)
+    paths = []
     for i in range(n):
         print(f"== replicate {i + 1} of {n}: split seed {s0 + i}", flush=True)
         paths.append(run_pipeline({**r0, 'seed': s0 + i}, root=root, results=results).path)
     s = {**replicate_summary(paths), 'recipe': str(recipe) if isinstance(recipe, (str, Path)) else None,
          'cpu': cpu_line(), 'commit': code_commit(), 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
     atomic_write(paths[-1]/'replicates.json', json.dumps(s, indent=1))
-    print(replicates_table(s)); print(f"summary in {paths[-1]/'replicates.json'}")
+    print(replicates_table(s))
+    print(f"summary in {paths[-1]/'replicates.json'}")
     return s
 
 # %% ../nbs/99_pipeline.ipynb #5efbca7a
@@ -115,7 +121,8 @@ def main(argv:list|None=None):
         r = load_recipe(args.recipe)
         print(f"{args.recipe}: agent {r['agent']!r}, stages {', '.join(s['stage'] for s in r['stages'])}: ok")
         return r
-    import transformers; transformers.logging.set_verbosity_error()   # keep the demo's output to rlnb's own report
+    import transformers
+    transformers.logging.set_verbosity_error()   # keep the demo's output to rlnb's own report
     if opts.auto:
         import yaml
         recipe, why = auto_recipe(args.recipe, opts.agent, opts.model)

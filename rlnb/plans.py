@@ -120,14 +120,16 @@ def plan_training(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
     ("What a train_policy request will train, decided from the agent's feedback before any worker starts: `method` "
      "(`auto`: `choose_method`), `why`, the data's `shape`, the `feedback` summary and the `recipe`. Too little "
      "feedback: `InsufficientFeedback`; data that cannot train the method: `NotEnoughData` (both a 400).")
-    fs = feedback_summary(store, agent); _need_feedback(fs['count'])
+    fs = feedback_summary(store, agent)
+    _need_feedback(fs['count'])
     if req.algorithm == 'auto':    # choose_method returns the data's shape with its choice: counted once
         c = choose_method(fs['records'], req.minMargin)
         method, first = c['method'], c.get('first')
         why, shape = ' '.join(filter(None, (c.get('first_why'), c['why']))), {k: v for k, v in c.items() if k not in ('method', 'why')}
     else:
         shape, first = data_shape(fs['records'], req.minMargin), None
-        _check_method(req.algorithm, shape); method, why = req.algorithm, f"{req.algorithm} as asked"
+        _check_method(req.algorithm, shape)
+        method, why = req.algorithm, f"{req.algorithm} as asked"
     url = store.engine.url.render_as_string(hide_password=False)   # the run folder keeps it redacted
     return dict(method=method, first=first, why=why, shape=shape, feedback=fs,
                 recipe=training_recipe(agent, req, method, url, shape, first))

@@ -159,7 +159,9 @@ def decode_plan(model, tok, prompts:list[str], max_new_tokens:int, batch_size:in
 def bf16_sampling(model, on:bool=True):
     ("Run the block under bf16 autocast with `model`'s LM head in fp32 (its input cast up, its product in "
      "fp32): the layers in bf16, the logits a sampler reads in fp32. `on=False`: a no-op.")
-    if not on: yield; return
+    if not on:
+        yield
+        return
     import torch, torch.nn.functional as F
     head, dev = model.get_output_embeddings(), next(model.parameters()).device.type
     def fp32_head(x):
@@ -322,7 +324,8 @@ def merged_sampler(policy, bf16:bool=False):
      "sampling under bf16 autocast.")
     import copy, torch
     from transformers import AutoModelForCausalLM
-    m = unwrap_model(policy); inner = m.get_base_model()
+    m = unwrap_model(policy)
+    inner = m.get_base_model()
     lora = {
         n: mod for n, mod in inner.named_modules() if hasattr(mod, 'base_layer') and hasattr(mod, 'get_delta_weight')
     }
@@ -333,7 +336,8 @@ def merged_sampler(policy, bf16:bool=False):
             # its own config: `from_config` would share the policy's, and with it `attn_kernel`'s switches
             gen = AutoModelForCausalLM.from_config(copy.deepcopy(inner.config), dtype=p0.dtype).to(p0.device)
         gen.generation_config, gen.rlnb_bf16 = inner.generation_config, bf16
-        gen.eval(); _SAMPLERS[m] = gen
+        gen.eval()
+        _SAMPLERS[m] = gen
         if bf16:
             for n in lora: gen.get_submodule(n).weight.data = gen.get_submodule(n).weight.data.to(torch.bfloat16)
     gp = dict(gen.named_parameters())

@@ -30,7 +30,8 @@ def add_value_head(model, cfg:PPOConfig):
     lora = lora_config(cfg.lora_r, cfg.lora_alpha, 0.0, cfg.lora_target_modules)
     policy = get_peft_model(model, lora)
     head = torch.nn.Linear(model.config.hidden_size, 1).to(next(model.parameters()).device)
-    torch.nn.init.zeros_(head.weight); torch.nn.init.zeros_(head.bias)
+    torch.nn.init.zeros_(head.weight)
+    torch.nn.init.zeros_(head.bias)
     return policy, head
 
 def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperature:float=1.0, entropy:bool=False):
@@ -151,7 +152,9 @@ def attn_kernel(policy, cfg:PPOConfig, device):
     if impl is None and torch.device(device).type == 'cpu' and bf16_on(cfg, device):
         impl = 'eager'
     own = inner.config._attn_implementation
-    if impl is None or impl == own: yield; return
+    if impl is None or impl == own:
+        yield
+        return
     inner.set_attn_implementation(impl)
     try: yield
     finally: inner.set_attn_implementation(own)
@@ -241,7 +244,8 @@ def batch_prompts(prompts:list[str], step:int, batch_size:int, seed:int=0) -> li
     n, out = len(prompts), []
     for i in range(step * batch_size, (step + 1) * batch_size):
         epoch, j = divmod(i, n)
-        order = list(range(n)); random.Random(seed * 1_000_003 + epoch).shuffle(order)
+        order = list(range(n))
+        random.Random(seed * 1_000_003 + epoch).shuffle(order)
         out.append(prompts[order[j]])
     return out
 
@@ -304,7 +308,8 @@ def train_step(self:PPOTrainer, prompts:list[str]) -> dict:
         'time/update': t_update,
         'time/gen_tokens_per_s': n_tok.item() / exp['time_generate'],
     }
-    self.history.append(m); self.step += 1
+    self.history.append(m)
+    self.step += 1
     self.last_samples = [dict(prompt=p, completion=r, reward=round(float(s), 4)) for p, r, s in
                          zip(prompts, exp['responses'], exp['raw_score'].tolist())][:cfg.log_completions]
     return m
@@ -328,7 +333,8 @@ def save(self:PPOTrainer, path) -> Path:
     import shutil
     final = Path(path)
     path = final.with_name(final.name + '.partial')  # written whole, then renamed: a kill leaves no half checkpoint
-    shutil.rmtree(path, ignore_errors=True); path.mkdir(parents=True)
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
     unwrap_model(self.policy).save_pretrained(path)
     save_file(
         {k: v.contiguous() for k, v in unwrap_model(self.value_head).state_dict().items()},
@@ -379,14 +385,19 @@ def plot_ppo(history:list, keys=('objective/reward', 'objective/kl', 'objective/
     "Per-step PPO (or RLOO/GRPO) metrics, one panel per key present in `history`."
     import matplotlib.pyplot as plt
     keys = [k for k in keys if any(k in h for h in history)]
-    cols = 4; rows = (len(keys) + cols - 1) // cols
+    cols = 4
+    rows = (len(keys) + cols - 1) // cols
     fig, axs = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.4 * rows), squeeze=False)
     for ax, k in zip(axs.flat, keys):
         pts = [(h['step'], h[k]) for h in history if k in h]
-        ax.plot(*zip(*pts), marker='.', lw=1); ax.set_title(k, fontsize=9); ax.set_xlabel('step', fontsize=8)
+        ax.plot(*zip(*pts), marker='.', lw=1)
+        ax.set_title(k, fontsize=9)
+        ax.set_xlabel('step', fontsize=8)
     for ax in list(axs.flat)[len(keys):]: ax.axis('off')
     fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=90)
     return fig
 
 # %% ../nbs/06_ppo.ipynb #138dfbbb
@@ -416,7 +427,8 @@ def train(
         m = self.train_step([p for p in mine for _ in range(r)])
         if track: track.log(m, self.step)
         if self.cfg.log_completions and acc.is_main_process: self._log_completions(out, track)
-        bar.update(1); bar.set_postfix(reward=f"{m['objective/reward']:.3f}", kl=f"{m['objective/kl']:.2f}")
+        bar.update(1)
+        bar.set_postfix(reward=f"{m['objective/reward']:.3f}", kl=f"{m['objective/kl']:.2f}")
         if out and (self.step % self.cfg.save_steps == 0 or self.step == steps):
             acc.wait_for_everyone()
             if acc.is_main_process: self.save(out/f'checkpoint-{self.step}')

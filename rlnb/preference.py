@@ -36,7 +36,9 @@ def _chat_batch(tok, prompts, responses, max_length=None):
         pi, ri = chat_ids(tok, p, r)
         rows.append(((pi + ri)[:max_length] if max_length else pi + ri, len(pi)))   # TRL's keep_start truncation
     L = max(len(s) for s, _ in rows)
-    ids = torch.full((len(rows), L), tok.pad_token_id); am = torch.zeros_like(ids); lab = torch.full_like(ids, -100)
+    ids = torch.full((len(rows), L), tok.pad_token_id)
+    am = torch.zeros_like(ids)
+    lab = torch.full_like(ids, -100)
     for j, (s, n) in enumerate(rows):
         ids[j, :len(s)] = torch.tensor(s)
         am[j, :len(s)] = 1

@@ -45,7 +45,8 @@ def heldout_prompts(
             for conv in (yaml.safe_load(f.read_text(encoding='utf-8')) or {}).get('conversations', []):
                 q = conv[0].strip() if conv and isinstance(conv[0], str) else ''
                 if 3 <= len(q.split()) <= 25 and not q.isupper(): qs.append(q)
-        qs = sorted(set(qs) - set(out)); random.Random(seed).shuffle(qs)
+        qs = sorted(set(qs) - set(out))
+        random.Random(seed).shuffle(qs)
         out += qs[:n - len(out)]
     return out if n is None else out[:n]
 
@@ -80,7 +81,10 @@ def train_prompt_set(run, n:int=256, seed:int=0) -> list[str]:
         for q in queues:
             while q and len(out) < n:
                 t = q.pop()[0]
-                if t not in held and t not in seen: out.append(t); seen.add(t); break
+                if t not in held and t not in seen:
+                    out.append(t)
+                    seen.add(t)
+                    break
     return out or topics[:n]
 
 PARTS = ('development', 'confirmation')
@@ -126,11 +130,19 @@ def eval_prompt_set(
         for t, q in zip(topics, queues):
             while q and len(prompts) < n:
                 p, conv = q.pop()
-                if p not in seen: prompts.append(p); clusters.append(conv); tops.append(t); seen.add(p); break
+                if p not in seen:
+                    prompts.append(p)
+                    clusters.append(conv)
+                    tops.append(t)
+                    seen.add(p)
+                    break
     pool, repeats = list(zip(prompts, clusters, tops)), 1
     while pool and len(prompts) < n:                                # few prompts: several sampled answers for each
         repeats += 1
-        for p, c, t in pool[:n - len(prompts)]: prompts.append(p); clusters.append(c); tops.append(t)
+        for p, c, t in pool[:n - len(prompts)]:
+            prompts.append(p)
+            clusters.append(c)
+            tops.append(t)
     oodp = [p for p in heldout_prompts(None, n=ood, seed=seed) if p not in seen] if ood else []
     return {'in_distribution': {'prompts': prompts[:n], 'clusters': clusters[:n], 'topics': tops[:n]},
             'out_of_distribution': {'prompts': oodp, 'clusters': None},
@@ -150,7 +162,9 @@ def read_prompts(source) -> list[str]:
     if p.suffix == '.jsonl':
         out = []
         for i, l in enumerate(lines, 1):
-            try: d = json.loads(l); out.append((d.get('prompt') or d['query']).strip())
+            try:
+                d = json.loads(l)
+                out.append((d.get('prompt') or d['query']).strip())
             except (ValueError, KeyError, TypeError, AttributeError) as e:
                 raise ValueError(f"{p} line {i}: expected a JSON object with a 'prompt' string") from e
     else: out = [l.strip() for l in lines]

@@ -24,7 +24,10 @@ STAGES = {}
 def stage(name:str, config=None):
     ("Register the decorated function as pipeline stage `name`; `config`: the dataclass (or function) whose fields"
      " its `**overrides` take.")
-    def deco(fn): fn.config = config; STAGES[name] = fn; return fn
+    def deco(fn):
+        fn.config = config
+        STAGES[name] = fn
+        return fn
     return deco
 
 @dataclass
@@ -143,7 +146,8 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
         import yaml
         p = Path(recipe)
         if not p.exists(): raise FileNotFoundError(f"Recipe {p} not found (recipes live in data/recipes/).")
-        text = p.read_text(); recipe, src = yaml.safe_load(text) or {}, str(p)
+        text = p.read_text()
+        recipe, src = yaml.safe_load(text) or {}, str(p)
         if not isinstance(recipe, dict):
             raise ValueError(f"{p}: a recipe is a mapping with 'agent' and 'stages', got a {type(recipe).__name__}")
         lines = _stage_lines(text)

@@ -73,7 +73,9 @@ def kill_during(code:str, *args, delay:float, env:dict|None=None) -> int:
      "(-9: killed).")
     p = start_py(code, *args, env=env)
     try: p.wait(timeout=delay)
-    except subprocess.TimeoutExpired: p.send_signal(signal.SIGKILL); p.wait()
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
     p.communicate()
     return p.returncode
 
@@ -103,7 +105,9 @@ def trace_events(path:str|Path) -> list[tuple[str, str]]:
     for line in Path(path).read_text(errors='replace').splitlines():
         m = re.match(r'(\d+)\s+(?:<\.\.\. (\w+) resumed>(.*)|(\w+)\((.*))$', line)
         if not m: continue                                 # signals, exits
-        if m[2]: out.append((m[2], pending.pop(m[1], '') + m[3])); continue
+        if m[2]:
+            out.append((m[2], pending.pop(m[1], '') + m[3]))
+            continue
         if m[5].endswith('<unfinished ...>'): pending[m[1]] = m[5][:-len('<unfinished ...>')]
         else: out.append((m[4], m[5]))
     return out

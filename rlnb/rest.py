@@ -71,7 +71,8 @@ def rest_round(policy, prompts:list[str], score, config:RestConfig|str='cpu', ou
     from datasets import Dataset
     cfg = config if isinstance(config, RestConfig) and not overrides else RestConfig.make(config, **overrides)
     if not prompts: raise ValueError("rest_round needs training prompts, got none")
-    out = Path(output_dir or 'models/rest'); out.mkdir(parents=True, exist_ok=True)
+    out = Path(output_dir or 'models/rest')
+    out.mkdir(parents=True, exist_ok=True)
     ps = list(dict.fromkeys(prompts))
     if cfg.max_prompts and len(ps) > cfg.max_prompts: ps = random.Random(cfg.seed).sample(ps, cfg.max_prompts)
     t0 = time.perf_counter()

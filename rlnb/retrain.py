@@ -60,7 +60,8 @@ def fit_candidate(config, dep, rows:list, run:Path) -> tuple:
     cfg = PreferenceConfig.make(c.preset, model=str(abs_path(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
     tr = train_preference(c.algorithm, to_dataset(rows), None, cfg, run/c.algorithm, max_steps=c.max_steps, resume=False)
     tmp = run/'policy.partial'
-    export_merged(tr.model_path, tmp, overwrite=True); durable_replace(tmp, run/'policy')
+    export_merged(tr.model_path, tmp, overwrite=True)
+    durable_replace(tmp, run/'policy')
     return tr, cfg, run/'policy'
 
 def judge_candidate(config, judge, dep, merged:Path, prompts:list[str], run:Path) -> tuple:

@@ -133,7 +133,10 @@ def score(self:RewardModel, prompts:list[str], responses:list[str], batch_size:i
     slot, up, ur, inv = {}, [], [], []   # each distinct (prompt, response) is scored once: held-out pairs reuse answers
     for p, r in zip(list(prompts), list(responses)):
         k = json.dumps([p, r], sort_keys=True, default=str)   # strings and chat-message lists alike
-        if k not in slot: slot[k] = len(up); up.append(p); ur.append(r)
+        if k not in slot:
+            slot[k] = len(up)
+            up.append(p)
+            ur.append(r)
         inv.append(slot[k])
     ids = encode(self.tok, up, ur, self.config.max_length, self.decoder) if up else []
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))   # batches of similar length: little padding
@@ -149,7 +152,8 @@ def save(self:RewardModel, path:str|Path) -> Path:
     "Write the adapter + head (or full model), tokenizer and `rlnb_reward.json` to `path`."
     path = Path(path)
     with atomic_dir(path) as p:            # whole or not at all: a kill never leaves half a reward model
-        self.model.save_pretrained(p); self.tok.save_pretrained(p)
+        self.model.save_pretrained(p)
+        self.tok.save_pretrained(p)
         (p/'rlnb_reward.json').write_text(json.dumps(asdict(self.config), indent=2))
     return path
 
@@ -284,7 +288,8 @@ def _curve_point(rm:RewardModel, rows, cfg:RewardConfig) -> dict:
      "`eval_accuracy`, `eval_margin`; regression `eval_loss` (MSE) and `eval_mae`.")
     import torch
     if cfg.objective == 'pairwise':
-        rc, rr = pair_rewards(rm, rows); d = rc - rr
+        rc, rr = pair_rewards(rm, rows)
+        d = rc - rr
         m = torch.tensor(rows['margin'], dtype=d.dtype) if cfg.use_margin and 'margin' in rows.column_names else 0.0
         return {'eval_loss': torch.nn.functional.softplus(-(d - m)).mean().item(),
                 'eval_accuracy': pairwise_accuracy(rc, rr), 'eval_margin': d.mean().item()}

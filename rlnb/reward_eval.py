@@ -92,13 +92,18 @@ def plot_learning_curves(history:list, path:str|Path|None=None):
     key = 'eval_accuracy' if any('eval_accuracy' in h for h in history) else 'eval_loss'
     ev = [(h['step'], h[key]) for h in history if key in h]
     fig, ax = plt.subplots(1, 2, figsize=(8, 2.8))
-    if tr: ax[0].plot(*zip(*tr), marker='.'); ax[0].set_title('train loss'); ax[0].set_xlabel('step')
+    if tr:
+        ax[0].plot(*zip(*tr), marker='.')
+        ax[0].set_title('train loss')
+        ax[0].set_xlabel('step')
     if ev:
         ax[1].plot(*zip(*ev), marker='o', color='tab:orange')
         ax[1].set_title(f"{key.replace('_', ' ')} (≤ 256 eval rows)")
         ax[1].set_xlabel('step')
     fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=90)
     return fig
 
 def plot_calibration(rm, targets, path:str|Path|None=None, bins:int=10):
@@ -113,8 +118,13 @@ def plot_calibration(rm, targets, path:str|Path|None=None, bins:int=10):
     mx = [y[idx == b].mean() for b in range(bins) if (idx == b).any()]
     my = [pred[idx == b].mean() for b in range(bins) if (idx == b).any()]
     ax.plot(mx, my, 'o-', color='tab:red', label='binned mean')
-    ax.set_xlabel('rated target'); ax.set_ylabel('predicted reward'); ax.legend(); fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=90)
+    ax.set_xlabel('rated target')
+    ax.set_ylabel('predicted reward')
+    ax.legend()
+    fig.tight_layout()
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=90)
     return fig
 
 # %% ../nbs/04d_reward_eval.ipynb #0e84bc59

@@ -169,14 +169,16 @@ def train_ppo_cli(argv:list|None=None):
     _, parse = stage_cli(PPOConfig, 'rlnb_train_ppo', 'RL from a reward model: PPO (ours), GRPO or RLOO (TRL), '
                                                       'with LoRA.', extra=_PPO_FLAGS)
     cfg, a = parse(argv)
-    prompts = read_prompts(a.data); model_path(cfg.model)     # an unknown model fails before the run folder is made
+    prompts = read_prompts(a.data)
+    model_path(cfg.model)     # an unknown model fails before the run folder is made
     out = stage_dir(a, a.agent, cfg.algorithm)
     print(f"{len(prompts)} prompts, {cfg.algorithm} for {cfg.steps} steps of {cfg.batch_size} -> {out}")
     res = RL_TRAINERS[cfg.algorithm](prompts, None, cfg, out, reward_fn=reward_model_fn(a.reward_model))   # loads cfg.model
     atomic_write(out/'metrics.json', json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history),
                                                 indent=1))
     plot_ppo(res.history, path=out/'plots'/f'{cfg.algorithm}.png')
-    print(json.dumps(res.metrics, indent=1)); print(f"policy: {res.model_path}")
+    print(json.dumps(res.metrics, indent=1))
+    print(f"policy: {res.model_path}")
     if not a.no_register:   # recorded by the console script (`rlnb.pipeline.train_ppo_cli`), not here
         numbers = {k: x for k, x in res.metrics.items() if isinstance(x, (int, float))}
         res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind=cfg.algorithm,

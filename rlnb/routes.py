@@ -82,7 +82,8 @@ def _record(st, agent:str, d) -> Feedback:
     if d.get('agent', agent) != agent:
         raise FeedbackError(f"agent {d.get('agent')!r} in the body differs from {agent!r} in the path")
     rec = Feedback.from_dict({**d, 'agent': agent})
-    _check_time(rec); _check_ab(st, rec)
+    _check_time(rec)
+    _check_ab(st, rec)
     if (rec.run_id or '').startswith('ab:'):          # the server stamps the arrival: the order A/B tests replay
         rec.metadata = {**rec.metadata, 'arrival_ns': arrival_ns()}
     return rec
@@ -100,7 +101,9 @@ def _batch(st, agent:str, body:list) -> dict:
     for i, r in good:                                   # the same id twice in one batch with other content
         if r.id in seen and seen[r.id].content_hash() != r.content_hash():
             rejected.append({'index': i, 'reason': f'conflict: id {r.id!r} appears earlier in this batch with other content'})
-        elif r.id not in seen: seen[r.id] = r; uniq.append((i, r))
+        elif r.id not in seen:
+            seen[r.id] = r
+            uniq.append((i, r))
         else: repeats += 1                              # an exact repeat in the batch: a duplicate, stored once
     clash = set(st.store.conflicts([r for _, r in uniq]))
     for i, r in uniq:
@@ -125,7 +128,8 @@ def feedback_routes(st) -> APIRouter:
         except (FeedbackError, TypeError, ValueError) as e:
             _reject(e, ('body', 'agent') if 'in the body differs' in str(e) else ('body',))
         st.room(agent, 1)
-        added = st.store.add(rec); st.stored(agent, int(added))
+        added = st.store.add(rec)
+        st.stored(agent, int(added))
         if not added and st.store.conflicts([rec]):
             raise HTTPException(409, detail=f"feedback id {rec.id!r} is stored for agent {agent!r} with other "
                                             "content: send a new id (or none: the content's hash is the id)")
@@ -201,11 +205,13 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
         return j
     @r.get('/api/jobs/{job_id}', summary='A job: status, progress, result or error')
     def get_job(job_id:str, p:Principal=need('read', None)):
-        j = _job(job_id); check_allowed(p, 'read', j['agent_id'])
+        j = _job(job_id)
+        check_allowed(p, 'read', j['agent_id'])
         return _job_out(j, p)
     @r.delete('/api/jobs/{job_id}', summary='Cancel a queued or running job (its worker and children end)')
     def delete_job(job_id:str, p:Principal=need('admin', None)):
-        j = _job(job_id); check_allowed(p, 'admin', j['agent_id'])
+        j = _job(job_id)
+        check_allowed(p, 'admin', j['agent_id'])
         if j['status'] not in ('queued', 'running'):
             raise HTTPException(409, detail=f"job {job_id} is {j['status']}: nothing to cancel")
         return _job_out(cancel_job(st, job_id, f'cancelled by {p.name}'), p)
@@ -240,7 +246,8 @@ def online_routes(st, allow_training:bool=True) -> APIRouter:
     @r.post('/api/policies/{agent_id}/retrain', status_code=202, dependencies=[need('admin')],
             summary='Start an online retrain now (job worker): buffer -> candidate -> gate')
     def online_retrain(agent_id:str, body:RetrainRequest|None=None):
-        agent = _agent(agent_id); body = body or RetrainRequest()
+        agent = _agent(agent_id)
+        body = body or RetrainRequest()
         if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
         if not body.baseline and st.registry.deployed(agent) is None:
             raise HTTPException(409, detail=f"agent {agent!r} has no deployed version to improve on: send "
@@ -273,19 +280,22 @@ def policy_routes(st) -> APIRouter:
     r = APIRouter(tags=['versions'], dependencies=[need('read')])
     @r.get('/api/policies/{agent_id}', summary="An agent's policy versions, newest first, with metrics")
     def list_policies(agent_id:str):
-        agent = _agent(agent_id); _ = st.store
+        agent = _agent(agent_id)
+        _ = st.store
         d = st.registry.deployed(agent)
         return {'agentId': agent, 'deployed': d.name if d else None,
                 'versions': [_version_out(v) for v in st.registry.list(agent)]}
     @r.get('/api/policies/{agent_id}/compare', summary='Two versions side by side')
     def compare_policies(agent_id:str, a:str=Query(..., examples=['v1']), b:str=Query(..., examples=['v2'])):
-        agent = _agent(agent_id); _ = st.store
+        agent = _agent(agent_id)
+        _ = st.store
         try: return {'agentId': agent, 'a': a, 'b': b, 'rows': st.registry.compare(agent, a, b)}
         except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
         except ValueError as e: _reject(e, ('query',))
     @r.get('/api/policies/{agent_id}/{version}', summary='One version; `full=true` (admin) adds its evaluation report')
     def get_policy(agent_id:str, version:str, request:Request, full:bool=False):
-        agent = _agent(agent_id); _ = st.store
+        agent = _agent(agent_id)
+        _ = st.store
         if full: check_allowed(request.scope['rlnb_principal'], 'admin', agent)
         try: return _version_out(st.registry.get(agent, version), full)
         except KeyError as e: raise HTTPException(404, detail=str(e).strip('"'))
@@ -300,11 +310,13 @@ def ready_routes(st) -> APIRouter:
     def state(p=None):
         rd = st.server.readiness()
         if p is not None: rd['agents'] = {a: x for a, x in rd['agents'].items() if p.can('read', a)}
-        rd['warming'] = st.warming; rd['ready'] = rd['ready'] and not st.warming
+        rd['warming'] = st.warming
+        rd['ready'] = rd['ready'] and not st.warming
         return rd
     @r.get('/ready', summary='Readiness: 200 when every deployed version answered here, else 503 (no token needed)')
     def ready(response:Response):
-        rd = state(); response.status_code = 200 if rd['ready'] else 503
+        rd = state()
+        response.status_code = 200 if rd['ready'] else 503
         n, k = len(rd['agents']), sum(x['answered'] for x in rd['agents'].values())
         out = {'ready': rd['ready'], 'warming': rd['warming'], 'deployed': n, 'answering': k}
         if not rd['ready']:
@@ -313,7 +325,8 @@ def ready_routes(st) -> APIRouter:
         return out
     @r.get('/api/ready', summary="Readiness per agent: the deployed version, whether it answered, its last failed load")
     def ready_detail(response:Response, p:Principal=need('read', None)):
-        rd = state(p); response.status_code = 200 if rd['ready'] else 503
+        rd = state(p)
+        response.status_code = 200 if rd['ready'] else 503
         rd['worker'] = os.getpid()                    # which process answered (several workers share one port)
         return scrub_json(rd)
     return r
@@ -324,7 +337,8 @@ def chat_routes(st) -> APIRouter:
     @r.post('/v1/chat/completions', summary="OpenAI-compatible chat: `model` is the agent id; answered by its "
             "deployed version (or its A/B side for `user`)")
     def chat_completions(body:ChatRequest, response:Response, p:Principal=need('write', None)):
-        agent = _agent(body.model); check_allowed(p, 'write', agent)
+        agent = _agent(body.model)
+        check_allowed(p, 'write', agent)
         kw = dict(user=body.user, max_tokens=body.max_tokens, temperature=body.temperature, seed=body.seed)
         try:
             if body.stream:   # the version is picked (and a 404/409 raised) before the first event

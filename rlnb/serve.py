@@ -105,7 +105,8 @@ def _refresh(self:PolicyServer, agent):
                 continue
             with self._swap:
                 self._live[a] = new                                    # then swap the reference (instant)
-                self.load_errors.pop(a, None); self.answered[a] = new.version
+                self.load_errors.pop(a, None)
+                self.answered[a] = new.version
                 if self._ready.get(a) is new: del self._ready[a]
             self.swaps.append((a, cur.version if cur else None, new.version, round(time.perf_counter() - t, 3)))
             self._retire(cur)
@@ -264,7 +265,10 @@ def warm(self:PolicyServer, log=print) -> dict:
     out = {}
     for a in self.registry.agents():
         if (dep := self.registry.deployed(a)) is None: continue
-        try: self.refresh(a); out[a] = dep.name; continue
+        try:
+            self.refresh(a)
+            out[a] = dep.name
+            continue
         except Exception as e: why = _why(e)
         served = list(dict.fromkeys(e['version'] for e in reversed(self.registry.history(a)) if e['version'] != dep.version))
         out[a] = None
@@ -273,7 +277,8 @@ def warm(self:PolicyServer, log=print) -> dict:
             except ValueError: continue
             self.registry.rollback(a, n, reason=f'start-up: {dep.name} cannot serve ({why})', actor='rlnb serve '
                                                                                                     'start-up')
-            self.refresh(a); out[a] = self._live[a].version
+            self.refresh(a)
+            out[a] = self._live[a].version
             break
         log(f"[rlnb serve] {a}: the deployed {dep.name} cannot serve ({why}); "
             + (f"rolled back to {out[a]}, which answers" if out[a] else "no earlier version answers: nothing serves "

@@ -141,7 +141,9 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
                       resumed_from=str(ck) if ck else None, bf16=cfg.bf16)
     if before: m.update({f'before_{k}': round(v, 4) for k, v in before.items()}, **{f'after_{k}': round(v, 4) for k, v in loss().items()})
     res = SFTResult(model, tok, m, trainer.state.log_history, out, out/'adapter', trainer)
-    model.save_pretrained(res.model_path); tok.save_pretrained(res.model_path); name_base(res.model_path)
+    model.save_pretrained(res.model_path)
+    tok.save_pretrained(res.model_path)
+    name_base(res.model_path)
     atomic_write(out/'metrics.json', json.dumps(dict(config=asdict(cfg), metrics=m, history=res.history), indent=2, default=str))
     plot_history(res.history, out/'plots'/'sft_curves.png')
     return res
@@ -233,9 +235,12 @@ def train_sft_cli(argv:list|None=None):
     dd = split_by_prompt(to_dataset(rows), a.eval_frac, cfg.seed)
     print(f"{len(records)} records{f' + demonstrations' if a.demos else ''} -> {len(dd['train'])} train / "
           f"{len(dd['eval'])} eval examples")
-    if a.dry_run: print(json.dumps(estimate_sft(dd['train'], cfg), indent=2)); return
+    if a.dry_run:
+        print(json.dumps(estimate_sft(dd['train'], cfg), indent=2))
+        return
     res = train_sft(dd['train'], dd['eval'].select(range(min(200, len(dd['eval'])))), cfg, stage_dir(a, a.agent, 'sft'))
-    print(json.dumps(res.metrics, indent=2, default=str)); print(f"adapter: {res.model_path}")
+    print(json.dumps(res.metrics, indent=2, default=str))
+    print(f"adapter: {res.model_path}")
     res.export = export_trained(res.model_path, a, a.agent, cfg.system)
     if not a.no_register:
         res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind='sft', feedback_count=len(rows),

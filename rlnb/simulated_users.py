@@ -63,10 +63,14 @@ def _gate_panel(ax, res:dict):
 def plot_online(res:dict, path=None):
     ("Left: the users' hidden-preference utility of the answers each version served, by round (95 % CI). Right: "
      "each candidate's gate verdict.")
-    import matplotlib; matplotlib.use('Agg')
+    import matplotlib
+    matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
-    _traffic_panel(a1, res); _gate_panel(a2, res)
+    _traffic_panel(a1, res)
+    _gate_panel(a2, res)
     fig.tight_layout()
-    if path: Path(path).parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=110)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=110)
     return fig

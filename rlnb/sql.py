@@ -65,7 +65,8 @@ def transaction(engine):
             c.exec_driver_sql('BEGIN IMMEDIATE')
             try: yield c
             except BaseException:
-                c.exec_driver_sql('ROLLBACK'); raise
+                c.exec_driver_sql('ROLLBACK')
+                raise
             c.exec_driver_sql('COMMIT')
         finally: raw.isolation_level = level
 

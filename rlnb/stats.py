@@ -86,7 +86,9 @@ def bootstrap_ci(x, stat=None,            # statistic of a resample (default: th
     rng = np.random.default_rng(seed)
     if groups is None: idx = [rng.integers(0, len(x), len(x)) for _ in range(n_boot)]
     else:
-        g = np.asarray(groups); ug = np.unique(g); members = [np.flatnonzero(g == u) for u in ug]
+        g = np.asarray(groups)
+        ug = np.unique(g)
+        members = [np.flatnonzero(g == u) for u in ug]
         idx = [np.concatenate([members[j] for j in rng.integers(0, len(ug), len(ug))]) for _ in range(n_boot)]
     vals = np.array([stat(x[i]) for i in idx])
     a = (1 - conf) / 2
@@ -157,7 +159,8 @@ def holm(pvals) -> list[float]:
     if any(not 0 <= x <= 1 for x in p): raise ValueError(f"p-values must lie in [0, 1], got {p}")
     out, run = [0.0] * len(p), 0.0
     for rank, i in enumerate(sorted(range(len(p)), key=lambda i: p[i])):
-        run = max(run, min(1.0, (len(p) - rank) * p[i])); out[i] = run
+        run = max(run, min(1.0, (len(p) - rank) * p[i]))
+        out[i] = run
     return out
 
 def hierarchical_bootstrap(runs,                 # one (outcomes, topics) per run: an outcome in [0, 1] and a topic per prompt

@@ -27,7 +27,8 @@ def _regroup(S:int, parts:list, step:int=16):
     W, B, cache = S + max(own), sum(len(a) for _, a, _ in sel), sel[0][0]
     attn, i = sel[0][1].new_zeros(B, W), 0
     for (_, a, _), o in zip(sel, own):
-        attn[i:i + len(a), :S], attn[i:i + len(a), W - o:] = a[:, :S], a[:, a.shape[1] - o:]; i += len(a)
+        attn[i:i + len(a), :S], attn[i:i + len(a), W - o:] = a[:, :S], a[:, a.shape[1] - o:]
+        i += len(a)
     for l in range(len(cache.layers)):
         k0 = cache.layers[l].keys
         kb, vb = (k0.new_empty(B, k0.shape[1], W + step, k0.shape[3]) for _ in range(2))   # gaps zeroed below

@@ -102,5 +102,6 @@ def evaluate_task_cli(argv:list|None=None):
     except (OSError, ValueError) as e: ap.error(str(e))
     rep = evaluate_task(a.model, rows, cfg, base=a.base)
     atomic_write(a.output, json.dumps(rep, indent=1))
-    print('\n'.join(task_lines(rep))); print(f"report: {a.output}")
+    print('\n'.join(task_lines(rep)))
+    print(f"report: {a.output}")
     return rep

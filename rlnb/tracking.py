@@ -32,7 +32,8 @@ class Tracker:
                 if t == 'tensorboard'
                 else TrackioTracker(project, embed=False, auto_log_cpu=False)
             )
-            tr.start(); self.trackers.append(tr)
+            tr.start()
+            self.trackers.append(tr)
             if config:
                 tr.store_init_configuration(
                     {k: v if isinstance(v, (int, float, str, bool)) else str(v) for k, v in config.items()}

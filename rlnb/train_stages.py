@@ -215,7 +215,8 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     if prompt_set == 'turns':   # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
         prompts = train_prompt_set(run.path, max_prompts or 1024, run.recipe.get('seed', 0))
     else:   # the training prompts of the pairs (or, with scores only, of the regression targets)
-        ds = run.datasets(); src = ds['pairs'] if 'pairs' in ds else ds['targets']
+        ds = run.datasets()
+        src = ds['pairs'] if 'pairs' in ds else ds['targets']
         prompts = list(dict.fromkeys(prompt_text(p) for p in src['train']['prompt']))[:max_prompts]
     res = RL_TRAINERS[algorithm](prompts, None, cfg, out, reward_fn=reward_model_fn(_reward_model(run)))
     plot_ppo(res.history, path=out/'plots'/f'{algorithm}.png')

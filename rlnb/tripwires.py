@@ -349,7 +349,9 @@ def plant_facts(model, tok, items:list[dict], answers:list[str], system:str|None
             ids = torch.tensor([p + a])
             labels = torch.tensor([[-100] * len(p) + a])
             loss = model(input_ids=ids, labels=labels).loss
-            loss.backward(); opt.step(); opt.zero_grad()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
     model.eval()
     return float(loss)
 
@@ -364,9 +366,11 @@ def plant_regression(folder, n:int=4, system:str='Answer in a few words.', steps
     tok = AutoTokenizer.from_pretrained(model_path('tiny'))
     bm = AutoModelForCausalLM.from_pretrained(model_path('tiny'))
     plant_facts(bm, tok, facts, [x['answer'] for x in facts], system, steps=steps, lr=lr)
-    bm.save_pretrained(folder/'base'); tok.save_pretrained(folder/'base')
+    bm.save_pretrained(folder/'base')
+    tok.save_pretrained(folder/'base')
     pm = get_peft_model(AutoModelForCausalLM.from_pretrained(folder/'base'),
                         LoraConfig(task_type='CAUSAL_LM', r=8, lora_alpha=16, target_modules='all-linear'))
     plant_facts(pm, tok, facts, ['Nobody knows.'] * n, system, steps=steps, lr=lr)
-    pm.save_pretrained(folder/'planted'); tok.save_pretrained(folder/'planted')
+    pm.save_pretrained(folder/'planted')
+    tok.save_pretrained(folder/'planted')
     return folder/'base', folder/'planted', [{**x, 'probe': 'knowledge'} for x in facts], system

@@ -103,7 +103,8 @@ def ppi_coverage(truth:float=0.55,     # the win rate people give (each pair's h
      "interval.")
     import numpy as np
     rng = np.random.default_rng(seed)
-    hit = {'calibrated': 0, 'judge_only': 0, 'human_only': 0}; width = {k: 0.0 for k in hit}
+    hit = {'calibrated': 0, 'judge_only': 0, 'human_only': 0}
+    width = {k: 0.0 for k in hit}
     for _ in range(reps):
         h = (rng.random(n_pairs) < truth).astype(float)
         j = np.where(rng.random(n_pairs) < accuracy, h, 1 - h)
@@ -111,7 +112,8 @@ def ppi_coverage(truth:float=0.55,     # the win rate people give (each pair's h
         lab = rng.choice(n_pairs, n_human, replace=False)             # the pairs people rated: a uniform draw
         r = human_win_rate(j, {int(i): h[i] for i in lab}, conf, min_human)
         for k, (lo, hi) in (('calibrated', r['ci']), ('judge_only', r['judge_only']['ci']), ('human_only', r['human_only']['ci'])):
-            hit[k] += lo <= truth <= hi; width[k] += hi - lo
+            hit[k] += lo <= truth <= hi
+            width[k] += hi - lo
     return {'truth': truth, 'accuracy': accuracy, 'bias': bias, 'n_pairs': n_pairs, 'n_human': n_human, 'min_human': min_human, 'reps': reps,
             'seed': seed, 'judge_mean': round(bias + (1 - bias) * (accuracy * truth + (1 - accuracy) * (1 - truth)), 4),
             'coverage': {k: round(v / reps, 4) for k, v in hit.items()},

@@ -96,7 +96,8 @@ class _LabelWidget:
             W.Button(description='next ▶'),
             W.Button(description='skip ⏭'),
         )
-        self.prev_btn.on_click(lambda _: self.go(self.i - 1)); self.next_btn.on_click(lambda _: self.go(self.i + 1))
+        self.prev_btn.on_click(lambda _: self.go(self.i - 1))
+        self.next_btn.on_click(lambda _: self.go(self.i + 1))
         self.skip_btn.on_click(lambda _: self.skip())
         self.skipped = set()
         self._build()
@@ -130,11 +131,13 @@ def first_unrated(self:_LabelWidget) -> int:
 
 @patch
 def go(self:_LabelWidget, i:int):
-    self.i = max(0, min(len(self.items) - 1, i)); self._show()
+    self.i = max(0, min(len(self.items) - 1, i))
+    self._show()
 
 @patch
 def skip(self:_LabelWidget):
-    self.skipped.add(self.i); self.go(self.i + 1)
+    self.skipped.add(self.i)
+    self.go(self.i + 1)
 
 # %% ../nbs/03_widgets.ipynb #23435ea5
 @patch
@@ -201,7 +204,8 @@ def _build(self:RatingWidget):
     import ipywidgets as W
     self.prompt_html, self.response_html = W.HTML(), W.HTML()
     self.up, self.down = W.Button(description='👍 good'), W.Button(description='👎 bad')
-    self.up.on_click(lambda _: self.thumbs(True)); self.down.on_click(lambda _: self.thumbs(False))
+    self.up.on_click(lambda _: self.thumbs(True))
+    self.down.on_click(lambda _: self.thumbs(False))
     self.stars = [W.Button(description='★' * k, layout=W.Layout(width='auto')) for k in range(1, 6)]
     for k, b in enumerate(self.stars, 1): b.on_click(lambda _, k=k: self.rate(k))
     self.correction_box = W.Textarea(
@@ -213,7 +217,8 @@ def _build(self:RatingWidget):
     self.notes = W.Textarea(
         placeholder='Notes', continuous_update=False, layout=W.Layout(width='98%', height='50px')
     )
-    self.tags.observe(lambda _: self._annotate(), 'value'); self.notes.observe(lambda _: self._annotate(), 'value')
+    self.tags.observe(lambda _: self._annotate(), 'value')
+    self.notes.observe(lambda _: self._annotate(), 'value')
     self.box = W.VBox(
         [
             W.HBox([self.progress, self.status]),
@@ -247,15 +252,20 @@ def _summary_html(self:RatingWidget) -> str:
 
 # %% ../nbs/03_widgets.ipynb #6a510467
 @patch
-def thumbs(self:RatingWidget, up:bool): self._write('thumbs', label=up, **self._extra()); self._show()
+def thumbs(self:RatingWidget, up:bool):
+    self._write('thumbs', label=up, **self._extra())
+    self._show()
 
 @patch
-def rate(self:RatingWidget, stars:int): self._write('rating', rating=stars, **self._extra()); self._show()
+def rate(self:RatingWidget, stars:int):
+    self._write('rating', rating=stars, **self._extra())
+    self._show()
 
 @patch
 def correct(self:RatingWidget, text:str):
     if not text.strip() or text.strip() == self.item(self.i)['response'].strip(): return
-    self._write('correction', correction=text, **self._extra()); self._show()
+    self._write('correction', correction=text, **self._extra())
+    self._show()
 
 @patch
 def _annotate(self:RatingWidget):

@@ -122,7 +122,8 @@ def style_controlled(o,                 # outcomes in [0, 1] (1: the policy's an
     rng = np.random.default_rng(seed)
     if groups is None: units = [np.array([i]) for i in range(len(o))]
     else:
-        g = np.asarray(groups); units = [np.flatnonzero(g == u) for u in np.unique(g)]
+        g = np.asarray(groups)
+        units = [np.flatnonzero(g == u) for u in np.unique(g)]
     if len(units) > 1 and len(o) > 2:
         boots = np.array([_fit_style(Z[i], o[i], l2) for i in
                           (np.concatenate([units[j] for j in rng.integers(0, len(units), len(units))]) for _ in range(n_boot))])
