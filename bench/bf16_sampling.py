@@ -60,7 +60,8 @@ def main(smoke=False, results=None):
     from rlnb.hardware import cpu_line, isa_caps
     from rlnb.prompts import heldout_prompts
     import copy
-    from rlnb.policy import plain_pair, generate, bf16_sampling, bf16_weights
+    from rlnb.policy import generate, bf16_sampling, bf16_weights
+    from rlnb.checkpoints import plain_pair
     print(cpu_line(), f'| torch threads {torch.get_num_threads()}', flush=True)
     policy, tok = adapter_policy(smoke)
     merged = plain_pair(policy)[0]

@@ -121,7 +121,7 @@ def main(save='eval_gen_speed.json', smoke=False, results=None):
     from rlnb.hardware import cpu_line, isa_caps
     from rlnb.assets import load_policy, tiny_policy
     from rlnb.prompts import heldout_prompts
-    from rlnb.policy import plain_pair
+    from rlnb.checkpoints import plain_pair
     print(cpu_line(), f'| torch threads {torch.get_num_threads()}', flush=True)
     model, tok = tiny_policy(init_range=0.4) if smoke else load_policy()
     torch.manual_seed(0)

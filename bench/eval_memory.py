@@ -25,7 +25,8 @@ def one(variant:str, out:str, smoke:bool=False):
     import torch
     from rlnb.hardware import peak_rss_mb
     from rlnb.assets import chitchat_prompts, convert_policy, tiny_policy
-    from rlnb.policy import generate, load_policy_pair, plain_pair
+    from rlnb.policy import generate
+    from rlnb.checkpoints import load_policy_pair, plain_pair
     from rlnb.assets import tiny_adapter
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     tmp = Path(tempfile.mkdtemp(prefix='rlnb-evalmem-'))

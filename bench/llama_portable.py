@@ -71,7 +71,7 @@ def main(native:str, portable:str, smoke:bool=False):
     from rlnb.export import export_model
     from rlnb.parity import prompt_ids
     from rlnb.llama import native_instructions
-    from rlnb.policy import load_checkpoint
+    from rlnb.checkpoints import load_checkpoint
     if smoke:
         from _smoke import smoke_home, skip
         home = smoke_home(); QUANTS, REPEATS = ('q8_0',), 1

@@ -27,7 +27,8 @@ def child(data:str, smoke:bool):
     from rlnb.hardware import release_memory, reset_peak_rss, peak_rss_mb
     from rlnb.dpo_config import PreferenceConfig
     from rlnb.dpo import train_dpo
-    from rlnb.policy import generate, load_checkpoint
+    from rlnb.policy import generate
+    from rlnb.checkpoints import load_checkpoint
     rss = lambda: int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20
     rows = [json.loads(l) for l in open(data)]
     prompts = [r['prompt'][-1]['content'] if isinstance(r['prompt'], list) else r['prompt'] for r in rows][:PROMPTS]

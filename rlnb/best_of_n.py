@@ -6,7 +6,8 @@
 from __future__ import annotations
 import math
 from pathlib import Path
-from .policy import Answers, generate, load_checkpoint
+from .policy import Answers, generate
+from .checkpoints import load_checkpoint
 from .judges import judge_name
 from .stats import bootstrap_ci
 from .evaluation import EvalConfig, check_eval_inputs

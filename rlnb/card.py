@@ -40,7 +40,7 @@ def _card_usage(folder:Path, kind:str, name:str) -> list[str]:
     "How to run it: Ollama, llama.cpp and llama-cpp-python for GGUF; `load_checkpoint` otherwise."
     ggufs = sorted(p.name for p in folder.glob('*.gguf'))
     if kind not in ('gguf', 'gguf-lora') or not ggufs:
-        return ['```python', 'from rlnb.policy import load_checkpoint',
+        return ['```python', 'from rlnb.checkpoints import load_checkpoint',
                 f"model, tok = load_checkpoint('{folder.name}')   # merges an adapter into its base", '```', '',
                 f'GGUF for llama.cpp and Ollama: `rlnb_export --checkpoint {folder.name} --format gguf`.']
     model = next((g for g in ggufs if 'lora' not in g), ggufs[0])

@@ -10,7 +10,8 @@ from pathlib import Path
 from datetime import datetime, timezone
 from .core import console_script
 from .config import StageConfig, stage_cli
-from .policy import load_policy_pair, plain_pair, generate
+from .policy import generate
+from .checkpoints import load_policy_pair, plain_pair
 from .prompts import heldout_prompts, read_prompts
 from .judges import failures, distinct_n, RewardJudge, judge_name
 from .stats import wilson_interval

@@ -11,7 +11,7 @@ from .assets import model_path, hub_name
 from .durable import atomic_dir, atomic_write, durable_replace
 from .config import StageConfig, StageResult, stage_cli
 from .core import console_script
-from .policy import is_adapter, adapter_base, load_checkpoint
+from .checkpoints import is_adapter, adapter_base, load_checkpoint
 from .llama import check_llama_cpu, converter_dir, llama_version, prepare_converter, supported_architectures
 from .llama import isolated
 from .parity import parity_check, check_parity

@@ -13,7 +13,8 @@ from .config import StageConfig, StageResult, stage_cli, stage_dir
 from .dpo import train_dpo
 from .dpo_config import PreferenceConfig
 from .evaluation import evaluate_policy
-from .policy import Answers, generate, bf16_weights, load_checkpoint
+from .policy import Answers, generate, bf16_weights
+from .checkpoints import load_checkpoint
 from .judges import is_degenerate
 from .assets import asset_dir
 from .tripwires import (LANGUAGE_FILES, LANGUAGES, answer_keys, corpus_pairs, item_passes, keeps_length, knowledge_items,

@@ -10,7 +10,7 @@ from .core import lora_config, last_checkpoint
 from .hardware import auto_bf16
 from .tracking import Tracker
 from .durable import durable_replace
-from .policy import merged_sampler, unwrap_model
+from .checkpoints import merged_sampler, unwrap_model
 from .ppo_config import PPOConfig
 from .core import render_chat
 from .decoding import token_logprobs, decode_result

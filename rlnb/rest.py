@@ -10,7 +10,8 @@ from pathlib import Path
 from .hardware import peak_rss_mb
 from .durable import atomic_write
 from .config import StageConfig
-from .policy import load_checkpoint, generate
+from .policy import generate
+from .checkpoints import load_checkpoint
 from .formatting import prompt_text
 from .recipe import Run, stage, policy_path
 from .sft import SFTConfig, train_sft

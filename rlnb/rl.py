@@ -13,7 +13,8 @@ from .tracking import report_targets
 from .durable import atomic_write
 from .config import StageResult, train_metrics, stage_cli, stage_dir
 from .prompts import read_prompts
-from .policy import unwrap_model, generate
+from .policy import generate
+from .checkpoints import unwrap_model
 from .ppo_config import PPOConfig
 from .ppo import PPOTrainer, call_reward, reward_model_fn, plot_ppo
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from .core import console_script
 from .durable import atomic_write
 from .config import StageConfig, stage_cli, json_lines
-from .policy import load_policy_pair, plain_pair, generate
+from .policy import generate
+from .checkpoints import load_policy_pair, plain_pair
 from .judges import rule_report, rule_components, components_line
 
 # %% auto #0

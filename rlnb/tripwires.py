@@ -11,7 +11,8 @@ from pathlib import Path
 from .assets import asset_dir
 from .config import StageConfig, StageResult
 from .stats import wilson_interval, bootstrap_ci
-from .policy import generate, load_policy_pair, plain_pair
+from .policy import generate
+from .checkpoints import load_policy_pair, plain_pair
 from .judges import is_degenerate
 
 # %% auto #0
