@@ -192,7 +192,11 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
     overrides.setdefault('system', run.recipe.get('system'))   # the system message it was evaluated with
     overrides.setdefault('model_name', f'{run.agent}-{run.path.name}')
     v = verdict(run, source)
-    ev = v['sentence'] if v['status'] == 'better' else f"**Not shown to be better than its base** ({v['status']}). {v['sentence']}"
+    ev = (
+        v['sentence']
+        if v['status'] == 'better'
+        else f"**Not shown to be better than its base** ({v['status']}). {v['sentence']}"
+    )
     if v.get('topics'): ev += f"\n\nThe held-out topics it was judged on (no training stage saw them): {'; '.join(v['topics'])}."
     if tw := v.get('tripwires'):   # what the base could do, asked again: the card says what was kept and what was lost
         ev += f"\n\nCapabilities against the base (tripwires, greedy): {tripwire_reason(tw)}.\n\n{tripwire_table(tw)}"
@@ -210,8 +214,14 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
             f" {r['greedy_identical']:.2f}"
         )
     first = list(quantization)[0]
-    answer = isolated('parity.gguf_answer', str(res.paths[first]), question, max_tokens=32, system=cfg.system,   # llama.cpp in a
-                      repeat_penalty=SAMPLING['repeat_penalty'])   # child process, greedy, as the Modelfile decodes it
+    answer = isolated(
+        'parity.gguf_answer',
+        str(res.paths[first]),
+        question,
+        max_tokens=32,
+        system=cfg.system,  # llama.cpp in a
+        repeat_penalty=SAMPLING['repeat_penalty'],
+    )  # child process, greedy, as the Modelfile decodes it
     print(f"    {first}: Q: {question}\n    A: {answer}\n    {res.message}")
     if v['status'] != 'better':
         print(f"    exported for inspection, not as a better model ({v['status']}): its model card says so")
@@ -254,9 +264,12 @@ def task_eval_stage(run:Run,
         atomic_write(run.path/'eval'/f'task_{name}.json', json.dumps(rep, indent=1))
         rep.pop('rows')
         d = rep['rule_reward_diff']
-        print(f"    {name} vs base on {len(prompts)} held-out prompts: exact match {rep['policy']['exact_match']:.3f} "
-              f"{rep['policy']['exact_match_ci']} vs {rep['base']['exact_match']:.3f} {rep['base']['exact_match_ci']}; "
-              f"rule reward {d['diff']:+.3f} " + (f"[{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '(no interval)')
-              + f" over {d['clusters']} clusters; {components_line(rep)}; error rate {rep['policy']['error_rate']:.3f}")
+        print(
+            f"    {name} vs base on {len(prompts)} held-out prompts: exact match {rep['policy']['exact_match']:.3f} "
+            f"{rep['policy']['exact_match_ci']} vs {rep['base']['exact_match']:.3f} {rep['base']['exact_match_ci']}; "
+            f"rule reward {d['diff']:+.3f} "
+            + (f"[{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '(no interval)')
+            + f" over {d['clusters']} clusters; {components_line(rep)}; error rate {rep['policy']['error_rate']:.3f}"
+        )
         out[name] = rep
     return out

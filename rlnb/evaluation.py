@@ -105,7 +105,9 @@ def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name
      " KL pass: the base's KL to itself is 0 by definition, and the answers are the same with or without it (the "
      "KL reads them after they are drawn; `bench/eval_gen_speed.py`'s '+ log-probs kept' row: identical answers), "
      "so it would only cost two forward passes over every answer.")
-    key = json.dumps(['control', str(base_name), prompts, clusters, groups, conf, tie, list(judges), kw], sort_keys=True, default=str)
+    key = json.dumps(
+        ['control', str(base_name), prompts, clusters, groups, conf, tie, list(judges), kw], sort_keys=True, default=str
+    )
     if cache is not None and key in cache and all(a is b for a, b in zip(cache[key][0], judges.values())):
         return cache[key][1]                        # the same judges (objects, not names) on the same answers
     m, _ = _eval_mode(base_m, base_m, tok, prompts, 'sampled', judges, conf, tie, None, clusters, cache, base_name,
@@ -128,9 +130,11 @@ def control_verdict(control:dict, n:int, max_identical:float=0.5) -> tuple[bool,
         for what, w in (('wins', j['win_rate']), ('wins at equal style', j.get('sc_win_rate'))):   # both rates a gate reads
             if what != 'wins' and not style_fit(w): continue
             if not w['ci'][0] <= 0.5 <= w['ci'][1]:
-                return False, (f"the base against itself {what} {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] under "
-                               f"{jn}, not ½: the instrument fails its check here"
-                               " (a bias, or the 1-in-20 miss of a 95 % interval), so it gives no verdict")
+                return False, (
+                    f"the base against itself {what} {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] under "
+                    f"{jn}, not ½: the instrument fails its check here"
+                    " (a bias, or the 1-in-20 miss of a 95 % interval), so it gives no verdict"
+                )
     return True, "the base against itself holds ½ under every judge"
 
 # %% ../nbs/08_evaluation.ipynb #8addc83a
@@ -139,7 +143,7 @@ class EvalConfig(StageConfig):
     "How `rlnb_evaluate` judges a policy against its base (the keyword arguments of `evaluate_policy`)."
     n_prompts: int = 64             # held-out prompts (when `--prompts held-out`)
     modes: str|list = 'greedy,sampled'   # answer modes, comma-separated: greedy, sampled
-    max_new_tokens: int = 128       # the answer budget: eval/report.md of a demo run shows how many answers end within it
+    max_new_tokens: int = 128  # the answer budget: eval/report.md of a demo run shows how many answers end within it
     temperature: float = 0.7        # sampled mode
     top_p: float = 0.9              # sampled mode: nucleus
     repetition_penalty: float = 1.1 # Ollama's default: the answers a deployed model gives
@@ -157,9 +161,9 @@ class EvalConfig(StageConfig):
                                           # the rows in it and the report's `decode_plan` says what it decided
     kl_answers: int|None = None     # sampled, K > 1: the KL (a pass of both models per answer) on each prompt's first N
                                     # answers only (None: all K); the verdicts are the same, the KL's interval wider
-    bf16: bool|None = False         # both models decode under `bf16_sampling` (fp32 logits; None: where `auto_bf16` finds
+    bf16: bool | None = False  # both models decode under `bf16_sampling` (fp32 logits; None: where `auto_bf16` finds
                                     # native bf16); the KL pass stays fp32. Other answers than fp32's: a verdict is remeasured
-    refill: bool = False            # each arm's answers in one continuous pass (`stream.decode_stream`), each answer from its
+    refill: bool = False  # each arm's answers in one continuous pass (`stream.decode_stream`), each answer from its
                                     # own seed: the same distribution, other draws, a tail of near-empty steps once (the pipeline's)
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
 

@@ -133,7 +133,10 @@ def to_sft(records:list[Feedback],
     out = {}
     for r in records:
         if r.kind == 'correction' and (r.correction or '').strip():
-            out.setdefault((r.agent, r.prompt, r.correction), dict(agent=r.agent, prompt=r.prompt, completion=r.correction, source='correction'))
+            out.setdefault(
+                (r.agent, r.prompt, r.correction),
+                dict(agent=r.agent, prompt=r.prompt, completion=r.correction, source='correction'),
+            )
     for (agent, prompt), resp_u in _mean_utilities(records).items():
         for resp, u in resp_u.items():
             if u >= min_utility: out.setdefault((agent, prompt, resp), dict(agent=agent, prompt=prompt, completion=resp, source='approved'))
