@@ -337,11 +337,13 @@ def parse_jsonl(path:str|Path, agent:str|None=None) -> tuple[list[Feedback], lis
     return records, rejected
 
 # %% ../nbs/01b_feedback_store.ipynb #6bf9201c
-def load_records(agent:str, data_file:str|Path|None=None, store=None, # a FeedbackStore, or its database URL / SQLite path (default: DATABASE_URL)
+def load_records(agent:str, data_file:str|Path|None=None,
+                 store=None,   # a FeedbackStore, or its database URL / SQLite path (default: DATABASE_URL)
                 ) -> list[Feedback]:
     ("An agent's feedback: from a JSONL file (rejected lines printed, the first 10) or, without one, from "
      "the store.")
-    if data_file is None: return (store if isinstance(store, FeedbackStore) else FeedbackStore(store)).query(agent=agent)
+    if data_file is None:
+        return (store if isinstance(store, FeedbackStore) else FeedbackStore(store)).query(agent=agent)
     records, rejected = parse_jsonl(data_file, agent)
     for n, why in rejected[:10]: print(f"  line {n} rejected: {why}")
     return records

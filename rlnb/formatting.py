@@ -139,7 +139,9 @@ def to_sft(records:list[Feedback],
             )
     for (agent, prompt), resp_u in _mean_utilities(records).items():
         for resp, u in resp_u.items():
-            if u >= min_utility: out.setdefault((agent, prompt, resp), dict(agent=agent, prompt=prompt, completion=resp, source='approved'))
+            if u >= min_utility:
+                row = dict(agent=agent, prompt=prompt, completion=resp, source='approved')
+                out.setdefault((agent, prompt, resp), row)
     _need(len(out), min_examples, 'SFT examples', _one_agent(records), 'min_utility')
     return list(out.values())
 
@@ -286,7 +288,8 @@ def data_shape(records:list[Feedback], min_margin:float=0.2) -> dict:
     kto = to_kto(records, min_examples=0) if records else []
     sft = to_sft(records, min_examples=0) if records else []
     return dict(sft_examples=len(sft), sft_corrections=sum(e['source'] == 'correction' for e in sft),
-                sft_prompts=len({e['prompt'] for e in sft}), records=len(records), judged=len(judged), prompts=len({(r.agent, r.prompt) for r in records}),
+                sft_prompts=len({e['prompt'] for e in sft}), records=len(records), judged=len(judged),
+                prompts=len({(r.agent, r.prompt) for r in records}),
                 prompts_with_two_answers=sum(len(v) >= 2 for v in answers.values()),
                 pairs=len(pairs), pair_prompts=len({p['prompt'] for p in pairs}),
                 desirable=sum(e['label'] for e in kto), undesirable=sum(not e['label'] for e in kto),
