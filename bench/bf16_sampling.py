@@ -39,7 +39,7 @@ def adapter_policy(smoke:bool):
 def position_logprobs(model, tok, prompts, answers, how):
     "Each answer's next-token log-softmax at temperature 0.7 (positions × vocabulary), teacher-forced, under `how`."
     import torch
-    from rlnb.policy import render_chat
+    from rlnb.core import render_chat
     out = []
     for p, a in zip(prompts, answers):
         head = tok(render_chat(tok, p, system=SYSTEM), add_special_tokens=False)['input_ids']
@@ -60,7 +60,8 @@ def main(smoke=False, results=None):
     from rlnb.hardware import cpu_line, isa_caps
     from rlnb.prompts import heldout_prompts
     import copy
-    from rlnb.policy import generate, bf16_sampling, bf16_weights
+    from rlnb.policy import generate
+    from rlnb.decoding import bf16_sampling, bf16_weights
     from rlnb.checkpoints import plain_pair
     print(cpu_line(), f'| torch threads {torch.get_num_threads()}', flush=True)
     policy, tok = adapter_policy(smoke)

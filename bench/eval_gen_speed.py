@@ -12,17 +12,17 @@ added to the one before:
 - `before`: the adapter model answers (adapter layers in every step), the nucleus by a sort of the whole vocabulary,
   KL from two fresh passes (policy and base) over the answers;
 - `+ nucleus in top 256`: `_nucleus` finds the same top-p set among the top 256 tokens;
-- `+ log-probs kept`: `decode(logprobs=True)`: the KL's policy side comes from sampling, only the base runs again;
+- `+ log-probs kept`: `policy._decode(logprobs=True)`: the KL's policy side comes from sampling, only the base runs again;
 - `+ merged adapter`: `plain_pair`: a merged copy answers, a plain copy of the base is the KL's base;
-- `+ draw in the nucleus`: `_next_token` draws among the nucleus' own tokens, not over the whole vocabulary with the
+- `+ draw in the nucleus`: `next_token` draws among the nucleus' own tokens, not over the whole vocabulary with the
   rest zeroed (the rows before draw as `dense_next_token` below, the library's draw until then). The same
   distribution, but the random numbers fall differently: from this row on the answers are another sample, checked
   identical to this row's, and its mean KL and length are shown beside the earlier rows';
-- `+ shared prefix once`: `decode(share_prefix=True)`: the prompts' common beginning (the system turn) passes the
+- `+ shared prefix once`: `policy._decode(share_prefix=True)`: the prompts' common beginning (the system turn) passes the
   model once and its cache serves every row, in the answers and in the KL's base pass (`path_kl(n_shared=...)`);
 - `+ two batches at once`: `generate(batches_at_once=2)` (the evaluate stage's setting): two batches decoded together, each
   sampled from its own stream seeded as that batch alone would be, so each step reads the weights once for both;
-- `+ prompts by length`: `decode(prefill_rows=16)`: the rest of each prompt passes in groups of similar length, each cut
+- `+ prompts by length`: `policy._decode(prefill_rows=16)`: the rest of each prompt passes in groups of similar length, each cut
   to its own longest, instead of the whole batch padded to its longest prompt; and `path_kl` passes each answer as its
   own prompt and answer, without the batch's padding (the rows before pass `prefill_rows=None` and use
   `padded_path_kl` below, the library's KL pass until then);
@@ -30,10 +30,10 @@ added to the one before:
   before use `dense_penalize` below: a (B, V) mask through `torch.where`, three passes over the vocabulary per step;
   it builds the mask afresh at each step, one (B, V) fill more than the library's old mask kept across steps, so this
   row's gain is an upper bound);
-- `+ KV cache with room`: `decode`'s cache writes each new position into room kept after it (`_with_room`), where
+- `+ KV cache with room`: `policy._decode`'s cache writes each new position into room kept after it (`with_room`), where
   `torch.cat` copied every layer's whole cache at every token (the rows before: `no_room` below).
 Rows from `+ two batches at once` on run the library's `generate`, which also hands the freed KV cache back to
-the system after each decode and KL pass (`release_memory(collect=False)`); the rows before run the loop below.
+the system after each decoding and KL pass (`release_memory(collect=False)`); the rows before run the loop below.
 Every row must give the same answers as the first row that draws the same way (checked) and the same KL to 1e-3 nats
 (checked); the time is the whole of it."""
 import json, os, sys, time
@@ -46,20 +46,20 @@ def answers(model, base, tok, prompts, keep_logprobs:bool, at_once:int=1, prefix
     ("The batch engine's loop (`generate`) with the KL and shared-prefix levers as switches (the library always keeps the log-probs "
      "and shares the prefix); `at_once`: the library's own loop.")
     import functools, torch
-    import rlnb.policy as E
+    import rlnb.policy as P
     from rlnb.policy import generate
-    from rlnb.decoding import decode, path_kl
+    from rlnb.decoding import path_kl
     if at_once > 1:   # the library's loop, several batches decoded together (seeded as the loop below seeds them)
-        D, K = E.decode, E.path_kl
-        if not by_length: E.decode, E.path_kl = functools.partial(D, prefill_rows=None), padded_path_kl
+        D, K = P._decode, P.path_kl
+        if not by_length: P._decode, P.path_kl = functools.partial(D, prefill_rows=None), padded_path_kl
         try: a = generate(model, tok, prompts, max_new_tokens=NEW, do_sample=True, temperature=0.7, top_p=0.9, seed=0, batch_size=BATCH, base=base,
                                   system=SYSTEM, repetition_penalty=1.1, batches_at_once=at_once)
-        finally: E.decode, E.path_kl = D, K
+        finally: P._decode, P.path_kl = D, K
         return a.texts, a.kl
     texts, kls = [], []
     for i in range(0, len(prompts), BATCH):
         torch.manual_seed(i)
-        s = decode(model, tok, prompts[i:i + BATCH], NEW, True, 0.7, 0.9, SYSTEM, repetition_penalty=1.1,
+        s = P._decode(model, tok, prompts[i:i + BATCH], NEW, True, 0.7, 0.9, SYSTEM, repetition_penalty=1.1,
                    logprobs=keep_logprobs, share_prefix=prefix, prefill_rows=16 if by_length else None)
         texts += [t.strip() for t in s['responses']]
         kls += (path_kl if by_length else padded_path_kl)(model, s['ids'], s['attn'], s['n_prompt'], s['mask'], 0.7, base=base, logprobs=s.get('logprobs'),
@@ -116,7 +116,7 @@ def dense_next_token(logits, do_sample, temperature, top_p, seen=None, penalty=1
 def main(save='eval_gen_speed.json', smoke=False, results=None):
     import torch
     from peft import LoraConfig, get_peft_model
-    import rlnb.decoding as E
+    import rlnb.decoding as E, rlnb.policy as P
     from rlnb.core import bench_results
     from rlnb.hardware import cpu_line, isa_caps
     from rlnb.assets import load_policy, tiny_policy
@@ -143,16 +143,16 @@ def main(save='eval_gen_speed.json', smoke=False, results=None):
               ('+ penalty on seen tokens', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2, by_length=True,
                                                 pen=E.penalize_repeats)),
               ('+ KV cache with room', dict(k=E._NUCLEUS_K, keep=True, m=merged, b=plain, at_once=2, by_length=True,
-                                            pen=E.penalize_repeats, room=E._with_room))]
-    k0, draw0, pen0, room0, rows, refs = E._NUCLEUS_K, E._next_token, E.penalize_repeats, E._with_room, [], {}
+                                            pen=E.penalize_repeats, room=P.with_room))]
+    k0, draw0, pen0, room0, rows, refs = E._NUCLEUS_K, P.next_token, E.penalize_repeats, P.with_room, [], {}
     answers(merged, plain, tok, prompts[:2], True)   # warm-up
     for name, v in levers:
-        E._NUCLEUS_K, E._next_token = v['k'], v.get('draw', draw0)
-        E.penalize_repeats, E._with_room = v.get('pen', dense_penalize), v.get('room', no_room)
+        E._NUCLEUS_K, P.next_token = v['k'], v.get('draw', draw0)
+        E.penalize_repeats, P.with_room = v.get('pen', dense_penalize), v.get('room', no_room)
         try:
             t = time.perf_counter(); texts, kls = answers(v['m'], v['b'], tok, prompts, v['keep'], v.get('at_once', 1), v.get('prefix', False),
                                  v.get('by_length', False)); dt = time.perf_counter() - t
-        finally: E._NUCLEUS_K, E._next_token, E.penalize_repeats, E._with_room = k0, draw0, pen0, room0
+        finally: E._NUCLEUS_K, P.next_token, E.penalize_repeats, P.with_room = k0, draw0, pen0, room0
         ref = refs.setdefault('draw' in v, (texts, kls))   # the first row that draws the same way
         same = sum(a == b for a, b in zip(texts, ref[0]))
         dkl = max(abs(a - b) for a, b in zip(kls, ref[1]))

@@ -1,4 +1,4 @@
-"""Continuous batching (`rlnb.stream`) against the batch-by-batch engine, side by side in one run on this CPU.
+"""Continuous batching (`generate(refill=True)`) against the batch-by-batch engine, side by side in one run on this CPU.
 
     .venv/bin/python bench/stream_speed.py          # writes bench/results/stream_speed.json (~10 min on 2 cores)
     .venv/bin/python bench/stream_speed.py --smoke  # tiny policy, a handful of prompts and tokens; JSON to a temp folder
@@ -9,9 +9,10 @@ repetition penalty 1.1, 64 x 2 rows in flight:
 - `evaluate`: 153 held-out prompts x K = 2 answers (the evaluate stage's sampled arm, 128 tokens);
 - `on-policy round`: 4 draws over 64 prompts (one on-policy DPO round's sampling, 96 tokens).
 `batch` is the engine until now (`generate`, with `k` for a pool: passes of at most 128 rows, each ending in its own
-tail of nearly empty steps); `refill` is one continuous pass (`generate(refill=True)`, over `rlnb.stream.decode_stream`). The two draw from different streams (the batch engine one per
-batch, `refill` one per answer), so they are two samples of the same distribution: their mean answer length is shown
-beside the time, with the seconds per generated token."""
+tail of nearly empty steps); `refill` is one continuous pass (`generate(refill=True)`, over the policy's private
+`_decode_stream`). The two draw from different streams (the batch engine one per batch, `refill` one per answer), so
+they are two samples of the same distribution: their mean answer length is shown beside the time, with the seconds per
+generated token."""
 import json, sys, time
 from pathlib import Path
 

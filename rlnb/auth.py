@@ -67,7 +67,8 @@ def api_tokens(token:str|None=None, tokens:dict|str|None=None) -> list[tuple[byt
 def token_file(tokens) -> Path|None:
     "The file `tokens` (or env RLNB_API_TOKENS) names, if it names one rather than holding the JSON itself."
     tokens = os.environ.get('RLNB_API_TOKENS') if tokens is None else tokens
-    if isinstance(tokens, str) and tokens.strip() and not tokens.lstrip().startswith('{'): return Path(tokens).expanduser()
+    if isinstance(tokens, str) and tokens.strip() and not tokens.lstrip().startswith('{'):
+        return Path(tokens).expanduser()
     return None
 
 def file_signature(p:Path|None) -> tuple|None:

@@ -35,8 +35,10 @@ def review_rows(report, judge:str|None=None, mode:str|None=None) -> dict:
     for i, p in enumerate(m['prompts']): first.setdefault(p, i)
     rows, o, ans = sorted(first.values()), m['judges'][judge]['outcomes'], m['answers']
     tag = hashlib.sha1(json.dumps([mode, m['prompts'], ans], sort_keys=True).encode()).hexdigest()[:12]
-    items = [dict(id=f'{tag}:{r}', row=r, prompt=m['prompts'][r], response_a=ans['policy'][r], response_b=ans['base'][r])
-             for r in rows]
+    items = [
+        dict(id=f'{tag}:{r}', row=r, prompt=m['prompts'][r], response_a=ans['policy'][r], response_b=ans['base'][r])
+        for r in rows
+    ]
     return dict(mode=mode, judge=judge, tag=tag, rows=rows, judged=[float(o[r]) for r in rows], items=items)
 
 def review_labels(records, tag:str) -> dict:
@@ -92,10 +94,15 @@ class BlindReview(CompareWidget):
 
     def _summary_html(self) -> str:
         if not self.show_verdict: return CompareWidget._summary_html(self)
-        skip = (f' {len(self.skipped)} pairs skipped: the rated pairs stay a random draw only if skips do not depend on '
-                'the answers.' if self.skipped else '')
-        return CompareWidget._summary_html(self) + (f'<div '
-                                                    f'class="rlnb-verdict">{verdict_text(self.verdict(), self.min_human)}{skip}</div>')
+        skip = (
+            f' {len(self.skipped)} pairs skipped: the rated pairs stay a random draw only if skips do not depend on '
+            'the answers.'
+            if self.skipped
+            else ''
+        )
+        return CompareWidget._summary_html(self) + (
+            f'<div ' f'class="rlnb-verdict">{verdict_text(self.verdict(), self.min_human)}{skip}</div>'
+        )
 
 def verdict_text(v:dict|None, min_human:int=50) -> str:
     "One sentence of a `human_win_rate` result, as the review shows it."

@@ -73,18 +73,25 @@ def load_policy_pair(policy, base=None):
     return policy.eval(), base, tok, names
 
 def plain_pair(policy):
-    ("An adapter policy as two plain models for answering: a copy with the adapter merged into its weights, "
-     "and a copy of the base with the adapter removed (`policy` itself is left as it was). Their outputs "
-     "equal the adapter's with it on and off, up to float rounding; answering skips the adapter layers' "
-     "share of a policy's sampled answer time. The base copy shares every weight with `policy` (no memory of "
-     "its own); the merged copy shares the weights the adapter does not touch (embeddings, norms) and owns "
-     "only the merged layers.")
+    (
+        "An adapter policy as two plain models for answering: a copy with the adapter merged into its weights, "
+        "and a copy of the base with the adapter removed (`policy` itself is left as it was). Their outputs "
+        "equal the adapter's with it on and off, up to float rounding; answering skips the adapter layers' "
+        "share of a policy's sampled answer time. The base copy shares every weight with `policy` (no memory of "
+        "its own); the merged copy shares the weights the adapter does not touch (embeddings, norms) and owns "
+        "only the merged layers."
+    )
     import copy
-    if not hasattr(policy, 'merge_and_unload'): raise TypeError(f"not an adapter (PEFT) model: "
-                                                                f"{type(policy).__name__}")
+
+    if not hasattr(policy, 'merge_and_unload'):
+        raise TypeError(f"not an adapter (PEFT) model: " f"{type(policy).__name__}")
     params = dict(policy.named_parameters())
-    shared = lambda keep: {id(p): p for n, p in params.items() if keep(n)}   # deepcopy's memo: these stay the same tensors
-    merged = copy.deepcopy(policy, shared(lambda n: 'base_layer' not in n)).merge_and_unload()   # merges into its own copies
+    shared = lambda keep: {
+        id(p): p for n, p in params.items() if keep(n)
+    }  # deepcopy's memo: these stay the same tensors
+    merged = copy.deepcopy(
+        policy, shared(lambda n: 'base_layer' not in n)
+    ).merge_and_unload()  # merges into its own copies
     return merged.eval(), copy.deepcopy(policy, shared(lambda n: True)).unload().eval()
 
 def _check_same_arch(a, b):

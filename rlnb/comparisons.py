@@ -41,7 +41,8 @@ def _kk_pairs(groups) -> tuple:
 
 # %% ../nbs/08f_comparisons.ipynb #d31f2328
 def compare_answers(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie, clusters=None,
-                    memo:tuple|None=None,   # (judge name, Answers.scores of `bas`): the base's scores kept for the next policy
+                    # (judge name, Answers.scores of `bas`): the base's scores kept for the next policy
+                    memo:tuple|None=None,
                     groups=None,     # prompt index per row, when each prompt has K answers per arm: the verdict is over
                     ) -> dict:       # all K×K pairs of a prompt (a U-statistic), resampled by cluster (or by prompt)
     ("One judge's verdict on policy vs base answers: scores, paired difference, win rate, length-controlled win "
@@ -72,7 +73,8 @@ def compare_answers(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie,
         'win_rate': wr,
         'lc_win_rate': length_controlled(o, np.asarray(pol_len)[ia] - np.asarray(bas_len)[ib], conf, seed=seed,
                                          groups=pc if pc is not None and len(set(pc)) < len(o) else None),
-        'sc_win_rate': style_controlled(o, X, conf=conf, seed=seed,                # length, '!', '?', emoji, lists, bold
+        # length, '!', '?', emoji, lists, bold
+        'sc_win_rate': style_controlled(o, X, conf=conf, seed=seed,
                                         groups=pc if pc is not None and len(set(pc)) < len(o) else None),
         'p_policy_better': [round(float(v), 4) for v in j['p']],   # per row: the row's policy answer vs its base answer
         'outcomes': outcomes(j['p'], tie, [a == b for a, b in zip(pol, bas)]).tolist(),

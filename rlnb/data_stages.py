@@ -111,7 +111,9 @@ def format_feedback(run:Run, min_margin:float=0.2, max_pairs_per_prompt:int|None
     "Records of the run's agent → split datasets in the run folder, with stats and plots."
     import datasets
     datasets.disable_progress_bars()
-    records = reweigh(by_rater(run.store(store).query(agent=run.agent), raters, exclude_raters), weights)   # whose labels count
+    records = reweigh(
+        by_rater(run.store(store).query(agent=run.agent), raters, exclude_raters), weights
+    )  # whose labels count
     dsets = build_datasets(
         records,
         min_margin,

@@ -21,44 +21,45 @@ __all__ = ['PreferenceConfig', 'effective_config', 'load_trainable_policy', 'sta
 @dataclass
 class PreferenceConfig(StageConfig):
     "One DPO/KTO run. Presets: `PreferenceConfig.PRESETS` (`cpu` is the default on this machine)."
-    model: str = 'smollm2'          # the policy to train: 'smollm2', 'tiny' (tests), a HF folder or an adapter folder
-    reference: str = 'base'         # with an adapter as `model`: 'base' (go on training it; the reference is its base)
-                                    # or 'start' (the adapter's policy is the reference: a fresh LoRA on it merged, as
-                                    # preference training after SFT; the result is saved as one adapter of both)
-    lora_r: int = 16                # LoRA rank
-    lora_alpha: int = 32            # LoRA scale
+
+    model: str = 'smollm2'  # the policy to train: 'smollm2', 'tiny' (tests), a HF folder or an adapter folder
+    reference: str = 'base'  # with an adapter as `model`: 'base' (go on training it; the reference is its base)
+    # or 'start' (the adapter's policy is the reference: a fresh LoRA on it merged, as
+    # preference training after SFT; the result is saved as one adapter of both)
+    lora_r: int = 16  # LoRA rank
+    lora_alpha: int = 32  # LoRA scale
     lora_dropout: float = 0.05
     learning_rate: float = 5e-5
-    beta: float = 0.1               # DPO/KTO temperature: larger keeps the policy closer to the reference
+    beta: float = 0.1  # DPO/KTO temperature: larger keeps the policy closer to the reference
     epochs: float = 1.0
-    max_steps: int = -1             # stop after this many optimiser steps (-1: run the epochs): the step budget
-    batch_size: int = 4             # pairs (DPO) or examples (KTO) per device step
+    max_steps: int = -1  # stop after this many optimiser steps (-1: run the epochs): the step budget
+    batch_size: int = 4  # pairs (DPO) or examples (KTO) per device step
     grad_accum: int = 1
-    max_length: int = 128           # prompt + completion tokens (longer: completion end truncated)
-    loss_type: str = 'sigmoid'      # DPO loss: 'sigmoid' (DPO), 'ipo', 'hinge', 'robust'
-    label_smoothing: float = 0.0    # conservative DPO / robust DPO noise rate
-    sft_weight: float = 0.0         # DPO only: + this x the mean negative log-likelihood of the chosen answers' tokens
-                                    # (RPO; TRL's loss_type 'sft'): the chosen answers' likelihood is held up, not only
-                                    # the margin, which keeps the policy near answers it already gives (on-policy rounds)
+    max_length: int = 128  # prompt + completion tokens (longer: completion end truncated)
+    loss_type: str = 'sigmoid'  # DPO loss: 'sigmoid' (DPO), 'ipo', 'hinge', 'robust'
+    label_smoothing: float = 0.0  # conservative DPO / robust DPO noise rate
+    sft_weight: float = 0.0  # DPO only: + this x the mean negative log-likelihood of the chosen answers' tokens
+    # (RPO; TRL's loss_type 'sft'): the chosen answers' likelihood is held up, not only
+    # the margin, which keeps the policy near answers it already gives (on-policy rounds)
     precompute_ref_log_probs: bool = True  # reference log-probs once before training, not every step
-    ref_batch_size: int|None = None  # pairs per batch of that one reference pass (no gradients); None: batch_size
-    base_dtype: str = 'float32'     # frozen base weights: 'float32' or 'bfloat16' (LoRA weights stay fp32)
-    bf16: bool|None = False         # bf16 autocast; None: on CUDA, and on CPUs with native bf16 (`auto_bf16`)
-    attn_implementation: str|None = None  # attention kernel; None: 'eager' under bf16 on a CPU, else the model's own
-    load_in_4bit: bool = False      # 4-bit base through bitsandbytes (CUDA only; skipped with a message on CPU)
+    ref_batch_size: int | None = None  # pairs per batch of that one reference pass (no gradients); None: batch_size
+    base_dtype: str = 'float32'  # frozen base weights: 'float32' or 'bfloat16' (LoRA weights stay fp32)
+    bf16: bool | None = False  # bf16 autocast; None: on CUDA, and on CPUs with native bf16 (`auto_bf16`)
+    attn_implementation: str | None = None  # attention kernel; None: 'eager' under bf16 on a CPU, else the model's own
+    load_in_4bit: bool = False  # 4-bit base through bitsandbytes (CUDA only; skipped with a message on CPU)
     gradient_checkpointing: bool = (
         True  # recompute activations in the backward: slower, less memory (bench/dpo_speed.py; TRL's default too)
     )
-    group_by_length: bool = False   # batch pairs of similar length together (less padding)
+    group_by_length: bool = False  # batch pairs of similar length together (less padding)
     packed: bool = (
         True  # pack each batch: no padding, each pair's prompt computed once, LM head on completion tokens only
     )
-    max_packed_tokens: int = 1024   # tokens per packed row (attention is dense within a row)
-    share_start: bool = True        # packed: the first tokens all pairs of a packed row share (the system turn) pass
-                                    # once per row, not once per pair (`pack_batch`)
-    max_train_examples: int|None = None   # a seeded sample, for a time budget
-    save_steps: int = 50            # checkpoint every N steps (resume picks up the last)
-    resume: bool = True             # go on from the output folder's last complete checkpoint (False: start over)
+    max_packed_tokens: int = 1024  # tokens per packed row (attention is dense within a row)
+    share_start: bool = True  # packed: the first tokens all pairs of a packed row share (the system turn) pass
+    # once per row, not once per pair (`pack_batch`)
+    max_train_examples: int | None = None  # a seeded sample, for a time budget
+    save_steps: int = 50  # checkpoint every N steps (resume picks up the last)
+    resume: bool = True  # go on from the output folder's last complete checkpoint (False: start over)
     logging_steps: int = 5
     report_to: str = 'none'  # where training metrics go: none, tensorboard, trackio (comma-separated for several)
     seed: int = 0
@@ -66,8 +67,10 @@ class PreferenceConfig(StageConfig):
     def __post_init__(self):
         if self.loss_type not in ('sigmoid', 'ipo', 'hinge', 'robust'):
             raise ValueError(f"loss_type must be sigmoid, ipo, hinge or robust, got {self.loss_type!r}")
-        if self.sft_weight < 0: raise ValueError(f"sft_weight must be >= 0, got {self.sft_weight}")
-        if self.reference not in ('base', 'start'): raise ValueError(f"reference must be 'base' or 'start', got {self.reference!r}")
+        if self.sft_weight < 0:
+            raise ValueError(f"sft_weight must be >= 0, got {self.sft_weight}")
+        if self.reference not in ('base', 'start'):
+            raise ValueError(f"reference must be 'base' or 'start', got {self.reference!r}")
         if self.base_dtype not in ('float32', 'bfloat16'):
             raise ValueError("base_dtype must be 'float32' or 'bfloat16'")
 
@@ -165,7 +168,8 @@ def start_adapter(model, cfg:PreferenceConfig):
     from peft import set_peft_model_state_dict
     from safetensors.torch import load_file
     res = set_peft_model_state_dict(model, load_file(str(src/'adapter_model.safetensors')))
-    if getattr(res, 'unexpected_keys', None): raise ValueError(f"{src}: weights that fit no LoRA layer: {res.unexpected_keys[:3]}")
+    if getattr(res, 'unexpected_keys', None):
+        raise ValueError(f"{src}: weights that fit no LoRA layer: {res.unexpected_keys[:3]}")
 
 # %% ../nbs/05e_dpo_config.ipynb #2976c30a
 def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', has_eval:bool=False):

@@ -89,9 +89,11 @@ def table(self:EvalReport) -> str:
             rows.append(f"| {mode} | {jn}, control: base vs base | {w['rate']:.3f} [{_ci_txt(w)}] | {lc['rate']:.3f} "
                         f"[{_ci_txt(lc)}] | {sc_txt(j)} | {w['sign_p']:.3f} | – | {kl} | – |")
         for jn, hu in m.get('human', {}).items():   # people's blind-review verdict on these pairs (people.add_human)
-            rows.append(f"| {mode} | people, {hu['n_human']} of {hu['n_pairs']} pairs rated ({hu['method']} with {jn}; "
-                        f"{jn} agrees on {hu['agreement']:.0%}) | {hu['rate']:.3f} [{hu['ci'][0]:.3f}, {hu['ci'][1]:.3f}] "
-                        "| – | – | – | – | – | – |")
+            rows.append(
+                f"| {mode} | people, {hu['n_human']} of {hu['n_pairs']} pairs rated ({hu['method']} with {jn}; "
+                f"{jn} agrees on {hu['agreement']:.0%}) | {hu['rate']:.3f} [{hu['ci'][0]:.3f}, {hu['ci'][1]:.3f}] "
+                "| – | – | – | – | – | – |"
+            )
     bad = [f"{mode}: {m['control']['why']}" for mode, m in self.modes.items() if not m.get('control', {}).get('valid', True)]
     return '\n'.join(rows) + (''.join(f"\n\n**No verdict** ({b})" for b in bad))
 

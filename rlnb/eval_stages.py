@@ -57,19 +57,24 @@ def _register_eval(run:Run, name:str, rep, J:dict, no_verdict:str|None=None, tri
     return v, {'passed': d.passed, 'reason': d.reason}
 
 # %% ../nbs/99f_eval_stages.ipynb #8bec68be
-def stage_eval_config(recipe:dict, preset:str='cpu', **overrides) -> EvalConfig:
-    ("The EvalConfig the evaluate stage answers and judges with: `preset` + overrides, and unless they say "
-     "otherwise sampled answers only, 64 x 2 rows in one continuous pass (`refill`), the recipe's seed and system "
-     "message. Anything that must compare with the stage's answers (best-of-n) builds its config here.")
+def stage_eval_config(recipe: dict, preset: str = 'cpu', **overrides) -> EvalConfig:
+    (
+        "The EvalConfig the evaluate stage answers and judges with: `preset` + overrides, and unless they say "
+        "otherwise sampled answers only, 64 x 2 rows in one continuous pass (`refill`), the recipe's seed and system "
+        "message. Anything that must compare with the stage's answers (best-of-n) builds its config here."
+    )
     # two batches of 64 decoded together, each from its own stream: the same answers as one at a time, and one
     # straggler's tail of near-empty steps per two batches (bench/eval_gen_speed.py, '+ two batches at once'); the
     # KV cache and log-probs of those rows are fitted to EvalConfig.memory_budget_mb by `decode_plan` (its choice is
     # in each report's `decode_plan`; bench/eval_memory.py measures it), the stage's peak RSS in the run's metrics
-    # and the rows in flight as one continuous pass (`refill`, rlnb.stream): each arm's tail once, not per 128 answers
+    # and the rows in flight as one continuous pass (`generate(refill=True)`): each arm's tail once, not per 128 answers
     # (bench/results/stream_speed_avx2.json); each answer from its own seed, so other draws of the same distribution
-    for k, v in dict(modes=['sampled'], batch_size=64, batches_at_once=2, refill=True, seed=recipe.get('seed', 0)).items():
+    for k, v in dict(
+        modes=['sampled'], batch_size=64, batches_at_once=2, refill=True, seed=recipe.get('seed', 0)
+    ).items():
         overrides.setdefault(k, v)
-    if overrides.get('system') is None: overrides['system'] = recipe.get('system')   # null: the recipe's
+    if overrides.get('system') is None:
+        overrides['system'] = recipe.get('system')  # null: the recipe's
     return EvalConfig.make(preset, **overrides)
 
 # %% ../nbs/99f_eval_stages.ipynb #2a05b766
@@ -82,7 +87,9 @@ def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs,
     if not (path/'adapter_config.json').exists():
         raise FileNotFoundError(f"{path} holds no adapter: run the stage that trains {name!r} before 'evaluate', "
                                 "or leave it out of `policies`")
-    rep = evaluate_policy(path, ind['prompts'], J, clusters=ind['clusters'], output=run.path/'eval'/f'{name}{sfx}.json', **kw)
+    rep = evaluate_policy(
+        path, ind['prompts'], J, clusters=ind['clusters'], output=run.path / 'eval' / f'{name}{sfx}.json', **kw
+    )
     rep_ood = evaluate_policy(path, ood['prompts'], J, output=run.path/'eval'/f'{name}_ood{sfx}.json',
                               **kw) if ood['prompts'] else None
     plot_report(rep, run.path/'plots'/f'eval_{name}{sfx}.png')
@@ -109,8 +116,14 @@ def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs,
     if tw:
         print('    tripwires against the base (greedy):\n    ' + tripwire_table(tw).replace('\n', '\n    '))
         print(f"      {name} {tripwire_reason(tw)}")
-        lines += ['### Capabilities the base had (tripwires, greedy, the report half of each probe)', '', tripwire_table(tw), '',
-                  f"{name} {tripwire_reason(tw)}.", '']
+        lines += [
+            '### Capabilities the base had (tripwires, greedy, the report half of each probe)',
+            '',
+            tripwire_table(tw),
+            '',
+            f"{name} {tripwire_reason(tw)}.",
+            '',
+        ]
     entry = {'headline': {j: judge_verdict(rep.headline(j), j, val[j]['vs_heuristic']) for j in J},
              'judge_validity': val, 'timings': rep.meta['timings'], 'seconds': secs, **({'tripwires': tw} if tw else {}),
              **({'ood_headline': {j: judge_verdict(rep_ood.headline(j), j, val[j]['vs_heuristic']) for j in J}}
@@ -130,15 +143,19 @@ def evaluate_stage(
     run: Run,
     policies: list | None = None,      # None: every policy the run has trained (`POLICIES` holding an adapter)
     judges: list = ('judge', 'reward'),
-    n_prompts: int | None = None,      # in-distribution prompts; None: the power rule's count for a true `target_win_rate`
+    # in-distribution prompts; None: the power rule's count for a true `target_win_rate`
+    n_prompts: int | None = None,
                                        # (80 % power), divided by `answers_per_prompt` (K answers per arm on each)
-    part: str | None = 'confirmation', # held-out topics to read: 'confirmation' (a recipe's verdict), 'development' (choices)
+    # held-out topics to read: 'confirmation' (a recipe's verdict), 'development' (choices)
+    part: str | None = 'confirmation',
     target_win_rate: float = 0.58,
     ood_prompts: int = 64,             # chatterbot openers, their own out-of-distribution row (0: none)
     judge_pairs: int = 2000,           # held-out human pairs on which each judge's accuracy is measured
     reference: str = 'reward',         # the training reward model the judges' agreement is measured against
-    tag: str | None = None,            # name the report and frontier plot by it (eval/report_<tag>.md): a second evaluation
-    tripwires: str | None = 'cpu',     # the `TripwireConfig` preset each policy's capabilities are probed with (None: none)
+    # name the report and frontier plot by it (eval/report_<tag>.md): a second evaluation
+    tag: str | None = None,
+    # the `TripwireConfig` preset each policy's capabilities are probed with (None: none)
+    tripwires: str | None = 'cpu',
     preset: str = 'cpu',               # the EvalConfig preset; `**overrides` set its fields
     **overrides,                       # EvalConfig fields (modes, max_new_tokens, top_p, repetition_penalty, ...)
 ) -> dict:
@@ -150,7 +167,8 @@ def evaluate_stage(
     seed, system, max_new_tokens, temperature = cfg.seed, cfg.system, cfg.max_new_tokens, cfg.temperature
     top_p, repetition_penalty = cfg.top_p, cfg.repetition_penalty
     k, sfx = cfg.answers_per_prompt, f'_{tag}' if tag else ''
-    if n_prompts is None: n_prompts = -(-prompts_needed(target_win_rate) // k)   # power at most the rule's: prompts vary
+    # power at most the rule's: prompts vary
+    if n_prompts is None: n_prompts = -(-prompts_needed(target_win_rate) // k)
     sets, J = eval_prompt_set(run.path, n_prompts, target_win_rate, ood_prompts, seed, part=part), _run_judges(run, judges)
     ind, ood = sets['in_distribution'], sets['out_of_distribution']
     out, reports, cache, acc = {'prompts': len(ind['prompts']), 'ood_prompts': len(ood['prompts']),
@@ -197,12 +215,15 @@ def export_stage(run:Run, source:str='dpo', question:str='What is the capital of
         if v['status'] == 'better'
         else f"**Not shown to be better than its base** ({v['status']}). {v['sentence']}"
     )
-    if v.get('topics'): ev += f"\n\nThe held-out topics it was judged on (no training stage saw them): {'; '.join(v['topics'])}."
+    if v.get('topics'):
+        ev += f"\n\nThe held-out topics it was judged on (no training stage saw them): {'; '.join(v['topics'])}."
     if tw := v.get('tripwires'):   # what the base could do, asked again: the card says what was kept and what was lost
         ev += f"\n\nCapabilities against the base (tripwires, greedy): {tripwire_reason(tw)}.\n\n{tripwire_table(tw)}"
     if g := v.get('gate'): ev += f"\n\nDeploy gate (the rule the service applies): {g['reason']}"
-    if r := replicated_line(run, run.results): ev += f"\n\n{r}"   # the recipe's verdict over split seeds, where one was saved
-    overrides.setdefault('evaluation', ev)   # every model card states what the evaluation measured, and whether it is better
+    if r := replicated_line(run, run.results):
+        ev += f"\n\n{r}"  # the recipe's verdict over split seeds, where one was saved
+    # every model card states what the evaluation measured, and whether it is better
+    overrides.setdefault('evaluation', ev)
     cfg = ExportConfig.make(preset, **overrides)
     if cfg.format != 'gguf': raise ValueError(f"the export stage writes GGUF files, got format {cfg.format!r}")
     res = export_model(adapter, cfg, run.path / 'gguf')
@@ -243,7 +264,8 @@ def task_eval_stage(run:Run,
     ("Exact match, rule reward and its components, error rate and sample errors of each trained policy against its"
      " base on the held-out prompts' right answers (`evaluate_task`).")
     ds = run.datasets()
-    if not any(split in ds[f] for f in ds): raise ValueError(f"no {split!r} split in the run's datasets: {split} needs the format stage's confirm_frac")
+    if not any(split in ds[f] for f in ds):
+        raise ValueError(f"no {split!r} split in the run's datasets: {split} needs the format stage's confirm_frac")
     held = list(dict.fromkeys(prompt_text(p) for f in ('sft', 'kto', 'pairs', 'targets') if f in ds and split in ds[f]
                               for p in ds[f][split]['prompt']))
     meta = {}

@@ -119,16 +119,24 @@ def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name
     if cache is not None: cache[key] = (tuple(judges.values()), c)
     return c
 
-def control_verdict(control:dict, n:int, max_identical:float=0.5) -> tuple[bool, str]:
-    ("Whether an evaluation may give a verdict: its base-against-base arm (`control`, of `n` prompts) holds ½ "
-     "inside every judge's interval, and shares few answers with the base's (a share above `max_identical` means "
-     "the two arms drew the same random numbers: no control at all).")
+def control_verdict(control: dict, n: int, max_identical: float = 0.5) -> tuple[bool, str]:
+    (
+        "Whether an evaluation may give a verdict: its base-against-base arm (`control`, of `n` prompts) holds ½ "
+        "inside every judge's interval, and shares few answers with the base's (a share above `max_identical` means "
+        "the two arms drew the same random numbers: no control at all)."
+    )
     if control['identical'] > max_identical * n:
-        return False, (f"{control['identical']} of {n} control answers are identical to the base's comparison answers: "
-                       "the arms share their random draws, so the control tests nothing")
+        return False, (
+            f"{control['identical']} of {n} control answers are identical to the base's comparison answers: "
+            "the arms share their random draws, so the control tests nothing"
+        )
     for jn, j in control['judges'].items():
-        for what, w in (('wins', j['win_rate']), ('wins at equal style', j.get('sc_win_rate'))):   # both rates a gate reads
-            if what != 'wins' and not style_fit(w): continue
+        for what, w in (
+            ('wins', j['win_rate']),
+            ('wins at equal style', j.get('sc_win_rate')),
+        ):  # both rates a gate reads
+            if what != 'wins' and not style_fit(w):
+                continue
             if not w['ci'][0] <= 0.5 <= w['ci'][1]:
                 return False, (
                     f"the base against itself {what} {w['rate']:.3f} [{w['ci'][0]:.3f}, {w['ci'][1]:.3f}] under "
@@ -141,46 +149,60 @@ def control_verdict(control:dict, n:int, max_identical:float=0.5) -> tuple[bool,
 @dataclass
 class EvalConfig(StageConfig):
     "How `rlnb_evaluate` judges a policy against its base (the keyword arguments of `evaluate_policy`)."
-    n_prompts: int = 64             # held-out prompts (when `--prompts held-out`)
-    modes: str|list = 'greedy,sampled'   # answer modes, comma-separated: greedy, sampled
+
+    n_prompts: int = 64  # held-out prompts (when `--prompts held-out`)
+    modes: str | list = 'greedy,sampled'  # answer modes, comma-separated: greedy, sampled
     max_new_tokens: int = 128  # the answer budget: eval/report.md of a demo run shows how many answers end within it
-    temperature: float = 0.7        # sampled mode
-    top_p: float = 0.9              # sampled mode: nucleus
-    repetition_penalty: float = 1.1 # Ollama's default: the answers a deployed model gives
-    system: str|None = None         # the deployment's system message (else the chat template's default)
-    batch_size: int = 16            # prompts answered at once
-    batches_at_once: int = 1        # batches decoded together, each from its own stream: the same answers, fewer passes
-                                    # over the weights; its speed on each CPU: bench/eval_gen_speed.py's '+ two batches at once' row
-    tie: float = 0.0                # |P(better) - 1/2| <= tie counts as a tie
-    conf: float = 0.95              # confidence level of every interval
-    beta: float = 0.1               # implicit-reward scale, for pairs
+    temperature: float = 0.7  # sampled mode
+    top_p: float = 0.9  # sampled mode: nucleus
+    repetition_penalty: float = 1.1  # Ollama's default: the answers a deployed model gives
+    system: str | None = None  # the deployment's system message (else the chat template's default)
+    batch_size: int = 16  # prompts answered at once
+    batches_at_once: int = 1  # batches decoded together, each from its own stream: the same answers, fewer passes
+    # over the weights; its speed on each CPU: bench/eval_gen_speed.py's '+ two batches at once' row
+    tie: float = 0.0  # |P(better) - 1/2| <= tie counts as a tie
+    conf: float = 0.95  # confidence level of every interval
+    beta: float = 0.1  # implicit-reward scale, for pairs
     seed: int = 0
-    answers_per_prompt: int = 1     # K sampled answers per arm per prompt (own seeds); the verdict averages all K x K pairs
-    control: bool = True            # sampled mode: the base-against-base arm (must hold ½, else no verdict)
-    memory_budget_mb: float|None = 1536   # decoding's working memory (KV cache, kept log-probs): `decode_plan` fits
-                                          # the rows in it and the report's `decode_plan` says what it decided
-    kl_answers: int|None = None     # sampled, K > 1: the KL (a pass of both models per answer) on each prompt's first N
-                                    # answers only (None: all K); the verdicts are the same, the KL's interval wider
+    answers_per_prompt: int = (
+        1  # K sampled answers per arm per prompt (own seeds); the verdict averages all K x K pairs
+    )
+    control: bool = True  # sampled mode: the base-against-base arm (must hold ½, else no verdict)
+    memory_budget_mb: float | None = 1536  # decoding's working memory (KV cache, kept log-probs): `decode_plan` fits
+    # the rows in it and the report's `decode_plan` says what it decided
+    kl_answers: int | None = None  # sampled, K > 1: the KL (a pass of both models per answer) on each prompt's first N
+    # answers only (None: all K); the verdicts are the same, the KL's interval wider
     bf16: bool | None = False  # both models decode under `bf16_sampling` (fp32 logits; None: where `auto_bf16` finds
-                                    # native bf16); the KL pass stays fp32. Other answers than fp32's: a verdict is remeasured
-    refill: bool = False  # each arm's answers in one continuous pass (`stream.decode_stream`), each answer from its
-                                    # own seed: the same distribution, other draws, a tail of near-empty steps once (the pipeline's)
+    # native bf16); the KL pass stays fp32. Other answers than fp32's: a verdict is remeasured
+    refill: bool = False  # each arm's answers in one continuous pass (`generate(refill=True)`), each answer from its
+                                    # own seed: the same distribution, other draws, a tail of near-empty steps once (the
+                                    # pipeline's)
 EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, modes='sampled', max_new_tokens=32)}
 
 # %% ../nbs/08_evaluation.ipynb #ab293217
-def _eval_rows(prompts, judges, modes, clusters, k:int) -> tuple:
-    ("`(prompts, judges, clusters, rows)`: the usable prompts (with their clusters) and judges, checked, and the "
-     "rows each kind of mode answers: `rows[sampled with K > 1]` = (prompts, clusters, groups), K rows per prompt.")
+def _eval_rows(prompts, judges, modes, clusters, k: int) -> tuple:
+    (
+        "`(prompts, judges, clusters, rows)`: the usable prompts (with their clusters) and judges, checked, and the "
+        "rows each kind of mode answers: `rows[sampled with K > 1]` = (prompts, clusters, groups), K rows per prompt."
+    )
     if clusters is not None and len(clusters) != len(prompts):
         raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
     keep = [i for i, p in enumerate(prompts or []) if isinstance(p, str) and p.strip()]
     clusters = [clusters[i] for i in keep] if clusters is not None else None
     prompts, judges = check_eval_inputs(prompts, judges, modes)
-    if not isinstance(k, int) or k < 1: raise ValueError(f"answers_per_prompt must be a positive integer, got {k!r}")
-    groups = [i for i in range(len(prompts)) for _ in range(k)] if k > 1 else None   # K rows per prompt, each its own draw
-    rows = {False: (prompts, clusters, None),                                       # greedy: one answer is every answer
-            True: ([p for p in prompts for _ in range(k)],
-                   [c for c in clusters for _ in range(k)] if clusters is not None else None, groups)}
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"answers_per_prompt must be a positive integer, got {k!r}")
+    groups = (
+        [i for i in range(len(prompts)) for _ in range(k)] if k > 1 else None
+    )  # K rows per prompt, each its own draw
+    rows = {
+        False: (prompts, clusters, None),  # greedy: one answer is every answer
+        True: (
+            [p for p in prompts for _ in range(k)],
+            [c for c in clusters for _ in range(k)] if clusters is not None else None,
+            groups,
+        ),
+    }
     return prompts, judges, clusters, rows
 
 # %% ../nbs/08_evaluation.ipynb #7a907e23
@@ -273,19 +295,30 @@ def _eval_inputs(a, cfg) -> tuple:
     return prompts, {Path(d).parent.name: RewardJudge(d) for d in judge_dirs}
 
 @console_script
-def evaluate_cli(argv:list|None=None):
-    ("Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
-     "`EvalConfig` field is a flag.")
+def evaluate_cli(argv: list | None = None):
+    (
+        "Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
+        "`EvalConfig` field is a flag."
+    )
     import sys
-    ap, parse = stage_cli(EvalConfig, 'rlnb_evaluate', 'Judge a trained policy against its base on held-out prompts '
-                         '(win rate, KL, failures, with CIs).', extra=_EVAL_FLAGS)
+
+    ap, parse = stage_cli(
+        EvalConfig,
+        'rlnb_evaluate',
+        'Judge a trained policy against its base on held-out prompts ' '(win rate, KL, failures, with CIs).',
+        extra=_EVAL_FLAGS,
+    )
     cfg, a = parse(argv)
     where = a.output_dir or a.run
-    output = a.output or (str(Path(where)/'eval.json') if where else None)
-    if output is None: ap.error('say where the report goes: --output FILE, or --output-dir / --run FOLDER')
+    output = a.output or (str(Path(where) / 'eval.json') if where else None)
+    if output is None:
+        ap.error('say where the report goes: --output FILE, or --output-dir / --run FOLDER')
     prompts, judges = _eval_inputs(a, cfg)
-    if a.compare_base: print("--compare-base: every report compares the checkpoint with its base; the flag is not needed",
-                             file=sys.stderr)
+    if a.compare_base:
+        print(
+            "--compare-base: every report compares the checkpoint with its base; the flag is not needed",
+            file=sys.stderr,
+        )
     rep = evaluate_policy(str(a.checkpoint), prompts, judges, cfg, base=a.base, output=output)
     print(rep.table())
     print(f"report: {output}")

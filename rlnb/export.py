@@ -232,7 +232,13 @@ def export_model(
     overrides = {k: str(v) if isinstance(v, Path) else v for k, v in overrides.items()}
     cfg = ExportConfig.make(config or 'cpu', **overrides)
     format, quantization, model_name, base = cfg.format, cfg.quantization, cfg.model_name, cfg.base
-    parity, parity_prompts, system, register, overwrite = cfg.parity, cfg.parity_prompts, cfg.system, cfg.register, cfg.overwrite
+    parity, parity_prompts, system, register, overwrite = (
+        cfg.parity,
+        cfg.parity_prompts,
+        cfg.system,
+        cfg.register,
+        cfg.overwrite,
+    )
     if format not in ('gguf', 'gguf-lora', 'merged', 'lora'):
         raise ValueError(f"format must be 'gguf', 'gguf-lora', 'merged' or 'lora', got {format!r}")
     quants = quantization.split(',') if isinstance(quantization, str) else list(quantization)
@@ -241,8 +247,11 @@ def export_model(
     ck = Path(checkpoint) if Path(checkpoint).exists() else model_path(str(checkpoint))
     stem = model_name or '-'.join(p for p in ck.parts[-3:] if p not in ('policy', 'adapter'))
     name = re.sub(r'[^A-Za-z0-9_.-]+', '-', stem).strip('-').lower()
-    out = Path(output_dir) if output_dir else (ck.parent/format if ck.name in ('policy', 'dpo', 'ppo', 'adapter')
-                                               else ck.parent/'exports'/name)
+    out = (
+        Path(output_dir)
+        if output_dir
+        else (ck.parent / format if ck.name in ('policy', 'dpo', 'ppo', 'adapter') else ck.parent / 'exports' / name)
+    )
     facts = {**training_facts(ck), **({'evaluation': cfg.evaluation} if cfg.evaluation else {})}
     base_name = hub_name(adapter_base(ck, base)) if is_adapter(ck) else hub_name(ck)
     if format == 'lora':
@@ -256,9 +265,12 @@ def export_model(
     if format == 'gguf-lora':
         res = _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite)
     else:
-        res = _export_gguf(ck, out, name, quants, base, base_name, facts, parity, parity_prompts, system, overwrite,
-                           register)
-    res.model_path = res.paths.get('modelfile') if format == 'gguf-lora' else res.paths.get(quants[0])   # what one serves
+        res = _export_gguf(
+            ck, out, name, quants, base, base_name, facts, parity, parity_prompts, system, overwrite, register
+        )
+    res.model_path = (
+        res.paths.get('modelfile') if format == 'gguf-lora' else res.paths.get(quants[0])
+    )  # what one serves
     return res
 
 # %% ../nbs/07_export.ipynb #d98c9b4a
@@ -332,9 +344,24 @@ def export_cli(argv:list|None=None):
 
 # %% ../nbs/07_export.ipynb #531c45bf
 TRAIN_EXPORT_FLAGS = [
-    (['--export'], dict(action='store_true', help='after training: merge, convert to GGUF (parity-checked), write a Modelfile and card')),
-    (['--quantization'], dict(default='f16', help='with --export: GGUF types, comma-separated; the first is served (f16, q8_0, q4_k_m, ...)')),
-    (['--register-ollama'], dict(action='store_true', help='with --export: `ollama create` it (without ollama: the line to run)')),
+    (
+        ['--export'],
+        dict(
+            action='store_true',
+            help='after training: merge, convert to GGUF (parity-checked), write a Modelfile and card',
+        ),
+    ),
+    (
+        ['--quantization'],
+        dict(
+            default='f16',
+            help='with --export: GGUF types, comma-separated; the first is served (f16, q8_0, q4_k_m, ...)',
+        ),
+    ),
+    (
+        ['--register-ollama'],
+        dict(action='store_true', help='with --export: `ollama create` it (without ollama: the line to run)'),
+    ),
     (['--model-name'], dict(help='with --export: the GGUF file stem and Ollama name (default: <agent>-<run>)')),
 ]
 

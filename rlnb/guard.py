@@ -28,7 +28,7 @@ class Limits:
     burst: int = 1000               # requests one token may send at once above its rate (RLNB_API_BURST)
     concurrency: int = 32           # requests of one token in flight at once (RLNB_API_CONCURRENCY); beyond: 429
     feedback_quota: int = 1_000_000 # feedback records one agent may hold (RLNB_FEEDBACK_QUOTA); beyond: 507
-    min_free_mb: int = 100          # a SQLite store's disk keeps this much free: writes beyond it get 507 (RLNB_MIN_FREE_MB)
+    min_free_mb: int = 100  # a SQLite store's disk keeps this much free: writes beyond it get 507 (RLNB_MIN_FREE_MB)
 
 _LIMIT_ENV = {'rate': 'RLNB_API_RATE', 'burst': 'RLNB_API_BURST', 'concurrency': 'RLNB_API_CONCURRENCY',
               'feedback_quota': 'RLNB_FEEDBACK_QUOTA', 'min_free_mb': 'RLNB_MIN_FREE_MB'}
@@ -52,7 +52,7 @@ def api_limits() -> Limits:
     return _limits(tuple(os.environ.get(v) for v in _LIMIT_ENV.values()))
 
 # %% ../nbs/10c_guard.ipynb #531b5d62
-_PATH = re.compile(r"(?<![\w.~/%-])/[^\s'\"<>|;,()\[\]{}\\]+")   # a POSIX absolute path, up to a space, quote or bracket
+_PATH = re.compile(r"(?<![\w.~/%-])/[^\s'\"<>|;,()\[\]{}\\]+")  # a POSIX absolute path, up to a space, quote or bracket
 
 @functools.cache
 def _fs_roots() -> frozenset:
@@ -272,8 +272,12 @@ async def __call__(self:ApiGuard, scope, receive, send):
                                "(RLNB_API_CONCURRENCY): wait for an answer first", {'Retry-After': '1'})
     self._inflight[p.name] = self._inflight.get(p.name, 0) + 1
     out = _scrubbing(send) if scope['method'] != 'HEAD' else send
-    try: await (self.app(scope, receive, out) if why is _NO_ROUTE else self._pass(scope, receive, out))   # 404/405: no body read
-    finally: self._inflight[p.name] -= 1
+    try:
+        await (
+            self.app(scope, receive, out) if why is _NO_ROUTE else self._pass(scope, receive, out)
+        )  # 404/405: no body read
+    finally:
+        self._inflight[p.name] -= 1
 
 # %% ../nbs/10c_guard.ipynb #d8fa4eb5
 @patch

@@ -15,9 +15,11 @@ __all__ = ['NATIVE_MEMORY', 'BF16_FLAGS', 'ISA_CAPS', 'CALIBRATION_SHAPES', 'CAL
            'auto_bf16', 'end_group_at_exit', 'crash_excerpt', 'torchrun']
 
 # %% ../nbs/00g_hardware.ipynb #61eef4cd
-NATIVE_MEMORY = {'ONEDNN_PRIMITIVE_CACHE_CAPACITY': '64',   # oneDNN: primitives kept (default 1,024)
-                 'LRU_CACHE_CAPACITY': '64',                # ideep (torch's oneDNN glue): reordered weights kept (1,024)
-                 'MALLOC_ARENA_MAX': '2'}                   # glibc: malloc arenas (default 8 per core)
+NATIVE_MEMORY = {
+    'ONEDNN_PRIMITIVE_CACHE_CAPACITY': '64',  # oneDNN: primitives kept (default 1,024)
+    'LRU_CACHE_CAPACITY': '64',  # ideep (torch's oneDNN glue): reordered weights kept (1,024)
+    'MALLOC_ARENA_MAX': '2',
+}  # glibc: malloc arenas (default 8 per core)
 
 @functools.cache
 def _libc():
@@ -202,8 +204,13 @@ def calibrate_precision(shapes=CALIBRATION_SHAPES, reps:int=5) -> dict:
     import torch
     def median_s(dtype) -> float:
         g = torch.Generator().manual_seed(0)
-        xs = [(torch.randn(n, k, generator=g).to(dtype).requires_grad_(), torch.randn(k, m, generator=g).to(dtype).requires_grad_())
-              for n, k, m in shapes]
+        xs = [
+            (
+                torch.randn(n, k, generator=g).to(dtype).requires_grad_(),
+                torch.randn(k, m, generator=g).to(dtype).requires_grad_(),
+            )
+            for n, k, m in shapes
+        ]
         def one():
             for x, w in xs: (x @ w).sum().backward()
         one()                                                          # warm-up: oneDNN builds its kernels
@@ -214,10 +221,21 @@ def calibrate_precision(shapes=CALIBRATION_SHAPES, reps:int=5) -> dict:
             ts.append(time.perf_counter() - t0)
         return sorted(ts)[reps // 2]
     f32, b16 = median_s(torch.float32), median_s(torch.bfloat16)
-    return {'choice': 'bf16' if b16 <= CALIBRATION_RULE * f32 else 'fp32', 'fp32_s': round(f32, 5), 'bf16_s': round(b16, 5),
-            'ratio': round(b16 / f32, 3), 'rule': CALIBRATION_RULE, 'shapes': [list(s) for s in shapes], 'reps': reps,
-            'threads': torch.get_num_threads(), 'cpu': cpu_line(), 'torch': torch.__version__, 'isa_caps': isa_caps(),
-            'key': calibration_key(), 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
+    return {
+        'choice': 'bf16' if b16 <= CALIBRATION_RULE * f32 else 'fp32',
+        'fp32_s': round(f32, 5),
+        'bf16_s': round(b16, 5),
+        'ratio': round(b16 / f32, 3),
+        'rule': CALIBRATION_RULE,
+        'shapes': [list(s) for s in shapes],
+        'reps': reps,
+        'threads': torch.get_num_threads(),
+        'cpu': cpu_line(),
+        'torch': torch.__version__,
+        'isa_caps': isa_caps(),
+        'key': calibration_key(),
+        'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+    }
 
 # %% ../nbs/00g_hardware.ipynb #3b54e60b
 def precision_cache() -> Path:
@@ -295,10 +313,19 @@ def torchrun(script, *args:str, nproc:int=2, aborts:int=1):
      "the attempt number (give each attempt its own output folder); the result has `.attempt`.")
     import subprocess, sys
     for attempt in range(1, aborts + 2):
-        cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', str(nproc), str(script),
-               *[a.replace('{attempt}', str(attempt)) for a in args]]
+        cmd = [
+            sys.executable,
+            '-m',
+            'torch.distributed.run',
+            '--standalone',
+            '--nproc_per_node',
+            str(nproc),
+            str(script),
+            *[a.replace('{attempt}', str(attempt)) for a in args],
+        ]
         r = subprocess.run(cmd, capture_output=True, text=True)
         r.attempt = attempt
-        if r.returncode == 0 or not re.search(r'exitcode\s*:\s*-6\b|SIGABRT', r.stderr) or attempt == aborts + 1: return r
+        if r.returncode == 0 or not re.search(r'exitcode\s*:\s*-6\b|SIGABRT', r.stderr) or attempt == aborts + 1:
+            return r
         print(f"attempt {attempt}: a worker aborted natively (SIGABRT); running once more. Its stderr:\n"
               + crash_excerpt(r.stderr, after=12))

@@ -106,17 +106,28 @@ def file_tail(path, n:int=20) -> str:
     except (OSError, TypeError): return '(no log)'
 
 @patch
-def reap(self:Jobs, jid:str) -> dict|None:
-    ("The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the "
-     "error); a job left 'queued' without a worker for a minute (the server stopped while starting it) too.")
+def reap(self: Jobs, jid: str) -> dict | None:
+    (
+        "The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the "
+        "error); a job left 'queued' without a worker for a minute (the server stopped while starting it) too."
+    )
     j = self.get(jid)
     if j and j['status'] in ('running', 'queued') and j['pid'] and not pid_alive(j['pid']):
         tail = file_tail(j['log_path'])
-        self.update(jid, status='failed', error=f"the worker process died before finishing. Log tail:\n{tail}",
-                    finished_at=utc_now())
+        self.update(
+            jid,
+            status='failed',
+            error=f"the worker process died before finishing. Log tail:\n{tail}",
+            finished_at=utc_now(),
+        )
         j = self.get(jid)
-    elif j and j['status'] == 'queued' and not j['pid'] and \
-            datetime.now(timezone.utc) - datetime.fromisoformat(j['started_at'] or j['created_at']) > timedelta(seconds=60):
+    elif (
+        j
+        and j['status'] == 'queued'
+        and not j['pid']
+        and datetime.now(timezone.utc) - datetime.fromisoformat(j['started_at'] or j['created_at'])
+        > timedelta(seconds=60)
+    ):
         self.update(jid, status='failed', error='no worker started for this job', finished_at=utc_now())
         j = self.get(jid)
     return j

@@ -110,7 +110,8 @@ def run_online_job(jid:str, db:str|None=None, parent:int|None=None):
     try:
         from rlnb.serve import PolicyServer, deploy_probe
         L = OnlineLearner(j['agent_id'], store, config=online_config(), judge=online_judge())
-        if deploy_probe(): L.probe = PolicyServer(L.registry, n_ctx=256).preload   # the candidate answers, or stays undeployed
+        if deploy_probe():
+            L.probe = PolicyServer(L.registry, n_ctx=256).preload  # the candidate answers, or stays undeployed
         res = L.trigger_retrain(progress=lambda p, msg: jobs.update(jid, progress=round(p, 3), message=msg[:500]),
                                 baseline=bool(j['params'].get('baseline')))
         jobs.update(
@@ -205,8 +206,14 @@ def plan_apart(st, agent:str, req:TrainRequest, timeout:float=600) -> dict:
     code = 'from rlnb.jobs import _plan_child; _plan_child()'
     with _PLANS:
         try:
-            r = subprocess.run([sys.executable, '-I', '-c', code], input=json.dumps({'agent': agent, 'req': req.model_dump()}),
-                               capture_output=True, text=True, env=_child_env(st), timeout=timeout)
+            r = subprocess.run(
+                [sys.executable, '-I', '-c', code],
+                input=json.dumps({'agent': agent, 'req': req.model_dump()}),
+                capture_output=True,
+                text=True,
+                env=_child_env(st),
+                timeout=timeout,
+            )
         except subprocess.TimeoutExpired: raise PlanFault(f'deciding what to train took over {timeout:.0f} s') from None
     try: out = json.loads(r.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -290,8 +297,10 @@ def resume_jobs(st, settle:float=3.0) -> list[dict]:
 def retrain_backoff(jobs:list[dict], every:float, cap:float=86_400, now:datetime|None=None) -> float:
     ("Seconds before an agent's next online retrain may start: 0, or, after its last `k` online retrains failed, "
      "`every·2^k` (at most `cap`, a day) from the last one's end. `jobs`: the agent's, as `Jobs.list` gives them.")
-    done = sorted((j for j in jobs if (j['params'] or {}).get('kind') == 'online' and j['status'] in ('succeeded', 'failed')),
-                  key=lambda j: j['created_at'])
+    done = sorted(
+        (j for j in jobs if (j['params'] or {}).get('kind') == 'online' and j['status'] in ('succeeded', 'failed')),
+        key=lambda j: j['created_at'],
+    )
     k = next((i for i, j in enumerate(reversed(done)) if j['status'] != 'failed'), len(done))   # failures in a row
     if not k: return 0.0
     end = datetime.fromisoformat(done[-1]['finished_at'] or done[-1]['created_at'])

@@ -136,7 +136,11 @@ def rule_components(answer:str, gold:str) -> dict:
      "has it) and `one_line` (one non-empty line, as 'the folder path only' asks).")
     a, g = _norm_path(answer), _norm_path(gold)
     top = a == g or bool(a and '/' in g and a.split('/')[0] == g.split('/')[0])
-    return {'exact': float(a == g), 'top_folder': float(top), 'one_line': float(len((answer or '').strip().splitlines()) == 1)}
+    return {
+        'exact': float(a == g),
+        'top_folder': float(top),
+        'one_line': float(len((answer or '').strip().splitlines()) == 1),
+    }
 
 def rule_weights(weights:dict|None=None) -> dict:
     ("`weights` over `RULE_WEIGHTS`'s components (a missing one weighs 0), normalised to sum 1; a bad weight "
@@ -170,20 +174,33 @@ def rule_report(policy:list[str], base:list[str], gold:list[str], clusters:list|
     out = {'prompts': len(gold)}
     for side, r, c in (('policy', rp, cp), ('base', rb, cb)):
         k = int(c['exact'].sum())
-        out[side] = {'exact_match': round(k / len(r), 4), 'exact_match_ci': [round(v, 4) for v in wilson_interval(k, len(r), conf)],
-                     'rule_reward': round(float(r.mean()), 4)}
+        out[side] = {
+            'exact_match': round(k / len(r), 4),
+            'exact_match_ci': [round(v, 4) for v in wilson_interval(k, len(r), conf)],
+            'rule_reward': round(float(r.mean()), 4),
+        }
     n = len(set(clusters)) if clusters is not None else len(gold)
     ci = lambda x: [round(v, 4) for v in bootstrap_ci(x, conf=conf, seed=seed, groups=clusters)] if n > 1 else None
-    out['rule_reward_diff'] = {'diff': round(float((rp - rb).mean()), 4), 'ci': ci(rp - rb), 'clusters': n}   # None: one cluster
+    out['rule_reward_diff'] = {
+        'diff': round(float((rp - rb).mean()), 4),
+        'ci': ci(rp - rb),
+        'clusters': n,
+    }  # None: one cluster
     out['weights'] = {k: round(v, 4) for k, v in w.items()}   # the combined reward is their weighted sum
     out['components'] = {k: {'policy': round(float(cp[k].mean()), 4), 'base': round(float(cb[k].mean()), 4),
                              'diff_ci': ci(cp[k] - cb[k])} for k in w}
     if clusters is not None:   # per cluster (e.g. document kind): where the gain or the loss is
         c, ep, eb = np.array([str(x) for x in clusters]), cp['exact'], cb['exact']
-        out['by_cluster'] = {k: {'prompts': int((c == k).sum()), 'policy_exact': round(float(ep[c == k].mean()), 4),
-                                 'base_exact': round(float(eb[c == k].mean()), 4),
-                                 'policy_rule': round(float(rp[c == k].mean()), 4), 'base_rule': round(float(rb[c == k].mean()), 4)}
-                             for k in sorted(set(c))}
+        out['by_cluster'] = {
+            k: {
+                'prompts': int((c == k).sum()),
+                'policy_exact': round(float(ep[c == k].mean()), 4),
+                'base_exact': round(float(eb[c == k].mean()), 4),
+                'policy_rule': round(float(rp[c == k].mean()), 4),
+                'base_rule': round(float(rb[c == k].mean()), 4),
+            }
+            for k in sorted(set(c))
+        }
     return out
 
 def components_line(rep:dict) -> str:

@@ -164,8 +164,10 @@ def isolated(fn:str, *args, timeout:float|None=None, **kw):
     with tempfile.TemporaryDirectory() as d:
         inp, out = Path(d)/'in.pkl', Path(d)/'out.pkl'
         inp.write_bytes(pickle.dumps((args, kw)))
-        code = (f'import pickle, sys; from rlnb.{mod} import {name}; a, k = pickle.loads(open(sys.argv[1], "rb").read()); '
-                f'r = {name}(*a, **k); open(sys.argv[2], "wb").write(pickle.dumps(r))')
+        code = (
+            f'import pickle, sys; from rlnb.{mod} import {name}; a, k = pickle.loads(open(sys.argv[1], "rb").read()); '
+            f'r = {name}(*a, **k); open(sys.argv[2], "wb").write(pickle.dumps(r))'
+        )
         env = {**os.environ, 'PYTHONFAULTHANDLER': '1'}
         try:
             r = subprocess.run(

@@ -63,26 +63,40 @@ def letter_probability(top:dict|None, text:str='') -> float:
 class LLMJudge:
     ("A pairwise LLM judge: both orders of every pair, a win only when both agree (`pairwise`); `judge(prompt, "
      "a, b)` too.")
-    def __init__(self,
-                 model=None,                    # a GGUF file or a llama_cpp.Llama: in-process
-                 base_url:str|None=None,        # ... or an OpenAI-compatible server: 'http://127.0.0.1:11434' (Ollama), ...
-                 model_name:str|None=None,      # the server's model name (Ollama's tag, OpenAI's model id)
-                 api_key_env:str='OPENAI_API_KEY',  # the environment variable that holds the server's key (if it needs one)
-                 template:str=JUDGE_TEMPLATE, criteria:str=CHAT_CRITERIA,
-                 name:str|None=None, n_ctx:int=2048, max_chars:int=1500, timeout:float=120, top_logprobs:int=20):
-        if (model is None) == (base_url is None): raise ValueError("pass exactly one of model= (a GGUF, in-process) "
-                                                                   "and base_url= (a server)")
+    def __init__(
+        self,
+        model=None,  # a GGUF file or a llama_cpp.Llama: in-process
+        base_url: str | None = None,  # ... or an OpenAI-compatible server: 'http://127.0.0.1:11434' (Ollama), ...
+        model_name: str | None = None,  # the server's model name (Ollama's tag, OpenAI's model id)
+        api_key_env: str = 'OPENAI_API_KEY',  # the environment variable that holds the server's key (if it needs one)
+        template: str = JUDGE_TEMPLATE,
+        criteria: str = CHAT_CRITERIA,
+        name: str | None = None,
+        n_ctx: int = 2048,
+        max_chars: int = 1500,
+        timeout: float = 120,
+        top_logprobs: int = 20,
+    ):
+        if (model is None) == (base_url is None):
+            raise ValueError("pass exactly one of model= (a GGUF, in-process) " "and base_url= (a server)")
         if base_url is not None and not model_name:
-            raise ValueError("a server needs model_name= (Ollama's tag, OpenAI's model id; any name for llama.cpp's "
-                             "server)")
-        base_url = re.sub(r'/v1/?$', '', base_url.rstrip('/')) if base_url else None   # the SDKs' 'http://host/v1' too
-        judge_messages('q', 'a', 'b', template, criteria)   # a template without its fields fails here, not mid-run
+            raise ValueError(
+                "a server needs model_name= (Ollama's tag, OpenAI's model id; any name for llama.cpp's " "server)"
+            )
+        base_url = re.sub(r'/v1/?$', '', base_url.rstrip('/')) if base_url else None  # the SDKs' 'http://host/v1' too
+        judge_messages('q', 'a', 'b', template, criteria)  # a template without its fields fails here, not mid-run
         self.base_url, self.model_name, self.api_key_env = (base_url or '').rstrip('/') or None, model_name, api_key_env
-        self.template, self.criteria, self.max_chars, self.timeout, self.top = template, criteria, max_chars, timeout, top_logprobs
+        self.template, self.criteria, self.max_chars, self.timeout, self.top = (
+            template,
+            criteria,
+            max_chars,
+            timeout,
+            top_logprobs,
+        )
         self.model_file = str(model) if isinstance(model, (str, Path)) else getattr(model, 'model_path', None)
         self.llm = load_gguf(model, n_ctx=n_ctx) if isinstance(model, (str, Path)) else model
         self.name = name or (Path(self.model_file).stem if self.model_file else model_name or 'llm')
-        self._letters, self.masses = None, []   # the letters' token ids; each game's `letter_mass`
+        self._letters, self.masses = None, []  # the letters' token ids; each game's `letter_mass`
 
     def __repr__(self):
         return f"LLMJudge({self.name!r}, {'in-process' if self.llm is not None else self.base_url})"
@@ -171,30 +185,49 @@ def __call__(self:LLMJudge, prompt:str, a:str, b:str) -> float:
     return float(self.pairwise([prompt], [a], [b])['p'][0])
 
 # %% ../nbs/04c_llm_judge.ipynb #aa9dcf1e
-def llm_judge_report(judge:LLMJudge, pairs:list[dict], conf:float=0.95, seed:int=0, progress:str|None=None) -> dict:
-    ("An LLM judge measured on human pairs (prompt/chosen/rejected): accuracy vs the heuristics, flips, position "
-     "and length bias.")
+def llm_judge_report(
+    judge: LLMJudge, pairs: list[dict], conf: float = 0.95, seed: int = 0, progress: str | None = None
+) -> dict:
+    (
+        "An LLM judge measured on human pairs (prompt/chosen/rejected): accuracy vs the heuristics, flips, position "
+        "and length bias."
+    )
     import numpy as np
     from rlnb.formatting import prompt_text
+
     ps = [prompt_text(r['prompt']) for r in pairs]
     ch, rj = [prompt_text(r['chosen']) for r in pairs], [prompt_text(r['rejected']) for r in pairs]
     m0 = len(judge.masses)
     v = judge.pairwise(ps, ch, rj, progress=progress)
-    mass = float(np.nanmean(judge.masses[m0:])) if len(judge.masses) > m0 and not np.isnan(judge.masses[m0:]).all() else None
+    mass = (
+        float(np.nanmean(judge.masses[m0:]))
+        if len(judge.masses) > m0 and not np.isnan(judge.masses[m0:]).all()
+        else None
+    )
     if mass is not None and mass < 0.5:
-        warnings.warn(f"LLM judge {judge.name!r} gives the letters A and B only {mass:.0%} of its first token's probability: "
-                      "it is not answering the question asked (edit the template, or use a stronger model)")
+        warnings.warn(
+            f"LLM judge {judge.name!r} gives the letters A and B only {mass:.0%} of its first token's probability: "
+            "it is not answering the question asked (edit the template, or use a stronger model)"
+        )
     correct = v['p']
     longer = np.array([len(c.split()) > len(r.split()) for c, r in zip(ch, rj)])
     shorter = np.array([len(c.split()) < len(r.split()) for c, r in zip(ch, rj)])
     decided = correct != 0.5
     picks_longer = np.where(correct == 1, longer, np.where(correct == 0, shorter, False))[decided & (longer | shorter)]
     lo, hi = bootstrap_ci(correct, conf=conf, seed=seed, groups=ps) if len(set(ps)) > 1 else (float('nan'),) * 2
-    return {'judge': judge.name, 'n': len(pairs), 'accuracy': round(float(correct.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)],
-            'decided': round(float(decided.mean()), 4), 'flip_rate': v['flip_rate'], 'first_rate': v['first_rate'],
-            'undecided_rate': v['undecided_rate'], 'letter_mass': round(mass, 4) if mass is not None else None,
-            'longer_rate': round(float(picks_longer.mean()), 4) if len(picks_longer) else None,
-            'vs_heuristic': beats_heuristic(correct, ps, ch, rj, conf, seed)}
+    return {
+        'judge': judge.name,
+        'n': len(pairs),
+        'accuracy': round(float(correct.mean()), 4),
+        'ci': [round(lo, 4), round(hi, 4)],
+        'decided': round(float(decided.mean()), 4),
+        'flip_rate': v['flip_rate'],
+        'first_rate': v['first_rate'],
+        'undecided_rate': v['undecided_rate'],
+        'letter_mass': round(mass, 4) if mass is not None else None,
+        'longer_rate': round(float(picks_longer.mean()), 4) if len(picks_longer) else None,
+        'vs_heuristic': beats_heuristic(correct, ps, ch, rj, conf, seed),
+    }
 
 def shares_base(judge:LLMJudge, base:str|Path|None) -> bool:
     "True (and a warning) when the judge's model is the policy's base (the same GGUF, or both named SmolLM2)."

@@ -27,7 +27,11 @@ def stop_tokens(tok) -> list[str]:
     if '<|im_start|>' in tpl: cands += ['<|im_start|>', '<|im_end|>']
     return list(dict.fromkeys(t for t in cands if t))
 
-SAMPLING = {'temperature': 0.7, 'top_p': 0.9, 'repeat_penalty': 1.1}   # how rlnb's evaluate stage samples: deploy what was judged
+SAMPLING = {
+    'temperature': 0.7,
+    'top_p': 0.9,
+    'repeat_penalty': 1.1,
+}  # how rlnb's evaluate stage samples: deploy what was judged
 
 def write_modelfile(gguf_path, tok, out=None, system:str|None=None, params:dict|None=None,
                     adapter=None) -> Path:   # a GGUF LoRA adapter file: Ollama's ADAPTER line

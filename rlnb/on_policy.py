@@ -13,12 +13,22 @@ from .config import StageConfig, StageResult, stage_cli, stage_dir
 from .dpo import train_dpo
 from .dpo_config import PreferenceConfig
 from .evaluation import evaluate_policy
-from .policy import Answers, generate, bf16_weights
+from .policy import Answers, generate
+from .decoding import bf16_weights
 from .checkpoints import load_checkpoint
 from .judges import is_degenerate
 from .assets import asset_dir
-from .tripwires import (LANGUAGE_FILES, LANGUAGES, answer_keys, corpus_pairs, item_passes, keeps_length, knowledge_items,
-                            language_items, stock_answers)
+from rlnb.tripwires import (
+    LANGUAGE_FILES,
+    LANGUAGES,
+    answer_keys,
+    corpus_pairs,
+    item_passes,
+    keeps_length,
+    knowledge_items,
+    language_items,
+    stock_answers,
+)
 from .win_rates import style_features
 from .core import console_script
 from .prompts import read_prompts
@@ -34,25 +44,25 @@ FACT_KINDS = ('demonym', 'continent')   # the fact questions a round may rehears
 @dataclass
 class OnPolicyConfig(StageConfig):
     "Rounds of on-policy DPO (`train_dpo_on_policy`). Presets: `cpu`, `tiny` (tests)."
-    dpo: str = 'cpu'                # the PreferenceConfig preset each round trains with (LoRA, learning rate, beta, ...)
+    dpo: str = 'cpu'  # the PreferenceConfig preset each round trains with (LoRA, learning rate, beta, ...)
     model: str = 'smollm2'          # the policy the first round starts from (then the last round's adapter)
     rounds: int = 2
     resume: bool = True             # skip the rounds the output folder already holds for this setup (False: redo them)
     prompts_per_round: int = 128    # a fresh seeded draw of training prompts each round
     samples: int = 4                # answers per prompt; best against worst (by the reward model) is one pair
     min_gap: float = 0.0            # drop a prompt whose best and worst answers score within this of each other
-    chosen_ended: bool = True       # the chosen answer must have ended (a cut-off answer is never taught as a whole one)
+    chosen_ended: bool = True  # the chosen answer must have ended (a cut-off answer is never taught as a whole one)
     max_new_tokens: int = 96        # answer budget while sampling
     temperature: float = 0.7        # sampled as the deployment answers (Ollama's defaults, as the evaluation does)
     top_p: float = 0.9
     repetition_penalty: float = 1.1
-    bf16: bool|None = False         # sample under `bf16_sampling` (fp32 logits; None: where `auto_bf16` finds native bf16)
+    bf16: bool | None = False  # sample under `bf16_sampling` (fp32 logits; None: where `auto_bf16` finds native bf16)
     system: str|None = None         # the deployment's system message (also the training prompts')
     batch_size: int = 64            # prompts answered at once
     batches_at_once: int = 2        # batches decoded together, each from its own seeded stream: the same answers as one
                                     # at a time up to rounding (checked in this notebook), fewer passes over the weights
-    refill: bool = False            # all the round's draws in one continuous pass (`stream.decode_stream`: answers join as
-                                    # others end, each from its own seed): the same distribution, other draws (the pipeline's)
+    refill: bool = False            # all the round's draws in one continuous pass (`generate(refill=True)`): the same
+                                    # distribution, other draws (each answer from its own seed; the pipeline's)
     learning_rate: float|None = None  # None: the DPO preset's
     beta: float|None = None         # None: the DPO preset's
     sft_weight: float|None = None   # None: the DPO preset's (0: none); the chosen answers' NLL added to DPO's loss (RPO)
@@ -60,15 +70,14 @@ class OnPolicyConfig(StageConfig):
                                     # reads), their answers ranked by the language probe's rule: pairs that keep it
     fact_prompts: int|None = None   # facts no probe asks per round (`fact_guard_items`), ranked by the knowledge rule
     fact_kinds: str|None = None     # which of `FACT_KINDS` (comma-separated; None: all)
-    guard_rules: bool|None = None   # True: an answer that loops or breaks the length rule (1-3 sentences, ended) ranks
-                                    # below every answer of its prompt that keeps both
+    guard_rules: bool|None = None   # True: an answer that loops or breaks the length rule (1-3 sentences) ranks last
     stock_prompts: int|None = None  # with guard_rules: so does a stock reply, one whose first sentence opens the round's
                                     # answers to this many prompts (`tripwires.stock_answers`)
     style_debias: bool|None = None  # rank by the reward less its style part (`_style_residual`: what the reward sees
                                     # beyond length and style, what the style-controlled verdict measures)
     adapter_scale: float|None = None  # the last round's LoRA change scaled by this (1 or None: as trained, 0: the base):
                                     # a step back toward the base, WiSE-FT's interpolation (`_scale_adapter`)
-    eval_prompts: int = 0           # held-out prompts judged after each round (0: none; the evaluate stage judges the end)
+    eval_prompts: int = 0  # held-out prompts judged after each round (0: none; the evaluate stage judges the end)
     seed: int = 0
 
     def __post_init__(self):
@@ -92,20 +101,31 @@ OnPolicyConfig.PRESETS = {
 # %% ../nbs/08b_on_policy.ipynb #9da4ce03
 def guard_items() -> list[dict]:
     "Questions that train answering in the question's language: files no probe reads, no prompt a probe asks."
-    asked = {x['prompt'] for x in knowledge_items(None)} | {x['prompt'] for x in language_items(None, per_language=10**6)}
+    asked = {x['prompt'] for x in knowledge_items(None)} | {
+        x['prompt'] for x in language_items(None, per_language=10**6)
+    }
     out = {}
     for lang, code in LANGUAGES.items():
-        if code == 'en': continue
-        for f in sorted((asset_dir('chatterbot')/'data'/lang).glob('*.yml')):
-            if f.stem in LANGUAGE_FILES: continue
+        if code == 'en':
+            continue
+        for f in sorted((asset_dir('chatterbot') / 'data' / lang).glob('*.yml')):
+            if f.stem in LANGUAGE_FILES:
+                continue
             for q, _ in corpus_pairs(lang, f.stem):
                 if len(q.split()) >= 4 and q not in asked:
-                    out.setdefault(q, {'prompt': q, 'language': code, 'probe': 'language', 'source': f'{lang}/{f.stem}'})
+                    out.setdefault(
+                        q, {'prompt': q, 'language': code, 'probe': 'language', 'source': f'{lang}/{f.stem}'}
+                    )
     return list(out.values())
 
 # %% ../nbs/08b_on_policy.ipynb #4ac7f817
-CONTINENTS = {'Africa': 'Africa', 'Asia': 'Asia', 'Europe': 'Europe', 'Northern America': 'North America',
-              'South America': 'South America'}   # regions with one answer a program can check (not Oceania, the Caribbean)
+CONTINENTS = {
+    'Africa': 'Africa',
+    'Asia': 'Asia',
+    'Europe': 'Europe',
+    'Northern America': 'North America',
+    'South America': 'South America',
+}  # regions with one answer a program can check (not Oceania, the Caribbean)
 # (a kind of answer about a probe's subject can take the probe's answer's place: "Sudan is a country in Africa.")
 
 def fact_guard_items(kinds=FACT_KINDS) -> list[dict]:
@@ -114,13 +134,18 @@ def fact_guard_items(kinds=FACT_KINDS) -> list[dict]:
      "rule.")
     asked = {x['prompt'] for x in knowledge_items(None)}
     out = {}
-    for f in sorted((asset_dir('countries')/'data').glob('*.json')):
+    for f in sorted((asset_dir('countries') / 'data').glob('*.json')):
         r = json.loads(f.read_text(encoding='utf-8'))
-        if not r.get('name'): continue
+        if not r.get('name'):
+            continue
         dem = (r.get('demonym') or '').strip()
-        place = CONTINENTS.get(r.get('intermediateregion') or r.get('subregion') or '') or CONTINENTS.get(r.get('region') or '')
-        qa = [(f"What do you call a person from {r['name']}?", dem) if dem.isalpha() and 'demonym' in kinds else None,
-              (f"Which continent is {r['name']} in?", place) if place and 'continent' in kinds else None]
+        place = CONTINENTS.get(r.get('intermediateregion') or r.get('subregion') or '') or CONTINENTS.get(
+            r.get('region') or ''
+        )
+        qa = [
+            (f"What do you call a person from {r['name']}?", dem) if dem.isalpha() and 'demonym' in kinds else None,
+            (f"Which continent is {r['name']} in?", place) if place and 'continent' in kinds else None,
+        ]
         for q, a in filter(None, qa):
             keys = answer_keys(q, a)
             if keys and q not in asked:
@@ -158,7 +183,9 @@ def _ranked(scores, pool, rules:bool|None, stock:int|None=None) -> tuple:
     keep = np.array([_keeps(a.texts, a.has_eos) for a in pool], dtype=bool)
     if stock:
         n = len(pool[0].texts)
-        keep &= ~np.array(stock_answers([t for a in pool for t in a.texts], list(range(n)) * len(pool), stock)).reshape(keep.shape)
+        keep &= ~np.array(stock_answers([t for a in pool for t in a.texts], list(range(n)) * len(pool), stock)).reshape(
+            keep.shape
+        )
     return scores - (1 + np.ptp(scores)) * ~keep, keep
 
 def _guard_rates(items:list[dict], pool) -> dict:
@@ -208,14 +235,19 @@ def _scale_adapter(folder:Path, scale:float) -> None:
     save_file({k: v * scale if 'lora_B' in k else v for k, v in sd.items()}, f, metadata={'format': 'pt'})
 
 # %% ../nbs/08b_on_policy.ipynb #6c9ad5a1
-def _done_round(rd:Path, setup:dict) -> dict|None:
+def _done_round(rd: Path, setup: dict) -> dict | None:
     "The record of a round finished in `rd` before (None if there is none); a round of another setup is an error."
-    if not ((rd/'round.json').exists() and (rd/'adapter'/'adapter_config.json').exists()): return None
-    done = json.loads((rd/'round.json').read_text())
-    known = lambda s: {k: v for k, v in (s or {}).items() if v is not None}   # an option added later, unset: the same setup
+    if not ((rd / 'round.json').exists() and (rd / 'adapter' / 'adapter_config.json').exists()):
+        return None
+    done = json.loads((rd / 'round.json').read_text())
+    known = lambda s: {
+        k: v for k, v in (s or {}).items() if v is not None
+    }  # an option added later, unset: the same setup
     if known(done.get('setup')) != known(setup):
-        raise ValueError(f"{rd} holds a round of another setup ({done.get('setup')} != {setup}): pass another "
-                         "output_dir, or remove it to start again")
+        raise ValueError(
+            f"{rd} holds a round of another setup ({done.get('setup')} != {setup}): pass another "
+            "output_dir, or remove it to start again"
+        )
     return done
 
 # %% ../nbs/08b_on_policy.ipynb #b510b030

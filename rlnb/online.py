@@ -90,9 +90,17 @@ class OnlineConfig(StageConfig):
     def __post_init__(self): _check_online_config(self)
 
 OnlineConfig.PRESETS = {
-    'cpu': OnlineConfig(),   # the replaced service's defaults; DPO from the deployed policy with rlnb.dpo's 'cpu' preset
-    'tiny': OnlineConfig(base='tiny', preset='tiny', min_samples_to_retrain=8, min_samples_on_schedule=4, max_steps=2,
-                         eval_prompts=8, min_eval_prompts=4, max_new_tokens=8),   # tests: the tiny policy, small budgets
+    'cpu': OnlineConfig(),  # the replaced service's defaults; DPO from the deployed policy with rlnb.dpo's 'cpu' preset
+    'tiny': OnlineConfig(
+        base='tiny',
+        preset='tiny',
+        min_samples_to_retrain=8,
+        min_samples_on_schedule=4,
+        max_steps=2,
+        eval_prompts=8,
+        min_eval_prompts=4,
+        max_new_tokens=8,
+    ),  # tests: the tiny policy, small budgets
 }
 
 # %% ../nbs/09_online.ipynb #0aecbc82
@@ -244,12 +252,22 @@ def _runs(self:OnlineLearner, status:str|None=None) -> list[dict]:
     import sqlalchemy as sa
     R = self.runs
     with self.store.engine.connect() as c:
-        stale = [r.id for r in c.execute(sa.select(R.c.id, R.c.pid).where(R.c.agent_id == self.agent, R.c.status == 'running'))
-                 if r.pid and not _pid_alive(r.pid)]
+        stale = [
+            r.id
+            for r in c.execute(sa.select(R.c.id, R.c.pid).where(R.c.agent_id == self.agent, R.c.status == 'running'))
+            if r.pid and not _pid_alive(r.pid)
+        ]
     if stale:
         with self.store.engine.begin() as c:
-            c.execute(R.update().where(R.c.id.in_(stale), R.c.status == 'running').values(
-                status='failed', finished_at=utc_now('microseconds'), error='its process ended before it finished (killed?)'))
+            c.execute(
+                R.update()
+                .where(R.c.id.in_(stale), R.c.status == 'running')
+                .values(
+                    status='failed',
+                    finished_at=utc_now('microseconds'),
+                    error='its process ended before it finished (killed?)',
+                )
+            )
     q = sa.select(R).where(R.c.agent_id == self.agent).order_by(R.c.id.desc())
     if status: q = q.where(R.c.status == status)
     with self.store.engine.connect() as c: return [dict(r) for r in c.execute(q).mappings()]
@@ -331,7 +349,13 @@ def ensure_baseline(self:OnlineLearner):
     run = new_run(self.agent)
     gguf = export_candidate(self.config, self.agent, path, run) if self.config.auto_export else {}
     v = register_version(
-        self.registry, self.agent, path, 'base', gguf_paths=gguf, config={'online': asdict(self.config)}, status_reason='baseline'
+        self.registry,
+        self.agent,
+        path,
+        'base',
+        gguf_paths=gguf,
+        config={'online': asdict(self.config)},
+        status_reason='baseline',
     )
     return self.deploy(v.version, reason='baseline: the base model, deployed before any retrain')
 
@@ -378,18 +402,26 @@ def heldout_prompts(self:OnlineLearner) -> list[str]:
     return sorted(random.Random(c.seed).sample(ps, min(len(ps), c.eval_prompts)))
 
 @patch
-def _start_run(self:OnlineLearner, n:int) -> int:
+def _start_run(self: OnlineLearner, n: int) -> int:
     with self.store.engine.begin() as c:
         return c.execute(
             self.runs.insert().values(
-                agent_id=self.agent, status='running', started_at=utc_now('microseconds'), buffer_size=n, pid=os.getpid()
+                agent_id=self.agent,
+                status='running',
+                started_at=utc_now('microseconds'),
+                buffer_size=n,
+                pid=os.getpid(),
             )
         ).inserted_primary_key[0]
 
 @patch
-def _finish_run(self:OnlineLearner, rid:int, status:str, **kw):
+def _finish_run(self: OnlineLearner, rid: int, status: str, **kw):
     with self.store.engine.begin() as c:
-        c.execute(self.runs.update().where(self.runs.c.id == rid).values(status=status, finished_at=utc_now('microseconds'), **kw))
+        c.execute(
+            self.runs.update()
+            .where(self.runs.c.id == rid)
+            .values(status=status, finished_at=utc_now('microseconds'), **kw)
+        )
 
 # %% ../nbs/09_online.ipynb #8cfe298d
 @patch

@@ -128,7 +128,9 @@ def gguf_answer(path, question:str, max_tokens:int=32, system:str|None=None, rep
      "deployment gives it (the Modelfile's: `SAMPLING`); call it through `isolated` to keep llama.cpp out of this "
      "process.")
     msgs = ([{'role': 'system', 'content': system}] if system else []) + [{'role': 'user', 'content': question}]
-    return gguf_completion(load_gguf(path), msgs, max_tokens=max_tokens, repeat_penalty=repeat_penalty)['choices'][0]['message']['content']
+    return gguf_completion(load_gguf(path), msgs, max_tokens=max_tokens, repeat_penalty=repeat_penalty)['choices'][0][
+        'message'
+    ]['content']
 
 def gguf_template(path) -> str|None:
     "The chat template stored in a GGUF's metadata."

@@ -69,7 +69,8 @@ def _agreement_stats(labels:dict, raters:list, level:str) -> dict:
     for a in range(len(raters)):
         for b in range(a + 1, len(raters)):
             both = [i for i in labels if raters[a] in labels[i] and raters[b] in labels[i]]
-            if len(both) >= 2: kap.append(cohen_kappa([labels[i][raters[a]] for i in both], [labels[i][raters[b]] for i in both]))
+            if len(both) >= 2:
+                kap.append(cohen_kappa([labels[i][raters[a]] for i in both], [labels[i][raters[b]] for i in both]))
             same += [labels[i][raters[a]] == labels[i][raters[b]] for i in both]
     return {'alpha': float(alpha), 'kappa': float(np.mean(kap)) if kap else float('nan'),
             'agreement': float(np.mean(same)) if same else float('nan')}
@@ -269,8 +270,12 @@ def label_efficiency(pool, test,                  # (pairs, dims) feature differ
             lab, curve, rng = list(start), [], np.random.default_rng([seed, 1])
             for b in budgets:
                 if b > len(lab):
-                    if arm == 'random': add = rng.choice(np.setdiff1d(np.arange(len(pool)), lab), b - len(lab), replace=False).tolist()
-                    else: add = select_pairs(_sigmoid(heads @ pool.T), b - len(lab), random_share, int(rng.integers(2**31)), lab)
+                    if arm == 'random':
+                        add = rng.choice(np.setdiff1d(np.arange(len(pool)), lab), b - len(lab), replace=False).tolist()
+                    else:
+                        add = select_pairs(
+                            _sigmoid(heads @ pool.T), b - len(lab), random_share, int(rng.integers(2**31)), lab
+                        )
                     lab += add
                 heads = bt_ensemble(pool[lab], members, seed=seed * 1000 + b, l2=l2)
                 p = _sigmoid(test @ heads.T).mean(1)

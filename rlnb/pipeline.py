@@ -18,8 +18,18 @@ from .registry import register_version
 from .sft import train_sft_cli as _sft_cli   # and the `sft` stage
 from .rest import rest_round as _rest_round   # and the `rest` stage
 from .replicates import replicate_summary, replicates_table
-from .recipe import (STAGES, Run, load_recipe, recipe_plan, plan_line, PipelineOptions, auto_recipe, code_commit, redact_secrets,
-    environment_info)
+from rlnb.recipe import (
+    STAGES,
+    Run,
+    load_recipe,
+    recipe_plan,
+    plan_line,
+    PipelineOptions,
+    auto_recipe,
+    code_commit,
+    redact_secrets,
+    environment_info,
+)
 from .run_verdict import verdict_lines
 from .data_stages import *    # registers the stages: data in,
 from .train_stages import *   # ... training,
@@ -35,7 +45,8 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
                  root:str|Path|None=None,   # parent of agent folders; default `models_dir()`
                  progress=None,             # progress(fraction, message): at each stage, and each training step
                  on_start=None,             # on_start(run folder): called once it exists, before the first stage
-                 results:str|Path|None=None, # saved measurements (`saved_results`): the plan's times, the recipe's claim
+                 # saved measurements (`saved_results`): the plan's times, the recipe's claim
+                 results:str|Path|None=None,
                 ) -> Run:
     "Run every stage of `recipe` into a new (or resumed) run folder; returns the `Run`."
     src, recipe = recipe if isinstance(recipe, (str, Path)) else None, load_recipe(recipe)
@@ -46,7 +57,8 @@ def run_pipeline(recipe:str|Path|dict, # recipe path or dict
     else:
         path, metrics = new_run(recipe['agent'], root), {}
         atomic_write(
-            path / 'config.json', json.dumps(dict(recipe=redact_secrets(recipe), environment=environment_info()), indent=2, default=str)
+            path / 'config.json',
+            json.dumps(dict(recipe=redact_secrets(recipe), environment=environment_info()), indent=2, default=str),
         )
     run = Run(path, recipe['agent'], recipe, metrics, results=results)
     if on_start: on_start(path)
@@ -111,33 +123,51 @@ def run_replicates(recipe:str|Path|dict, # recipe path or dict
 
 # %% ../nbs/99_pipeline.ipynb #5efbca7a
 @console_script
-def main(argv:list|None=None):
+def main(argv: list | None = None):
     "Console script `rlnb_pipeline RECIPE [--resume RUN_DIR]`, generated from `PipelineOptions` by `stage_cli`."
-    ap, parse = stage_cli(PipelineOptions, 'rlnb_pipeline', 'Run an rlnb recipe end to end.', run_flags=False,
-                          extra=[(['recipe'], dict(help='recipe YAML, e.g. data/recipes/chitchat.yaml (with --auto: '
-                                                        'a JSONL of feedback)'))])
+    ap, parse = stage_cli(
+        PipelineOptions,
+        'rlnb_pipeline',
+        'Run an rlnb recipe end to end.',
+        run_flags=False,
+        extra=[
+            (
+                ['recipe'],
+                dict(help='recipe YAML, e.g. data/recipes/chitchat.yaml (with --auto: ' 'a JSONL of feedback)'),
+            )
+        ],
+    )
     opts, args = parse(argv)
     if opts.check:
         r = load_recipe(args.recipe)
         print(f"{args.recipe}: agent {r['agent']!r}, stages {', '.join(s['stage'] for s in r['stages'])}: ok")
         return r
     import transformers
-    transformers.logging.set_verbosity_error()   # keep the demo's output to rlnb's own report
+
+    transformers.logging.set_verbosity_error()  # keep the demo's output to rlnb's own report
     if opts.auto:
         import yaml
+
         recipe, why = auto_recipe(args.recipe, opts.agent, opts.model)
         print(f"--auto: {why}", flush=True)
-        with Timer() as t: run = run_pipeline(recipe, root=opts.root, results=opts.results)
-        atomic_write(run.path/'recipe.yaml', f"# chosen by rlnb_pipeline --auto from {args.recipe}: {why}\n"
-                     + yaml.safe_dump(recipe, sort_keys=False))   # the recipe it chose, to rerun or edit
+        with Timer() as t:
+            run = run_pipeline(recipe, root=opts.root, results=opts.results)
+        atomic_write(
+            run.path / 'recipe.yaml',
+            f"# chosen by rlnb_pipeline --auto from {args.recipe}: {why}\n" + yaml.safe_dump(recipe, sort_keys=False),
+        )  # the recipe it chose, to rerun or edit
         print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; its recipe in {run.path/'recipe.yaml'}")
         return run
     if opts.replicates != 1:
-        if opts.resume: raise SystemExit("--replicates starts new runs: it cannot --resume one")
+        if opts.resume:
+            raise SystemExit("--replicates starts new runs: it cannot --resume one")
         return run_replicates(args.recipe, opts.replicates, root=opts.root, results=opts.results)
-    with Timer() as t: run = run_pipeline(args.recipe, resume=opts.resume, root=opts.root, results=opts.results)
+    with Timer() as t:
+        run = run_pipeline(args.recipe, resume=opts.resume, root=opts.root, results=opts.results)
     print(f"pipeline done in {t.secs:.1f} s; run folder {run.path}; metrics in {run.path/'metrics.json'}")
-    print('\n'.join(verdict_lines(run, opts.results)))          # the last lines: did the model get better, by how much, how sure
+    print(
+        '\n'.join(verdict_lines(run, opts.results))
+    )  # the last lines: did the model get better, by how much, how sure
     return run
 
 # %% ../nbs/99_pipeline.ipynb #458091a0

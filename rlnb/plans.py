@@ -37,8 +37,10 @@ class TrainRequest(BaseModel):
     maxSteps: int = Field(100, ge=1, le=MAX_STEPS, description='optimisation steps')
     learningRate: float = Field(5e-5, gt=0, le=1)
     algorithm: Literal['auto', 'sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo'] = Field(
-        'auto', description="auto: SFT first where answers are known right, then DPO where preference pairs exist, else "
-        "KTO on judged single answers")
+        'auto',
+        description="auto: SFT first where answers are known right, then DPO where preference pairs exist, else "
+        "KTO on judged single answers",
+    )
     baseModel: str = Field('smollm2', min_length=1, max_length=1024,
                            description="'smollm2', 'tiny' (a small random model for tests) or a Hugging Face folder")
     batchSize: int = Field(4, ge=1, le=256)
@@ -79,13 +81,17 @@ def _check_method(method:str, s:dict):
         raise NotEnoughData(f"SFT needs answers known to be right on 2 or more prompts: {s['sft_examples']} on "
                             f"{s['sft_prompts']} prompts (corrections, or a utility of 0.75 or more).{auto}")
     if method == 'dpo' and not (s['pairs'] and s['pair_prompts'] >= 2):
-        raise NotEnoughData(f"DPO needs preference pairs on 2 or more prompts: {s['pairs']} pairs on {s['pair_prompts']} "
-                            f"prompts ({s['prompts_with_two_answers']} of {s['prompts']} prompts have two or more judged "
-                            f"answers; a pair needs utilities at least {s['min_margin']} apart).{auto}")
+        raise NotEnoughData(
+            f"DPO needs preference pairs on 2 or more prompts: {s['pairs']} pairs on {s['pair_prompts']} "
+            f"prompts ({s['prompts_with_two_answers']} of {s['prompts']} prompts have two or more judged "
+            f"answers; a pair needs utilities at least {s['min_margin']} apart).{auto}"
+        )
     if method == 'kto' and not (s['desirable'] and s['undesirable'] and s['kto_prompts'] >= 2):
-        raise NotEnoughData(f"KTO needs desirable and undesirable answers on 2 or more prompts: {s['desirable']} "
-                            f"desirable, {s['undesirable']} undesirable on {s['kto_prompts']} prompts (utility >= 0.625 "
-                            f"/ <= 0.375).{auto}")
+        raise NotEnoughData(
+            f"KTO needs desirable and undesirable answers on 2 or more prompts: {s['desirable']} "
+            f"desirable, {s['undesirable']} undesirable on {s['kto_prompts']} prompts (utility >= 0.625 "
+            f"/ <= 0.375).{auto}"
+        )
     if method in _RL and not (s['pair_prompts'] >= 2 or (s['targets'] >= 2 and s['prompts'] >= 2)):
         raise NotEnoughData(f"{method.upper()} needs a reward model: preference pairs on 2 or more prompts "
                             f"({s['pairs']} on {s['pair_prompts']}) or judged answers on 2 or more prompts "
@@ -97,15 +103,25 @@ def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shap
      "answers known to be right at the SFT preset's rate, then the method's stages from it (SFT, DPO or KTO; "
      "PPO/GRPO/RLOO after a reward model, Bradley-Terry on pairs where they exist, else regression on the scores).")
     common = dict(model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize)
-    save = max(1, req.maxSteps // 4)   # four checkpoints a stage: a job its server's restart interrupted resumes from one
+    # four checkpoints a stage: a job its server's restart interrupted resumes from one
+    save = max(1, req.maxSteps // 4)
     pairwise = shape['pair_prompts'] >= 2
     formats = {'dpo': ['pairs'], 'kto': ['kto'], 'sft': []}.get(method)
     formats = (['sft'] if 'sft' in (first, method) else []) + (formats if formats is not None else
                                                                ['pairs', 'targets'] if pairwise else ['targets'])
     stages = [dict(stage='format', store=store_url, min_margin=req.minMargin, eval_frac=0.2, formats=formats, min_pairs=1)]
     if 'sft' in (first, method):   # asked for, the request's rate; first of two, the SFT preset's (LoRA's usual 2e-4)
-        stages.append(dict(stage='sft', preset='cpu', model=req.baseModel, max_steps=req.maxSteps, batch_size=req.batchSize,
-                           save_steps=save, **({'learning_rate': req.learningRate} if method == 'sft' else {})))
+        stages.append(
+            dict(
+                stage='sft',
+                preset='cpu',
+                model=req.baseModel,
+                max_steps=req.maxSteps,
+                batch_size=req.batchSize,
+                save_steps=save,
+                **({'learning_rate': req.learningRate} if method == 'sft' else {})
+            )
+        )
         common['model'] = 'sft'    # preference training goes on from the SFT adapter, its reference
     if method in ('dpo', 'kto'):
         stages.append(dict(stage=method, preset='cpu', max_steps=req.maxSteps, beta=req.beta, save_steps=save, **common))
@@ -125,7 +141,9 @@ def plan_training(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
     if req.algorithm == 'auto':    # choose_method returns the data's shape with its choice: counted once
         c = choose_method(fs['records'], req.minMargin)
         method, first = c['method'], c.get('first')
-        why, shape = ' '.join(filter(None, (c.get('first_why'), c['why']))), {k: v for k, v in c.items() if k not in ('method', 'why')}
+        why, shape = ' '.join(filter(None, (c.get('first_why'), c['why']))), {
+            k: v for k, v in c.items() if k not in ('method', 'why')
+        }
     else:
         shape, first = data_shape(fs['records'], req.minMargin), None
         _check_method(req.algorithm, shape)
@@ -144,11 +162,21 @@ def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=
     run = run_pipeline(plan['recipe'], resume=run_dir, progress=progress, on_start=on_start)
     m = run.metrics[plan['method'] if plan['method'] in ('sft', 'dpo', 'kto') else 'ppo']
     v = Registry(store).get(agent, m['registry_version'])
-    return {'status': 'trained', 'policyId': str(v.id), 'version': v.name, 'modelPath': v.model_path,
-            'rewardModelPath': v.reward_model_path, 'feedbackCount': plan['feedback']['count'],
-            'trainingSteps': m.get('steps'), 'rewardMean': v.reward_mean if v.reward_mean is not None
-            else m.get('after_reward_margin'), 'rewardStd': v.reward_std, 'runFolder': rel_path(run.path),
-            'method': plan['method'], 'methods': [x for x in (plan['first'], plan['method']) if x], 'methodReason': plan['why']}
+    return {
+        'status': 'trained',
+        'policyId': str(v.id),
+        'version': v.name,
+        'modelPath': v.model_path,
+        'rewardModelPath': v.reward_model_path,
+        'feedbackCount': plan['feedback']['count'],
+        'trainingSteps': m.get('steps'),
+        'rewardMean': v.reward_mean if v.reward_mean is not None else m.get('after_reward_margin'),
+        'rewardStd': v.reward_std,
+        'runFolder': rel_path(run.path),
+        'method': plan['method'],
+        'methods': [x for x in (plan['first'], plan['method']) if x],
+        'methodReason': plan['why'],
+    }
 
 # %% ../nbs/10e_plans.ipynb #00710373
 def rl_seconds_per_step(algorithm:str, results:str|Path|None=None) -> tuple:
@@ -190,7 +218,9 @@ def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
     if 'sft' in (plan['first'], method):   # the SFT stage it runs first (or alone): a short measured probe as well
         sft = next(s for s in plan['recipe']['stages'] if s['stage'] == 'sft')
         ex = build_datasets(fs['records'], eval_frac=0.0, formats=('sft',))['sft']['train']
-        e = estimate_sft(ex, SFTConfig.make('cpu', **{k: v for k, v in sft.items() if k not in ('stage', 'preset')}), probe_steps=2)
+        e = estimate_sft(
+            ex, SFTConfig.make('cpu', **{k: v for k, v in sft.items() if k not in ('stage', 'preset')}), probe_steps=2
+        )
         sft_min = (e['s_per_step'] * e['steps']) / 60
         steps, minutes = (e['steps'], sft_min) if method == 'sft' else (steps + e['steps'], minutes and minutes + sft_min)
         basis = 'measured probe' if method == 'sft' else f"{basis}; SFT first: measured probe, {e['steps']} steps"

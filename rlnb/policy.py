@@ -4,15 +4,206 @@
 
 # %% ../nbs/00b_policy.ipynb #fdd929df
 from __future__ import annotations
-import contextlib
 from dataclasses import dataclass, field
-from .core import render_chat
 from .hardware import auto_bf16, release_memory
-from .decoding import decode, path_kl, prefills_once
-from .stream import decode_stream
+from rlnb.decoding import (
+    prompt_layout,
+    cached_prefill,
+    prefill_cache,
+    with_room,
+    next_token,
+    nucleus_top,
+    penalize_repeats,
+    room_cache_layer,
+    decode_result,
+    path_kl,
+    prefills_once,
+    decode_plan,
+    bf16_sampling,
+)
 
 # %% auto #0
-__all__ = ['Answers', 'decode_plan', 'bf16_sampling', 'bf16_weights', 'generate']
+__all__ = ['Answers', 'generate']
+
+# %% ../nbs/00b_policy.ipynb #c981f95d
+def _decode(model, tok,
+            prompts: list[str],
+            max_new_tokens: int = 128,
+            do_sample: bool = False,
+            temperature: float = 0.7,
+            top_p: float = 1.0,
+            system: str | None = None,      # a system message for every prompt (else the chat template's default)
+            max_prompt_length: int = 1024,
+            repetition_penalty: float = 1.0,   # > 1 discourages tokens the answer already holds (never EOS)
+            logprobs: bool = False,         # also keep each step's log-softmax (B, T, V): `path_kl` needs no policy pass
+            streams: list | None = None,    # [(n, torch.Generator)]: consecutive groups of n prompts, each from its own
+                                            # stream, as if each group were decoded alone (None: the global stream)
+            share_prefix: bool = True,      # the prompts' common first tokens (the system turn) pass the model once
+            prefill_rows: int | None = 16,  # prompts per prefill pass, grouped by length (`prefill_cache`; None: all)
+          ) -> dict:
+    ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the "
+     "time follows the answers' own lengths, not the longest one's. Keys: `decode_result`'s; with "
+     "`logprobs`, also the model's log-softmax at `temperature` (1 when greedy) before the penalty and the "
+     "nucleus, at every answer position (zeros after an answer's end). The prompts' common beginning "
+     "(`n_shared` tokens: the chat template's system turn) runs once and its keys and values serve every "
+     "row: the prompt ids are the shared part, then each row's left padding, then the rest of its prompt; "
+     "the rest passes in groups of similar length, each cut to its own longest (`prefill_cache`), so little "
+     "of the padding passes the model.")
+    import torch
+    dev = next(model.parameters()).device
+    p_ids, p_attn, S = prompt_layout(tok, prompts, system, max_prompt_length, share_prefix, dev)
+    B, P = p_ids.shape
+    out = torch.full((B, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
+    live, attn, pos = torch.arange(B, device=dev), p_attn, (p_attn.cumsum(-1) - 1).clamp(min=0)
+    with torch.no_grad():   # the shared beginning once, the rest of the prompts by length
+        cache, logits = cached_prefill(model, p_ids, p_attn, pos, S, prefill_rows)   # (`prefills_once`: once)
+    cache, T = with_room(cache), 0      # new keys and values written into room, not the whole cache copied per token
+    if streams is not None:
+        if sum(n for n, _ in streams) != B: raise ValueError(f"streams cover {sum(n for n, _ in streams)} of "
+                                                             f"{B} prompts")
+        gid = torch.repeat_interleave(torch.arange(len(streams), device=dev),
+                                      torch.tensor([n for n, _ in streams], device=dev))
+    lps = torch.zeros(B, max_new_tokens, model.config.vocab_size, device=dev) if logprobs else None
+    with torch.no_grad():
+        for t in range(max_new_tokens):
+            if t:
+                o = model(input_ids=x, attention_mask=attn, position_ids=pos, past_key_values=cache, use_cache=True,
+                          logits_to_keep=1)
+                cache, logits = o.past_key_values, o.logits[:, -1].float()
+            if lps is not None: lps[live, t] = (logits / (temperature if do_sample else 1.0)).log_softmax(-1)
+            groups = [((gid == k).nonzero()[:, 0], g) for k, (_, g) in enumerate(streams) if (gid == k).any()] \
+                if streams is not None and do_sample else None
+            seen = out[live, :t] if repetition_penalty != 1.0 else None   # each answer so far (EOS ends it: never in)
+            nxt = next_token(logits, do_sample, temperature, top_p, seen, repetition_penalty, groups)
+            out[live, t], T = nxt, t + 1
+            keep = (nxt != tok.eos_token_id).nonzero()[:, 0]
+            if len(keep) == 0: break
+            if len(keep) < len(live):                                  # drop the finished answers from the batch
+                cache.batch_select_indices(keep)
+                live, attn, nxt, pos = live[keep], attn[keep], nxt[keep], pos[keep]
+                gid = gid[keep] if streams is not None else None
+            attn = torch.cat([attn, attn.new_ones(len(live), 1)], 1)
+            x, pos = nxt[:, None], pos[:, -1:] + 1
+    return decode_result(tok, p_ids, p_attn, out[:, :max(T, 1)], S, lps[:, :max(T, 1)] if lps is not None else None)
+
+# %% ../nbs/00b_policy.ipynb #f768b0fd
+def _own(a, S:int) -> int:
+    ("How many last columns of mask `a` (rows, W) after its first `S` any row attends to, from the first such "
+     "column on.")
+    m = a[:, S:].any(0)
+    return len(m) - int(m.nonzero()[0, 0]) if bool(m.any()) else 0
+
+def _regroup(S:int, parts:list, step:int=16):
+    ("One cache and mask from `parts`, each `(cache, attn, rows)`: those rows (None: all) of a cache laid out as "
+     "`_decode`'s (the shared first `S` columns, then each row's own keys right-aligned), with the columns none "
+     "of them attends to dropped, right-aligned to the widest and stacked in order. Each layer becomes a "
+     "`RoomLayer` with room for `step` more positions, in the first part's cache, one layer at a time; returns "
+     "`(cache, attn)`.")
+    sel = [(c, a if r is None else a[r], r) for c, a, r in parts]
+    own = [_own(a, S) for _, a, _ in sel]
+    W, B, cache = S + max(own), sum(len(a) for _, a, _ in sel), sel[0][0]
+    attn, i = sel[0][1].new_zeros(B, W), 0
+    for (_, a, _), o in zip(sel, own):
+        attn[i:i + len(a), :S], attn[i:i + len(a), W - o:] = a[:, :S], a[:, a.shape[1] - o:]
+        i += len(a)
+    for l in range(len(cache.layers)):
+        k0 = cache.layers[l].keys
+        kb, vb = (k0.new_empty(B, k0.shape[1], W + step, k0.shape[3]) for _ in range(2))   # gaps zeroed below
+        i = 0
+        for (c, a, r), o in zip(sel, own):
+            k, v = c.layers[l].keys, c.layers[l].values
+            if r is not None: k, v = k[r], v[r]
+            for buf, x in ((kb, k), (vb, v)):
+                buf[i:i + len(a), :, :S], buf[i:i + len(a), :, W - o:W] = x[:, :, :S], x[:, :, x.shape[2] - o:]
+                buf[i:i + len(a), :, S:W - o] = 0   # masked, but read: finite
+            i += len(a)
+        layer = room_cache_layer()(kb[:, :, :0], vb[:, :, :0], step)    # then given the buffers, with their room
+        layer._k, layer._v, layer.n, layer.keys, layer.values = kb, vb, W, kb[:, :, :W], vb[:, :, :W]
+        cache.layers[l] = layer                                      # the old layer freed as the next is built
+    return cache, attn
+
+# %% ../nbs/00b_policy.ipynb #9d27ee7f
+def _draw_rows(logits, do_sample:bool, temperature:float, top_p:float, gens:list|None, seen=None, n_seen=None,
+               penalty:float=1.0):
+    ("The next token of each row of `logits` (B, V): greedy, or drawn from softmax(logits / T) in the top-p "
+     "nucleus with one uniform from row r's own generator `gens[r]` (inverse CDF over the nucleus, largest "
+     "first). `seen` (B, n) holds each row's answer so far, its first `n_seen[r]` entries real: those get the "
+     "repetition `penalty` (`penalize_repeats`); the rest point at a column appended and dropped again, so they "
+     "touch nothing.")
+    import torch, torch.nn.functional as F
+    if seen is not None and seen.shape[-1] and penalty != 1.0:
+        V = logits.shape[-1]
+        seen = seen.masked_fill(torch.arange(seen.shape[-1], device=seen.device) >= n_seen[:, None], V)
+        logits = penalize_repeats(F.pad(logits, (0, 1)), seen, penalty)[:, :V]
+    if not do_sample: return logits.argmax(-1)
+    probs = (logits / temperature).softmax(-1)
+    p, i = nucleus_top(probs, top_p) if top_p < 1 else probs.sort(-1, descending=True)
+    u = torch.stack([torch.rand((), generator=g, device=probs.device, dtype=p.dtype) for g in gens])
+    c = p.cumsum(-1)
+    j = torch.searchsorted(c, (u * c[:, -1])[:, None], right=True)
+    j = torch.minimum(j, (p > 0).sum(-1, keepdim=True) - 1)   # the draw lands on a token of the nucleus
+    return i.gather(-1, j)[:, 0]
+
+# %% ../nbs/00b_policy.ipynb #0cbf820e
+def _decode_stream(model, tok,
+                   prompts: list[str], max_new_tokens: int = 128, do_sample: bool = False,
+                   temperature: float = 0.7, top_p: float = 1.0, system: str | None = None,
+                   rows: int = 128,             # answers in flight at once (`decode_plan`'s rows per pass)
+                   seeds: list[int] | None = None,   # each prompt's own stream (sampling): the answer it has alone
+                   repetition_penalty: float = 1.0,
+                   admit: int = 16,             # new prompts wait until this many rows are free (one prefill for them;
+                                                # at most an eighth of `rows`, so a few rows in flight still refill)
+                   max_prompt_length: int = 1024, prefill_rows: int | None = 16,
+                   on_done=None,                # called with the number of answers that just ended (a progress bar)
+                 ) -> dict:
+    ("Answer every prompt in one continuous pass of at most `rows` answers in flight: once `admit` rows have "
+     "ended, they leave and the next prompts are prefilled and join (`_regroup`: one copy of the cache for all "
+     "of them, where dropping each answer as it ends copied it at nearly every step), so only the last answers "
+     "run in a nearly empty batch. Each answer draws from its own generator, seeded `seeds[i]`, and sees only "
+     "its own keys, values and positions: alone, up to rounding. `_decode`'s keys (`logprobs` aside), `admissions`.")
+    import torch
+    dev = next(model.parameters()).device
+    p_ids, p_attn, S = prompt_layout(tok, prompts, system, max_prompt_length, True, dev)   # the system turn: S shared columns
+    N, P = p_ids.shape
+    if do_sample and (seeds is None or len(seeds) != N): raise ValueError(f"sampling needs one seed per prompt ({N})")
+    if max_new_tokens < 1 or rows < 1: raise ValueError(f"max_new_tokens and rows must be >= 1: {max_new_tokens}, {rows}")
+    gens = [torch.Generator(dev).manual_seed(int(s)) for s in seeds] if do_sample else None
+    out = torch.full((N, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
+    n_out, rest, admit = torch.zeros(N, dtype=torch.long, device=dev), p_attn[:, S:].sum(-1), min(admit, max(1, rows // 8))
+    slot = torch.zeros(0, dtype=torch.long, device=dev)   # the prompt each row of the batch answers; -1: it has ended
+    cache = attn = logits = pos = None; q = admissions = 0
+    with torch.no_grad():
+        while True:
+            alive = (slot >= 0).nonzero()[:, 0]; dead = len(slot) - len(alive)
+            if q < N and rows - len(alive) >= admit:     # the next prompts into the free rows, the ended ones out
+                idx = torch.arange(q, min(N, q + rows - len(alive)), device=dev); q = int(idx[-1]) + 1
+                cols = torch.cat([torch.arange(S, device=dev), torch.arange(P - int(rest[idx].max()), P, device=dev)])
+                ids, a = p_ids[idx][:, cols], p_attn[idx][:, cols]
+                c, lg = prefill_cache(model, ids, a, (a.cumsum(-1) - 1).clamp(min=0), S, prefill_rows)
+                cache, attn = _regroup(S, ([(cache, attn, alive)] if len(alive) else []) + [(c, a, None)])
+                logits = lg if not len(alive) else torch.cat([logits[alive], lg])
+                pos = a.sum(-1) if not len(alive) else torch.cat([pos[alive], a.sum(-1)])
+                slot, admissions = torch.cat([slot[alive], idx]), admissions + 1
+            elif dead and (dead >= admit or 2 * dead >= len(slot)):   # no prompt waits: the ended rows out, a few at a time
+                cache, attn = _regroup(S, [(cache, attn, alive)])
+                slot, logits, pos = slot[alive], logits[alive], pos[alive]
+            alive = (slot >= 0).nonzero()[:, 0]; live = slot[alive]
+            nxt = torch.full_like(slot, tok.pad_token_id)     # an ended row's input: read by no live row
+            nxt[alive] = _draw_rows(logits[alive], do_sample, temperature, top_p, [gens[r] for r in live.tolist()] if gens
+                                    else None, out[live, :int(n_out[live].max())], n_out[live], repetition_penalty)
+            out[live, n_out[live]] = nxt[alive]; n_out[live] += 1
+            ended = alive[(nxt[alive] == tok.eos_token_id) | (n_out[live] >= max_new_tokens)]
+            if len(ended):
+                slot[ended] = -1
+                if on_done: on_done(len(ended))
+                if q >= N and not bool((slot >= 0).any()): break
+                if not bool((slot >= 0).any()): slot = slot[:0]; continue   # all ended: the next prompts start afresh
+            attn = torch.cat([attn, attn.new_ones(len(slot), 1)], 1)
+            o = model(input_ids=nxt[:, None], attention_mask=attn, position_ids=pos[:, None], past_key_values=cache,
+                      use_cache=True, logits_to_keep=1)
+            cache, logits, pos = o.past_key_values, o.logits[:, -1].float(), pos + 1
+    r = decode_result(tok, p_ids, p_attn, out[:, :max(int(n_out.max()), 1)], S)
+    return {**r, 'admissions': admissions}
 
 # %% ../nbs/00b_policy.ipynb #924535d9
 @dataclass
@@ -28,69 +219,6 @@ class Answers:
     scores: dict = field(default_factory=dict)   # judge name -> (judge, its scores of these answers): answers shared
                                                  # between policies (the base's) are scored once per judge
 
-# %% ../nbs/00b_policy.ipynb #609443f9
-def decode_plan(model, tok, prompts:list[str], max_new_tokens:int, batch_size:int, batches_at_once:int=1,
-                system:str|None=None, kl:bool=False, memory_budget_mb:float|None=1536, bf16:bool=False) -> dict:
-    ("How `_answers` decodes within `memory_budget_mb`: rows per pass (`batch_size` × "
-     "`batches_at_once`, halved until the KV cache fits) and whether the policy's log-probs are kept for the "
-     "KL (only when they fit beside the cache, and never from bf16 sampling: the KL stays fp32). Sizes come "
-     "from the model's config and the longest rendered prompt, in MiB; with `bf16` (`bf16_sampling`) the "
-     "cache holds bf16.")
-    c = model.config
-    heads = getattr(c, 'num_key_value_heads', None) or c.num_attention_heads
-    head = getattr(c, 'head_dim', None) or c.hidden_size // c.num_attention_heads
-    width = 2 if bf16 else next(model.parameters()).element_size() if next(model.parameters()).is_floating_point() else 4
-    longest = max((len(tok(render_chat(tok, p, system=system), add_special_tokens=False)['input_ids']) for p in prompts),
-                  default=0)
-    kv_row = c.num_hidden_layers * 2 * heads * head * (longest + max_new_tokens) * width / 2**20
-    lp_row = max_new_tokens * c.vocab_size * 4 / 2**20
-    rows = lambda b, k: min(b * k, max(len(prompts), 1))
-    b, k, why = batch_size, max(1, batches_at_once), []
-    if memory_budget_mb is not None:
-        while rows(b, k) * kv_row > memory_budget_mb and (k > 1 or b > 1):
-            if k > 1: k //= 2
-            else: b = max(1, b // 2)
-        if (b, k) != (batch_size, max(1, batches_at_once)):
-            why.append(f"KV cache of {rows(batch_size, batches_at_once)} rows over the budget: {b} x {k}")
-    n = rows(b, k)
-    keep = kl and not bf16 and (memory_budget_mb is None or n * (kv_row + lp_row) <= memory_budget_mb)
-    if kl and bf16: why.append("bf16 sampling: the KL's policy side recomputed in fp32")
-    elif kl and not keep: why.append(f"log-probs of {n} rows ({n * lp_row:.0f} MiB) over the budget: recomputed "
-                                     f"for the KL")
-    return dict(batch_size=b, batches_at_once=k, keep_logprobs=keep, kv_mb=round(n * kv_row, 1),
-                logprobs_mb=round(n * lp_row, 1) if keep else 0.0, budget_mb=memory_budget_mb, why=why, bf16=bf16)
-
-# %% ../nbs/00b_policy.ipynb #6b3de293
-@contextlib.contextmanager
-def bf16_sampling(model, on:bool=True):
-    ("Run the block under bf16 autocast with `model`'s LM head in fp32 (its input cast up, its product in "
-     "fp32): the layers in bf16, the logits a sampler reads in fp32. `on=False`: a no-op.")
-    if not on:
-        yield
-        return
-    import torch, torch.nn.functional as F
-    head, dev = model.get_output_embeddings(), next(model.parameters()).device.type
-    def fp32_head(x):
-        with torch.autocast(dev, enabled=False):
-            return F.linear(x.float(), head.weight.float(), None if head.bias is None else head.bias.float())
-    own = head.__dict__.get('forward')   # a forward set on the instance (a hook library's), put back after
-    head.forward = fp32_head
-    try:
-        with torch.autocast(dev, dtype=torch.bfloat16): yield
-    finally:
-        if own is None: del head.forward
-        else: head.forward = own
-
-def bf16_weights(model):
-    ("`model`'s linear layers but its LM head cast to bf16 in place, for a copy that only samples under "
-     "`bf16_sampling`: the same products (autocast rounds each weight to bf16 at every call), rounded once, "
-     "in half the memory. Returns `model`.")
-    import torch
-    head = model.get_output_embeddings()
-    for m in model.modules():
-        if isinstance(m, torch.nn.Linear) and m is not head: m.weight.data = m.weight.data.to(torch.bfloat16)
-    return model
-
 # %% ../nbs/00b_policy.ipynb #2fd488df
 def _answers(
     model, tok, prompts: list[str],
@@ -102,14 +230,17 @@ def _answers(
     repetition_penalty: float = 1.0,  # > 1 discourages tokens the answer already holds (Ollama's default: 1.1)
     batches_at_once: int = 1,  # decode this many batches together, each from its own seeded stream: the same answers
                                # as one batch at a time up to rounding (a batch's shape can move the logits' last bits,
-                               # which decide a draw only at a near-tie), faster where each step reads the weights (CPUs)
-    progress: str | None = None,  # a progress bar with this label on a terminal's stderr (none when it is not a terminal)
+                               # which decide a draw only at a near-tie), faster where each step reads the weights
+                               # (CPUs)
+    # a progress bar with this label on a terminal's stderr (none when it is not a terminal)
+    progress: str | None = None,
     memory_budget_mb: float | None = 1536,  # the decoding engine's working memory (KV cache, kept log-probs), MiB;
                                             # `decode_plan` fits the rows in it. None: no limit (keep everything)
-    bf16: bool | None = False,  # decode under `bf16_sampling` (None: where `auto_bf16` finds native bf16); KL stays fp32
+    # decode under `bf16_sampling` (None: where `auto_bf16` finds native bf16); KL stays fp32
+    bf16: bool | None = False,
     kl_rows: list[int] | None = None,  # with the KL: only these rows' (None: every row's); `Answers.kl_rows` says which
 ) -> Answers:
-    ("Answer every prompt once (`decode`: chat template, batched, seeded per batch, finished answers leave "
+    ("Answer every prompt once (`_decode`: chat template, batched, seeded per batch, finished answers leave "
      "the batch); optionally the per-response KL to the base (`path_kl`).")
     import torch
     from tqdm import tqdm
@@ -123,12 +254,12 @@ def _answers(
     with tqdm(total=len(prompts), desc=progress, unit='answer', leave=False, disable=None if progress else True) as bar:
         step = batch_size * max(1, batches_at_once)
         for i in range(0, len(prompts), step):
-            torch.manual_seed(seed + i)       # what one batch at a time draws from; with several, each batch's own stream
+            torch.manual_seed(seed + i)  # what one batch at a time draws from; with several, each batch's own stream
             chunk = prompts[i:i + step]
             streams = [(len(chunk[j:j + batch_size]), torch.Generator(dev).manual_seed(seed + i + j))
                        for j in range(0, len(chunk), batch_size)] if batches_at_once > 1 else None
             with bf16_sampling(model, bf16):
-                s = decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
+                s = _decode(model, tok, chunk, max_new_tokens, do_sample, temperature, top_p, system,
                            repetition_penalty=repetition_penalty, logprobs=out.plan['keep_logprobs'], streams=streams)
             release_memory(collect=False)   # the KV cache, freed, back to the system: glibc keeps it for the next pass
             eos = s['has_eos'].tolist()
@@ -157,15 +288,17 @@ def _pool(model, tok, prompts:list[str],
     if k < 1: raise ValueError(f"k must be >= 1, got {k}")
     kw = {'do_sample': True, **kw}
     with prefills_once():
-        return [_answers(model, tok, prompts, seed=seed + 1_000_003 * (j + 1), **kw)
-                for j in tqdm(range(k), desc=f'{k} answers to {len(prompts)} prompts', disable=not progress, leave=False)]
+        return [
+            _answers(model, tok, prompts, seed=seed + 1_000_003 * (j + 1), **kw)
+            for j in tqdm(range(k), desc=f'{k} answers to {len(prompts)} prompts', disable=not progress, leave=False)
+        ]
 
 # %% ../nbs/00b_policy.ipynb #f3872d6e
 def _refill_answers(model, tok, prompts:list[str], max_new_tokens:int=48, do_sample:bool=False,
                     temperature:float=0.7, top_p:float=1.0, seed:int|list=0, batch_size:int=16, kl_base:bool=False, base=None,
                     system:str|None=None, repetition_penalty:float=1.0, batches_at_once:int=1, progress:str|None=None,
                     memory_budget_mb:float|None=1536, bf16:bool|None=False, kl_rows:list[int]|None=None):
-    ("`_answers` through `decode_stream`, prompt i drawing from `seed` + i (or `seed[i]`, a list: see "
+    ("`_answers` through `_decode_stream`, prompt i drawing from `seed` + i (or `seed[i]`, a list: see "
      "above).")
     from tqdm import tqdm
     dev = next(model.parameters()).device
@@ -176,7 +309,7 @@ def _refill_answers(model, tok, prompts:list[str], max_new_tokens:int=48, do_sam
                            memory_budget_mb, bf16), 'refill': True}
     with tqdm(total=len(prompts), desc=progress, unit='answer', leave=False, disable=None if progress else True) as bar:
         with bf16_sampling(model, bf16):
-            s = decode_stream(model, tok, prompts, max_new_tokens, do_sample, temperature, top_p, system,
+            s = _decode_stream(model, tok, prompts, max_new_tokens, do_sample, temperature, top_p, system,
                               rows=plan['batch_size'] * plan['batches_at_once'], seeds=seeds if do_sample else None,
                               repetition_penalty=repetition_penalty, on_done=bar.update)
     release_memory(collect=False)
@@ -206,12 +339,19 @@ def _refill_pool(model, tok, prompts:list[str], k:int=16, seed:int=0, progress:b
             for j in range(len(seeds))]
 
 # %% ../nbs/00b_policy.ipynb #d12767df
-def generate(model, tok, prompts:list[str],
-             k:int|None=None,      # None: one answer to every prompt (`Answers`); k: k sampled answers to each (k `Answers`)
-             refill:bool=False,    # one continuous pass (`stream.decode_stream`): answers join freed rows as others end
-             **kw) -> Answers|list[Answers]:
-    ("Answer every prompt through the chat template with `model`: `_answers` (batched, seeded per batch; `kw`: "
-     "its options, e.g. `max_new_tokens`, `do_sample`, `seed`, `system`, `kl_base`, `bf16`), or with `k`, `_pool` "
-     "(draw j from seed + 1,000,003·(j + 1)); with `refill`, the same through `decode_stream`.")
-    if k is None: return (_refill_answers if refill else _answers)(model, tok, prompts, **kw)
+def generate(
+    model,
+    tok,
+    prompts: list[str],
+    k: int | None = None,  # None: one answer to every prompt (`Answers`); k: k sampled answers to each (k `Answers`)
+    refill: bool = False,  # one continuous pass (`_decode_stream`): answers join freed rows as others end
+    **kw
+) -> Answers | list[Answers]:
+    (
+        "Answer every prompt through the chat template with `model`: `_answers` (batched, seeded per batch; `kw`: "
+        "its options, e.g. `max_new_tokens`, `do_sample`, `seed`, `system`, `kl_base`, `bf16`), or with `k`, `_pool` "
+        "(draw j from seed + 1,000,003·(j + 1)); with `refill`, the same through `_decode_stream`."
+    )
+    if k is None:
+        return (_refill_answers if refill else _answers)(model, tok, prompts, **kw)
     return (_refill_pool if refill else _pool)(model, tok, prompts, k, **kw)

@@ -377,7 +377,12 @@ def load(self:PPOTrainer, path):
     self.step, self.kl_ctl.value, self.history = st['step'], st['kl_coef'], st['history']
     return self
 
-CHECKPOINT_FILES = ('ppo_state.json', 'adapter_model.safetensors', 'value_head.safetensors', 'optimizer.pt')  # a complete one
+CHECKPOINT_FILES = (
+    'ppo_state.json',
+    'adapter_model.safetensors',
+    'value_head.safetensors',
+    'optimizer.pt',
+)  # a complete one
 
 # %% ../nbs/06_ppo.ipynb #b4ce57fd
 def plot_ppo(history:list, keys=('objective/reward', 'objective/kl', 'objective/kl_coef', 'policy/entropy',

@@ -108,16 +108,24 @@ def pair_logprobs(model, tok, pairs, max_length=None, packed:bool=True,
      "skips its pass; an adapter still at its start is the reference, so one pass serves both.")
     import torch
     p, c, r = pair_columns(pairs)
-    def both():   # (2, N): chosen, rejected
-        if packed: return _packed_pair_logprobs(model, tok, p, c, r, max_length)
-        return torch.stack([sequence_logprobs(model, tok, p, c, max_length), sequence_logprobs(model, tok, p, r, max_length)])
+    def both():  # (2, N): chosen, rejected
+        if packed:
+            return _packed_pair_logprobs(model, tok, p, c, r, max_length)
+        return torch.stack(
+            [sequence_logprobs(model, tok, p, c, max_length), sequence_logprobs(model, tok, p, r, max_length)]
+        )
     pol, rf = _policy_and_reference(model, both, ref)
     return dict(pc=pol[0], pr=pol[1], rc=rf[0], rr=rf[1])
 
 # %% ../nbs/05d_preference.ipynb #ad091eae
-def preference_accuracy(model, tok, pairs, beta:float=0.1, max_length=None,
-                        ref:dict|None=None,   # `pair_logprobs`'s cache: before and after training share one reference pass
-                       ) -> dict:
+def preference_accuracy(
+    model,
+    tok,
+    pairs,
+    beta: float = 0.1,
+    max_length=None,
+    ref: dict | None = None,  # `pair_logprobs`'s cache: before and after training share one reference pass
+) -> dict:
     "Held-out implicit-reward accuracy and mean margin (policy vs adapters-disabled reference)."
     lp = pair_logprobs(model, tok, pairs, max_length, ref=ref)
     rc, rr = beta * (lp['pc'] - lp['rc']), beta * (lp['pr'] - lp['rr'])

@@ -51,18 +51,26 @@ def heldout_prompts(
     return out if n is None else out[:n]
 
 # %% ../nbs/02a_prompts.ipynb #dc70797f
-def topic_turns(topics, seed:int=0, min_words:int=3, max_words:int=40) -> dict:
-    ("For each chitchat topic, one later turn of each of its conversations (asked on its own, `min_words` to "
-     "`max_words` words), shuffled: `{topic: [(turn, 'conversation <id>'), ...]}`.")
+def topic_turns(topics, seed: int = 0, min_words: int = 3, max_words: int = 40) -> dict:
+    (
+        "For each chitchat topic, one later turn of each of its conversations (asked on its own, `min_words` to "
+        "`max_words` words), shuffled: `{topic: [(turn, 'conversation <id>'), ...]}`."
+    )
     import random
+
     held, rng, by_topic = set(topics), random.Random(seed), {}
     for cid, c in sorted(load_chitchat().items()):
         topic = (c.get('prompt') or '').strip()
-        if topic not in held: continue
-        turns = ['\n'.join(m['text'].strip() for m in t if (m.get('text') or '').strip()) for t in c.get('messages') or []]
-        turns = [t for t in turns[1:] if min_words <= len(t.split()) <= max_words]   # later turns, asked on their own
-        if turns: by_topic.setdefault(topic, []).append((rng.choice(turns), f'conversation {cid}'))
-    for v in by_topic.values(): rng.shuffle(v)
+        if topic not in held:
+            continue
+        turns = [
+            '\n'.join(m['text'].strip() for m in t if (m.get('text') or '').strip()) for t in c.get('messages') or []
+        ]
+        turns = [t for t in turns[1:] if min_words <= len(t.split()) <= max_words]  # later turns, asked on their own
+        if turns:
+            by_topic.setdefault(topic, []).append((rng.choice(turns), f'conversation {cid}'))
+    for v in by_topic.values():
+        rng.shuffle(v)
     return by_topic
 
 def train_prompt_set(run, n:int=256, seed:int=0) -> list[str]:
@@ -121,8 +129,10 @@ def eval_prompt_set(
         if part not in PARTS: raise ValueError(f"part must be one of {PARTS} or None, got {part!r}")
         held, topics = topics, [t for t in topics if topic_part(t) == part]
         if held and not topics:
-            raise ValueError(f"none of the run's {len(held)} held-out topics is a {part} topic (topic_part): hold out more "
-                             "topics (a larger eval_frac) or use another split seed")
+            raise ValueError(
+                f"none of the run's {len(held)} held-out topics is a {part} topic (topic_part): hold out more "
+                "topics (a larger eval_frac) or use another split seed"
+            )
     by_topic = topic_turns(topics, seed, min_words, max_words)
     prompts, clusters, tops, seen = list(topics), list(topics), list(topics), set(topics)
     queues = [by_topic.get(t, []) for t in topics]

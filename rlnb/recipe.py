@@ -38,7 +38,8 @@ class Run:
     recipe: dict
     metrics: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict)  # e.g. the loaded policy, so later stages reuse it
-    results: str|Path|None = None              # saved measurements (`saved_results`): the recipe's confirmed claim, for its card
+    # saved measurements (`saved_results`): the recipe's confirmed claim, for its card
+    results: str|Path|None = None
 
     def save_metrics(self):
         atomic_write(self.path/'metrics.json', json.dumps(self.metrics, indent=2, default=str))   # whole or not at all
@@ -97,8 +98,16 @@ def _stage_lines(text:str) -> list:
     return []
 
 # %% ../nbs/99a_recipes.ipynb #3340b70a
-POLICIES = {'sft': 'sft/adapter', 'dpo': 'dpo/adapter', 'kto': 'kto/adapter', 'ppo': 'ppo/policy', 'grpo': 'grpo/policy', 'rloo': 'rloo/policy',
-            'dpo_on_policy': 'dpo_on_policy/adapter', 'rest': 'rest/adapter'}
+POLICIES = {
+    'sft': 'sft/adapter',
+    'dpo': 'dpo/adapter',
+    'kto': 'kto/adapter',
+    'ppo': 'ppo/policy',
+    'grpo': 'grpo/policy',
+    'rloo': 'rloo/policy',
+    'dpo_on_policy': 'dpo_on_policy/adapter',
+    'rest': 'rest/adapter',
+}
 
 def policy_path(run:Run, name:str) -> Path:
     ("Where the stage `name` of a run leaves its policy's adapter (`POLICIES`); any other name is a stage's `out` "
@@ -116,11 +125,12 @@ _RUN_FOLDERS = {'datasets', 'eval', 'plots', 'gguf', 'best_of_n', 'reward', 'jud
 _OWN_FOLDERS = {'ppo': {'ppo', 'grpo', 'rloo'}}   # a stage's own default folders (else: its name)
 OPTION_CHOICES = {('ppo', 'prompt_set'): ('pairs', 'turns')}   # options with a fixed set of values
 
-def _check_stage(s:dict, where:str):
+def _check_stage(s: dict, where: str):
     "Every option known to its stage, of the right type; output folders inside the run folder."
     opts = stage_options(s['stage'])
     for k, v in s.items():
-        if k == 'stage': continue
+        if k == 'stage':
+            continue
         if k not in opts:
             raise unknown_option(f"{where}: stage {s['stage']!r}", k, sorted(opts))
         if not _fits(opts[k], v):
@@ -129,29 +139,37 @@ def _check_stage(s:dict, where:str):
             )
         if k == 'out' and (Path(str(v)).is_absolute() or '..' in Path(str(v)).parts):
             raise ValueError(f"{where}: out: {v!r} must be a folder inside the run folder (relative, no '..')")
-        taken = (_RUN_FOLDERS | {p.split('/')[0] for p in POLICIES.values()}) - _OWN_FOLDERS.get(s['stage'], {s['stage']})
+        taken = (_RUN_FOLDERS | {p.split('/')[0] for p in POLICIES.values()}) - _OWN_FOLDERS.get(
+            s['stage'], {s['stage']}
+        )
         if k == 'out' and str(v) in taken:
             raise ValueError(f"{where}: out: {v!r} is a folder another stage writes in the run; name another one")
         if (choices := OPTION_CHOICES.get((s['stage'], k))) and v not in choices:
-            raise ValueError(f"{where}: option {k!r} of stage {s['stage']!r}"
-                             f" must be one of {', '.join(map(repr, choices))}, got {v!r}")
+            raise ValueError(
+                f"{where}: option {k!r} of stage {s['stage']!r}"
+                f" must be one of {', '.join(map(repr, choices))}, got {v!r}"
+            )
 
 # %% ../nbs/99a_recipes.ipynb #882707d2
-def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
-               ) -> dict:
-    ("Read and check a whole recipe before anything runs: `agent`, and `stages` whose names, options and types are"
-     " all known.")
+def load_recipe(recipe: str | Path | dict) -> dict:  # a YAML path or an already-parsed dict
+    (
+        "Read and check a whole recipe before anything runs: `agent`, and `stages` whose names, options and types are"
+        " all known."
+    )
     lines, src = [], 'recipe'
     if not isinstance(recipe, dict):
         import yaml
+
         p = Path(recipe)
-        if not p.exists(): raise FileNotFoundError(f"Recipe {p} not found (recipes live in data/recipes/).")
+        if not p.exists():
+            raise FileNotFoundError(f"Recipe {p} not found (recipes live in data/recipes/).")
         text = p.read_text()
         recipe, src = yaml.safe_load(text) or {}, str(p)
         if not isinstance(recipe, dict):
             raise ValueError(f"{p}: a recipe is a mapping with 'agent' and 'stages', got a {type(recipe).__name__}")
         lines = _stage_lines(text)
-    if 'agent' not in recipe: raise ValueError("Recipe has no 'agent' (the task being trained, e.g. 'chitchat').")
+    if 'agent' not in recipe:
+        raise ValueError("Recipe has no 'agent' (the task being trained, e.g. 'chitchat').")
     check_agent(recipe['agent'])
     if not isinstance(recipe.get('seed', 0), int):
         raise ValueError(f"{src}: seed must be an integer, got {recipe['seed']!r}")
@@ -160,7 +178,8 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
     if not isinstance(recipe.get('system') or '', str):
         raise ValueError(f"{src}: system must be a string (the deployment's system message), got {recipe['system']!r}")
     stages = recipe.get('stages')
-    if not stages or not isinstance(stages, list): raise ValueError("Recipe has no 'stages' list.")
+    if not stages or not isinstance(stages, list):
+        raise ValueError("Recipe has no 'stages' list.")
     keys = set()
     for i, s in enumerate(stages):
         where = f"{src}:{lines[i]}" if i < len(lines) else f"{src}, stage #{i+1}"
@@ -172,7 +191,9 @@ def load_recipe(recipe:str|Path|dict, # a YAML path or an already-parsed dict
             )
         _check_stage(s, where)
         if (key := s.get('key', s['stage'])) in keys:
-            raise ValueError(f"{where}: a second stage with key {key!r} would be skipped as done; give it its own `key:`")
+            raise ValueError(
+                f"{where}: a second stage with key {key!r} would be skipped as done; give it its own `key:`"
+            )
         keys.add(key)
     return recipe
 
@@ -199,13 +220,21 @@ def redact_secrets(x):
 def environment_info() -> dict:
     import torch, transformers, trl, peft
     libs = {m.__name__: m.__version__ for m in (torch, transformers, trl, peft)}
-    return dict(python=platform.python_version(), **libs, device=get_device(), threads=torch.get_num_threads(),
-                git_commit=code_commit(), native_memory={k: os.environ.get(k) for k in NATIVE_MEMORY},   # rlnb.hardware
-                precision=precision_decision())   # bf16 or fp32 on this machine, and on what basis (never timed in a run)
+    return dict(
+        python=platform.python_version(),
+        **libs,
+        device=get_device(),
+        threads=torch.get_num_threads(),
+        git_commit=code_commit(),
+        native_memory={k: os.environ.get(k) for k in NATIVE_MEMORY},  # rlnb.hardware
+        precision=precision_decision()
+    )  # bf16 or fp32 on this machine, and on what basis (never timed in a run)
 
 # %% ../nbs/99a_recipes.ipynb #1733a6d5
-PLAN_SOURCES = {'chitchat_offline': ('eval_demo.json', 'demo*.json'),   # recipe stem -> its saved runs in `results`
-                'chitchat': ('recipe_chitchat.json', 'recipe_chitchat_*.json')}   # _best: its name before the on-policy recipe
+PLAN_SOURCES = {
+    'chitchat_offline': ('eval_demo.json', 'demo*.json'),  # recipe stem -> its saved runs in `results`
+    'chitchat': ('recipe_chitchat.json', 'recipe_chitchat_*.json'),
+}  # _best: its name before the on-policy recipe
                                                                 # (else recipe_<stem>.json)
 
 def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved run
@@ -232,7 +261,8 @@ def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved r
 
 def plan_line(plan:dict|None, keys:list) -> str:
     "What `run_pipeline` prints first: each stage's measured seconds and the total, and on which CPU, or why none."
-    if plan is None: return "plan: no saved run of this recipe to budget its stages from (--results names a folder of them)"
+    if plan is None:
+        return "plan: no saved run of this recipe to budget its stages from (--results names a folder of them)"
     known = {k: plan['seconds'][k] for k in keys if k in plan['seconds']}
     miss = [k for k in keys if k not in known]
     return (f"plan, from {plan['source']} ({plan['cpu']}, {plan['date']}): "
@@ -244,15 +274,18 @@ from .config import StageConfig
 @dataclass
 class PipelineOptions(StageConfig):
     "Options of `rlnb_pipeline RECIPE` (the recipe itself says what each stage does)."
-    resume: str|None = None   # an existing run folder to continue, skipping the stages already done
-    root: str|None = None     # parent of the agent folders (default: models/)
-    check: bool = False       # only read and check the recipe (names, options, types), then exit
-    results: str|None = None  # a folder of saved measurements (this repository's bench/results): the plan's stage times,
-                              # the recipe's confirmed claim; none named (nor env RLNB_RESULTS), none read
-    replicates: int = 1       # run the recipe this many times under split seeds seed, seed + 1, ... and summarise them
-    auto: bool = False        # RECIPE is a JSONL of feedback: the recipe is chosen from the data (`auto_recipe`)
-    agent: str|None = None    # --auto: the agent (default: the file's name)
-    model: str = 'smollm2'    # --auto: the base to train (a bundled name, a folder or a GGUF file)
+
+    resume: str | None = None  # an existing run folder to continue, skipping the stages already done
+    root: str | None = None  # parent of the agent folders (default: models/)
+    check: bool = False  # only read and check the recipe (names, options, types), then exit
+    results: str | None = (
+        None  # a folder of saved measurements (this repository's bench/results): the plan's stage times,
+    )
+    # the recipe's confirmed claim; none named (nor env RLNB_RESULTS), none read
+    replicates: int = 1  # run the recipe this many times under split seeds seed, seed + 1, ... and summarise them
+    auto: bool = False  # RECIPE is a JSONL of feedback: the recipe is chosen from the data (`auto_recipe`)
+    agent: str | None = None  # --auto: the agent (default: the file's name)
+    model: str = 'smollm2'  # --auto: the base to train (a bundled name, a folder or a GGUF file)
 
 def auto_recipe(data:str|Path, agent:str|None=None, model:str='smollm2', min_margin:float=0.2) -> tuple[dict, str]:
     ("`(recipe, why)` for a JSONL of feedback: import it, format it, train what the data supports (`choose_method`: "

@@ -306,12 +306,18 @@ def previous(self:Registry, agent:str) -> int:
     return prev
 
 @patch
-def rollback(self:Registry, agent:str, version=None, reason:str|None=None, force:bool=False,
-             actor:str|None=None) -> PolicyVersion:
-    ("Deploy `version`, or (None) the version that was deployed before the current one (same checks as "
-     "`promote`).")
+def rollback(
+    self: Registry, agent: str, version=None, reason: str | None = None, force: bool = False, actor: str | None = None
+) -> PolicyVersion:
+    ("Deploy `version`, or (None) the version that was deployed before the current one (same checks as " "`promote`).")
     return _set_deployed(
-        self, agent, version_number(self.previous(agent) if version is None else version), 'rollback', reason, force, actor
+        self,
+        agent,
+        version_number(self.previous(agent) if version is None else version),
+        'rollback',
+        reason,
+        force,
+        actor,
     )
 
 # %% ../nbs/01a_registry.ipynb #e6189641

@@ -26,10 +26,18 @@ def _same_training(a:list, b:list) -> list|None:
 
 def _style_tripwires(sc:dict|None, tw:list|None) -> str:
     "The end of `replicated_line`: what the confirmation measured beyond the raw win rate."
-    if not sc and not tw: return (" on its raw win rate; that confirmation measured neither style control nor the tripwires, "
-                                  "so it says nothing of what this run lost.")
-    out = [f"style-controlled {sc['rate']:.3f} [{sc['ci'][0]:.3f}, {sc['ci'][1]:.3f}]" if sc and sc.get('rate') is not None
-           else 'no style-controlled rate']
+    if not sc and not tw:
+        return (
+            " on its raw win rate; that confirmation measured neither style control nor the tripwires, "
+            "so it says nothing of what this run lost."
+        )
+    out = [
+        (
+            f"style-controlled {sc['rate']:.3f} [{sc['ci'][0]:.3f}, {sc['ci'][1]:.3f}]"
+            if sc and sc.get('rate') is not None
+            else 'no style-controlled rate'
+        )
+    ]
     out.append(f"tripwires kept in {sum(t['passed'] for t in tw)} of {len(tw)} runs" if tw else 'no tripwires measured')
     return ', ' + ', '.join(out) + '.'
 
@@ -54,19 +62,23 @@ def replicated_line(run:Run, results=None) -> str|None:
             from rlnb.verdicts import confirmed
             (lo, hi), ok = v['ci'], confirmed(s, p)[0]
             ev = f"; its evaluation differed from this run's in {', '.join(diff)}" if diff else ''
-            return (f"This recipe, replicated ({f.name}: {n} split seeds, {s.get('part')} topics, {s['date'][:10]}{ev}): "
-                    f"`{p}` wins {v['rate']:.3f} [{lo:.3f}, {hi:.3f}] ({100 * s.get('conf', 0.95):g} % CI)"
-                    " against its base, "
-                    f"the base against itself {c['rate']:.3f}: "
-                    + ("better than the base" if ok else "not shown better than the base")
-                    + _style_tripwires(j.get('style_controlled'), s.get('tripwires', {}).get(p)))
+            return (
+                f"This recipe, replicated ({f.name}: {n} split seeds, {s.get('part')} topics, {s['date'][:10]}{ev}): "
+                f"`{p}` wins {v['rate']:.3f} [{lo:.3f}, {hi:.3f}] ({100 * s.get('conf', 0.95):g} % CI)"
+                " against its base, "
+                f"the base against itself {c['rate']:.3f}: "
+                + ("better than the base" if ok else "not shown better than the base")
+                + _style_tripwires(j.get('style_controlled'), s.get('tripwires', {}).get(p))
+            )
     return None
 
 # %% ../nbs/99c_replicates.ipynb #87497fce
 def _report_judge(path:Path, name:str, judge:str, ood:bool=False, control:bool=False, cache:dict|None=None,
                   tag:str|None=None) -> tuple:
     "A run's saved sampled-mode report of `name` (`cache`d by file) and one judge's verdict in it (None if not judged)."
-    f, cache = path/'eval'/f"{name}{'_ood' if ood else ''}{f'_{tag}' if tag else ''}.json", {} if cache is None else cache
+    f, cache = path / 'eval' / f"{name}{'_ood' if ood else ''}{f'_{tag}' if tag else ''}.json", (
+        {} if cache is None else cache
+    )
     if f not in cache: cache[f] = json.loads(f.read_text())['modes'].get('sampled') if f.exists() else None
     m = cache[f] or {}
     return m, (m.get('control', {}) if control else m).get('judges', {}).get(judge)
@@ -85,7 +97,10 @@ def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False,
     o = j['prompt_outcomes'] if 'prompt_outcomes' in j else j['outcomes']   # K x K means, else one outcome per prompt
     if ood: t = list(dict.fromkeys(m['prompts']))                           # an opener is its own topic
     else: t = topics if topics is not None else json.loads((path/'eval'/f'prompt_set{sfx}.json').read_text())['topics']
-    if len(t) != len(o): raise ValueError(f"{path}/{name}: {len(o)} prompt outcomes but {len(t)} topics: the report and its prompt set disagree")
+    if len(t) != len(o):
+        raise ValueError(
+            f"{path}/{name}: {len(o)} prompt outcomes but {len(t)} topics: the report and its prompt set disagree"
+        )
     return o, t
 
 # %% ../nbs/99c_replicates.ipynb #cf4304d3
@@ -122,15 +137,17 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
                 xs = [_outcomes_by_run(r, name, j, ood, topics=p['topics'], cache=read, tag=tag) for r, p in zip(runs, sets)]
                 if all(x is not None for x in xs): row[key] = replicate_interval(xs, conf, seed=seed)
             hs = [e[name]['headline'][j] for e in ev]
-            row['within_run'] = [{'rate': h['win_rate'], 'ci': h['win_rate_ci'], **({'kl': h['kl']} if 'kl' in h else {})}
-                                 for h in hs]   # (with each run's KL to the base: how far the policy moved)
+            row['within_run'] = [
+                {'rate': h['win_rate'], 'ci': h['win_rate_ci'], **({'kl': h['kl']} if 'kl' in h else {})} for h in hs
+            ]  # (with each run's KL to the base: how far the policy moved)
             if all('sc_win_rate' in h for h in hs):   # each run's style-controlled rate (its evaluation's level)
                 row['within_run_sc'] = [{'rate': h['sc_win_rate'], 'ci': h['sc_win_rate_ci']} for h in hs]
                 sr = [(_report_judge(r, name, j, cache=read, tag=tag)[1] or {}).get('style_rows') for r in runs]
                 if all(sr):   # ... and all runs' pairs in one fit (`pooled_style`): the rule reads its lower bound
                     row['style_controlled'] = pooled_style(sr, [h['sc_win_rate'] for h in hs], conf, seed)
             if 'style_controlled' not in row and any('sc_win_rate' in h for h in hs):   # some runs' evidence missing:
-                row['style_controlled'] = {'rate': None, 'ci': [0.0, 1.0], 'readable': False,   # no claim can rest on it
+                # no claim can rest on it
+                row['style_controlled'] = {'rate': None, 'ci': [0.0, 1.0], 'readable': False,
                                            'why': 'not every run has a readable style-controlled fit and its pairs'}
             row['valid_runs'] = sum(h.get('valid') is not False for h in hs)
             row['validity'] = [h.get('validity') for h in hs]
@@ -139,7 +156,8 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
             out.setdefault('tripwires', {})[name] = [{'passed': t['passed'], 'failed': t['failed'], 'part': t.get('part')}
                                                      if (t := e[name].get('tripwires')) else
                                                      {'passed': False, 'failed': ['not measured'], 'part': None} for e in ev]
-    for j in judges:                               # the control: base against base, once per run (cached across policies)
+    # the control: base against base, once per run (cached across policies)
+    for j in judges:
         xs = [_outcomes_by_run(r, names[0], j, control=True, topics=p['topics'], cache=read, tag=tag) for r, p in zip(runs, sets)]
         if all(x is not None for x in xs): out['control'][j] = replicate_interval(xs, conf, seed=seed)
     return out
@@ -165,8 +183,10 @@ def replicates_table(s:dict, judge:str='judge') -> str:
                            f"{ci(v['between_runs_ci'])} | "
                            f"{each} | {r['valid_runs']} of {len(s['runs'])} |")
         if sc := r.get('style_controlled'):   # pooled over the runs' pairs: the rule reads its lower bound
-            out.append(f"| {name} | style-controlled | {sc['rate']:.3f} {ci(sc['ci'])} | pooled fit {ci(sc['pooled_ci'])} | "
-                       f"{ci(sc['between_runs_ci'])} | {', '.join(f'{x:.3f}' for x in sc['runs'])} | |")
+            out.append(
+                f"| {name} | style-controlled | {sc['rate']:.3f} {ci(sc['ci'])} | pooled fit {ci(sc['pooled_ci'])} | "
+                f"{ci(sc['between_runs_ci'])} | {', '.join(f'{x:.3f}' for x in sc['runs'])} | |"
+            )
         if tw := s.get('tripwires', {}).get(name):
             each = ', '.join('kept all' if t['passed'] else 'lost ' + '+'.join(t['failed']) for t in tw)
             out.append(f"| {name} | tripwires against the base, each run | | | | {each} |"

@@ -105,24 +105,35 @@ def rest_round(policy, prompts:list[str], score, config:RestConfig|str='cpu', ou
 
 # %% ../nbs/05c_rest.ipynb #2c728eec
 @stage('rest', config=RestConfig)
-def rest_stage(run:Run, preset:str='cpu', source:str='sft', reward:str='reward', eval_examples:int=200,
-               **overrides) -> dict:
-    ("One round of best-of-n SFT data (`rest_round`) from the run's `source` policy on its training prompts, "
-     "ranked by its `reward` model; recorded in the registry as a `rest` candidate.")
+def rest_stage(
+    run: Run, preset: str = 'cpu', source: str = 'sft', reward: str = 'reward', eval_examples: int = 200, **overrides
+) -> dict:
+    (
+        "One round of best-of-n SFT data (`rest_round`) from the run's `source` policy on its training prompts, "
+        "ranked by its `reward` model; recorded in the registry as a `rest` candidate."
+    )
     from rlnb.reward import RewardModel
-    cfg = RestConfig.make(preset, **{'system': run.recipe.get('system'), 'seed': run.recipe.get('seed', 0), **overrides})
+
+    cfg = RestConfig.make(
+        preset, **{'system': run.recipe.get('system'), 'seed': run.recipe.get('seed', 0), **overrides}
+    )
     ds = run.datasets()
     prompts = sorted({prompt_text(p) for f in ds.values() if 'train' in f for p in f['train']['prompt']})
-    rm_path = run.path/reward/'reward_model'
-    if not rm_path.exists(): raise FileNotFoundError(f"{rm_path} is missing: run a '{reward}' reward stage before "
-                                                     f"'rest'")
+    rm_path = run.path / reward / 'reward_model'
+    if not rm_path.exists():
+        raise FileNotFoundError(f"{rm_path} is missing: run a '{reward}' reward stage before " f"'rest'")
     rm = RewardModel.load(rm_path)
     ev = None
     if 'sft' in ds and 'eval' in ds['sft'] and len(ds['sft']['eval']):
         ev = ds['sft']['eval'].shuffle(seed=0).select(range(min(eval_examples, len(ds['sft']['eval']))))
-    res = rest_round(policy_path(run, source), prompts, rm.score, cfg, run.path/'rest', eval=ev)
+    res = rest_round(policy_path(run, source), prompts, rm.score, cfg, run.path / 'rest', eval=ev)
     m = res.metrics
-    m['registry_version'] = run.record_version('rest', res.model_path, {k: v for k, v in m.items() if k != 'resumed_from'},
-                                               asdict(cfg), {'train_examples': m['rest']['kept'], 'prompts': len(prompts)},
-                                               feedback_count=0)
+    m['registry_version'] = run.record_version(
+        'rest',
+        res.model_path,
+        {k: v for k, v in m.items() if k != 'resumed_from'},
+        asdict(cfg),
+        {'train_examples': m['rest']['kept'], 'prompts': len(prompts)},
+        feedback_count=0,
+    )
     return m

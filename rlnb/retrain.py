@@ -53,22 +53,28 @@ def candidate_rows(learner, snap:list[Feedback]) -> tuple:
             else to_kto(train_recs + replay, min_examples=1))
     return train_recs, replay, rows
 
-def fit_candidate(config, dep, rows:list, run:Path) -> tuple:
+def fit_candidate(config, dep, rows: list, run: Path) -> tuple:
     "Train from the deployed policy `dep` on `rows`, merge into `run/policy`: (training result, train config, path)."
     c = config
     over = {k: getattr(c, k) for k in ('learning_rate', 'epochs', 'beta') if getattr(c, k) is not None}
     cfg = PreferenceConfig.make(c.preset, model=str(abs_path(dep.model_path)), seed=c.seed, save_steps=10**9, **over)
-    tr = train_preference(c.algorithm, to_dataset(rows), None, cfg, run/c.algorithm, max_steps=c.max_steps, resume=False)
-    tmp = run/'policy.partial'
+    tr = train_preference(
+        c.algorithm, to_dataset(rows), None, cfg, run / c.algorithm, max_steps=c.max_steps, resume=False
+    )
+    tmp = run / 'policy.partial'
     export_merged(tr.model_path, tmp, overwrite=True)
-    durable_replace(tmp, run/'policy')
-    return tr, cfg, run/'policy'
+    durable_replace(tmp, run / 'policy')
+    return tr, cfg, run / 'policy'
 
 def judge_candidate(config, judge, dep, merged:Path, prompts:list[str], run:Path) -> tuple:
     ("The candidate's answers judged against the deployed policy's, and its tripwires against the deployed policy "
      "(`config.tripwires`): (EvalReport, GateDecision, tripwire summary or None), saved in `run`.")
     c = config
-    tw = run_tripwires(merged, c.tripwires, base=abs_path(dep.model_path), output=run/'tripwires.json').summary() if c.tripwires else None
+    tw = (
+        run_tripwires(merged, c.tripwires, base=abs_path(dep.model_path), output=run / 'tripwires.json').summary()
+        if c.tripwires
+        else None
+    )
     report = evaluate_policy(merged, prompts, {judge_name(judge): judge}, base=abs_path(dep.model_path),
                              modes=[c.eval_mode], max_new_tokens=c.max_new_tokens, temperature=c.temperature,
                              top_p=1.0, repetition_penalty=1.0,   # the gate samples as it always has: plain temperature
@@ -113,17 +119,35 @@ def train_candidate(learner, dep, snap:list[Feedback], progress) -> dict:
     u = [x for x in (utility(r) for r in snap) if x is not None]
     times = {'train_s': round(train_s, 1), 'eval_s': round(eval_s, 1), 'export_s': round(time.perf_counter() - t2, 1)}
     v = register_version(
-        learner.registry, learner.agent, merged, c.algorithm, parent_version=dep.version, gguf_paths=gguf, feedback_count=len(snap),
+        learner.registry,
+        learner.agent,
+        merged,
+        c.algorithm,
+        parent_version=dep.version,
+        gguf_paths=gguf,
+        feedback_count=len(snap),
         reward_mean=round(statistics.fmean(u), 4) if u else None,
         reward_std=round(statistics.pstdev(u), 4) if len(u) > 1 else None,
-        eval_report=report.to_json(), status_reason=decision.reason,
-        metrics={**{k: x for k, x in tr.metrics.items() if not isinstance(x, (list, dict))}, **times,
-                 'gate_passed': decision.passed, 'gate_lower': decision.ci[0], 'win_rate': decision.win_rate,
-                 **({'tripwires_passed': tw['passed'], 'tripwires_failed': tw['failed']} if tw else {})},
+        eval_report=report.to_json(),
+        status_reason=decision.reason,
+        metrics={
+            **{k: x for k, x in tr.metrics.items() if not isinstance(x, (list, dict))},
+            **times,
+            'gate_passed': decision.passed,
+            'gate_lower': decision.ci[0],
+            'win_rate': decision.win_rate,
+            **({'tripwires_passed': tw['passed'], 'tripwires_failed': tw['failed']} if tw else {}),
+        },
         config={'online': asdict(c), 'train': {**asdict(cfg), 'model': rel_path(cfg.model)}},
-        data_counts={'buffer': len(snap), 'train_records': len(train_recs), 'replay': len(replay),
-                     'heldout_records': len(snap) - len(train_recs), f'{c.algorithm}_rows': len(rows),
-                     'heldout_prompts': len(prompts)})
+        data_counts={
+            'buffer': len(snap),
+            'train_records': len(train_recs),
+            'replay': len(replay),
+            'heldout_records': len(snap) - len(train_recs),
+            f'{c.algorithm}_rows': len(rows),
+            'heldout_prompts': len(prompts),
+        },
+    )
     deployed = decision.passed and c.auto_deploy
     if deployed: v = learner.deploy(v.version, reason=decision.reason)
     return {'version': v.version, 'name': v.name, 'parent': dep.name, 'deployed': deployed,
@@ -131,23 +155,43 @@ def train_candidate(learner, dep, snap:list[Feedback], progress) -> dict:
             'train_s': times['train_s'], 'eval_s': times['eval_s'], 'rows': len(rows)}
 
 # %% ../nbs/09b_retrain.ipynb #1de3d17e
-def gate_on_people(learner, version,
-               records:list|None=None,   # blind-review records (default: this agent's comparisons in the store)
-               deploy:bool|None=None,    # deploy it if it passes (default: auto_deploy)
-               actor:str|None=None) -> GateDecision:
-    ("Gate the learner's registered candidate again on people's blind review of its evaluation; its gate status "
-     "and reason (`metrics`) follow.")
+def gate_on_people(
+    learner,
+    version,
+    records: list | None = None,  # blind-review records (default: this agent's comparisons in the store)
+    deploy: bool | None = None,  # deploy it if it passes (default: auto_deploy)
+    actor: str | None = None,
+) -> GateDecision:
+    (
+        "Gate the learner's registered candidate again on people's blind review of its evaluation; its gate status "
+        "and reason (`metrics`) follow."
+    )
     v = learner.registry.get(learner.agent, version)
-    if not v.eval_report: raise ValueError(f"{learner.agent} {v.name} has no evaluation report to review")
+    if not v.eval_report:
+        raise ValueError(f"{learner.agent} {v.name} has no evaluation report to review")
     report = EvalReport(meta=v.eval_report.get('meta', {}), modes=v.eval_report['modes'])
     recs = learner.store.query(agent=learner.agent, kind='comparison') if records is None else records
     add_human(report, recs, conf=learner.config.conf)
-    m = v.metrics or {}                                          # a tripwire the candidate failed still stands
-    tw = {'passed': m['tripwires_passed'], 'failed': m.get('tripwires_failed') or []} if 'tripwires_passed' in m else None
+    m = v.metrics or {}  # a tripwire the candidate failed still stands
+    tw = (
+        {'passed': m['tripwires_passed'], 'failed': m.get('tripwires_failed') or []}
+        if 'tripwires_passed' in m
+        else None
+    )
     d = gate_decision(report, learner.config, tripwires=tw)
-    learner.registry.update(learner.agent, v.version, eval_report=report.to_json(),   # status_reason keeps the judge's
-                         metrics={**(v.metrics or {}), 'gate_passed': d.passed, 'gate_lower': d.ci[0],
-                                  'win_rate': d.win_rate, 'gate_people': d.n, 'gate_reason': d.reason})
+    learner.registry.update(
+        learner.agent,
+        v.version,
+        eval_report=report.to_json(),  # status_reason keeps the judge's
+        metrics={
+            **(v.metrics or {}),
+            'gate_passed': d.passed,
+            'gate_lower': d.ci[0],
+            'win_rate': d.win_rate,
+            'gate_people': d.n,
+            'gate_reason': d.reason,
+        },
+    )
     if d.passed and (learner.config.auto_deploy if deploy is None else deploy):
         learner.deploy(v.version, reason=d.reason, actor=actor)
     return d

@@ -63,10 +63,22 @@ RewardConfig.PRESETS = {
         model='tiny-encoder', lora=False, learning_rate=2e-3, max_length=32, batch_size=16, epochs=4
     ),  # tests
     # the names every stage shares: 'cpu' above, and for GPUs
-    'small_gpu': RewardConfig(model='smollm2', learning_rate=2e-4, batch_size=8, bf16=True, gradient_checkpointing=True),
-    'default': RewardConfig(lora=False, learning_rate=3e-5, bf16=None),   # MiniLM, every weight (as 'full'), bf16 where faster
-    'high_quality': RewardConfig(model='smollm2', lora_r=64, lora_alpha=128, learning_rate=1e-4, epochs=2.0, batch_size=16,
-                                 max_length=256, bf16=None),
+    'small_gpu': RewardConfig(
+        model='smollm2', learning_rate=2e-4, batch_size=8, bf16=True, gradient_checkpointing=True
+    ),
+    'default': RewardConfig(
+        lora=False, learning_rate=3e-5, bf16=None
+    ),  # MiniLM, every weight (as 'full'), bf16 where faster
+    'high_quality': RewardConfig(
+        model='smollm2',
+        lora_r=64,
+        lora_alpha=128,
+        learning_rate=1e-4,
+        epochs=2.0,
+        batch_size=16,
+        max_length=256,
+        bf16=None,
+    ),
 }
 
 # %% ../nbs/04_reward.ipynb #eee2aabc
@@ -176,7 +188,7 @@ def load(cls:RewardModel, path:str|Path, device:str|None=None) -> 'RewardModel':
     return cls(model.to(get_device(device)), tok, cfg)
 
 # %% ../nbs/04_reward.ipynb #3f03fd39
-def _hf_args(cfg:RewardConfig, out:Path, n_steps:int) -> dict:
+def _hf_args(cfg: RewardConfig, out: Path, n_steps: int) -> dict:
     "The trainer's arguments; it evaluates nothing itself (the learning curves come from `_curve_callback`)."
     return dict(
         output_dir=str(out),
@@ -194,7 +206,9 @@ def _hf_args(cfg:RewardConfig, out:Path, n_steps:int) -> dict:
         gradient_checkpointing=cfg.gradient_checkpointing,
         # pairs are grouped by our own train sampler (GroupedRewardTrainer): transformers' grouping needs `input_ids`
         # rows, and it would group the EVAL rows too (the crash of the cpu preset with an eval set)
-        train_sampling_strategy='group_by_length' if cfg.group_by_length and cfg.objective == 'regression' else 'random',
+        train_sampling_strategy=(
+            'group_by_length' if cfg.group_by_length and cfg.objective == 'regression' else 'random'
+        ),
         seed=cfg.seed,
         disable_tqdm=False,
         use_cpu=get_device() == 'cpu',
@@ -293,7 +307,9 @@ def _curve_point(rm:RewardModel, rows, cfg:RewardConfig) -> dict:
         m = torch.tensor(rows['margin'], dtype=d.dtype) if cfg.use_margin and 'margin' in rows.column_names else 0.0
         return {'eval_loss': torch.nn.functional.softplus(-(d - m)).mean().item(),
                 'eval_accuracy': pairwise_accuracy(rc, rr), 'eval_margin': d.mean().item()}
-    pred, y = rm.score(column_texts(rows, 'prompt'), column_texts(rows, 'completion')), torch.tensor(rows['target'], dtype=torch.float32)
+    pred, y = rm.score(column_texts(rows, 'prompt'), column_texts(rows, 'completion')), torch.tensor(
+        rows['target'], dtype=torch.float32
+    )
     return {'eval_loss': mse_loss(pred, y).item(), 'eval_mae': (pred - y).abs().mean().item()}
 
 def _curve_callback(rows, cfg:RewardConfig, tok, every:int):

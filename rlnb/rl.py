@@ -48,13 +48,29 @@ def _trl_trainer(model, tok, prompts, reward_fn, cfg:PPOConfig, output_dir):
     from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
     Config, Trainer = (GRPOConfig, GRPOTrainer) if cfg.algorithm == 'grpo' else (RLOOConfig, RLOOTrainer)
     cuda, report = torch.cuda.is_available(), report_targets(cfg.report_to)
-    args = Config(output_dir=str(output_dir), learning_rate=cfg.learning_rate, per_device_train_batch_size=cfg.batch_size,
-                  num_generations=cfg.generations, max_completion_length=cfg.max_new_tokens, temperature=cfg.temperature,
-                  top_p=cfg.top_p, top_k=cfg.top_k, beta=cfg.init_kl_coef, max_steps=cfg.steps, save_steps=cfg.save_steps,
-                  logging_steps=1, max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, report_to=report or 'none',
-                  use_cpu=not cuda, log_completions=bool(report and cfg.log_completions),
-                  num_completions_to_print=cfg.log_completions or None, bf16=False, gradient_checkpointing=False,
-                  disable_tqdm=False)
+    args = Config(
+        output_dir=str(output_dir),
+        learning_rate=cfg.learning_rate,
+        per_device_train_batch_size=cfg.batch_size,
+        num_generations=cfg.generations,
+        max_completion_length=cfg.max_new_tokens,
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        top_k=cfg.top_k,
+        beta=cfg.init_kl_coef,
+        max_steps=cfg.steps,
+        save_steps=cfg.save_steps,
+        logging_steps=1,
+        max_grad_norm=cfg.max_grad_norm,
+        seed=cfg.seed,
+        report_to=report or 'none',
+        use_cpu=not cuda,
+        log_completions=bool(report and cfg.log_completions),
+        num_completions_to_print=cfg.log_completions or None,
+        bf16=False,
+        gradient_checkpointing=False,
+        disable_tqdm=False,
+    )
     ds = Dataset.from_dict({'prompt': [[{'role': 'user', 'content': p}] for p in prompts]})
     lora = lora_config(cfg.lora_r, cfg.lora_alpha, 0.0, cfg.lora_target_modules)
     return Trainer(model=model, reward_funcs=trl_reward(reward_fn), args=args, train_dataset=ds, processing_class=tok,
@@ -164,25 +180,41 @@ _PPO_FLAGS = [
 ]
 
 @console_script
-def train_ppo_cli(argv:list|None=None):
+def train_ppo_cli(argv: list | None = None):
     "Console script `rlnb_train_ppo`: every `PPOConfig` field is a flag (`--algorithm grpo` for TRL's GRPO)."
     import json
-    _, parse = stage_cli(PPOConfig, 'rlnb_train_ppo', 'RL from a reward model: PPO (ours), GRPO or RLOO (TRL), '
-                                                      'with LoRA.', extra=_PPO_FLAGS)
+
+    _, parse = stage_cli(
+        PPOConfig,
+        'rlnb_train_ppo',
+        'RL from a reward model: PPO (ours), GRPO or RLOO (TRL), ' 'with LoRA.',
+        extra=_PPO_FLAGS,
+    )
     cfg, a = parse(argv)
     prompts = read_prompts(a.data)
-    model_path(cfg.model)     # an unknown model fails before the run folder is made
+    model_path(cfg.model)  # an unknown model fails before the run folder is made
     out = stage_dir(a, a.agent, cfg.algorithm)
     print(f"{len(prompts)} prompts, {cfg.algorithm} for {cfg.steps} steps of {cfg.batch_size} -> {out}")
-    res = RL_TRAINERS[cfg.algorithm](prompts, None, cfg, out, reward_fn=reward_model_fn(a.reward_model))   # loads cfg.model
-    atomic_write(out/'metrics.json', json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history),
-                                                indent=1))
-    plot_ppo(res.history, path=out/'plots'/f'{cfg.algorithm}.png')
+    res = RL_TRAINERS[cfg.algorithm](
+        prompts, None, cfg, out, reward_fn=reward_model_fn(a.reward_model)
+    )  # loads cfg.model
+    atomic_write(
+        out / 'metrics.json', json.dumps(dict(config=cfg.to_dict(), metrics=res.metrics, history=res.history), indent=1)
+    )
+    plot_ppo(res.history, path=out / 'plots' / f'{cfg.algorithm}.png')
     print(json.dumps(res.metrics, indent=1))
     print(f"policy: {res.model_path}")
-    if not a.no_register:   # recorded by the console script (`rlnb.pipeline.train_ppo_cli`), not here
+    if not a.no_register:  # recorded by the console script (`rlnb.pipeline.train_ppo_cli`), not here
         numbers = {k: x for k, x in res.metrics.items() if isinstance(x, (int, float))}
-        res.record = dict(store=a.store, agent=a.agent, path=res.model_path, kind=cfg.algorithm,
-                          reward_model_path=a.reward_model, reward_mean=res.metrics.get('reward_last'),
-                          config=cfg.to_dict(), metrics=numbers, data_counts={'prompts': len(prompts)})
+        res.record = dict(
+            store=a.store,
+            agent=a.agent,
+            path=res.model_path,
+            kind=cfg.algorithm,
+            reward_model_path=a.reward_model,
+            reward_mean=res.metrics.get('reward_last'),
+            config=cfg.to_dict(),
+            metrics=numbers,
+            data_counts={'prompts': len(prompts)},
+        )
     return res

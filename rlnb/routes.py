@@ -15,7 +15,17 @@ from .core import utc_now
 from .versions import headline_figures
 from .serve import Swapping
 from .abtest import ab_tables, arrival_ns
-from .jobs import check_free, plan_apart, PlanFault, Busy, cancel_job, online_enabled, online_judge, spawn_job, spawn_online_job
+from rlnb.jobs import (
+    check_free,
+    plan_apart,
+    PlanFault,
+    Busy,
+    cancel_job,
+    online_enabled,
+    online_judge,
+    spawn_job,
+    spawn_online_job,
+)
 from .schemas import ChatRequest, DeployRequest, MAX_BATCH, MAX_FUTURE_S, RollbackRequest
 from .job_store import file_tail
 from .plans import TrainRequest
@@ -98,13 +108,16 @@ def _batch(st, agent:str, body:list) -> dict:
         try: good.append((i, _record(st, agent, d)))
         except (FeedbackError, TypeError, ValueError) as e: rejected.append({'index': i, 'reason': str(e)})
     seen, uniq, repeats = {}, [], 0
-    for i, r in good:                                   # the same id twice in one batch with other content
+    for i, r in good:  # the same id twice in one batch with other content
         if r.id in seen and seen[r.id].content_hash() != r.content_hash():
-            rejected.append({'index': i, 'reason': f'conflict: id {r.id!r} appears earlier in this batch with other content'})
+            rejected.append(
+                {'index': i, 'reason': f'conflict: id {r.id!r} appears earlier in this batch with other content'}
+            )
         elif r.id not in seen:
             seen[r.id] = r
             uniq.append((i, r))
-        else: repeats += 1                              # an exact repeat in the batch: a duplicate, stored once
+        else:
+            repeats += 1  # an exact repeat in the batch: a duplicate, stored once
     clash = set(st.store.conflicts([r for _, r in uniq]))
     for i, r in uniq:
         if r.id in clash:
@@ -122,7 +135,8 @@ def feedback_routes(st) -> APIRouter:
     r = APIRouter(tags=['feedback'], dependencies=[need('write')])
     @r.post('/api/policies/feedback/{agent_id}', status_code=201, summary='Store one feedback record',
             responses={409: {'description': 'the id is stored for this agent with other content'}})
-    def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):  # a thread: the commit's fsync blocks
+    # a thread: the commit's fsync blocks
+    def post_feedback(agent_id:str, body:dict=Body(..., examples=[SEED_FEEDBACK])):
         agent = _agent(agent_id)
         try: rec = _record(st, agent, body)
         except (FeedbackError, TypeError, ValueError) as e:
@@ -134,7 +148,8 @@ def feedback_routes(st) -> APIRouter:
             raise HTTPException(409, detail=f"feedback id {rec.id!r} is stored for agent {agent!r} with other "
                                             "content: send a new id (or none: the content's hash is the id)")
         out = {'id': rec.id, 'created': added, 'agent_id': agent, 'kind': rec.kind}
-        if not added:   # the content's hash is the id: two raters' identical records are one unless each names its rater
+        # the content's hash is the id: two raters' identical records are one unless each names its rater
+        if not added:
             out['duplicate'] = ("identical to a stored record, so stored once: another rater's identical feedback is "
                                 "a record of its own when it names its `rater` (or sends its own `id`)")
         return out
@@ -182,7 +197,7 @@ def training_routes(st, allow_training:bool=True) -> APIRouter:
         if not allow_training: raise HTTPException(503, detail='training is disabled on this server')
         try:
             if not req.dryRun: check_free(st, agent)    # a busy agent: 429 before its history is read
-            plan = plan_apart(st, agent, req)           # what the data can train, decided in a child before a worker starts
+            plan = plan_apart(st, agent, req)  # what the data can train, decided in a child before a worker starts
             if 'dry' in plan: return plan['dry']        # a dry run without a probe: arithmetic only
             job = spawn_job(st, agent, {**req.model_dump(), **({'kind': 'dry_run'} if req.dryRun else {})})
         except ValueError as e: raise HTTPException(400, detail=str(e))   # InsufficientFeedback included

@@ -19,10 +19,17 @@ def task_verdict(policy:str, t:dict, split:str='eval') -> dict:
      "(better, worse, not shown better) and one sentence with both exact-match intervals and the rule reward's.")
     pe, be, d = t['policy'], t['base'], t['rule_reward_diff']
     (lo, hi), (plo, phi), (blo, bhi) = d['ci'] or (None, None), pe['exact_match_ci'], be['exact_match_ci']
-    if lo is None: status, end = 'not shown better', 'no interval (one cluster)'
-    elif lo > 0 and plo > bhi: status, end = 'better', 'better than the base (the rule reward gain\'s 95 % interval is above 0, the exact-match intervals apart)'
-    elif hi < 0: status, end = 'worse', 'worse than the base (the rule reward\'s 95 % interval is below 0)'
-    else: status, end = 'not shown better', 'not shown better than the base (an interval holds no difference)'
+    if lo is None:
+        status, end = 'not shown better', 'no interval (one cluster)'
+    elif lo > 0 and plo > bhi:
+        status, end = (
+            'better',
+            'better than the base (the rule reward gain\'s 95 % interval is above 0, the exact-match intervals apart)',
+        )
+    elif hi < 0:
+        status, end = 'worse', 'worse than the base (the rule reward\'s 95 % interval is below 0)'
+    else:
+        status, end = 'not shown better', 'not shown better than the base (an interval holds no difference)'
     docs = f"{t['prompts']} {'confirmation' if split == 'confirm' else 'held-out'} prompts with right answers"
     s = (f"`{policy}` on {docs}: exact match {pe['exact_match']:.3f} [{plo:.3f}, {phi:.3f}] against the base's "
          f"{be['exact_match']:.3f} [{blo:.3f}, {bhi:.3f}]; rule reward {d['diff']:+.3f}"
@@ -105,11 +112,14 @@ def verdict_lines(run:Run, results=None) -> list[str]:
             out += ['Tripwires against the base (greedy answers; a drop past the margin is a lost capability):',
                     *tripwire_table(tw).splitlines()]
         if g := v.get('gate'):
-            out.append(f"Registered as {run.agent} v{v['registry_version']}; the deploy gate (the service's rule) says: "
-                       f"{g['reason']}" + ('; `rlnb_policies` can deploy it.' if g['passed'] else '.'))
+            out.append(
+                f"Registered as {run.agent} v{v['registry_version']}; the deploy gate (the service's rule) says: "
+                f"{g['reason']}" + ('; `rlnb_policies` can deploy it.' if g['passed'] else '.')
+            )
         out.append(v['answer'])
     for p, t in (run.metrics.get('task_eval') or {}).items():   # a task's verdict, from its right answers
-        if isinstance(t, dict) and 'rule_reward_diff' in t and p not in e: out.append('Verdict: ' + verdict(run, p)['sentence'])
+        if isinstance(t, dict) and 'rule_reward_diff' in t and p not in e:
+            out.append('Verdict: ' + verdict(run, p)['sentence'])
     return out + ([r] if e and (r := replicated_line(run, results)) else [])
 
 # %% ../nbs/99b_run_verdict.ipynb #258c69f4
@@ -128,17 +138,22 @@ def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<na
             (lo, hi), (llo, lhi) = v['win_rate_ci'], v['lc_win_rate_ci']
             sig = ('no verdict: ' + v['validity'] if v.get('valid') is False else 'above 50 %' if lo > 0.5
                    else 'not significantly above 50 %')
-            out.append(f"- `{p}` against the base under the `{judge}` judge, {v['prompts']} held-out prompts: win rate "
-                       f"{v['win_rate']:.3f} [{lo:.3f}, {hi:.3f}], length-controlled {v['lc_win_rate']:.3f} [{llo:.3f}, "
-                       f"{lhi:.3f}] (95 % CI; {sig}), KL {v['kl']:.2f} nats")
+            out.append(
+                f"- `{p}` against the base under the `{judge}` judge, {v['prompts']} held-out prompts: win rate "
+                f"{v['win_rate']:.3f} [{lo:.3f}, {hi:.3f}], length-controlled {v['lc_win_rate']:.3f} [{llo:.3f}, "
+                f"{lhi:.3f}] (95 % CI; {sig}), KL {v['kl']:.2f} nats"
+            )
     for p, t in (saved.get('task') or {}).get('task_eval', {}).items():
         pe, be, d = t['policy'], t['base'], t['rule_reward_diff']
         sig = ('no interval (one cluster)' if not d['ci'] else 'better than the base' if d['ci'][0] > 0 else
                'worse than the base' if d['ci'][1] < 0 else 'not significantly different from the base')
-        out.append(f"- `{p}` against the base on {t['prompts']} held-out prompts with right answers: exact match "
-                   f"{pe['exact_match']:.3f} [{pe['exact_match_ci'][0]:.3f}, {pe['exact_match_ci'][1]:.3f}] vs "
-                   f"{be['exact_match']:.3f} [{be['exact_match_ci'][0]:.3f}, {be['exact_match_ci'][1]:.3f}]; rule reward "
-                   f"{pe['rule_reward']:.3f} vs {be['rule_reward']:.3f}, difference {d['diff']:+.3f}"
-                   + (f" [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '') + f" over {d['clusters']} clusters: {sig}"
-                   + (f"; {components_line(t)}" if 'components' in t else ''))
+        out.append(
+            f"- `{p}` against the base on {t['prompts']} held-out prompts with right answers: exact match "
+            f"{pe['exact_match']:.3f} [{pe['exact_match_ci'][0]:.3f}, {pe['exact_match_ci'][1]:.3f}] vs "
+            f"{be['exact_match']:.3f} [{be['exact_match_ci'][0]:.3f}, {be['exact_match_ci'][1]:.3f}]; rule reward "
+            f"{pe['rule_reward']:.3f} vs {be['rule_reward']:.3f}, difference {d['diff']:+.3f}"
+            + (f" [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]" if d['ci'] else '')
+            + f" over {d['clusters']} clusters: {sig}"
+            + (f"; {components_line(t)}" if 'components' in t else '')
+        )
     return '\n'.join(out)

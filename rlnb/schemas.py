@@ -38,12 +38,15 @@ class ChatMessage(BaseModel):
 
 class ChatRequest(BaseModel):
     "The OpenAI chat-completions body (the fields rlnb uses); `model` is the agent id."
-    model_config = ConfigDict(allow_inf_nan=False, extra='forbid')   # a NaN temperature, or a parameter not honoured: 422
+
+    model_config = ConfigDict(
+        allow_inf_nan=False, extra='forbid'
+    )  # a NaN temperature, or a parameter not honoured: 422
     model: str = Field(..., examples=['chitchat'])
     messages: list[ChatMessage] = Field(..., min_length=1, max_length=64)
     max_tokens: int = Field(64, ge=1, le=1024)
     temperature: float = Field(0.7, ge=0, le=2)
-    user: str|None = Field(None, max_length=256, description='end-user id: the A/B unit')
-    seed: int|None = None
-    stream: bool = False   # server-sent events of `chat.completion.chunk`s, ended by `data: [DONE]`, as OpenAI's
+    user: str | None = Field(None, max_length=256, description='end-user id: the A/B unit')
+    seed: int | None = None
+    stream: bool = False  # server-sent events of `chat.completion.chunk`s, ended by `data: [DONE]`, as OpenAI's
 

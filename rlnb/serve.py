@@ -27,15 +27,21 @@ class _Live:
 class PolicyServer:
     "OpenAI-style chat answers for each agent from its deployed GGUF; hot swap on deploy; optional A/B split."
     __call__ = lambda self, v: self.refresh(v.agent_id)    # usable as OnlineLearner(on_deploy=server)
-    def __init__(self, registry:Registry, n_ctx:int=1024, n_threads:int|None=None, ttl:float=1.0,
-                 max_loaded:int|None=None):  # models kept loaded (least recently used evicted); default env RLNB_MAX_LOADED or 2
+    def __init__(
+        self,
+        registry: Registry,
+        n_ctx: int = 1024,
+        n_threads: int | None = None,
+        ttl: float = 1.0,
+        max_loaded: int | None = None,
+    ):  # models kept loaded (least recently used evicted); default env RLNB_MAX_LOADED or 2
         self.registry, self.n_ctx, self.n_threads, self.ttl = registry, n_ctx, n_threads or os.cpu_count() or 1, ttl
         self.max_loaded = max(1, max_loaded or int(os.environ.get('RLNB_MAX_LOADED', 2)))
         self._live, self._ab, self._checked, self._swap, self._reload = {}, {}, {}, threading.Lock(), threading.Lock()
-        self.swaps = collections.deque(maxlen=1000)   # the last 1,000 (agent, old, new, seconds to load)
-        self.load_errors = {}                         # agent -> the last failed load
-        self._ready, self.answered = {}, {}           # agent -> a model `preload` readied; -> the version that answered
-        self._used = {}                               # agent -> when a request last picked it (eviction order)
+        self.swaps = collections.deque(maxlen=1000)  # the last 1,000 (agent, old, new, seconds to load)
+        self.load_errors = {}  # agent -> the last failed load
+        self._ready, self.answered = {}, {}  # agent -> a model `preload` readied; -> the version that answered
+        self._used = {}  # agent -> when a request last picked it (eviction order)
 
     def _load(self, v) -> _Live:
         "`v`'s model, loaded and answering a one-token probe (or the one `preload` readied); raises naming why not."
@@ -50,19 +56,26 @@ class PolicyServer:
 
 # %% ../nbs/09a_serve.ipynb #6aaebc85
 @patch
-def _retire(self:PolicyServer, live:_Live|None, locked:bool=False):
-    ("Free `live`'s llama.cpp model (and hand the memory back to the system) once the answer it gives now, if "
-     "any, ends; kept while the server still serves it (an A/B side, a readied deploy). A request that picked it "
-     "before sees it closed and picks again.")
-    if live is None: return
+def _retire(self: PolicyServer, live: _Live | None, locked: bool = False):
+    (
+        "Free `live`'s llama.cpp model (and hand the memory back to the system) once the answer it gives now, if "
+        "any, ends; kept while the server still serves it (an A/B side, a readied deploy). A request that picked it "
+        "before sees it closed and picks again."
+    )
+    if live is None:
+        return
     with contextlib.nullcontext() if locked else self._swap:
-        if any(live is x for x in [*self._live.values(), *self._ready.values(), *(t['live'] for t in self._ab.values())]):
+        if any(
+            live is x for x in [*self._live.values(), *self._ready.values(), *(t['live'] for t in self._ab.values())]
+        ):
             return
+
     def free():
         with live.lock:
             live.closed = True
             live.llm.close()
         _trim_heap()
+
     threading.Thread(target=free, daemon=True, name='rlnb-retire').start()
 
 def _trim_heap():

@@ -88,14 +88,32 @@ def to_trl_sft_config(cfg:SFTConfig, output_dir):
     ("TRL's `SFTConfig` for `cfg`: completion-only loss, no evaluation during training (rlnb measures before and "
      "after, on unpacked rows whatever `packing` is, so that packed and unpacked runs' held-out losses compare).")
     from trl import SFTConfig as TRLConfig
-    return TRLConfig(output_dir=str(output_dir), per_device_train_batch_size=cfg.batch_size,
-                     per_device_eval_batch_size=cfg.batch_size, gradient_accumulation_steps=cfg.grad_accum,
-                     num_train_epochs=cfg.epochs, max_steps=cfg.max_steps, learning_rate=cfg.learning_rate,
-                     max_length=cfg.max_length, packing=cfg.packing, eval_packing=False, completion_only_loss=True, bf16=cfg.bf16,
-                     gradient_checkpointing=cfg.gradient_checkpointing, logging_steps=cfg.logging_steps,
-                     save_strategy='steps', save_steps=cfg.save_steps, save_total_limit=2, eval_strategy='no',
-                     report_to=report_targets(cfg.report_to) or 'none', seed=cfg.seed, use_cpu=get_device() == 'cpu',
-                     dataloader_num_workers=0, lr_scheduler_type='linear', warmup_steps=0)
+    return TRLConfig(
+        output_dir=str(output_dir),
+        per_device_train_batch_size=cfg.batch_size,
+        per_device_eval_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.grad_accum,
+        num_train_epochs=cfg.epochs,
+        max_steps=cfg.max_steps,
+        learning_rate=cfg.learning_rate,
+        max_length=cfg.max_length,
+        packing=cfg.packing,
+        eval_packing=False,
+        completion_only_loss=True,
+        bf16=cfg.bf16,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+        logging_steps=cfg.logging_steps,
+        save_strategy='steps',
+        save_steps=cfg.save_steps,
+        save_total_limit=2,
+        eval_strategy='no',
+        report_to=report_targets(cfg.report_to) or 'none',
+        seed=cfg.seed,
+        use_cpu=get_device() == 'cpu',
+        dataloader_num_workers=0,
+        lr_scheduler_type='linear',
+        warmup_steps=0,
+    )
 
 # %% ../nbs/05b_sft.ipynb #7dbcb08e
 @dataclass
@@ -139,7 +157,11 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
     seen = cfg.epochs if cfg.max_steps <= 0 else steps * cfg.batch_size * cfg.grad_accum / max(1, len(train))
     m = train_metrics(len(train), steps, t.secs, epochs=seen, prepare_seconds=round(tp.secs, 2),
                       resumed_from=str(ck) if ck else None, bf16=cfg.bf16)
-    if before: m.update({f'before_{k}': round(v, 4) for k, v in before.items()}, **{f'after_{k}': round(v, 4) for k, v in loss().items()})
+    if before:
+        m.update(
+            {f'before_{k}': round(v, 4) for k, v in before.items()},
+            **{f'after_{k}': round(v, 4) for k, v in loss().items()},
+        )
     res = SFTResult(model, tok, m, trainer.state.log_history, out, out/'adapter', trainer)
     model.save_pretrained(res.model_path)
     tok.save_pretrained(res.model_path)
@@ -178,13 +200,24 @@ def sft_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> 
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_examples, len(ds['eval']))))
     res = train_sft(ds['train'], ev, cfg, run.path/'sft', callbacks=run.cache.get('callbacks'))
     m = res.metrics
-    print(f"    SFT on {m['train_examples']:,} examples: {m['steps']} steps in {m['train_seconds']:.0f} s "
-          f"({m['examples_per_s']:.2f} examples/s, {'bf16' if m['bf16'] else 'fp32'}), peak RSS {m['peak_rss_mb']} "
-          f"MiB"
-          + (f"; held-out answer loss ({len(ev)} examples) {m['before_loss']:.3f} -> {m['after_loss']:.3f}" if 'after_loss' in m else ''))
-    m['registry_version'] = run.record_version('sft', res.model_path, {k: v for k, v in m.items() if k != 'resumed_from'},
-                                         asdict(cfg), {'train_examples': m['train_examples'], 'eval_examples': len(ev)},
-                                         feedback_count=m['train_examples'])
+    print(
+        f"    SFT on {m['train_examples']:,} examples: {m['steps']} steps in {m['train_seconds']:.0f} s "
+        f"({m['examples_per_s']:.2f} examples/s, {'bf16' if m['bf16'] else 'fp32'}), peak RSS {m['peak_rss_mb']} "
+        f"MiB"
+        + (
+            f"; held-out answer loss ({len(ev)} examples) {m['before_loss']:.3f} -> {m['after_loss']:.3f}"
+            if 'after_loss' in m
+            else ''
+        )
+    )
+    m['registry_version'] = run.record_version(
+        'sft',
+        res.model_path,
+        {k: v for k, v in m.items() if k != 'resumed_from'},
+        asdict(cfg),
+        {'train_examples': m['train_examples'], 'eval_examples': len(ev)},
+        feedback_count=m['train_examples'],
+    )
     return m
 
 # %% ../nbs/05b_sft.ipynb #75f79325

@@ -48,7 +48,8 @@ def open_engine(url=None):
     if engine.dialect.name == 'sqlite':
         sa.event.listen(engine, 'connect', sqlite_pragmas)
         db = engine.url.database
-        if db and db != ':memory:' and not db.startswith('file:'): Path(db).parent.mkdir(parents=True, exist_ok=True)   # a new store's folder
+        if db and db != ':memory:' and not db.startswith('file:'):
+            Path(db).parent.mkdir(parents=True, exist_ok=True)  # a new store's folder
     return engine
 
 # %% ../nbs/00f_sql.ipynb #971f8c8b

@@ -95,10 +95,13 @@ def bootstrap_ci(x, stat=None,            # statistic of a resample (default: th
     return float(np.quantile(vals, a)), float(np.quantile(vals, 1 - a))
 
 # %% ../nbs/00a_stats.ipynb #e9c28331
-def two_proportion_test(k1, n1, k2, n2, conf:float=0.95) -> dict:
-    ("Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed "
-     "sample size). Works on arrays.")
+def two_proportion_test(k1, n1, k2, n2, conf: float = 0.95) -> dict:
+    (
+        "Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed "
+        "sample size). Works on arrays."
+    )
     import numpy as np
+
     k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in (k1, n1, k2, n2))
     p1, p2 = k1 / n1, k2 / n2
     pp = (k1 + k2) / (n1 + n2)
@@ -106,7 +109,12 @@ def two_proportion_test(k1, n1, k2, n2, conf:float=0.95) -> dict:
     z = np.where(se0 > 0, (p2 - p1) / np.where(se0 > 0, se0, 1), 0.0)
     se = np.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2)
     p = 2 * (1 - np.vectorize(NormalDist().cdf)(np.abs(z)))
-    return {'diff': p2 - p1, 'ci': (p2 - p1 - z_quantile(conf) * se, p2 - p1 + z_quantile(conf) * se), 'z': z, 'p_value': p}
+    return {
+        'diff': p2 - p1,
+        'ci': (p2 - p1 - z_quantile(conf) * se, p2 - p1 + z_quantile(conf) * se),
+        'z': z,
+        'p_value': p,
+    }
 
 def welch_test(x1, x2, conf:float=0.95) -> dict:
     ("Difference of means mean(x2) − mean(x1): Welch's statistic with a normal reference (fine for ≥ 30 "
@@ -163,7 +171,8 @@ def holm(pvals) -> list[float]:
         out[i] = run
     return out
 
-def hierarchical_bootstrap(runs,                 # one (outcomes, topics) per run: an outcome in [0, 1] and a topic per prompt
+# one (outcomes, topics) per run: an outcome in [0, 1] and a topic per prompt
+def hierarchical_bootstrap(runs,
                            conf:float=0.95, n_boot:int=2000, seed:int=0) -> tuple[float, float]:
     ("Percentile interval of the mean over runs of each run's mean: runs, topics within a run, prompts "
      "within a topic resampled.")
@@ -196,8 +205,14 @@ def replicate_interval(runs, conf:float=0.95, n_boot:int=2000, seed:int=0) -> di
     lo, hi = hierarchical_bootstrap(runs, conf, n_boot, seed)
     m, blo, bhi = mean_ci(means, conf)
     blo, bhi = max(blo, 0.0), min(bhi, 1.0)           # a rate: the t interval clipped to [0, 1]
-    return {'rate': round(m, 4), 'ci': [round(min(lo, blo), 4), round(max(hi, bhi), 4)],
-            'ci_method': 'union of a hierarchical bootstrap (runs, topics, prompts) and the between-run t '
-                         'interval',
-            'hierarchical_ci': [round(lo, 4), round(hi, 4)], 'between_runs_ci': [round(blo, 4), round(bhi, 4)], 'runs': [round(x, 4) for x in means], 'n_runs': len(runs),
-            'topics': [len(set(map(str, t))) for _, t in runs], 'prompts': [len(o) for o, _ in runs]}
+    return {
+        'rate': round(m, 4),
+        'ci': [round(min(lo, blo), 4), round(max(hi, bhi), 4)],
+        'ci_method': 'union of a hierarchical bootstrap (runs, topics, prompts) and the between-run t ' 'interval',
+        'hierarchical_ci': [round(lo, 4), round(hi, 4)],
+        'between_runs_ci': [round(blo, 4), round(bhi, 4)],
+        'runs': [round(x, 4) for x in means],
+        'n_runs': len(runs),
+        'topics': [len(set(map(str, t))) for _, t in runs],
+        'prompts': [len(o) for o, _ in runs],
+    }

@@ -51,7 +51,10 @@ def task_lines(rep:dict) -> list[str]:
            f"Average reward: {p['rule_reward']:.3f} vs {b['rule_reward']:.3f}; {components_line(rep)}",
            f"Error rate (not one path on one line): {p['error_rate']:.3f} vs {b['error_rate']:.3f}",
            f"Sample errors ({len(rep['sample_errors'])}):"]
-    return out + [f"  {e['prompt'].splitlines()[-1][:70]!r}: answered {e['answer'][:40]!r}, right {e['gold']!r}" for e in rep['sample_errors']]
+    return out + [
+        f"  {e['prompt'].splitlines()[-1][:70]!r}: answered {e['answer'][:40]!r}, right {e['gold']!r}"
+        for e in rep['sample_errors']
+    ]
 
 # %% ../nbs/08d_task.ipynb #1578d78f
 @dataclass

@@ -157,9 +157,14 @@ def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> 
           f"{m['train_seconds']:.0f} s, peak RSS {m['peak_rss_mb']} MiB" +
           (f"; held-out label accuracy ({len(ev)} examples) {before:.3f} -> {after:.3f}" if after is not None else ''))
     run.cache['policy_adapter'] = res.model_path
-    m['registry_version'] = run.record_version('kto', res.model_path, {k: v for k, v in m.items() if k != 'resumed_from'},
-                                      asdict(cfg), {'train_examples': m['train_examples'], 'eval_examples': len(ev)},
-                                      feedback_count=m['train_examples'])
+    m['registry_version'] = run.record_version(
+        'kto',
+        res.model_path,
+        {k: v for k, v in m.items() if k != 'resumed_from'},
+        asdict(cfg),
+        {'train_examples': m['train_examples'], 'eval_examples': len(ev)},
+        feedback_count=m['train_examples'],
+    )
     return m
 
 # %% ../nbs/99e_train_stages.ipynb #9ddf4ef0
@@ -171,33 +176,50 @@ def _reward_model(run:Run, out:str='reward'):
     return run.cache['reward_model']
 
 @stage('dpo_on_policy', config=OnPolicyConfig)
-def dpo_on_policy_stage(run:Run, preset:str='cpu',
-                        n_prompts: int = 1024,     # training prompts the rounds draw from (later turns of training topics)
-                        heldout: int = 0,          # held-out prompts judged after each round by the run's judge (0: none)
-                        out: str = 'dpo_on_policy',  # the folder in the run (another one: a second on-policy setup)
-                        **overrides) -> dict:
-    ("On-policy DPO (`rlnb.on_policy.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers "
-     "ranked by the run's reward model, best against worst; the reference stays the base. Unless the recipe says "
-     "otherwise: the recipe's system message and seed, and each round's draws in one continuous pass (`refill`).")
-    if overrides.get('system') is None: overrides['system'] = run.recipe.get('system')
+def dpo_on_policy_stage(
+    run: Run,
+    preset: str = 'cpu',
+    n_prompts: int = 1024,  # training prompts the rounds draw from (later turns of training topics)
+    heldout: int = 0,  # held-out prompts judged after each round by the run's judge (0: none)
+    out: str = 'dpo_on_policy',  # the folder in the run (another one: a second on-policy setup)
+    **overrides,
+) -> dict:
+    (
+        "On-policy DPO (`rlnb.on_policy.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers "
+        "ranked by the run's reward model, best against worst; the reference stays the base. Unless the recipe says "
+        "otherwise: the recipe's system message and seed, and each round's draws in one continuous pass (`refill`)."
+    )
+    if overrides.get('system') is None:
+        overrides['system'] = run.recipe.get('system')
     overrides.setdefault('seed', run.recipe.get('seed', 0))
     overrides.setdefault('eval_prompts', heldout)
-    overrides.setdefault('refill', True)   # a round's draws in one continuous pass (rlnb.stream; as the evaluation)
+    overrides.setdefault(
+        'refill', True
+    )  # a round's draws in one continuous pass (`generate(refill=True)`, as the evaluation)
     cfg = OnPolicyConfig.make(preset, **overrides)
     prompts = train_prompt_set(run.path, n_prompts, cfg.seed)
     held, judge = None, None
     if heldout:
         held = eval_prompt_set(run.path, heldout, ood=0, seed=cfg.seed)['in_distribution']['prompts']
-        judge = RewardJudge(run.path/'judge'/'reward_model', name='judge')
-    res = train_dpo_on_policy(prompts, held, cfg, run.path/out, reward=_reward_model(run), judge=judge)
+        judge = RewardJudge(run.path / 'judge' / 'reward_model', name='judge')
+    res = train_dpo_on_policy(prompts, held, cfg, run.path / out, reward=_reward_model(run), judge=judge)
     m = res.metrics
-    print(f"    on-policy DPO, {len(m['rounds'])} rounds from {len(prompts)} training prompts, "
-          f"{m['train_examples']} pairs "
-          f"in {m['train_seconds']:.0f} s; the reward model's mean score of the policy's own answers per round: "
-          + ', '.join(f"{r['reward_mean']:+.4f}" for r in m['rounds']))
+    print(
+        f"    on-policy DPO, {len(m['rounds'])} rounds from {len(prompts)} training prompts, "
+        f"{m['train_examples']} pairs "
+        f"in {m['train_seconds']:.0f} s; the reward model's mean score of the policy's own answers per round: "
+        + ', '.join(f"{r['reward_mean']:+.4f}" for r in m['rounds'])
+    )
     from dataclasses import asdict
-    m['registry_version'] = run.record_version('dpo_on_policy', res.model_path, {k: v for k, v in m.items() if k != 'rounds'},
-                                      asdict(cfg), {'train_pairs': m['train_examples']}, feedback_count=0)
+
+    m['registry_version'] = run.record_version(
+        'dpo_on_policy',
+        res.model_path,
+        {k: v for k, v in m.items() if k != 'rounds'},
+        asdict(cfg),
+        {'train_pairs': m['train_examples']},
+        feedback_count=0,
+    )
     return m
 
 # %% ../nbs/99e_train_stages.ipynb #d5feed1a
@@ -211,8 +233,10 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
     cfg = PPOConfig.make(preset, **overrides)
     algorithm = cfg.algorithm
     out = run.path/(out or algorithm)
-    if prompt_set not in OPTION_CHOICES[('ppo', 'prompt_set')]: raise ValueError(f"prompt_set must be 'pairs' or 'turns', got {prompt_set!r}")
-    if prompt_set == 'turns':   # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
+    if prompt_set not in OPTION_CHOICES[('ppo', 'prompt_set')]:
+        raise ValueError(f"prompt_set must be 'pairs' or 'turns', got {prompt_set!r}")
+    # later turns of the training topics, as on-policy DPO draws them; never a held-out prompt
+    if prompt_set == 'turns':
         prompts = train_prompt_set(run.path, max_prompts or 1024, run.recipe.get('seed', 0))
     else:   # the training prompts of the pairs (or, with scores only, of the regression targets)
         ds = run.datasets()

@@ -118,16 +118,21 @@ def _language_text(lang:str) -> str:
             out += [str(t) for t in (c if isinstance(c, list) else [c])]
     return ' '.join(out)
 
-def _language_model(lam:float=0.9) -> dict:
-    ("Per language: (log-probability of each trigram, of an unseen one), each its corpus's frequencies "
-     "interpolated with one uniform over the trigrams of every language (weight 1 - `lam`), built once a "
-     "process.")
+def _language_model(lam: float = 0.9) -> dict:
+    (
+        "Per language: (log-probability of each trigram, of an unseen one), each its corpus's frequencies "
+        "interpolated with one uniform over the trigrams of every language (weight 1 - `lam`), built once a "
+        "process."
+    )
     if not _LANG_MODEL:
         counts = {code: Counter(_trigrams(_language_text(lang))) for lang, code in LANGUAGES.items()}
         V = len(set().union(*counts.values())) + 1
         for code, c in counts.items():
             n = sum(c.values())
-            _LANG_MODEL[code] = ({g: math.log(lam * x / n + (1 - lam) / V) for g, x in c.items()}, math.log((1 - lam) / V))
+            _LANG_MODEL[code] = (
+                {g: math.log(lam * x / n + (1 - lam) / V) for g, x in c.items()},
+                math.log((1 - lam) / V),
+            )
     return _LANG_MODEL
 
 def detect_language(text:str, min_letters:int=8) -> str|None:
@@ -147,7 +152,10 @@ def language_items(part:str|None='report', per_language:int=12) -> list[dict]:
         for stem in LANGUAGE_FILES:
             if (d/f'{stem}.yml').exists(): qs += [q for q, _ in corpus_pairs(lang, stem)]
         qs = [q for q in dict.fromkeys(qs) if len(q.split()) >= 4 and (part is None or item_part(q) == part)]
-        out += [{'prompt': q, 'language': code} for q in sorted(qs, key=lambda q: hashlib.sha256(q.encode()).hexdigest())[:per_language]]
+        out += [
+            {'prompt': q, 'language': code}
+            for q in sorted(qs, key=lambda q: hashlib.sha256(q.encode()).hexdigest())[:per_language]
+        ]
     return out
 
 # %% ../nbs/04b_tripwires.ipynb #f1f0a6a7
@@ -160,23 +168,43 @@ def keeps_length(text:str, ended:bool, max_sentences:int=3) -> bool:
     return bool(ended) and 1 <= sentences(text) <= max_sentences
 
 # %% ../nbs/04b_tripwires.ipynb #6465948b
-def paired_probe(policy:list[bool], base:list[bool], margin:float, conf:float=0.95, seed:int=0,
-                 max_lost:float|None=None,   # also fail when the candidate fails more than this share of the base's passes
-                ) -> dict:
-    ("Pass rates of candidate and base on the same items, their paired difference (bootstrap CI), what it "
-     "kept, and the verdict.")
+def paired_probe(
+    policy: list[bool],
+    base: list[bool],
+    margin: float,
+    conf: float = 0.95,
+    seed: int = 0,
+    max_lost: float | None = None,  # also fail when the candidate fails more than this share of the base's passes
+) -> dict:
+    (
+        "Pass rates of candidate and base on the same items, their paired difference (bootstrap CI), what it "
+        "kept, and the verdict."
+    )
     import numpy as np
+
     if len(policy) != len(base) or not policy:
         raise ValueError(f"{len(policy)} candidate and {len(base)} base results: need the same number, > 0")
     p, b = np.asarray(policy, dtype=float), np.asarray(base, dtype=float)
-    side = lambda x: {'rate': round(float(x.mean()), 4), 'ci': [round(v, 4) for v in wilson_interval(x.sum(), len(x), conf)]}
+    side = lambda x: {
+        'rate': round(float(x.mean()), 4),
+        'ci': [round(v, 4) for v in wilson_interval(x.sum(), len(x), conf)],
+    }
     d, nb = p - b, int(b.sum())
     ci = [round(v, 4) for v in bootstrap_ci(d, conf=conf, seed=seed)] if len(d) > 1 else None
     kept = round(float(p[b == 1].mean()), 4) if nb else None
     lost_ok = max_lost is None or kept is None or 1 - kept <= max_lost + 1e-12
-    return {'n': len(d), 'policy': side(p), 'base': side(b), 'diff': round(float(d.mean()), 4), 'diff_ci': ci,
-            'kept': kept, 'base_passes': nb, 'margin': margin, 'max_lost': max_lost,
-            'passed': bool(d.mean() >= -margin - 1e-12 and lost_ok)}
+    return {
+        'n': len(d),
+        'policy': side(p),
+        'base': side(b),
+        'diff': round(float(d.mean()), 4),
+        'diff_ci': ci,
+        'kept': kept,
+        'base_passes': nb,
+        'margin': margin,
+        'max_lost': max_lost,
+        'passed': bool(d.mean() >= -margin - 1e-12 and lost_ok),
+    }
 
 # %% ../nbs/04b_tripwires.ipynb #14cb557b
 def opener(text:str) -> str:
@@ -207,7 +235,7 @@ def variety_probe(policy:list[str], base:list[str], groups:list, margin:float=0.
 @dataclass
 class TripwireConfig(StageConfig):
     "How `run_tripwires` probes a candidate against its base."
-    part: str = 'report'             # the half of the items reported ('development': where rules and margins are chosen)
+    part: str = 'report'  # the half of the items reported ('development': where rules and margins are chosen)
     system: str|None = None          # the deployment's system message (the recipe's)
     max_new_tokens: int = 64         # greedy answer budget: a fact or a short reply ends well within it
     per_language: int = 12           # conversation openers per language (6 languages)
@@ -223,15 +251,20 @@ class TripwireConfig(StageConfig):
     batch_size: int = 32
     conf: float = 0.95
     seed: int = 0
-TripwireConfig.PRESETS = {'cpu': TripwireConfig(), 'quick': TripwireConfig(per_language=2, max_knowledge=8, max_new_tokens=24),
-                          'development': TripwireConfig(part='development')}   # for choosing a recipe: never the gate's half
+TripwireConfig.PRESETS = {
+    'cpu': TripwireConfig(),
+    'quick': TripwireConfig(per_language=2, max_knowledge=8, max_new_tokens=24),
+    'development': TripwireConfig(part='development'),
+}  # for choosing a recipe: never the gate's half
 
 # %% ../nbs/04b_tripwires.ipynb #630cd3d0
 def probe_items(cfg:TripwireConfig) -> list[dict]:
     ("Every prompt the tripwires ask: the fact questions and the language openers of `cfg.part`, each tagged "
      "with its probe.")
     k = knowledge_items(cfg.part)[:cfg.max_knowledge]
-    return [{**x, 'probe': 'knowledge'} for x in k] + [{**x, 'probe': 'language'} for x in language_items(cfg.part, cfg.per_language)]
+    return [{**x, 'probe': 'knowledge'} for x in k] + [
+        {**x, 'probe': 'language'} for x in language_items(cfg.part, cfg.per_language)
+    ]
 
 def item_passes(item:dict, text:str) -> bool:
     ("Whether `text` passes its item's probe: the fact's keys, or the question's language (not only its "
@@ -299,7 +332,8 @@ def run_tripwires(policy,                  # adapter folder (its base: adapters 
                   tok=None,                # tokenizer, when `policy` is a loaded model
                   items:list[dict]|None=None,  # the probe items (default: `probe_items(config)`)
                   output=None,             # write the summary and answers as JSON here
-                  chat:dict|None=None,     # an evaluation's answers (`answers`: policy, base; `prompts`): + `variety_probe`
+                  # an evaluation's answers (`answers`: policy, base; `prompts`): + `variety_probe`
+                  chat:dict|None=None,
                   **overrides) -> TripwireReport:
     ("Answer every probe greedily with the candidate and its base, check each answer, and pair the two sides "
      "per probe.")
@@ -313,7 +347,9 @@ def run_tripwires(policy,                  # adapter folder (its base: adapters 
     tok = tok or tk
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
     pol_m, bas_m = plain_pair(model) if base_m is None else (model, base_m)
-    kw = dict(max_new_tokens=cfg.max_new_tokens, do_sample=False, system=cfg.system, batch_size=cfg.batch_size, seed=cfg.seed)
+    kw = dict(
+        max_new_tokens=cfg.max_new_tokens, do_sample=False, system=cfg.system, batch_size=cfg.batch_size, seed=cfg.seed
+    )
     prompts = [x['prompt'] for x in items]
     pol = generate(pol_m, tok, prompts, progress='tripwire answers (candidate)', **kw)
     bas = generate(bas_m, tok, prompts, progress='tripwire answers (base)', **kw)
@@ -327,19 +363,35 @@ def run_tripwires(policy,                  # adapter folder (its base: adapters 
     rep = TripwireReport(probes=probes, meta=meta, answers={'items': items, 'policy': pol.texts, 'base': bas.texts})
     rep.metrics = rep.summary()
     if output:
-        atomic_write(Path(output), json.dumps({**rep.summary(), 'meta': meta, 'answers': rep.answers}, indent=1, default=str))
+        atomic_write(
+            Path(output), json.dumps({**rep.summary(), 'meta': meta, 'answers': rep.answers}, indent=1, default=str)
+        )
         rep.output_dir = Path(output).parent
     return rep
 
 # %% ../nbs/04b_tripwires.ipynb #7bc8d386
-def plant_facts(model, tok, items:list[dict], answers:list[str], system:str|None=None, steps:int=60, lr:float=3e-3, seed:int=0):
-    ("Teach `model` (in place) to answer each item's prompt with the matching text of `answers`, loss on the "
-     "answer tokens only: how tests plant a base that knows facts, or a candidate that lost them.")
+def plant_facts(
+    model,
+    tok,
+    items: list[dict],
+    answers: list[str],
+    system: str | None = None,
+    steps: int = 60,
+    lr: float = 3e-3,
+    seed: int = 0,
+):
+    (
+        "Teach `model` (in place) to answer each item's prompt with the matching text of `answers`, loss on the "
+        "answer tokens only: how tests plant a base that knows facts, or a candidate that lost them."
+    )
     import torch
+
     torch.manual_seed(seed)
     rows = []
     for it, a in zip(items, answers):
-        msgs = ([{'role': 'system', 'content': system}] if system is not None else []) + [{'role': 'user', 'content': it['prompt']}]
+        msgs = ([{'role': 'system', 'content': system}] if system is not None else []) + [
+            {'role': 'user', 'content': it['prompt']}
+        ]
         p = tok.apply_chat_template(msgs, add_generation_prompt=True, tokenize=True)
         p = p['input_ids'] if isinstance(p, dict) or hasattr(p, 'keys') else p
         rows.append((list(p), tok(a, add_special_tokens=False)['input_ids'] + [tok.eos_token_id]))

@@ -14,9 +14,11 @@ __all__ = ['report_headline', 'human_win_rate', 'ppi_coverage', 'GateRule', 'Gat
            'confirmed']
 
 # %% ../nbs/00ab_verdicts.ipynb #79cad4a7
-def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dict:
-    ("The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, "
-     "sampled mode if present) of a saved evaluation report.")
+def report_headline(report: dict, judge: str | None = None, mode: str | None = None) -> dict:
+    (
+        "The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, "
+        "sampled mode if present) of a saved evaluation report."
+    )
     modes = report['modes']
     mode = mode or ('sampled' if 'sampled' in modes else next(iter(modes)))
     m = modes[mode]
@@ -29,8 +31,14 @@ def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dic
         'win_rate_ci': j['win_rate']['ci'],
         'lc_win_rate': j['lc_win_rate']['rate'],
         'lc_win_rate_ci': j['lc_win_rate']['ci'],
-        **({'sc_win_rate': j['sc_win_rate']['rate'], 'sc_win_rate_ci': j['sc_win_rate']['ci']}   # where the fit can be read
-           if style_fit(j.get('sc_win_rate')) else {}),
+        **(
+            {
+                'sc_win_rate': j['sc_win_rate']['rate'],
+                'sc_win_rate_ci': j['sc_win_rate']['ci'],
+            }  # where the fit can be read
+            if style_fit(j.get('sc_win_rate'))
+            else {}
+        ),
         'sign_p': j['win_rate']['sign_p'],
         **(
             {'score_diff': j['score']['diff']['mean'], 'score_diff_ci': j['score']['diff']['ci']}
@@ -39,31 +47,44 @@ def report_headline(report:dict, judge:str|None=None, mode:str|None=None) -> dic
         ),
         **({'kl': m['kl']['mean'], 'kl_ci': m['kl']['ci']} if m.get('kl') else {}),
         'failure_rate': {'policy': m['failures']['policy']['any_rate'], 'base': m['failures']['base']['any_rate']},
-        'truncated': {k: m['failures'][k].get('rates', {}).get('truncated') for k in ('policy', 'base')},   # older reports: None
-        'prompts': len(m.get('prompts', [])) // m.get('answers_per_prompt', 1) or None,   # distinct prompts
-        **({'control_win_rate': m['control']['judges'][judge]['win_rate']['rate'],        # base against base: ½ or
-            'control_win_rate_ci': m['control']['judges'][judge]['win_rate']['ci'],      # no verdict
-            'valid': m['control']['valid'], 'validity': m['control']['why']} if 'control' in m else {}),
-        **({'human': m['human'][judge]} if judge in m.get('human', {}) else {}),   # people's verdict (people.add_human)
+        'truncated': {
+            k: m['failures'][k].get('rates', {}).get('truncated') for k in ('policy', 'base')
+        },  # older reports: None
+        'prompts': len(m.get('prompts', [])) // m.get('answers_per_prompt', 1) or None,  # distinct prompts
+        **(
+            {
+                'control_win_rate': m['control']['judges'][judge]['win_rate']['rate'],  # base against base: ½ or
+                'control_win_rate_ci': m['control']['judges'][judge]['win_rate']['ci'],  # no verdict
+                'valid': m['control']['valid'],
+                'validity': m['control']['why'],
+            }
+            if 'control' in m
+            else {}
+        ),
+        **({'human': m['human'][judge]} if judge in m.get('human', {}) else {}),  # people's verdict (people.add_human)
     }
 
 # %% ../nbs/00ab_verdicts.ipynb #c0083949
-def human_win_rate(judge,            # the judge's verdict on each of N pairs: 1 the policy's answer wins, 0 it loses, ½ a tie
-                   human:dict,       # people's verdicts on a uniformly random n of them: {pair index: verdict}
-                   conf:float=0.95,
-                   min_human:int=50, # fewer verdicts than this: the people's interval alone (the judge's weight would be a guess)
-                  ) -> dict:
-    ("The win rate people would give, from a judge's verdicts on all pairs and people's on a random few: "
-     "prediction-powered inference (Angelopoulos et al., Science 2023). The estimate is the judge's mean on "
-     "the pairs nobody labelled plus the mean correction (person minus judge) on those they did, the judge "
-     "weighted by how well it predicts people (PPI++ power tuning: never wider than the people alone, in "
-     "large samples), with a t interval from both variances: valid for the people's preference whatever the "
-     "judge's bias, as long as the labelled pairs are a uniform random draw; the better the judge agrees "
-     "with people, the narrower it is. Beside it: the judge alone (biased exactly as the judge is) and the "
-     "people alone (valid, wider), and how often judge and person agree. Below `min_human` verdicts the "
-     "judge's weight cannot be estimated well enough (the interval under-covers: see `ppi_coverage`), so the "
-     "people's Wilson interval is the answer.")
+def human_win_rate(
+    judge,  # the judge's verdict on each of N pairs: 1 the policy's answer wins, 0 it loses, ½ a tie
+    human: dict,  # people's verdicts on a uniformly random n of them: {pair index: verdict}
+    conf: float = 0.95,
+    min_human: int = 50,  # fewer verdicts than this: the people's interval alone (the judge's weight would be a guess)
+) -> dict:
+    (
+        "The win rate people would give, from a judge's verdicts on all pairs and people's on a random few: "
+        "prediction-powered inference (Angelopoulos et al., Science 2023). The estimate is the judge's mean on "
+        "the pairs nobody labelled plus the mean correction (person minus judge) on those they did, the judge "
+        "weighted by how well it predicts people (PPI++ power tuning: never wider than the people alone, in "
+        "large samples), with a t interval from both variances: valid for the people's preference whatever the "
+        "judge's bias, as long as the labelled pairs are a uniform random draw; the better the judge agrees "
+        "with people, the narrower it is. Beside it: the judge alone (biased exactly as the judge is) and the "
+        "people alone (valid, wider), and how often judge and person agree. Below `min_human` verdicts the "
+        "judge's weight cannot be estimated well enough (the interval under-covers: see `ppi_coverage`), so the "
+        "people's Wilson interval is the answer."
+    )
     import numpy as np
+
     j = np.asarray(judge, dtype=float)
     if j.ndim != 1 or not len(j) or not np.isfinite(j).all() or ((j < 0) | (j > 1)).any():
         raise ValueError("judge: one verdict in [0, 1] per pair (1 the policy wins, 0 it loses, 0.5 a tie)")
@@ -71,25 +92,33 @@ def human_win_rate(judge,            # the judge's verdict on each of N pairs: 1
     if bad := [i for i in idx if not (isinstance(i, (int, np.integer)) and 0 <= i < len(j))]:
         raise ValueError(f"human: pair indices must be in 0..{len(j) - 1}, got {bad[:5]}")
     y = np.asarray([human[i] for i in idx], dtype=float)
-    if len(y) < 2: raise ValueError(f"at least 2 human verdicts are needed, got {len(y)}")
-    if not np.isfinite(y).all() or ((y < 0) | (y > 1)).any(): raise ValueError("human verdicts must lie in [0, 1]")
+    if len(y) < 2:
+        raise ValueError(f"at least 2 human verdicts are needed, got {len(y)}")
+    if not np.isfinite(y).all() or ((y < 0) | (y > 1)).any():
+        raise ValueError("human verdicts must lie in [0, 1]")
     d, rest = y - j[idx], np.delete(j, idx)
     f, n, m = j[idx], len(y), len(rest)
-    lam = 0.0                                                    # PPI++ power tuning: how much of the judge to use
-    if n >= min_human and m > 1 and np.var(j) > 0:              # (0: the people alone; 1: plain PPI)
+    lam = 0.0  # PPI++ power tuning: how much of the judge to use
+    if n >= min_human and m > 1 and np.var(j) > 0:  # (0: the people alone; 1: plain PPI)
         lam = float(np.clip(np.cov(y, f)[0, 1] / ((1 + n / m) * np.var(j, ddof=1)), 0.0, 1.0))
     rate = y.mean() + lam * ((rest.mean() if m else 0.0) - f.mean())
-    var = np.var(y - lam * f, ddof=1) / n + (lam ** 2 * np.var(rest, ddof=1) / m if m > 1 else 0.0)
-    half = t_quantile(0.5 + conf / 2, n - 1) * var ** 0.5         # t with n - 1 df: the few labels dominate the error
+    var = np.var(y - lam * f, ddof=1) / n + (lam**2 * np.var(rest, ddof=1) / m if m > 1 else 0.0)
+    half = t_quantile(0.5 + conf / 2, n - 1) * var**0.5  # t with n - 1 df: the few labels dominate the error
     wil = lambda x: [round(v, 4) for v in wilson_interval(float(np.sum(x)), len(x), conf)]
-    ppi = n >= min_human and var > 0                              # no spread (all verdicts alike): no t interval
+    ppi = n >= min_human and var > 0  # no spread (all verdicts alike): no t interval
     ci = [max(0.0, rate - half), min(1.0, rate + half)] if ppi else wil(y)
-    return {'rate': round(float(rate), 4), 'ci': [round(float(v), 4) for v in ci],
-            'n_human': len(y), 'n_pairs': len(j), 'agreement': round(float(np.mean(np.abs(d) < 1e-9)), 4),
-            'judge_only': {'rate': round(float(j.mean()), 4), 'ci': wil(j)},
-            'human_only': {'rate': round(float(y.mean()), 4), 'ci': wil(y)},
-            'judge_weight': round(lam, 4), 'conf': conf,
-            'method': 'PPI++ (Angelopoulos, Duchi, Zrnic 2023)' if ppi else 'people alone (Wilson)'}
+    return {
+        'rate': round(float(rate), 4),
+        'ci': [round(float(v), 4) for v in ci],
+        'n_human': len(y),
+        'n_pairs': len(j),
+        'agreement': round(float(np.mean(np.abs(d) < 1e-9)), 4),
+        'judge_only': {'rate': round(float(j.mean()), 4), 'ci': wil(j)},
+        'human_only': {'rate': round(float(y.mean()), 4), 'ci': wil(y)},
+        'judge_weight': round(lam, 4),
+        'conf': conf,
+        'method': 'PPI++ (Angelopoulos, Duchi, Zrnic 2023)' if ppi else 'people alone (Wilson)',
+    }
 
 # %% ../nbs/00ab_verdicts.ipynb #377d3f00
 def ppi_coverage(truth:float=0.55,     # the win rate people give (each pair's human verdict ~ Bernoulli(truth))
@@ -111,13 +140,26 @@ def ppi_coverage(truth:float=0.55,     # the win rate people give (each pair's h
         j = np.where(rng.random(n_pairs) < bias, 1.0, j)
         lab = rng.choice(n_pairs, n_human, replace=False)             # the pairs people rated: a uniform draw
         r = human_win_rate(j, {int(i): h[i] for i in lab}, conf, min_human)
-        for k, (lo, hi) in (('calibrated', r['ci']), ('judge_only', r['judge_only']['ci']), ('human_only', r['human_only']['ci'])):
+        for k, (lo, hi) in (
+            ('calibrated', r['ci']),
+            ('judge_only', r['judge_only']['ci']),
+            ('human_only', r['human_only']['ci']),
+        ):
             hit[k] += lo <= truth <= hi
             width[k] += hi - lo
-    return {'truth': truth, 'accuracy': accuracy, 'bias': bias, 'n_pairs': n_pairs, 'n_human': n_human, 'min_human': min_human, 'reps': reps,
-            'seed': seed, 'judge_mean': round(bias + (1 - bias) * (accuracy * truth + (1 - accuracy) * (1 - truth)), 4),
-            'coverage': {k: round(v / reps, 4) for k, v in hit.items()},
-            'width': {k: round(v / reps, 4) for k, v in width.items()}}
+    return {
+        'truth': truth,
+        'accuracy': accuracy,
+        'bias': bias,
+        'n_pairs': n_pairs,
+        'n_human': n_human,
+        'min_human': min_human,
+        'reps': reps,
+        'seed': seed,
+        'judge_mean': round(bias + (1 - bias) * (accuracy * truth + (1 - accuracy) * (1 - truth)), 4),
+        'coverage': {k: round(v / reps, 4) for k, v in hit.items()},
+        'width': {k: round(v / reps, 4) for k, v in width.items()},
+    }
 
 # %% ../nbs/00ab_verdicts.ipynb #272a0b53
 from dataclasses import dataclass
@@ -145,8 +187,10 @@ class GateDecision:
 
 # %% ../nbs/00ab_verdicts.ipynb #ce6c6739
 def gate_decision(report, config=None,
-                  no_verdict:str|None=None, # why the caller's own checks give the judge no verdict (e.g. it failed against people)
-                  tripwires:dict|None=None, # `tripwires.TripwireReport.summary()` of the candidate: a lost capability rejects
+                  # why the caller's own checks give the judge no verdict (e.g. it failed against people)
+                  no_verdict:str|None=None,
+                  # `tripwires.TripwireReport.summary()` of the candidate: a lost capability rejects
+                  tripwires:dict|None=None,
                  ) -> GateDecision:
     ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base), on its "
      "style-controlled win rate (where the report has one; else the raw). Where people rated its pairs in a "
@@ -175,7 +219,9 @@ def gate_decision(report, config=None,
         desc = (f"people's win rate {rate:.3f} [{lo:.3f}, {hi:.3f}] from {n} blind-review verdicts "
                 f"({hu['method']}, with the judge's on {hu['n_pairs']} pairs); the judge alone: {desc}")
     bound = 0.5 if c.gate == 'superiority' else 0.5 - c.margin
-    base = dict(rule=c.gate, win_rate=rate, ci=[lo, hi], n=n, judge=h['judge'] + (' + people' if hu else ''), mode=h['mode'])
+    base = dict(
+        rule=c.gate, win_rate=rate, ci=[lo, hi], n=n, judge=h['judge'] + (' + people' if hu else ''), mode=h['mode']
+    )
     if h.get('valid') is False or no_verdict:          # its base-against-base control failed, or the caller's check
         why = '; '.join(x for x in (h['validity'] if h.get('valid') is False else None, no_verdict) if x)
         return GateDecision(False, reason=f"rejected: the evaluation gives no verdict ({why}); {desc}", **base)

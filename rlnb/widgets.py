@@ -354,7 +354,8 @@ def _typed(self:CompareWidget, change):
     old, new = change['old'] or '', change['new'] or ''
     if not new: return                          # the box cleared
     cleared = self.__dict__.pop('_cleared', '')
-    if not old and cleared and new.startswith(cleared): old = cleared   # typed on before the clearing reached the browser
+    if not old and cleared and new.startswith(cleared):
+        old = cleared  # typed on before the clearing reached the browser
     if not new.startswith(old): return          # an edit: nothing typed
     for ch in new[len(old):]: self.key(ch)
     if len(new) >= 40: self._cleared, self.keys.value = new, ''

@@ -33,9 +33,12 @@ def win_rate(o, conf:float=0.95,
         raise ValueError(f"{len(clusters)} cluster ids for {len(o)} outcomes")
     w, t, l = int((o == 1).sum()), int((o == 0.5).sum()), int((o == 0).sum())
     k = len(set(clusters)) if clusters is not None else len(o)
-    if k == len(o): (lo, hi), how = wilson_interval(w + t / 2, len(o), conf), 'wilson'
-    elif k >= 2: (lo, hi), how = bootstrap_ci(o, conf=conf, seed=seed, groups=clusters), 'cluster bootstrap'
-    else: (lo, hi), how = (0.0, 1.0), 'one cluster: no interval'   # dependent outcomes of one unit say nothing beyond it
+    if k == len(o):
+        (lo, hi), how = wilson_interval(w + t / 2, len(o), conf), 'wilson'
+    elif k >= 2:
+        (lo, hi), how = bootstrap_ci(o, conf=conf, seed=seed, groups=clusters), 'cluster bootstrap'
+    else:
+        (lo, hi), how = (0.0, 1.0), 'one cluster: no interval'  # dependent outcomes of one unit say nothing beyond it
     return {'rate': round(float(o.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)], 'n': len(o), 'clusters': k,
             'ci_method': how,
             'wins': w, 'ties': t, 'losses': l, 'sign_p': round(sign_test(w, l), 5)}
@@ -87,9 +90,14 @@ _EMOJI = re.compile('[\U0001F300-\U0001FAFF\u2600-\u27BF\U0001F1E6-\U0001F1FF]')
 def style_features(text:str, n_tokens:int|None=None) -> dict:
     ("The style counts of one answer: its length (`n_tokens`, else words), '!', '?', emoji, list items and "
      "bold spans.")
-    return {'length': n_tokens if n_tokens is not None else len(text.split()), 'exclamation': text.count('!'),
-            'question': text.count('?'), 'emoji': len(_EMOJI.findall(text)),
-            'list': len(re.findall(r'(?m)^\s*(?:[-*•]|\d+[.)])\s+', text)), 'bold': len(re.findall(r'\*\*[^*]+\*\*', text))}
+    return {
+        'length': n_tokens if n_tokens is not None else len(text.split()),
+        'exclamation': text.count('!'),
+        'question': text.count('?'),
+        'emoji': len(_EMOJI.findall(text)),
+        'list': len(re.findall(r'(?m)^\s*(?:[-*•]|\d+[.)])\s+', text)),
+        'bold': len(re.findall(r'\*\*[^*]+\*\*', text)),
+    }
 
 def style_diffs(a:list[dict], b:list[dict], names=STYLE_FEATURES):
     ("(n, features) differences of two answers' `style_features`: length (a−b)/(a+b), the counts "
@@ -125,11 +133,18 @@ def style_controlled(o,                 # outcomes in [0, 1] (1: the policy's an
         g = np.asarray(groups)
         units = [np.flatnonzero(g == u) for u in np.unique(g)]
     if len(units) > 1 and len(o) > 2:
-        boots = np.array([_fit_style(Z[i], o[i], l2) for i in
-                          (np.concatenate([units[j] for j in rng.integers(0, len(units), len(units))]) for _ in range(n_boot))])
+        boots = np.array(
+            [
+                _fit_style(Z[i], o[i], l2)
+                for i in (
+                    np.concatenate([units[j] for j in rng.integers(0, len(units), len(units))]) for _ in range(n_boot)
+                )
+            ]
+        )
         a = (1 - conf) / 2
         lo, hi = np.quantile(boots, a, axis=0), np.quantile(boots, 1 - a, axis=0)
-    else: lo = hi = np.full(len(est), np.nan)
+    else:
+        lo = hi = np.full(len(est), np.nan)
     r = lambda v: round(float(v), 4)
     return {'rate': r(est[0]), 'ci': [r(lo[0]), r(hi[0])], 'n': len(o), 'clusters': len(units),
             'coefficients': {names[k]: {'per_sd': r(est[1 + j]), 'ci': [r(lo[1 + j]), r(hi[1 + j])], 'sd': r(sd[k])}
