@@ -23,8 +23,8 @@ def assign_variant(unit_id:str,                 # the randomisation unit: a user
                    weights:list[float]|None=None,  # traffic shares (default equal)
                    salt:str='',                  # the experiment's name: a new salt reshuffles everyone
                   ) -> str:
-    ("The unit's variant: SHA-256 of (salt, unit) mapped to [0, 1) and cut by the weights — the same answer in "
-     "every process, on every machine.")
+    """The unit's variant: SHA-256 of (salt, unit) mapped to [0, 1) and cut by the weights — the same answer in every
+    process, on every machine."""
     if len(variants) < 2: raise ValueError(f"an A/B test needs at least 2 variants, got {variants!r}")
     weights = list(weights or [1.0] * len(variants))
     if len(weights) != len(variants) or any(w < 0 for w in weights) or sum(weights) <= 0:
@@ -65,8 +65,8 @@ def upsert_ignore(store, table, rows):
 # %% ../nbs/08a_abtest.ipynb #d06f6c0c
 from fastcore.basics import patch
 class ABTest:
-    ("An A/B test over the feedback store: consistent assignment, exposures, outcomes as feedback records "
-     "(variant = `model_version`).")
+    """An A/B test over the feedback store: consistent assignment, exposures, outcomes as feedback records (variant =
+    `model_version`)."""
     def __init__(
         self,
         store,
@@ -125,16 +125,16 @@ def expose(self:ABTest, unit_id:str) -> str:
 _LAST_ARRIVAL = [0]
 
 def arrival_ns() -> int:
-    ("A strictly increasing arrival stamp (ns since the epoch) for this process: outcomes that arrive within the "
-     "same second, or microsecond, keep their order.")
+    """A strictly increasing arrival stamp (ns since the epoch) for this process: outcomes that arrive within the same
+    second, or microsecond, keep their order."""
     import time
     _LAST_ARRIVAL[0] = max(time.time_ns(), _LAST_ARRIVAL[0] + 1)
     return _LAST_ARRIVAL[0]
 
 @patch
 def record(self:ABTest, unit_id:str, prompt:str, response:str, **outcome) -> 'Feedback':
-    ("Store the unit's outcome (`label=`, `rating=` or `score=`) as a feedback record tagged with the experiment "
-     "and variant, stamped with its arrival (`metadata['arrival_ns']`: the order the sequential test replays).")
+    """Store the unit's outcome (`label=`, `rating=` or `score=`) as a feedback record tagged with the experiment and
+    variant, stamped with its arrival (`metadata['arrival_ns']`: the order the sequential test replays)."""
     kind = next(
         (k for k, f in [('thumbs', 'label'), ('rating', 'rating'), ('score', 'score')] if f in outcome), None
     )
@@ -164,8 +164,8 @@ def _arrival(r) -> int:
     return int(datetime.fromisoformat(r.created_at).timestamp() * 1e9)
 
 def _ab_outcomes(store, t, agent:str, experiment:str) -> tuple:
-    ("Per unit (variant, rater): its outcomes (0-1) and when the first arrived (ns, in arrival order); exposures "
-     "per variant; thumbs only?")
+    """Per unit (variant, rater): its outcomes (0-1) and when the first arrived (ns, in arrival order); exposures per
+    variant; thumbs only?"""
     import sqlalchemy as sa
     with store.engine.connect() as c:
         expo = c.execute(sa.select(t.expo).where(t.expo.c.experiment == experiment)).mappings().all()
@@ -193,15 +193,15 @@ def _ab_arm(x, exposed:int, alpha:float, binary:bool) -> dict:
     return row
 
 def _floored_var(x) -> float:
-    ("The variance of an arm's mean with a floor: two pseudo-outcomes, 0 and 1, join the arm (Laplace), so an arm "
-     "whose outcomes are all equal never has variance 0.")
+    """The variance of an arm's mean with a floor: two pseudo-outcomes, 0 and 1, join the arm (Laplace), so an arm whose
+    outcomes are all equal never has variance 0."""
     import numpy as np
     return float(np.var(np.concatenate([x, [0.0, 1.0]]), ddof=1) / len(x))
 
 # %% ../nbs/08a_abtest.ipynb #c7918c37
 def _ab_sequential(per_unit, first, ctrl:str, v:str, tau:float, min_units:int=MIN_AB_UNITS) -> float:
-    ("The always-valid p-value, replayed over the units in the order their first outcome arrived, looking only "
-     "once both arms have `min_units` units, with floored variances.")
+    """The always-valid p-value, replayed over the units in the order their first outcome arrived, looking only once
+    both arms have `min_units` units, with floored variances."""
     seq_d, seq_v, min_units = [], [], max(min_units, 1)
     acc = {ctrl: [0, 0.0, 0.0], v: [0, 0.0, 0.0]}   # per arm: units, sum and sum of squares of the unit means
     def var(n, s, q):   # _floored_var from running sums: the arm plus the pseudo-outcomes 0 and 1
@@ -249,9 +249,9 @@ def ab_report(
     tau: float | None = None,  # mixing scale of the sequential test (default: mde)
     min_units: int = MIN_AB_UNITS,  # units per arm before the sequential test looks
 ) -> dict:
-    ("Per variant: exposed units, units with an outcome, mean outcome (0-1 scale) with CI; each variant against "
-     "the control: difference, CI, p-value, the always-valid p-value, units needed, and a decision. At the "
-     "horizon the fixed test uses each arm's first `horizon` units, so watching after it changes nothing.")
+    """Per variant: exposed units, units with an outcome, mean outcome (0-1 scale) with CI; each variant against the
+    control: difference, CI, p-value, the always-valid p-value, units needed, and a decision. At the horizon the
+    fixed test uses each arm's first `horizon` units, so watching after it changes nothing."""
     import numpy as np
     t = ABTest(store, agent, experiment)
     mde, horizon, ctrl = mde or t.config.get('mde') or 0.05, t.config.get('horizon'), t.variants[0]
@@ -293,10 +293,10 @@ def simulate_ab(store,                     # a FeedbackStore: the experiments ar
                 splits: tuple = ((0.5, 0.5), (0.7, 0.3)),      # traffic splits control/treat, in turn
                 seed: int = 0,
                 prefix: str = 'sim') -> dict:
-    ("Run `experiments` A/B tests the way a product does: units arrive one after another (bursts within one "
-     "second, every 4th unit rating twice), each outcome through `ABTest.record`, `ab_report` read after every "
-     "`watch_every` units like a dashboard; outcome kinds and traffic splits in turn. Returns the share of tests "
-     "that declared a winner while watching, at the horizon, and either way.")
+    """Run `experiments` A/B tests the way a product does: units arrive one after another (bursts within one second,
+    every 4th unit rating twice), each outcome through `ABTest.record`, `ab_report` read after every `watch_every`
+    units like a dashboard; outcome kinds and traffic splits in turn. Returns the share of tests that declared a
+    winner while watching, at the horizon, and either way."""
     import random as _random
     from datetime import timedelta
     rng = _random.Random(seed)

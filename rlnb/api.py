@@ -114,8 +114,8 @@ def free_mb(self:_State) -> float|None:
 
 @patch
 def room(self:_State, agent:str, n:int):
-    ("507 unless `agent` may store `n` more feedback records: its quota (RLNB_FEEDBACK_QUOTA) and the disk's floor "
-     "(RLNB_MIN_FREE_MB). Checked before anything is written.")
+    """507 unless `agent` may store `n` more feedback records: its quota (RLNB_FEEDBACK_QUOTA) and the disk's floor
+    (RLNB_MIN_FREE_MB). Checked before anything is written."""
     lim = api_limits()
     if lim.feedback_quota and (have := self.count(agent)) + n > lim.feedback_quota:
         raise HTTPException(507, detail=f"agent {agent!r} holds {have:,} feedback records; its quota is "
@@ -128,8 +128,8 @@ def room(self:_State, agent:str, n:int):
 
 @patch
 def stop_jobs(self:_State):
-    ("The server is stopping: its workers end with it; their training jobs are marked interrupted (the next server "
-     "resumes them: `resume_jobs`), a dry run cancelled.")
+    """The server is stopping: its workers end with it; their training jobs are marked interrupted (the next server
+    resumes them: `resume_jobs`), a dry run cancelled."""
     if self._store is None: return
     for j in self.jobs.list():
         if j['status'] in ('queued', 'running') and j['pid'] in self.spawned:
@@ -155,9 +155,8 @@ def _finite(x):
     return x
 
 async def _invalid_request(request, e:RequestValidationError):
-    ("422 for a body, path or query the routes refuse: always renders (FastAPI's own fails on a NaN input, a "
-     "500). A parameter no route honours is named as such; under /v1/ the error is OpenAI's shape too, for its "
-     "clients.")
+    """422 for a body, path or query the routes refuse: always renders (FastAPI's own fails on a NaN input, a 500). A
+    parameter no route honours is named as such; under /v1/ the error is OpenAI's shape too, for its clients."""
     errs = _finite(jsonable_encoder(e.errors()))
     for x in errs:
         if x.get('type') == 'extra_forbidden':
@@ -175,8 +174,8 @@ async def _http_error(request, e):
 
 # %% ../nbs/10_api.ipynb #81240f4e
 def storage_fault(e:BaseException) -> tuple|None:
-    ("`(status, detail, Retry-After seconds)` for an error of a full, read-only, locked or unreachable store or "
-     "disk (SQLite, PostgreSQL, files); else None.")
+    """`(status, detail, Retry-After seconds)` for an error of a full, read-only, locked or unreachable store or disk
+    (SQLite, PostgreSQL, files); else None."""
     import errno
     from rlnb.sql import store_fault
     if (passing := store_fault(e)) is not None:              # a lock or a restart passes soon
@@ -213,8 +212,8 @@ def create_app(
     allowed_hosts: list | None = None,  # Host headers answered (default: loopback names + env RLNB_ALLOWED_HOSTS)
     allow_training: bool = True,  # False: train_policy answers 503 (a read/feedback-only server, e.g. under a fuzzer)
 ) -> FastAPI:
-    ("The rlnb HTTP service: feedback in, training jobs out, policy versions listed. Locked by default: without a "
-     "token (or `insecure`) every request but the schema gets a 401.")
+    """The rlnb HTTP service: feedback in, training jobs out, policy versions listed. Locked by default: without a token
+    (or `insecure`) every request but the schema gets a 401."""
     st = _State(db)
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -249,8 +248,8 @@ from dataclasses import dataclass
 from .config import StageConfig
 @dataclass
 class ServeConfig(StageConfig):
-    ("Options of `rlnb_serve_api` (tokens are read from env RLNB_API_TOKEN / RLNB_API_TOKENS, never from the "
-     "command line).")
+    """Options of `rlnb_serve_api` (tokens are read from env RLNB_API_TOKEN / RLNB_API_TOKENS, never from the command
+    line)."""
     host: str = '127.0.0.1'   # interface to bind; loopback unless told otherwise (any other needs a token)
     port: int = 8000          # TCP port
     db: str|None = None       # database URL or SQLite path (default: DATABASE_URL or data/feedback.db)

@@ -50,9 +50,9 @@ def convert_gguf(gguf:str|Path,           # a GGUF model file (Ollama's, llama.c
                  dest:Path|None=None,     # target folder; default a cache folder named by the file's content
                  force:bool=False,        # convert again even if the folder exists
                 ) -> Path:
-    ("A GGUF model file as a Hugging Face safetensors folder (weights, config, tokenizer with the chat "
-     "template the file carries), converted once into the cache and reused: how a user's own base (often a "
-     "GGUF from Ollama) becomes something every stage can train.")
+    """A GGUF model file as a Hugging Face safetensors folder (weights, config, tokenizer with the chat template the
+    file carries), converted once into the cache and reused: how a user's own base (often a GGUF from Ollama) becomes
+    something every stage can train."""
     import hashlib
     gguf = Path(gguf)
     if not gguf.is_file(): raise FileNotFoundError(f"no GGUF file at {gguf}")
@@ -177,9 +177,9 @@ def tiny_encoder(hidden:int=32, layers:int=2, seed:int=0):
 
 # %% ../nbs/00h_assets.ipynb #585678b2
 def tiny_adapter(base, path, scale:float=0.3, seed:int=0) -> Path:
-    ("A LoRA adapter (rank 4 on every linear layer) on the model folder `base`, saved with the base's "
-     "tokenizer to `path`, for examples and tests: its B weights drawn with spread `scale` (0: the identity "
-     "adapter, whose outputs are the base's own).")
+    """A LoRA adapter (rank 4 on every linear layer) on the model folder `base`, saved with the base's tokenizer to
+    `path`, for examples and tests: its B weights drawn with spread `scale` (0: the identity adapter, whose outputs
+    are the base's own)."""
     import torch
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -256,8 +256,8 @@ def hub_name(path:str|Path) -> str:
 
 # %% ../nbs/00h_assets.ipynb #11cfe493
 def name_base(adapter_dir:str|Path) -> Path:
-    ("Rewrite an adapter's `base_model_name_or_path` as its `hub_name`: the adapter then loads on any machine "
-     "with rlnb.")
+    """Rewrite an adapter's `base_model_name_or_path` as its `hub_name`: the adapter then loads on any machine with
+    rlnb."""
     f = Path(adapter_dir)/'adapter_config.json'
     cfg = json.loads(f.read_text())
     if (b := cfg.get('base_model_name_or_path')) and Path(b).is_absolute() and (Path(b)/'config.json').exists():
@@ -277,8 +277,7 @@ def prepare_assets() -> dict:
 
 @console_script
 def prepare_assets_cli(argv:list|None=None):
-    ("Console script `rlnb_assets`: check every asset package and convert the policy once (`--help` only "
-     "explains).")
+    """Console script `rlnb_assets`: check every asset package and convert the policy once (`--help` only explains)."""
     import argparse
     argparse.ArgumentParser(prog='rlnb_assets', description=(
         "Check that every asset package (SmolLM2, MiniLM, chitchat, ...) is installed, and convert SmolLM2 from "

@@ -32,9 +32,9 @@ class Principal:
 def _digest(token:str) -> bytes: return hashlib.sha256(token.encode()).digest()
 
 def api_tokens(token:str|None=None, tokens:dict|str|None=None) -> list[tuple[bytes, Principal]]:
-    ("The tokens a server accepts, as (sha256 digest, Principal): `token` (default env RLNB_API_TOKEN) has "
-     "every scope on every agent; `tokens` (default env RLNB_API_TOKENS: JSON, or the path of a JSON file) "
-     "names more, each `{name: {token | sha256, scopes: [read|write|admin], agents: [...] (optional)}}`.")
+    """The tokens a server accepts, as (sha256 digest, Principal): `token` (default env RLNB_API_TOKEN) has every scope
+    on every agent; `tokens` (default env RLNB_API_TOKENS: JSON, or the path of a JSON file) names more, each `{name:
+    {token | sha256, scopes: [read|write|admin], agents: [...] (optional)}}`."""
     token = os.environ.get('RLNB_API_TOKEN') if token is None else token
     tokens = os.environ.get('RLNB_API_TOKENS') if tokens is None else tokens
     out = [(_digest(token), Principal('RLNB_API_TOKEN', frozenset(SCOPES)))] if token else []
@@ -85,9 +85,8 @@ import ipaddress
 LOOPBACK_HOSTS = ('localhost', '127.0.0.1', '::1', '[::1]')
 
 def is_loopback(host:str|None) -> bool:
-    ("Whether `host` is this machine's loopback: the name `localhost`, or an address that parses as loopback "
-     "(127.0.0.0/8, ::1; IPv6 with or without brackets). Not a prefix test: `127.0.0.1.evil.invalid` is a "
-     "name.")
+    """Whether `host` is this machine's loopback: the name `localhost`, or an address that parses as loopback
+    (127.0.0.0/8, ::1; IPv6 with or without brackets). Not a prefix test: `127.0.0.1.evil.invalid` is a name."""
     h = (host or '').strip().lower()
     if h.startswith('[') and h.endswith(']'): h = h[1:-1]
     if h == 'localhost': return True
@@ -102,10 +101,10 @@ def insecure_problem(host:str|None=None,  # the interface the server binds (None
                      allowed_hosts=(),    # the Host names it answers (a list, or a comma-separated string)
                      has_tokens:bool=False,  # whether any API token is configured
                     ) -> str|None:
-    ("Why 'no token needed' (`--insecure`, `create_app(insecure=True)` or env RLNB_API_INSECURE=1: one rule "
-     "for all) must not hold here, or None. It is for a throwaway server on this machine: loopback "
-     "interface, no Host name but loopback's (a proxy on this machine carries the network in through "
-     "loopback), no token configured (a server with tokens is a real one).")
+    """Why 'no token needed' (`--insecure`, `create_app(insecure=True)` or env RLNB_API_INSECURE=1: one rule for all)
+    must not hold here, or None. It is for a throwaway server on this machine: loopback interface, no Host name but
+    loopback's (a proxy on this machine carries the network in through loopback), no token configured (a server with
+    tokens is a real one)."""
     if isinstance(allowed_hosts, str): allowed_hosts = allowed_hosts.split(',')
     extra = sorted({h.strip() for h in allowed_hosts or () if h.strip() and not is_loopback(h)})
     if extra:
@@ -128,9 +127,8 @@ def check_allowed(p:Principal, scope_name:str, agent:str|None):
     if not p.can(scope_name, agent): raise HTTPException(403, detail=why_not(p, scope_name, agent))
 
 def need(scope_name:str, agent_from:str|None='agent_id'):
-    ("A route dependency: the caller's token must hold `scope_name` (admin holds all) for the agent in path "
-     "parameter `agent_from`; else 403. The guard reads the same rule from the route before the body is "
-     "read.")
+    """A route dependency: the caller's token must hold `scope_name` (admin holds all) for the agent in path parameter
+    `agent_from`; else 403. The guard reads the same rule from the route before the body is read."""
     def check(request: Request) -> Principal:
         p = request.scope.get('rlnb_principal')
         if p is None: raise HTTPException(401, detail='no authenticated caller')   # fail closed

@@ -25,8 +25,7 @@ def best_of_n_kl(n:int) -> float:
 def best_of_n(pool:list[Answers],
               scores,             # (k, prompts): the reward model's score of each draw
               n: int) -> Answers:
-    ("Per prompt, the draw the reward model scores highest among the pool's first n (the first such draw on "
-     "a tie).")
+    """Per prompt, the draw the reward model scores highest among the pool's first n (the first such draw on a tie)."""
     import numpy as np
     s = np.asarray(scores, dtype=float)
     if s.shape != (len(pool), len(pool[0].texts)):
@@ -48,9 +47,8 @@ def best_of_n_report(
     clusters: list | None = None,   # cluster id per prompt: intervals resample clusters
     **overrides,             # EvalConfig fields
 ) -> dict:
-    ("Best-of-n against the base's own sampled answer (the one `evaluate_policy` compares a trained policy "
-     "with), per n: each judge's win rate and length-controlled win rate with intervals, the KL bound, and "
-     "the cost per answer.")
+    """Best-of-n against the base's own sampled answer (the one `evaluate_policy` compares a trained policy with), per
+    n: each judge's win rate and length-controlled win rate with intervals, the KL bound, and the cost per answer."""
     import time, numpy as np
     cfg = EvalConfig.make(config, **overrides)
     if not ns or min(ns) < 1: raise ValueError(f"ns must be positive draw counts, got {ns}")
@@ -62,7 +60,8 @@ def best_of_n_report(
         tok = tok or tk
     if tok is None: raise ValueError("pass tok= (the tokenizer) with a loaded model")
     base = base.eval()
-    kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'batch_size', 'system', 'repetition_penalty')}
+    kw = {k: getattr(cfg, k)
+          for k in ('max_new_tokens', 'temperature', 'top_p', 'batch_size', 'system', 'repetition_penalty')}
     t = time.perf_counter()
     bas = generate(base, tok, prompts, do_sample=True, seed=cfg.seed, **kw)
     pool = generate(base, tok, prompts, k=max(ns), seed=cfg.seed, **kw)
@@ -79,24 +78,25 @@ def best_of_n_report(
                         'mean_tokens': round(float(np.mean(b.n_tokens)), 2),
                         'truncated': round(1 - float(np.mean(b.has_eos)), 4), 'judges': {}}
         for jn, judge in judges.items():
-            c = compare_answers(judge, prompts, b.texts, bas.texts, b.n_tokens, bas.n_tokens, cfg.conf, cfg.seed, cfg.tie, clusters)
+            c = compare_answers(judge, prompts, b.texts, bas.texts, b.n_tokens, bas.n_tokens, cfg.conf, cfg.seed,
+                                cfg.tie, clusters)
             rows[str(n)]['judges'][jn] = {
                 'win_rate': c['win_rate']['rate'], 'win_rate_ci': c['win_rate']['ci'],
                 'lc_win_rate': c['lc_win_rate']['rate'], 'lc_win_rate_ci': c['lc_win_rate']['ci'],
-                **({'score_diff': c['score']['diff']['mean'], 'score_diff_ci': c['score']['diff']['ci']} if 'score' in c else {})}
+                **({'score_diff': c['score']['diff']['mean'], 'score_diff_ci': c['score']['diff']['ci']}
+                   if 'score' in c else {})}
     return {'prompts': len(prompts), 'pool': max(ns), 'reward': judge_name(reward), 'judges': list(judges),
-            'config': {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'repetition_penalty', 'system',
-                                                     'seed', 'conf')},
+            'config': {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'repetition_penalty',
+                                                     'system', 'seed', 'conf')},
             'clusters': len(set(clusters)) if clusters is not None else None,
             'generate_s': round(gen_s, 2), 'score_s': round(score_s, 2), 'rows': rows,
             'answers': {'base': bas.texts, 'pool': [a.texts for a in pool]}, 'scores': scores.round(4).tolist()}
 
 # %% ../nbs/08e_best_of_n.ipynb #ef68b19f
 def ranking_agreement(a, b, conf:float=0.95, seed:int=0) -> dict:
-    ("How often two judges rank two answers to the same prompt the same way: over every pair of draws of "
-     "every prompt (scores `a`, `b` of shape (draws, prompts)), the share where both scores move in the same "
-     "direction (pairs either judge ties are left out), averaged per prompt, with a bootstrap interval over "
-     "prompts. ½ is no agreement.")
+    """How often two judges rank two answers to the same prompt the same way: over every pair of draws of every prompt
+    (scores `a`, `b` of shape (draws, prompts)), the share where both scores move in the same direction (pairs either
+    judge ties are left out), averaged per prompt, with a bootstrap interval over prompts. ½ is no agreement."""
     import numpy as np
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 2 or a.shape[0] < 2:
@@ -111,9 +111,9 @@ def ranking_agreement(a, b, conf:float=0.95, seed:int=0) -> dict:
 
 # %% ../nbs/08e_best_of_n.ipynb #af26bf68
 def draws_win_rate(scores, draws, conf:float=0.95, seed:int=0) -> dict:
-    ("A policy's answers (judge `scores`, one per prompt) against every draw of the base (`draws`: (k, "
-     "prompts) judge scores of the base's answers): per prompt the share of draws it beats (ties count ½), "
-     "then the mean over prompts with a bootstrap interval over prompts.")
+    """A policy's answers (judge `scores`, one per prompt) against every draw of the base (`draws`: (k, prompts) judge
+    scores of the base's answers): per prompt the share of draws it beats (ties count ½), then the mean over prompts
+    with a bootstrap interval over prompts."""
     import numpy as np
     s, d = np.asarray(scores, dtype=float), np.asarray(draws, dtype=float)
     if d.ndim != 2 or s.shape != d.shape[1:]: raise ValueError(f"scores {s.shape} and draws {d.shape}: need "
@@ -124,9 +124,9 @@ def draws_win_rate(scores, draws, conf:float=0.95, seed:int=0) -> dict:
 
 def best_of_n_vs_draws(reward, judge,          # (k, prompts) scores of the same k draws: the picker's and the judge's
                        n: int, orders: int = 50, conf: float = 0.95, seed: int = 0) -> dict:
-    ("Best-of-n against the draws it never saw: per prompt, the k draws in a random order, the reward "
-     "model's pick among the first n against each of the other k - n under `judge`; averaged over `orders` "
-     "orders per prompt, then `draws_win_rate`'s mean and interval over prompts. n = 1 is an A/A check (½).")
+    """Best-of-n against the draws it never saw: per prompt, the k draws in a random order, the reward model's pick
+    among the first n against each of the other k - n under `judge`; averaged over `orders` orders per prompt, then
+    `draws_win_rate`'s mean and interval over prompts. n = 1 is an A/A check (½)."""
     import numpy as np
     r, j = np.asarray(reward, dtype=float), np.asarray(judge, dtype=float)
     if r.shape != j.shape or r.ndim != 2: raise ValueError(f"reward {r.shape} and judge {j.shape}: need one (k, "

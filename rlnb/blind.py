@@ -20,9 +20,8 @@ def report_modes(report) -> dict:
     return json.loads(Path(report).read_text())['modes']
 
 def review_rows(report, judge:str|None=None, mode:str|None=None) -> dict:
-    ("The pairs a blind review shows: the report's first row of each prompt (policy answer, base answer) "
-     "with the judge's verdict on it (1 the policy's answer wins, 0 the base's, ½ a tie), and a tag naming "
-     "the report's content.")
+    """The pairs a blind review shows: the report's first row of each prompt (policy answer, base answer) with the
+    judge's verdict on it (1 the policy's answer wins, 0 the base's, ½ a tie), and a tag naming the report's content."""
     modes = report_modes(report)
     if not modes: raise ValueError("the report has no answers (no modes): evaluate the policy first")
     mode = mode or ('sampled' if 'sampled' in modes else next(iter(modes)))
@@ -42,8 +41,8 @@ def review_rows(report, judge:str|None=None, mode:str|None=None) -> dict:
     return dict(mode=mode, judge=judge, tag=tag, rows=rows, judged=[float(o[r]) for r in rows], items=items)
 
 def review_labels(records, tag:str) -> dict:
-    ("People's verdicts on a review's pairs, `{row: mean verdict of its raters}`: 1 the policy's answer "
-     "preferred, 0 the base's, ½ a tie or both bad. Other records are ignored.")
+    """People's verdicts on a review's pairs, `{row: mean verdict of its raters}`: 1 the policy's answer preferred, 0
+    the base's, ½ a tie or both bad. Other records are ignored."""
     per = {}
     for r in records:
         md = r.metadata or {}
@@ -54,15 +53,15 @@ def review_labels(records, tag:str) -> dict:
     return {k: sum(v) / len(v) for k, v in per.items()}
 
 def review_positions(review:dict, records) -> dict:
-    ("People's verdicts on a review's pairs (`review_rows`) keyed by position in its `judged`: what "
-     "`human_win_rate` takes.")
+    """People's verdicts on a review's pairs (`review_rows`) keyed by position in its `judged`: what `human_win_rate`
+    takes."""
     pos = {row: k for k, row in enumerate(review['rows'])}
     return {pos[k]: v for k, v in review_labels(records, review['tag']).items() if k in pos}
 
 # %% ../nbs/03a_blind.ipynb #954d0b91
 class BlindReview(CompareWidget):
-    ("A trained policy's answers against the base's from a saved evaluation report: blind, randomised, "
-     "resumable, with the verdict so far.")
+    """A trained policy's answers against the base's from a saved evaluation report: blind, randomised, resumable, with
+    the verdict so far."""
     def __init__(self, report, store, agent, rater='rater',
                  judge:str|None=None, mode:str|None=None,
                  n:int|None=None,          # show at most n pairs (the first n of the random order)
@@ -87,8 +86,8 @@ class BlindReview(CompareWidget):
         return review_positions(self.review, self.store.query(agent=self.agent, kind='comparison'))
 
     def verdict(self) -> dict|None:
-        ("`human_win_rate` of the labels so far against the judge's verdicts on all the report's pairs (None "
-         "below 2 labels).")
+        """`human_win_rate` of the labels so far against the judge's verdicts on all the report's pairs (None below 2
+        labels)."""
         h = self.labels()
         return human_win_rate(self.review['judged'], h, self.conf, self.min_human) if len(h) >= 2 else None
 

@@ -55,8 +55,8 @@ def _card_usage(folder:Path, kind:str, name:str) -> list[str]:
 def model_card(folder, base:str,               # the base model's public name (`hub_name`)
                kind:str='merged',               # 'adapter', 'merged', 'gguf' or 'gguf-lora'
                name:str|None=None, training:dict|None=None, files:dict|None=None, parity:dict|None=None) -> Path:
-    ("Write `folder/README.md`, a Hugging Face model card: what the model is, how it was trained, its parity table"
-     " and how to run it.")
+    """Write `folder/README.md`, a Hugging Face model card: what the model is, how it was trained, its parity table and
+    how to run it."""
     folder = Path(folder)
     name = name or folder.name
     cfg, m = (training or {}).get('config', {}), (training or {}).get('metrics', {})

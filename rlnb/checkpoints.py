@@ -15,8 +15,7 @@ __all__ = ['is_adapter', 'adapter_base', 'load_checkpoint', 'load_policy_pair', 
 def is_adapter(path) -> bool: return (Path(path)/'adapter_config.json').exists()
 
 def adapter_base(adapter:Path, base=None) -> Path:
-    ("The local folder of the adapter's base: `base`, else the name in its config (a hub name rlnb knows, a "
-     "path).")
+    """The local folder of the adapter's base: `base`, else the name in its config (a hub name rlnb knows, a path)."""
     if base: return model_path(str(base))
     b = json.loads((adapter/'adapter_config.json').read_text()).get('base_model_name_or_path')
     if b:
@@ -25,8 +24,8 @@ def adapter_base(adapter:Path, base=None) -> Path:
     raise ValueError(f"the adapter in {adapter} names base {b!r}, which is not a local model folder: pass base=")
 
 def load_checkpoint(checkpoint, base=None, merge:bool=True):
-    ("`(model, tokenizer)` from an adapter folder (merged into its base unless `merge=False`), a HF folder, "
-     "or 'smollm2'/'tiny'.")
+    """`(model, tokenizer)` from an adapter folder (merged into its base unless `merge=False`), a HF folder, or
+    'smollm2'/'tiny'."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     ck = Path(checkpoint) if Path(checkpoint).exists() else model_path(str(checkpoint))
@@ -50,8 +49,8 @@ def load_checkpoint(checkpoint, base=None, merge:bool=True):
 
 # %% ../nbs/00b_checkpoints.ipynb #700b922f
 def load_policy_pair(policy, base=None):
-    ("`(policy, base, tokenizer, names)`: an adapter folder gives a PEFT model whose base is itself with "
-     "adapters off (`base=None`); a model folder or name needs `base`.")
+    """`(policy, base, tokenizer, names)`: an adapter folder gives a PEFT model whose base is itself with adapters off
+    (`base=None`); a model folder or name needs `base`."""
     names = {'policy': str(policy) if isinstance(policy, (str, Path)) else type(policy).__name__, 'base': None}
     tok, base_path = None, base if isinstance(base, (str, Path)) else None
     if isinstance(policy, (str, Path)):
@@ -73,14 +72,11 @@ def load_policy_pair(policy, base=None):
     return policy.eval(), base, tok, names
 
 def plain_pair(policy):
-    (
-        "An adapter policy as two plain models for answering: a copy with the adapter merged into its weights, "
-        "and a copy of the base with the adapter removed (`policy` itself is left as it was). Their outputs "
-        "equal the adapter's with it on and off, up to float rounding; answering skips the adapter layers' "
-        "share of a policy's sampled answer time. The base copy shares every weight with `policy` (no memory of "
-        "its own); the merged copy shares the weights the adapter does not touch (embeddings, norms) and owns "
-        "only the merged layers."
-    )
+    """An adapter policy as two plain models for answering: a copy with the adapter merged into its weights, and a copy
+    of the base with the adapter removed (`policy` itself is left as it was). Their outputs equal the adapter's with
+    it on and off, up to float rounding; answering skips the adapter layers' share of a policy's sampled answer time.
+    The base copy shares every weight with `policy` (no memory of its own); the merged copy shares the weights the
+    adapter does not touch (embeddings, norms) and owns only the merged layers."""
     import copy
 
     if not hasattr(policy, 'merge_and_unload'):
@@ -118,9 +114,9 @@ import weakref
 _SAMPLERS = weakref.WeakKeyDictionary()   # policy model -> its sampling copy
 
 def merged_sampler(policy, bf16:bool=False):
-    ("A plain copy of `policy`'s model with its active LoRA adapters folded into the weights, refreshed from "
-     "the policy on each call (created on the first); with `bf16` the folded weights are kept in bf16, for "
-     "sampling under bf16 autocast.")
+    """A plain copy of `policy`'s model with its active LoRA adapters folded into the weights, refreshed from the policy
+    on each call (created on the first); with `bf16` the folded weights are kept in bf16, for sampling under bf16
+    autocast."""
     import copy, torch
     from transformers import AutoModelForCausalLM
     m = unwrap_model(policy)

@@ -15,8 +15,8 @@ __all__ = ['BASE_STREAM', 'summary_stats', 'compare_answers']
 
 # %% ../nbs/08f_comparisons.ipynb #992bed2f
 def summary_stats(x, conf:float=0.95, seed:int=0, groups=None) -> dict:
-    ("Mean, sd and bootstrap interval of `x`; with `groups` (a cluster per element, e.g. K answers of one prompt) "
-     "clusters are resampled.")
+    """Mean, sd and bootstrap interval of `x`; with `groups` (a cluster per element, e.g. K answers of one prompt)
+    clusters are resampled."""
     import numpy as np
     x = np.asarray(x, dtype=float)
     g = groups if groups is not None and len(set(groups)) < len(x) else None
@@ -31,8 +31,8 @@ def _unit_means(units, o) -> list[float]:
     return [sum(v) / len(v) for v in per.values()]
 
 def _kk_pairs(groups) -> tuple:
-    ("Row indices (policy row, base row) of every pair inside each prompt's group of rows: with K answers per arm "
-     "per prompt, all K×K pairs.")
+    """Row indices (policy row, base row) of every pair inside each prompt's group of rows: with K answers per arm per
+    prompt, all K×K pairs."""
     import numpy as np
     rows = defaultdict(list)
     for i, g in enumerate(groups): rows[g].append(i)
@@ -45,8 +45,8 @@ def compare_answers(judge, prompts, pol, bas, pol_len, bas_len, conf, seed, tie,
                     memo:tuple|None=None,
                     groups=None,     # prompt index per row, when each prompt has K answers per arm: the verdict is over
                     ) -> dict:       # all K×K pairs of a prompt (a U-statistic), resampled by cluster (or by prompt)
-    ("One judge's verdict on policy vs base answers: scores, paired difference, win rate, length-controlled win "
-     "rate, per-prompt rows.")
+    """One judge's verdict on policy vs base answers: scores, paired difference, win rate, length-controlled win rate,
+    per-prompt rows."""
     import numpy as np
     kept = memo[1].get(memo[0]) if memo else None
     j = run_judge(judge, prompts, pol, bas, b_scores=kept[1] if kept and kept[0] is judge else None)

@@ -25,8 +25,8 @@ _KINDS = {
 }
 
 def fits_type(ann, v) -> bool:
-    ("Whether value `v` fits a simple annotation ('int', 'float|None', 'str|list', ...); other annotations are "
-     "not checked.")
+    """Whether value `v` fits a simple annotation ('int', 'float|None', 'str|list', ...); other annotations are not
+    checked."""
     ann = ann if isinstance(ann, str) else getattr(ann, '__name__', str(ann))
     parts = [p.strip() for p in ann.split('|')]
     if ann in ('', 'inspect._empty', '_empty') or any(p not in _KINDS for p in parts): return True
@@ -197,8 +197,8 @@ def stage_cli(config_cls, prog:str, description:str,
               extra:list=(),   # (flags, argparse kwargs) the stage adds: its data options, positionals
               run_flags:bool=True, # False: no --output-dir/--run (a tool that writes no stage folder)
              ):
-    ("An argparse parser for `config_cls` and a function `parse(argv) -> (config, args)`; every rlnb console "
-     "script is built by it.")
+    """An argparse parser for `config_cls` and a function `parse(argv) -> (config, args)`; every rlnb console script is
+    built by it."""
     import argparse
     ap = argparse.ArgumentParser(
         prog=prog, description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter
@@ -244,8 +244,8 @@ def stage_dir(a, agent:str, stage:str) -> Path:
 
 # %% ../nbs/00c_config.ipynb #7eee051e
 def json_lines(path):
-    ("`(line number, object)` for each non-blank line of a JSONL file; a line that is not a JSON object is an "
-     "error naming it.")
+    """`(line number, object)` for each non-blank line of a JSONL file; a line that is not a JSON object is an error
+    naming it."""
     for n, line in enumerate(Path(path).read_text(encoding='utf-8').splitlines(), 1):
         if not line.strip(): continue
         try: d = json.loads(line)

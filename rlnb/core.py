@@ -32,20 +32,20 @@ def rlnb_home() -> Path:
     return Path.cwd()
 
 def repo_dir() -> Path:
-    ("The repository the package sits in: its tracked files (recipes, corpus, tools, bench results); RLNB_HOME, "
-     "where runs and stores go, does not move it.")
+    """The repository the package sits in: its tracked files (recipes, corpus, tools, bench results); RLNB_HOME, where
+    runs and stores go, does not move it."""
     return Path(importlib.util.find_spec('rlnb').origin).resolve().parent.parent
 
 def bench_results() -> Path:
-    ("`bench/results/` of the repository the package sits in: the saved benchmark figures (RLNB_HOME does not "
-     "move it). For the notebooks and bench scripts: no rlnb module calls it, so an installed wheel never looks "
-     "there (index checks).")
+    """`bench/results/` of the repository the package sits in: the saved benchmark figures (RLNB_HOME does not move it).
+    For the notebooks and bench scripts: no rlnb module calls it, so an installed wheel never looks there (index
+    checks)."""
     return repo_dir()/'bench'/'results'
 
 def saved_results(results:str|Path|None=None) -> Path|None:
-    ("The folder of saved measurements the library may read (a plan's stage times, a recipe's confirmed claim, a "
-     "dry run's seconds per step): `results`, else env `RLNB_RESULTS`, else None, and then nothing is read. In "
-     "this repository `make demo` names `bench/results/`.")
+    """The folder of saved measurements the library may read (a plan's stage times, a recipe's confirmed claim, a dry
+    run's seconds per step): `results`, else env `RLNB_RESULTS`, else None, and then nothing is read. In this
+    repository `make demo` names `bench/results/`."""
     r = results or os.environ.get('RLNB_RESULTS')
     return Path(r).expanduser().resolve() if r else None   # absolute: a job's worker runs in another folder
 
@@ -145,8 +145,8 @@ def _complete(p:Path, required) -> bool:
 def last_checkpoint(folder:str|Path,   # a training output folder holding checkpoint-N subfolders
                     required:tuple=(), # files (glob patterns) a complete checkpoint has; JSON ones must parse
                    ) -> Path|None:
-    ("The newest complete `checkpoint-N` in `folder`, or None: rlnb's one checkpoint finder (a crash mid-save is "
-     "skipped).")
+    """The newest complete `checkpoint-N` in `folder`, or None: rlnb's one checkpoint finder (a crash mid-save is
+    skipped)."""
     cps = [p for p in Path(folder).glob('checkpoint-*') if p.is_dir() and p.name.split('-')[-1].isdigit()]
     for p in sorted(cps, key=lambda p: int(p.name.split('-')[-1]), reverse=True):
         if any(p.iterdir()) and _complete(p, required): return p
@@ -164,9 +164,9 @@ def create_tables(metadata, engine, tries:int=6):
             time.sleep(0.05 * (i + 1))
 
 def create_index(index, engine, tries:int=6):
-    ("`index.create(engine, checkfirst=True)`, safe when another process creates the same index at the same "
-     "moment: an error after which the index exists was that race; one after which it does not (rows that break "
-     "a unique index) is raised; a locked database is waited for.")
+    """`index.create(engine, checkfirst=True)`, safe when another process creates the same index at the same moment: an
+    error after which the index exists was that race; one after which it does not (rows that break a unique index) is
+    raised; a locked database is waited for."""
     import sqlalchemy as sa
     for i in range(tries):
         try: return index.create(engine, checkfirst=True)
@@ -184,9 +184,9 @@ def utc_now(timespec:str='seconds') -> str:
 
 # %% ../nbs/00_core.ipynb #41988492
 def console_script(fn):
-    ("Give a command-line function `fn(argv)` the entry point its console script calls, `fn.console()`: it runs "
-     "`fn` and returns None, so the process exits 0. A console script runs `sys.exit(entry())`, and any other "
-     "return value is printed and exits 1; `fn` itself keeps returning its result to Python callers.")
+    """Give a command-line function `fn(argv)` the entry point its console script calls, `fn.console()`: it runs `fn`
+    and returns None, so the process exits 0. A console script runs `sys.exit(entry())`, and any other return value
+    is printed and exits 1; `fn` itself keeps returning its result to Python callers."""
     def console(): fn(None)
     console.__qualname__ = f'{fn.__qualname__}.console'
     fn.console = console

@@ -20,8 +20,8 @@ __all__ = ['toy_recipe', 'run_step', 'toy_run', 'base_answers', 'import_feedback
 
 # %% ../nbs/99d_data_stages.ipynb #fc2635bf
 def toy_recipe(folder:str|Path) -> dict:
-    ("The toy recipe the stages' lessons and tests run: 40 rated answers to five prompts written into `folder` "
-     "(`fb.jsonl`, stored in `fb.db` there), every stage on tiny models.")
+    """The toy recipe the stages' lessons and tests run: 40 rated answers to five prompts written into `folder`
+    (`fb.jsonl`, stored in `fb.db` there), every stage on tiny models."""
     lines = [dict(prompt=f'q{i % 5}', response=f'answer {i}', rating=1 + (i // 5) % 5) for i in range(40)]
     Path(folder, 'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
     db = str(Path(folder, 'fb.db'))
@@ -39,16 +39,16 @@ def toy_recipe(folder:str|Path) -> dict:
         dict(stage='export', quantization=['f16'], parity_prompts=['Hi'])])
 
 def run_step(run:Run, key:str, fn=None, **opts) -> dict:
-    ("One stage as `run_pipeline` runs it: `fn` (default: the stage registered as `key`) timed, its metrics under "
-     "`key`, saved.")
+    """One stage as `run_pipeline` runs it: `fn` (default: the stage registered as `key`) timed, its metrics under
+    `key`, saved."""
     with Timer() as t: m = (fn or STAGES[key])(run, **opts) or {}
     run.metrics[key] = {**m, 'seconds': round(t.secs, 2), 'peak_rss_mb': round(peak_rss_mb())}
     run.save_metrics()
     return run.metrics[key]
 
 def toy_run(folder:str|Path, upto:str|None=None) -> Run:
-    ("A run folder of `toy_recipe(folder)` in `folder/toy/v1`, its stages before the one keyed `upto` run "
-     "(`run_step`); the stages must be registered (import the modules that define them).")
+    """A run folder of `toy_recipe(folder)` in `folder/toy/v1`, its stages before the one keyed `upto` run (`run_step`);
+    the stages must be registered (import the modules that define them)."""
     rec = toy_recipe(folder)
     path = new_run('toy', folder)
     atomic_write(path/'config.json', json.dumps({'recipe': rec}))

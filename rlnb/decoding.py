@@ -14,8 +14,8 @@ __all__ = ['token_logprobs', 'nucleus_top', 'penalize_repeats', 'next_token', 'p
 
 # %% ../nbs/00b_decoding.ipynb #8b7870fc
 def token_logprobs(logits, targets, entropy:bool=False):
-    ("log p(target) at each position of `logits` (..., V) in float32, `targets` (...) the token ids; with "
-     "`entropy`, `(logp, entropy)`, the entropy detached.")
+    """log p(target) at each position of `logits` (..., V) in float32, `targets` (...) the token ids; with `entropy`,
+    `(logp, entropy)`, the entropy detached."""
     logits = logits.float()
     lse = logits.logsumexp(-1)
     lp = logits.gather(-1, targets[..., None])[..., 0] - lse
@@ -29,10 +29,10 @@ def token_logprobs(logits, targets, entropy:bool=False):
 _NUCLEUS_K = 256   # the nucleus is looked for among the top 256 tokens first; a full sort only when it is wider
 
 def nucleus_top(probs, top_p:float):
-    ("`(p, i)`: each row's most likely tokens `i`, largest first, with their probabilities `p`, zeroed "
-     "outside the row's top-p nucleus (the smallest set of most likely tokens whose mass reaches `top_p`). "
-     "The top `_NUCLEUS_K` when they hold every row's nucleus (a sort of the whole vocabulary at every step "
-     "was a sixth of a sampled answer's time on 2 cores), else the full sort.")
+    """`(p, i)`: each row's most likely tokens `i`, largest first, with their probabilities `p`, zeroed outside the
+    row's top-p nucleus (the smallest set of most likely tokens whose mass reaches `top_p`). The top `_NUCLEUS_K`
+    when they hold every row's nucleus (a sort of the whole vocabulary at every step was a sixth of a sampled
+    answer's time on 2 cores), else the full sort."""
     import torch
     k = min(_NUCLEUS_K, probs.shape[-1])
     p, i = probs.topk(k, -1)                                         # largest first
@@ -41,17 +41,17 @@ def nucleus_top(probs, top_p:float):
     return p.masked_fill((p.cumsum(-1) - p) > top_p, 0), i           # keep the smallest prefix reaching top_p
 
 def _nucleus(probs, top_p:float):
-    ("`probs` with everything outside each row's top-p nucleus zeroed (`nucleus_top`, scattered back to the "
-     "vocabulary).")
+    """`probs` with everything outside each row's top-p nucleus zeroed (`nucleus_top`, scattered back to the
+    vocabulary)."""
     import torch
     p, i = nucleus_top(probs, top_p)
     return torch.zeros_like(probs).scatter(-1, i, p)
 
 def penalize_repeats(logits, seen, penalty:float):
-    ("`logits` (B, V) with the repetition penalty on the tokens `seen` ((B, n) token ids, repeats allowed): "
-     "positive logits divided by it, negative ones multiplied, as llama.cpp and transformers do. Only the "
-     "seen tokens' logits are computed: the same numbers as a (B, V) mask through `torch.where`, which made "
-     "three passes over the vocabulary.")
+    """`logits` (B, V) with the repetition penalty on the tokens `seen` ((B, n) token ids, repeats allowed): positive
+    logits divided by it, negative ones multiplied, as llama.cpp and transformers do. Only the seen tokens' logits
+    are computed: the same numbers as a (B, V) mask through `torch.where`, which made three passes over the
+    vocabulary."""
     import torch
     if seen is None or not seen.shape[-1] or penalty == 1.0: return logits
     v = logits.gather(-1, seen)
@@ -60,8 +60,8 @@ def penalize_repeats(logits, seen, penalty:float):
 def next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=None, penalty:float=1.0,
                 groups=None,   # [(row indices, torch.Generator)]: each group of rows drawn from its own stream
                ):
-    ("Greedy, or a sample from softmax(logits / T) restricted to the top-p nucleus; the tokens in `seen` "
-     "((B, n) token ids: each row's answer so far) get the repetition `penalty` first (`penalize_repeats`).")
+    """Greedy, or a sample from softmax(logits / T) restricted to the top-p nucleus; the tokens in `seen` ((B, n) token
+    ids: each row's answer so far) get the repetition `penalty` first (`penalize_repeats`)."""
     import torch
     logits = penalize_repeats(logits, seen, penalty)
     if not do_sample: return logits.argmax(-1)
@@ -80,15 +80,14 @@ def next_token(logits, do_sample:bool, temperature:float, top_p:float, seen=None
 
 # %% ../nbs/00b_decoding.ipynb #0f4befd4
 def _shared_prefix(rows:list[list[int]]) -> int:
-    ("How many first tokens all `rows` (token id lists) have in common, leaving every row at least one of "
-     "its own.")
+    """How many first tokens all `rows` (token id lists) have in common, leaving every row at least one of its own."""
     n, first, k = min(len(r) for r in rows) - 1, rows[0], 0
     while k < n and all(r[k] == first[k] for r in rows): k += 1
     return k
 
 def prefix_kv(model, ids, attn, n:int) -> list|None:
-    ("The keys and values of the first `n` tokens of `ids`' first row (the part every row shares), one "
-     "`(keys, values)` per layer; None when `n` is 0.")
+    """The keys and values of the first `n` tokens of `ids`' first row (the part every row shares), one `(keys, values)`
+    per layer; None when `n` is 0."""
     if not n: return None
     c = model(input_ids=ids[:1, :n], attention_mask=attn[:1, :n], use_cache=True).past_key_values
     return [(l.keys, l.values) for l in c.layers]
@@ -102,12 +101,12 @@ def kv_rows(kv:list|None, n:int):
 def prefill_cache(model, ids, attn, pos, n_shared:int=0,
              rows: int|None = 16,   # prompts per pass, of similar lengths (None: all in one pass, as laid out)
             ):
-    ("The prompts `ids` (B, W), with their `attn` mask and position ids `pos`, through `model`: `(cache, "
-     "logits)`, the cache laid out as `ids` is (the shared first `n_shared` tokens, each row's left padding, "
-     "the rest of its prompt; zeros in the columns before its group's start, all masked) and each row's "
-     "next-token logits (B, V). The shared part passes once, the rest in groups of `rows` prompts sorted by "
-     "length, each group cut to its own longest prompt: chat prompts of varied lengths, padded to the "
-     "batch's longest, are much padding, and only a group's own padding passes the model.")
+    """The prompts `ids` (B, W), with their `attn` mask and position ids `pos`, through `model`: `(cache, logits)`, the
+    cache laid out as `ids` is (the shared first `n_shared` tokens, each row's left padding, the rest of its prompt;
+    zeros in the columns before its group's start, all masked) and each row's next-token logits (B, V). The shared
+    part passes once, the rest in groups of `rows` prompts sorted by length, each group cut to its own longest
+    prompt: chat prompts of varied lengths, padded to the batch's longest, are much padding, and only a group's own
+    padding passes the model."""
     import torch
     from transformers import DynamicCache
     B, W = ids.shape
@@ -141,10 +140,9 @@ def room_cache_layer():
     "The cache layer class `with_room` gives (made when first needed: transformers is imported only then)."
     from transformers.cache_utils import DynamicLayer
     class RoomLayer(DynamicLayer):
-        ("A `DynamicLayer` that writes each new position into room kept after its keys and values, and grows "
-         "that room `step` positions at a time: the same keys and values as `torch.cat`, which copied the whole "
-         "cache at every decoded token (what that cost: `bench/eval_gen_speed.py`'s '+ KV cache with room' "
-         "row).")
+        """A `DynamicLayer` that writes each new position into room kept after its keys and values, and grows that room
+        `step` positions at a time: the same keys and values as `torch.cat`, which copied the whole cache at every
+        decoded token (what that cost: `bench/eval_gen_speed.py`'s '+ KV cache with room' row)."""
         def __init__(self, keys, values, step:int=16):
             super().__init__()
             self.dtype, self.device, self.is_initialized, self.step = keys.dtype, keys.device, True, step
@@ -178,8 +176,8 @@ def room_cache_layer():
     return RoomLayer
 
 def with_room(cache, step:int=16):
-    ("`cache` (a `DynamicCache`) with each plain layer (not a sliding window's) made a `RoomLayer` "
-     "(`room_cache_layer`): decoding appends a position per token without copying the whole cache each time.")
+    """`cache` (a `DynamicCache`) with each plain layer (not a sliding window's) made a `RoomLayer`
+    (`room_cache_layer`): decoding appends a position per token without copying the whole cache each time."""
     from transformers.cache_utils import DynamicLayer
     for i, l in enumerate(cache.layers):   # one layer at a time: each plain layer goes as its copy with room comes
         if type(l) is DynamicLayer and l.is_initialized: cache.layers[i] = room_cache_layer()(l.keys, l.values, step)
@@ -187,8 +185,8 @@ def with_room(cache, step:int=16):
 
 # %% ../nbs/00b_decoding.ipynb #74a8d0c3
 def prompt_layout(tok, prompts:list[str], system:str|None, max_prompt_length:int, share_prefix:bool, dev):
-    ("`(ids, attn, S)` of the prompts through the chat template: the `S` tokens all share first (none unless "
-     "`share_prefix`), then each row's left padding, then the rest of its prompt (cut from the left to fit).")
+    """`(ids, attn, S)` of the prompts through the chat template: the `S` tokens all share first (none unless
+    `share_prefix`), then each row's left padding, then the rest of its prompt (cut from the left to fit)."""
     import torch
     tok.truncation_side = 'left'
     rows = tok([render_chat(tok, p, system=system) for p in prompts], truncation=True, max_length=max_prompt_length,
@@ -204,16 +202,16 @@ _PREFILLS = contextvars.ContextVar('rlnb_prefills', default=None)
 
 @contextlib.contextmanager
 def prefills_once(limit_mb:float=512):
-    ("Inside, `cached_prefill` computes each prompt layout's prefill on a model once; later calls with it reuse its "
-     "keys, values and first logits (up to `limit_mb` of them kept, outside `memory_budget_mb`). The weights "
-     "must not change inside. Yields the memo.")
+    """Inside, `cached_prefill` computes each prompt layout's prefill on a model once; later calls with it reuse its
+    keys, values and first logits (up to `limit_mb` of them kept, outside `memory_budget_mb`). The weights must not
+    change inside. Yields the memo."""
     token = _PREFILLS.set(memo := {'mb': 0.0, 'hits': 0, 'limit_mb': limit_mb, 'layouts': {}})
     try: yield memo
     finally: _PREFILLS.reset(token)
 
 def cached_prefill(model, ids, attn, pos, n_shared:int=0, rows:int|None=16):
-    ("`prefill_cache`; inside `prefills_once`, the result it gave before for this model and prompt layout, "
-     "where it kept one.")
+    """`prefill_cache`; inside `prefills_once`, the result it gave before for this model and prompt layout, where it
+    kept one."""
     import torch
     from transformers import DynamicCache
     if (memo := _PREFILLS.get()) is None: return prefill_cache(model, ids, attn, pos, n_shared, rows)
@@ -255,13 +253,10 @@ def decode_plan(
     memory_budget_mb: float | None = 1536,
     bf16: bool = False,
 ) -> dict:
-    (
-        "How `_answers` decodes within `memory_budget_mb`: rows per pass (`batch_size` × "
-        "`batches_at_once`, halved until the KV cache fits) and whether the policy's log-probs are kept for the "
-        "KL (only when they fit beside the cache, and never from bf16 sampling: the KL stays fp32). Sizes come "
-        "from the model's config and the longest rendered prompt, in MiB; with `bf16` (`bf16_sampling`) the "
-        "cache holds bf16."
-    )
+    """How `_answers` decodes within `memory_budget_mb`: rows per pass (`batch_size` × `batches_at_once`, halved until
+    the KV cache fits) and whether the policy's log-probs are kept for the KL (only when they fit beside the cache,
+    and never from bf16 sampling: the KL stays fp32). Sizes come from the model's config and the longest rendered
+    prompt, in MiB; with `bf16` (`bf16_sampling`) the cache holds bf16."""
     c = model.config
     heads = getattr(c, 'num_key_value_heads', None) or c.num_attention_heads
     head = getattr(c, 'head_dim', None) or c.hidden_size // c.num_attention_heads
@@ -304,8 +299,8 @@ def decode_plan(
 # %% ../nbs/00b_decoding.ipynb #6b3de293
 @contextlib.contextmanager
 def bf16_sampling(model, on:bool=True):
-    ("Run the block under bf16 autocast with `model`'s LM head in fp32 (its input cast up, its product in "
-     "fp32): the layers in bf16, the logits a sampler reads in fp32. `on=False`: a no-op.")
+    """Run the block under bf16 autocast with `model`'s LM head in fp32 (its input cast up, its product in fp32): the
+    layers in bf16, the logits a sampler reads in fp32. `on=False`: a no-op."""
     if not on:
         yield
         return
@@ -323,9 +318,9 @@ def bf16_sampling(model, on:bool=True):
         else: head.forward = own
 
 def bf16_weights(model):
-    ("`model`'s linear layers but its LM head cast to bf16 in place, for a copy that only samples under "
-     "`bf16_sampling`: the same products (autocast rounds each weight to bf16 at every call), rounded once, "
-     "in half the memory. Returns `model`.")
+    """`model`'s linear layers but its LM head cast to bf16 in place, for a copy that only samples under
+    `bf16_sampling`: the same products (autocast rounds each weight to bf16 at every call), rounded once, in half the
+    memory. Returns `model`."""
     import torch
     head = model.get_output_embeddings()
     for m in model.modules():
@@ -334,10 +329,10 @@ def bf16_weights(model):
 
 # %% ../nbs/00b_decoding.ipynb #21284c68
 def _right_logprobs(model, kv, seqs:list[list[int]], n_last:list[int], temperature:float, n_shared:int=0):
-    ("Log-softmax (b, A, V), A = max(`n_last`), of the distributions that predict each row's last `n_last` "
-     "tokens, right-aligned: row r's are its last n_last[r] columns. `seqs` are token ids after the shared "
-     "beginning whose keys and values `kv` holds (`prefix_kv` of `n_shared` tokens; None when nothing is "
-     "shared); each row is left-padded to the longest only.")
+    """Log-softmax (b, A, V), A = max(`n_last`), of the distributions that predict each row's last `n_last` tokens,
+    right-aligned: row r's are its last n_last[r] columns. `seqs` are token ids after the shared beginning whose keys
+    and values `kv` holds (`prefix_kv` of `n_shared` tokens; None when nothing is shared); each row is left-padded to
+    the longest only."""
     import torch
     dev, M, A = next(model.parameters()).device, max(map(len, seqs)), max(n_last)
     ids = torch.tensor([[0] * (M - len(s)) + s for s in seqs], device=dev)
@@ -353,10 +348,10 @@ def path_kl(model, ids, attn, n_prompt:int, mask,
             logprobs=None,      # the policy's log-softmax (B, >= T, V) kept while sampling: no policy pass
             n_shared: int = 0,  # the first tokens every row shares (the engine's `n_shared`): they pass each model once
            ) -> list[float]:
-    ("KL(policy_T ‖ base_T) per answer: the exact KL between the two models' next-token distributions at "
-     "temperature T, summed over the answer's positions. Exact at each position, so it is ≥ 0 and does not "
-     "depend on how the answers were sampled (top-p and repetition penalty included). Each row passes as its "
-     "own prompt and answer without the batch's padding, in groups of `rows` of similar length.")
+    """KL(policy_T ‖ base_T) per answer: the exact KL between the two models' next-token distributions at temperature T,
+    summed over the answer's positions. Exact at each position, so it is ≥ 0 and does not depend on how the answers
+    were sampled (top-p and repetition penalty included). Each row passes as its own prompt and answer without the
+    batch's padding, in groups of `rows` of similar length."""
     import contextlib, torch
     lengths = mask.sum(-1).long().tolist()
     seqs = [ids[r, n_shared:n_prompt][attn[r, n_shared:n_prompt].bool()].tolist()

@@ -28,8 +28,8 @@ __all__ = ['CHECKPOINT_FILES', 'PreferenceResult', 'plot_history', 'train_dpo', 
 # %% ../nbs/05_dpo.ipynb #cbb07995
 @dataclass
 class PreferenceResult(StageResult):
-    ("What `train_dpo` / `train_kto` return: `model` is the PEFT policy (adapters on; `model.disable_adapter()` is"
-     " the reference), `model_path` its adapter folder, `trainer` TRL's trainer.")
+    """What `train_dpo` / `train_kto` return: `model` is the PEFT policy (adapters on; `model.disable_adapter()` is the
+    reference), `model_path` its adapter folder, `trainer` TRL's trainer."""
 
 CHECKPOINT_FILES = ('trainer_state.json', 'adapter_model.*')   # what a complete TRL checkpoint of ours holds
 
@@ -56,12 +56,12 @@ def _save_preference(res:PreferenceResult, method:str, cfg):
 def _world_size() -> int: return int(__import__('os').environ.get('WORLD_SIZE', 1))   # set by torchrun / accelerate
 
 def _shared_rows(ds, out:Path, name:str='train'):
-    ("Under several processes (`accelerate launch`, `torchrun`), the rows as one copy on disk in the run folder: "
-     "TRL caches the precomputed reference log-probs next to a dataset's files, and rows held only in memory get a"
-     " random cache path per process, so every process but the first failed to find them. The folder is named by "
-     "the rows' content and each process renames a finished copy into place, so no process reads a half-written "
-     "one and no barrier is needed (at this point accelerate's `PartialState` is not yet distributed on CPU: it "
-     "tells every process it is the main one).")
+    """Under several processes (`accelerate launch`, `torchrun`), the rows as one copy on disk in the run folder: TRL
+    caches the precomputed reference log-probs next to a dataset's files, and rows held only in memory get a random
+    cache path per process, so every process but the first failed to find them. The folder is named by the rows'
+    content and each process renames a finished copy into place, so no process reads a half-written one and no
+    barrier is needed (at this point accelerate's `PartialState` is not yet distributed on CPU: it tells every
+    process it is the main one)."""
     if _world_size() < 2 or ds.cache_files: return ds
     import hashlib, os, shutil
     from datasets import load_from_disk
@@ -124,8 +124,8 @@ def _train(method, train, eval, config, output_dir, callbacks, overrides:dict):
 
 # %% ../nbs/05_dpo.ipynb #33762432
 def plot_history(history:list, path=None):
-    ("Loss, reward margin and reward accuracy against step, from TRL's log history (with a running mean once there"
-     " are 8 or more points).")
+    """Loss, reward margin and reward accuracy against step, from TRL's log history (with a running mean once there are
+    8 or more points)."""
     import matplotlib.pyplot as plt
     keys = [k for k in ('loss', 'rewards/margins', 'rewards/accuracies', 'kl') if any(k in h for h in history)]
     fig, axs = plt.subplots(1, max(1, len(keys)), figsize=(3.3 * max(1, len(keys)), 2.6), squeeze=False)
@@ -161,14 +161,14 @@ def train_dpo(pairs, eval=None, config:PreferenceConfig|str='cpu', output_dir=No
 
 def train_kto(examples, eval=None, config:PreferenceConfig|str='cpu', output_dir=None, callbacks:list|None=None,
               **overrides) -> PreferenceResult:
-    ("KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`); `label_accuracy` before "
-     "and after on `eval`.")
+    """KTO with LoRA through TRL on unpaired examples (`prompt`, `completion`, `label`); `label_accuracy` before and
+    after on `eval`."""
     return _train('kto', examples, eval, config, output_dir, callbacks, overrides)
 
 # %% ../nbs/05_dpo.ipynb #aa975a79
 def combine_adapters(first, second, out) -> Path:
-    ("One LoRA adapter equal to `first` followed by `second` (trained on the base with `first` merged in): PEFT's "
-     "`cat` combination, rank r1 + r2, the base `first`'s; written to `out` (replaced whole).")
+    """One LoRA adapter equal to `first` followed by `second` (trained on the base with `first` merged in): PEFT's `cat`
+    combination, rank r1 + r2, the base `first`'s; written to `out` (replaced whole)."""
     import shutil, torch, tempfile
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
@@ -252,8 +252,8 @@ _DPO_FLAGS = [
 
 @console_script
 def train_dpo_cli(argv:list|None=None):
-    ("`rlnb_train_dpo` without the registry: every `PreferenceConfig` field is a flag; the result says what to "
-     "record (`StageResult.record`), and the console script, `rlnb.pipeline.train_dpo_cli`, records it.")
+    """`rlnb_train_dpo` without the registry: every `PreferenceConfig` field is a flag; the result says what to record
+    (`StageResult.record`), and the console script, `rlnb.pipeline.train_dpo_cli`, records it."""
     ap, parse = stage_cli(PreferenceConfig, 'rlnb_train_dpo', 'DPO (or KTO) on collected feedback, with LoRA.',
                           extra=_DPO_FLAGS)
     cfg, a = parse(argv)

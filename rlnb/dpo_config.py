@@ -111,8 +111,8 @@ PreferenceConfig.PRESETS = {
 
 # %% ../nbs/05e_dpo_config.ipynb #c1dbe850
 def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceConfig:
-    ("`cfg` resolved for `device`: `bf16` None decided by `auto_bf16`, bf16 kept on a CPU only where it runs "
-     "natively faster, 4-bit only on CUDA (a note says what was switched off), the attention kernel chosen.")
+    """`cfg` resolved for `device`: `bf16` None decided by `auto_bf16`, bf16 kept on a CPU only where it runs natively
+    faster, 4-bit only on CUDA (a note says what was switched off), the attention kernel chosen."""
     dev = get_device(device)
     kind = dev.split(':')[0]
     fast = auto_bf16(kind)
@@ -130,10 +130,10 @@ def effective_config(cfg:PreferenceConfig, device:str|None=None) -> PreferenceCo
 
 # %% ../nbs/05e_dpo_config.ipynb #cc5f9573
 def load_trainable_policy(cfg:PreferenceConfig):
-    ("`(model, tokenizer, peft_config)` for TRL: the base in `cfg.base_dtype` (4-bit on CUDA if asked). When "
-     "`cfg.model` is an adapter folder: its base, and its own LoRA configuration; `train_dpo` then loads the "
-     "adapter's weights into the fresh LoRA once TRL has computed the reference, so training goes on from the "
-     "adapter and the reference stays the base.")
+    """`(model, tokenizer, peft_config)` for TRL: the base in `cfg.base_dtype` (4-bit on CUDA if asked). When
+    `cfg.model` is an adapter folder: its base, and its own LoRA configuration; `train_dpo` then loads the adapter's
+    weights into the fresh LoRA once TRL has computed the reference, so training goes on from the adapter and the
+    reference stays the base."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     src = Path(str(cfg.model))
@@ -161,8 +161,8 @@ def load_trainable_policy(cfg:PreferenceConfig):
     return model, tok, lora_config(cfg.lora_r, cfg.lora_alpha, cfg.lora_dropout)
 
 def start_adapter(model, cfg:PreferenceConfig):
-    ("Load the weights of the adapter `cfg.model` names (if it names one) into the trainer's fresh LoRA: training "
-     "goes on from it, while the reference TRL computed with the fresh LoRA switched off is the base.")
+    """Load the weights of the adapter `cfg.model` names (if it names one) into the trainer's fresh LoRA: training goes
+    on from it, while the reference TRL computed with the fresh LoRA switched off is the base."""
     src = Path(str(cfg.model))
     if not (src/'adapter_config.json').exists() or getattr(cfg, 'reference', 'base') == 'start': return
     from peft import set_peft_model_state_dict

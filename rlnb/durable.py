@@ -27,8 +27,8 @@ def fsync_tree(root:str|Path) -> None:
         fsync_path(d)
 
 def durable_replace(src:str|Path, dst:str|Path) -> Path:
-    ("`os.replace(src, dst)` that survives a power cut: `src` (a file, or a folder and everything in it) is "
-     "flushed before the rename and `dst`'s folder after it.")
+    """`os.replace(src, dst)` that survives a power cut: `src` (a file, or a folder and everything in it) is flushed
+    before the rename and `dst`'s folder after it."""
     src, dst = Path(src), Path(dst)
     if src.is_dir(): fsync_tree(src)
     else: fsync_path(src)
@@ -48,8 +48,8 @@ def _mkdirs(folder:Path) -> None:
         fsync_path(p.parent)
 
 def atomic_write(path:str|Path, text:str|bytes) -> Path:
-    ("Write `text` (or bytes) to `path` whole or not at all, durably: a temporary file beside it, flushed to "
-     "disk, renamed over it, and the folder flushed.")
+    """Write `text` (or bytes) to `path` whole or not at all, durably: a temporary file beside it, flushed to disk,
+    renamed over it, and the folder flushed."""
     path = Path(path)
     _mkdirs(path.parent)
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.{threading.get_ident()}.partial')   # per process and thread
@@ -65,8 +65,8 @@ def atomic_write(path:str|Path, text:str|bytes) -> Path:
 
 @contextlib.contextmanager
 def atomic_dir(final:str|Path):
-    ("Yield an empty `<final>.partial` folder to fill; when the block ends without error, everything in it is "
-     "flushed to disk and it replaces `final` (the old one removed only after the new one's name is on disk).")
+    """Yield an empty `<final>.partial` folder to fill; when the block ends without error, everything in it is flushed
+    to disk and it replaces `final` (the old one removed only after the new one's name is on disk)."""
     final = Path(final)
     part = final.with_name(final.name + '.partial')
     old = final.with_name(final.name + '.old')

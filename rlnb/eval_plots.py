@@ -33,8 +33,8 @@ def _frontier_panel(ax, reports:dict, judges:list):
     ax.legend(fontsize=8)
 
 def plot_frontier(reports:dict, path=None):
-    ("Score gain over the base against √KL for several policies, one line per judge: the proxy reward model against "
-     "the independent judge (Gao et al. 2022).")
+    """Score gain over the base against √KL for several policies, one line per judge: the proxy reward model against the
+    independent judge (Gao et al. 2022)."""
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(1, 2, figsize=(11, 3.8))
     judges = sorted({jn for r in reports.values() for jn, j in _sampled_judges(r).items() if 'score' in j})

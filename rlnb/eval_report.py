@@ -18,9 +18,9 @@ __all__ = ['EvalReport', 'compare_items', 'human_outcomes']
 # %% ../nbs/08g_eval_report.ipynb #a1e51d05
 @dataclass
 class EvalReport(StageResult):
-    ("What `evaluate_policy` found: settings, per-mode answers and judge verdicts, KL, failures, preference "
-     "accuracy. A `StageResult`: `metrics` holds each judge's headline, `output_dir` the folder of the saved "
-     "report, `model_path` the policy judged. `save`/`load` as JSON.")
+    """What `evaluate_policy` found: settings, per-mode answers and judge verdicts, KL, failures, preference accuracy. A
+    `StageResult`: `metrics` holds each judge's headline, `output_dir` the folder of the saved report, `model_path`
+    the policy judged. `save`/`load` as JSON."""
     meta: dict = field(default_factory=dict)     # settings, timings, counts
     modes: dict = field(default_factory=dict)    # 'greedy' / 'sampled' -> results
     preference_accuracy: dict|None = None
@@ -56,8 +56,8 @@ class EvalReport(StageResult):
                    output_dir=Path(path).parent)
 
     def headline(self, judge:str|None=None, mode:str|None=None) -> dict:
-        ("The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, sampled "
-         "mode if present): `rlnb.verdicts.report_headline` of this report.")
+        """The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, sampled mode
+        if present): `rlnb.verdicts.report_headline` of this report."""
         return report_headline({'modes': self.modes}, judge, mode)
 
 # %% ../nbs/08g_eval_report.ipynb #2015695f
@@ -69,8 +69,8 @@ def _ci_txt(d:dict, fmt:str='.3f') -> str:
 
 @patch
 def table(self:EvalReport) -> str:
-    ("A markdown table: one row per mode × judge, the base-against-base control's, and people's verdict where they"
-     " rated.")
+    """A markdown table: one row per mode × judge, the base-against-base control's, and people's verdict where they
+    rated."""
     rows = ['| mode | judge | win rate (95 % CI) | length-controlled | style-controlled | sign p | score Δ (95 % CI) |'
             ' KL nats | failures policy / base |', '|---|---|---|---|---|---|---|---|---|']
     sc_txt = lambda j: f"{j['sc_win_rate']['rate']:.3f} [{_ci_txt(j['sc_win_rate'])}]" if 'sc_win_rate' in j else '–'
@@ -94,7 +94,8 @@ def table(self:EvalReport) -> str:
                 f"{jn} agrees on {hu['agreement']:.0%}) | {hu['rate']:.3f} [{hu['ci'][0]:.3f}, {hu['ci'][1]:.3f}] "
                 "| – | – | – | – | – | – |"
             )
-    bad = [f"{mode}: {m['control']['why']}" for mode, m in self.modes.items() if not m.get('control', {}).get('valid', True)]
+    bad = [f"{mode}: {m['control']['why']}" for mode, m in self.modes.items()
+           if not m.get('control', {}).get('valid', True)]
     return '\n'.join(rows) + (''.join(f"\n\n**No verdict** ({b})" for b in bad))
 
 @patch
@@ -115,8 +116,8 @@ def examples(self:EvalReport, judge:str|None=None, mode:str|None=None, k:int=3) 
 
 # %% ../nbs/08g_eval_report.ipynb #d771a150
 def compare_items(report:EvalReport, mode:str='greedy') -> list[dict]:
-    ("Base-vs-policy answers as `CompareWidget` items (response_a = base, response_b = policy; the widget shuffles"
-     " the display order).")
+    """Base-vs-policy answers as `CompareWidget` items (response_a = base, response_b = policy; the widget shuffles the
+    display order)."""
     m = report.modes[mode]
     return [
         {'prompt': p, 'response_a': b, 'response_b': a}
@@ -124,8 +125,8 @@ def compare_items(report:EvalReport, mode:str='greedy') -> list[dict]:
     ]
 
 def human_outcomes(records:list, report:EvalReport, mode:str='greedy') -> dict:
-    ("Win rate of the policy from a rater's comparison records on `compare_items(report)`, and the position bias of "
-     "the display order.")
+    """Win rate of the policy from a rater's comparison records on `compare_items(report)`, and the position bias of the
+    display order."""
     m = report.modes[mode]
     pol = {p: a for p, a in zip(m['prompts'], m['answers']['policy'])}
     o, a_first = [], []

@@ -41,11 +41,11 @@ def _run_judges(run:Run, judges) -> dict:
     return J
 
 def _register_eval(run:Run, name:str, rep, J:dict, no_verdict:str|None=None, tripwires:dict|None=None):
-    ("Attach the evaluation report (and the judge's mean score) to the policy's registry version, if it has one, "
-     "and gate it as the service gates a candidate (`gate_decision`, its default rule): `(version, decision)` or "
-     "None. `no_verdict`: why the stage gives the gate's judge no verdict (it failed its check against people), "
-     "which rejects; `tripwires`: the candidate's tripwire summary, a lost capability rejects (and the registry "
-     "refuses to deploy it).")
+    """Attach the evaluation report (and the judge's mean score) to the policy's registry version, if it has one, and
+    gate it as the service gates a candidate (`gate_decision`, its default rule): `(version, decision)` or None.
+    `no_verdict`: why the stage gives the gate's judge no verdict (it failed its check against people), which
+    rejects; `tripwires`: the candidate's tripwire summary, a lost capability rejects (and the registry refuses to
+    deploy it)."""
     if (v := run.metrics.get(name, {}).get('registry_version')) is None: return None
     s = rep.modes[next(iter(rep.modes))]['judges'][next(iter(J))].get('score', {}).get('policy', {})
     reg, d = Registry(run.store()), gate_decision(rep, no_verdict=no_verdict, tripwires=tripwires)
@@ -58,11 +58,9 @@ def _register_eval(run:Run, name:str, rep, J:dict, no_verdict:str|None=None, tri
 
 # %% ../nbs/99f_eval_stages.ipynb #8bec68be
 def stage_eval_config(recipe: dict, preset: str = 'cpu', **overrides) -> EvalConfig:
-    (
-        "The EvalConfig the evaluate stage answers and judges with: `preset` + overrides, and unless they say "
-        "otherwise sampled answers only, 64 x 2 rows in one continuous pass (`refill`), the recipe's seed and system "
-        "message. Anything that must compare with the stage's answers (best-of-n) builds its config here."
-    )
+    """The EvalConfig the evaluate stage answers and judges with: `preset` + overrides, and unless they say otherwise
+    sampled answers only, 64 x 2 rows in one continuous pass (`refill`), the recipe's seed and system message.
+    Anything that must compare with the stage's answers (best-of-n) builds its config here."""
     # two batches of 64 decoded together, each from its own stream: the same answers as one at a time, and one
     # straggler's tail of near-empty steps per two batches (bench/eval_gen_speed.py, '+ two batches at once'); the
     # KV cache and log-probs of those rows are fitted to EvalConfig.memory_budget_mb by `decode_plan` (its choice is
@@ -80,8 +78,8 @@ def stage_eval_config(recipe: dict, preset: str = 'cpu', **overrides) -> EvalCon
 # %% ../nbs/99f_eval_stages.ipynb #2a05b766
 def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs, acc:dict, reference:str,
                   judge_pairs:int, seed:int, sfx:str, tag:str|None, tripwires:str|None='cpu') -> tuple:
-    ("One trained policy of the run against its base, in distribution and out of it, with each judge's validity "
-     "(`acc` caches each judge's held-out accuracy across policies): `(report, metrics entry, report lines)`.")
+    """One trained policy of the run against its base, in distribution and out of it, with each judge's validity (`acc`
+    caches each judge's held-out accuracy across policies): `(report, metrics entry, report lines)`."""
     import matplotlib.pyplot as plt
     path = policy_path(run, name)
     if not (path/'adapter_config.json').exists():
@@ -125,7 +123,8 @@ def _evaluate_one(run:Run, name:str, ind:dict, ood:dict, J:dict, kw:dict, pairs,
             '',
         ]
     entry = {'headline': {j: judge_verdict(rep.headline(j), j, val[j]['vs_heuristic']) for j in J},
-             'judge_validity': val, 'timings': rep.meta['timings'], 'seconds': secs, **({'tripwires': tw} if tw else {}),
+             'judge_validity': val, 'timings': rep.meta['timings'], 'seconds': secs,
+             **({'tripwires': tw} if tw else {}),
              **({'ood_headline': {j: judge_verdict(rep_ood.headline(j), j, val[j]['vs_heuristic']) for j in J}}
                 if rep_ood else {})}
     bad = [f"judge `{j}`: {h['validity']}" for j, h in entry['headline'].items() if h.get('valid') is False]
@@ -159,10 +158,10 @@ def evaluate_stage(
     preset: str = 'cpu',               # the EvalConfig preset; `**overrides` set its fields
     **overrides,                       # EvalConfig fields (modes, max_new_tokens, top_p, repetition_penalty, ...)
 ) -> dict:
-    ("Judge each trained policy of the run against its base on held-out prompts of the training distribution "
-     "(sized by the power rule) and on out-of-distribution openers: win rate, LC win rate, KL, truncation, and "
-     "each judge's validity, with CIs. Unless the recipe says otherwise: sampled answers only (as the deployment "
-     "answers), batches of 64 prompts two at a time, the recipe's `system` message and seed.")
+    """Judge each trained policy of the run against its base on held-out prompts of the training distribution (sized by
+    the power rule) and on out-of-distribution openers: win rate, LC win rate, KL, truncation, and each judge's
+    validity, with CIs. Unless the recipe says otherwise: sampled answers only (as the deployment answers), batches
+    of 64 prompts two at a time, the recipe's `system` message and seed."""
     cfg = stage_eval_config(run.recipe, preset, **overrides)
     seed, system, max_new_tokens, temperature = cfg.seed, cfg.system, cfg.max_new_tokens, cfg.temperature
     top_p, repetition_penalty = cfg.top_p, cfg.repetition_penalty
@@ -176,8 +175,8 @@ def evaluate_stage(
     pairs = run.datasets()['pairs']['eval']
     kw = dict(config=cfg, cache=cache)
     (run.path/'eval').mkdir(parents=True, exist_ok=True)
-    atomic_write(run.path/'eval'/f'prompt_set{sfx}.json', json.dumps({**ind, 'part': part, 'seed': seed, 'answers_per_prompt': k,
-                 'heldout_topics': heldout_prompts(run.path, n=None, extra=None)}, indent=1))
+    atomic_write(run.path/'eval'/f'prompt_set{sfx}.json', json.dumps({**ind, 'part': part, 'seed': seed,
+                 'answers_per_prompt': k, 'heldout_topics': heldout_prompts(run.path, n=None, extra=None)}, indent=1))
     lines = [f"# Evaluation of run {run.path.name}", '',
              f"{len(ind['prompts'])} in-distribution prompts ({sets['n_rule']['distinct']} distinct, from "
              f"{sets['n_rule']['clusters']} conversations of {sets['n_rule']['topics']} held-out {part or ''} topics, "
@@ -202,8 +201,8 @@ def evaluate_stage(
 @stage('export', config=ExportConfig)
 def export_stage(run:Run, source:str='dpo', question:str='What is the capital of France?', preset:str='cpu',
                  **overrides) -> dict:
-    ("GGUF export of the run's `source` adapter (`preset` + overrides of ExportConfig fields), with parity per "
-     "quantisation and one answer from the exported model.")
+    """GGUF export of the run's `source` adapter (`preset` + overrides of ExportConfig fields), with parity per
+    quantisation and one answer from the exported model."""
     adapter = policy_path(run, source)
     if not (adapter/'adapter_config.json').exists():
         raise FileNotFoundError(f"{adapter} holds no adapter: run the '{source}' stage before this one.")
@@ -261,8 +260,8 @@ def task_eval_stage(run:Run,
                     split: str = 'eval',              # 'eval' (development) or 'confirm' (the format stage's
                                                       # confirm_frac: prompts no choice was made on)
                     **overrides) -> dict:             # TaskEvalConfig fields: weights, max_new_tokens, batch_size, ...
-    ("Exact match, rule reward and its components, error rate and sample errors of each trained policy against its"
-     " base on the held-out prompts' right answers (`evaluate_task`).")
+    """Exact match, rule reward and its components, error rate and sample errors of each trained policy against its base
+    on the held-out prompts' right answers (`evaluate_task`)."""
     ds = run.datasets()
     if not any(split in ds[f] for f in ds):
         raise ValueError(f"no {split!r} split in the run's datasets: {split} needs the format stage's confirm_frac")

@@ -25,10 +25,10 @@ __all__ = ['check_eval_inputs', 'control_verdict', 'EvalConfig', 'evaluate_polic
 
 # %% ../nbs/08_evaluation.ipynb #314ca93e
 def _answers(model, base, tok, prompts, mode, kl, cache=None, base_name=None, kl_rows=None, **kw):
-    ("Policy answers (with KL in sampled mode) and base answers, each from its own seed stream (the base's seed is"
-     " `seed + BASE_STREAM`: sampled answers of the two never share random numbers); the base's are taken from "
-     "`cache` when another policy of the same base already asked for them. `refill` in `kw`: in one "
-     "continuous pass (`generate`).")
+    """Policy answers (with KL in sampled mode) and base answers, each from its own seed stream (the base's seed is
+    `seed + BASE_STREAM`: sampled answers of the two never share random numbers); the base's are taken from `cache`
+    when another policy of the same base already asked for them. `refill` in `kw`: in one continuous pass
+    (`generate`)."""
     a = {k: v for k, v in kw.items() if k != 'refill'}
     gen = lambda *x, **y: generate(*x, refill=bool(kw.get('refill')), **y)   # both arms: one engine
     pol = gen(
@@ -63,13 +63,15 @@ def check_eval_inputs(prompts, judges, modes) -> tuple:
 
 def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, clusters=None, cache=None,
                base_name=None, control:bool=False, groups=None, kl:bool=True, kl_answers:int|None=None, **kw) -> tuple:
-    ("One decoding mode: both models' answers, their lengths, diversity, failures, KL (sampled mode, unless `kl` is "
-     "False), and each judge's verdicts.")
+    """One decoding mode: both models' answers, their lengths, diversity, failures, KL (sampled mode, unless `kl` is
+    False), and each judge's verdicts."""
     import time, numpy as np
     t = time.perf_counter()
-    kl_rows = None if not kl_answers or groups is None else         [r for r, g in enumerate(groups) if groups[:r].count(g) < kl_answers]   # each prompt's first `kl_answers` rows
-    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=kl and mode == 'sampled', cache=cache, base_name=base_name,
-                        kl_rows=kl_rows, **kw)
+    # each prompt's first `kl_answers` rows
+    kl_rows = (None if not kl_answers or groups is None
+               else [r for r, g in enumerate(groups) if groups[:r].count(g) < kl_answers])
+    pol, bas = _answers(model, base_m, tok, prompts, mode, kl=kl and mode == 'sampled', cache=cache,
+                        base_name=base_name, kl_rows=kl_rows, **kw)
     gen_s, seed, both = time.perf_counter() - t, kw['seed'], (('policy', pol), ('base', bas))
     unit = clusters if clusters is not None else groups        # rows of one cluster (or prompt) are resampled together
     m = {'prompts': prompts, **({'clusters': [c.item() if hasattr(c, 'item') else c for c in clusters]}
@@ -88,23 +90,24 @@ def _eval_mode(model, base_m, tok, prompts, mode, judges, conf, tie, validate, c
                    'values': [round(float(v), 4) for v in kl]}
     t = time.perf_counter()
     for jn, judge in judges.items():
-        m['judges'][jn] = compare_answers(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed, tie,
-                                   clusters, memo=(jn, bas.scores), groups=groups)
+        m['judges'][jn] = compare_answers(judge, prompts, pol.texts, bas.texts, pol.n_tokens, bas.n_tokens, conf, seed,
+                                          tie, clusters, memo=(jn, bas.scores), groups=groups)
     timings = {'generate_s': round(gen_s, 2), 'judge_s': round(time.perf_counter() - t, 2),
                'prompts_per_s': round(len(prompts) / gen_s, 3)}
     if control and mode == 'sampled':
         t = time.perf_counter()
-        m['control'] = _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, groups=groups, **kw)
+        m['control'] = _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, groups=groups,
+                                **kw)
         timings['control_s'] = round(time.perf_counter() - t, 2)
     return m, timings
 
 # %% ../nbs/08_evaluation.ipynb #97d03c97
 def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name, groups=None, **kw) -> dict:
-    ("The base-against-base arm: the base run through `_eval_mode` as a policy would be (the policy's seed stream,"
-     " every judge), against the base's own comparison answers. Kept in `cache` per base, prompts and settings. No"
-     " KL pass: the base's KL to itself is 0 by definition, and the answers are the same with or without it (the "
-     "KL reads them after they are drawn; `bench/eval_gen_speed.py`'s '+ log-probs kept' row: identical answers), "
-     "so it would only cost two forward passes over every answer.")
+    """The base-against-base arm: the base run through `_eval_mode` as a policy would be (the policy's seed stream,
+    every judge), against the base's own comparison answers. Kept in `cache` per base, prompts and settings. No KL
+    pass: the base's KL to itself is 0 by definition, and the answers are the same with or without it (the KL reads
+    them after they are drawn; `bench/eval_gen_speed.py`'s '+ log-probs kept' row: identical answers), so it would
+    only cost two forward passes over every answer."""
     key = json.dumps(
         ['control', str(base_name), prompts, clusters, groups, conf, tie, list(judges), kw], sort_keys=True, default=str
     )
@@ -120,11 +123,9 @@ def _control(base_m, tok, prompts, judges, conf, tie, clusters, cache, base_name
     return c
 
 def control_verdict(control: dict, n: int, max_identical: float = 0.5) -> tuple[bool, str]:
-    (
-        "Whether an evaluation may give a verdict: its base-against-base arm (`control`, of `n` prompts) holds ½ "
-        "inside every judge's interval, and shares few answers with the base's (a share above `max_identical` means "
-        "the two arms drew the same random numbers: no control at all)."
-    )
+    """Whether an evaluation may give a verdict: its base-against-base arm (`control`, of `n` prompts) holds ½ inside
+    every judge's interval, and shares few answers with the base's (a share above `max_identical` means the two arms
+    drew the same random numbers: no control at all)."""
     if control['identical'] > max_identical * n:
         return False, (
             f"{control['identical']} of {n} control answers are identical to the base's comparison answers: "
@@ -181,10 +182,8 @@ EvalConfig.PRESETS = {'cpu': EvalConfig(), 'quick': EvalConfig(n_prompts=16, mod
 
 # %% ../nbs/08_evaluation.ipynb #ab293217
 def _eval_rows(prompts, judges, modes, clusters, k: int) -> tuple:
-    (
-        "`(prompts, judges, clusters, rows)`: the usable prompts (with their clusters) and judges, checked, and the "
-        "rows each kind of mode answers: `rows[sampled with K > 1]` = (prompts, clusters, groups), K rows per prompt."
-    )
+    """`(prompts, judges, clusters, rows)`: the usable prompts (with their clusters) and judges, checked, and the rows
+    each kind of mode answers: `rows[sampled with K > 1]` = (prompts, clusters, groups), K rows per prompt."""
     if clusters is not None and len(clusters) != len(prompts):
         raise ValueError(f"{len(clusters)} cluster ids for {len(prompts)} prompts")
     keep = [i for i, p in enumerate(prompts or []) if isinstance(p, str) and p.strip()]
@@ -221,13 +220,13 @@ def evaluate_policy(
     output=None,             # write the report JSON to this file
     **overrides,             # EvalConfig fields: modes, max_new_tokens, temperature, top_p, system, seed, ...
 ) -> EvalReport:
-    ("Answer held-out prompts with the policy and its base, and judge them side by side: win rate, "
-     "length-controlled win rate, scores, KL, failures — each with a confidence interval.")
+    """Answer held-out prompts with the policy and its base, and judge them side by side: win rate, length-controlled
+    win rate, scores, KL, failures — each with a confidence interval."""
     import time
     cfg = EvalConfig.make(config, **overrides)
     modes = tuple(m.strip() for m in cfg.modes.split(',')) if isinstance(cfg.modes, str) else tuple(cfg.modes)
     kw = {k: getattr(cfg, k) for k in ('max_new_tokens', 'temperature', 'top_p', 'seed', 'batch_size', 'system',
-                                       'repetition_penalty', 'batches_at_once', 'memory_budget_mb', 'bf16', 'refill')}   # how both models answer
+                                       'repetition_penalty', 'batches_at_once', 'memory_budget_mb', 'bf16', 'refill')}
     output = Path(output) if output else (Path(output_dir)/'eval.json' if output_dir else None)
     k = cfg.answers_per_prompt
     if cfg.kl_answers is not None and (not isinstance(cfg.kl_answers, int) or cfg.kl_answers < 1):
@@ -296,10 +295,8 @@ def _eval_inputs(a, cfg) -> tuple:
 
 @console_script
 def evaluate_cli(argv: list | None = None):
-    (
-        "Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every "
-        "`EvalConfig` field is a flag."
-    )
+    """Console script `rlnb_evaluate`: a trained policy against its base on held-out prompts, report as JSON; every
+    `EvalConfig` field is a flag."""
     import sys
 
     ap, parse = stage_cli(

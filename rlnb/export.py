@@ -25,8 +25,8 @@ __all__ = ['QUANTS', 'BITS', 'TRAIN_EXPORT_FLAGS', 'export_lora', 'export_merged
 
 # %% ../nbs/07_export.ipynb #8813fb07
 def _fresh(out:Path, overwrite:bool) -> Path:
-    ("Refuse an existing `out` unless `overwrite`; the old artifact is not touched here (it is replaced once the "
-     "new one is whole).")
+    """Refuse an existing `out` unless `overwrite`; the old artifact is not touched here (it is replaced once the new
+    one is whole)."""
     if ((out.is_dir() and any(out.iterdir())) or out.is_file()) and not overwrite:
         raise FileExistsError(f"{out} exists; pass overwrite=True (--overwrite) to replace it")
     return out
@@ -47,8 +47,8 @@ def export_lora(checkpoint, out, overwrite:bool=False) -> Path:
     return out
 
 def export_merged(checkpoint, out, base=None, overwrite:bool=False) -> Path:
-    ("LoRA merged into its base (or the model as it is), saved as safetensors with its tokenizer: loads without the "
-     "base. Written whole, then renamed.")
+    """LoRA merged into its base (or the model as it is), saved as safetensors with its tokenizer: loads without the
+    base. Written whole, then renamed."""
     out = _fresh(Path(out), overwrite)
     model, tok = load_checkpoint(checkpoint, base)
     with atomic_dir(out) as tmp:
@@ -89,8 +89,8 @@ def _n_params(hf_dir:Path) -> int:
 
 # %% ../nbs/07_export.ipynb #1c47afd1
 def _run_converter(script:str, args:list, out:Path) -> Path:
-    ("Run one of llama.cpp's converter scripts writing to `<out>.partial`, then rename it over `out` (only when "
-     "complete).")
+    """Run one of llama.cpp's converter scripts writing to `<out>.partial`, then rename it over `out` (only when
+    complete)."""
     conv = converter_dir()
     if not (conv/script).exists():
         raise FileNotFoundError(f"{conv} lacks {script}: run `rlnb_export --prepare-converter`")
@@ -130,8 +130,8 @@ def _quantize(src:str, out:str, quant:str, nthread:int) -> int:
     return llama_cpp.llama_model_quantize(src.encode(), out.encode(), params)
 
 def quantize_gguf(src, out, quant:str, overwrite:bool=False, isolate:bool=True) -> Path:
-    ("Quantise an f16/f32 GGUF to `quant` (a key of `QUANTS`) with `llama_cpp.llama_model_quantize`, in a child "
-     "process unless `isolate=False`.")
+    """Quantise an f16/f32 GGUF to `quant` (a key of `QUANTS`) with `llama_cpp.llama_model_quantize`, in a child process
+    unless `isolate=False`."""
     if quant not in QUANTS: raise ValueError(f"quantization must be one of {', '.join(QUANTS)}, got {quant!r}")
     src, out = Path(src), Path(out)
     _fresh(out, overwrite)
@@ -147,8 +147,8 @@ def quantize_gguf(src, out, quant:str, overwrite:bool=False, isolate:bool=True) 
 
 # %% ../nbs/07_export.ipynb #33799f7b
 def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
-    ("A PEFT LoRA adapter as a GGUF adapter (llama.cpp's `convert_lora_to_gguf.py`): for `llama-cli --lora` and "
-     "Ollama's `ADAPTER`.")
+    """A PEFT LoRA adapter as a GGUF adapter (llama.cpp's `convert_lora_to_gguf.py`): for `llama-cli --lora` and
+    Ollama's `ADAPTER`."""
     adapter, out = Path(adapter), Path(out)
     if not is_adapter(adapter): raise ValueError(f"{adapter} is not a LoRA adapter (no adapter_config.json)")
     _fresh(out, overwrite)
@@ -160,9 +160,9 @@ def convert_lora_to_gguf(adapter, out, base=None, overwrite:bool=False) -> Path:
 # %% ../nbs/07_export.ipynb #bc7e84ee
 @dataclass
 class ExportResult(StageResult):
-    ("What `export_model` wrote and measured: a `StageResult` whose `model_path` is the file to serve and whose "
-     "`metrics` are the sizes, times and parity reports (gguf: the first quantisation asked for; gguf-lora: its "
-     "Modelfile).")
+    """What `export_model` wrote and measured: a `StageResult` whose `model_path` is the file to serve and whose
+    `metrics` are the sizes, times and parity reports (gguf: the first quantisation asked for; gguf-lora: its
+    Modelfile)."""
     format: str = 'gguf'
     paths: dict = field(default_factory=dict)     # name -> Path
     parity: dict = field(default_factory=dict)    # quant -> parity report
@@ -275,8 +275,8 @@ def export_model(
 
 # %% ../nbs/07_export.ipynb #d98c9b4a
 def _export_gguf_lora(ck, out, name, base, base_name, facts, parity, parity_prompts, system, overwrite) -> ExportResult:
-    ("Base model as an f16 GGUF + the adapter as a GGUF LoRA + a Modelfile with ADAPTER; parity: llama.cpp "
-     "base+adapter against the merged HF model.")
+    """Base model as an f16 GGUF + the adapter as a GGUF LoRA + a Modelfile with ADAPTER; parity: llama.cpp base+adapter
+    against the merged HF model."""
     if not is_adapter(ck):
         raise ValueError(f"format='gguf-lora' needs a LoRA adapter; {ck} is a full model: use format='gguf'")
     _fresh(out, overwrite)

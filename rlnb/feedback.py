@@ -153,8 +153,7 @@ class Feedback:
         return hashlib.sha1(_HASH_JSON.encode(d).encode()).hexdigest()[:20]
 
     def to_dict(self) -> dict:
-        ("The record as a plain dict (tags and metadata copied one level, enough since they hold plain JSON "
-         "values).")
+        """The record as a plain dict (tags and metadata copied one level, enough since they hold plain JSON values)."""
         d = {k: getattr(self, k) for k in _NAMES}
         d['tags'], d['metadata'] = list(self.tags), dict(self.metadata)
         return d
@@ -259,8 +258,7 @@ def component_feedback(agent:str, prompt:str, response:str, components:dict, wei
 # %% ../nbs/01_feedback.ipynb #8f3107ba
 def opening_reply(messages:list, # chitchat turns: lists of {'text', 'timestamp', 'sender'}
                   min_words:int=4) -> tuple[int, str]|None:
-    ("The first turn with at least `min_words` words, else the first non-empty turn: `(turn index, text)`, "
-     "or None.")
+    """The first turn with at least `min_words` words, else the first non-empty turn: `(turn index, text)`, or None."""
     turns = [
         (i, '\n'.join(m['text'].strip() for m in turn if (m.get('text') or '').strip()))
         for i, turn in enumerate(messages)

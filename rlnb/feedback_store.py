@@ -81,8 +81,8 @@ def _column_values(table, rows:list[dict]) -> tuple:
     return cols, [tuple(enc(r[k]) if k in ('tags', 'metadata') else r[k] for k in cols) for r in rows]
 
 def _sqlite_new(c, table, rows:list[dict]) -> int:
-    ("SQLite: one `executemany` of INSERT .. ON CONFLICT DO NOTHING on the driver's cursor; the summed row "
-     "count is how many ids were new.")
+    """SQLite: one `executemany` of INSERT .. ON CONFLICT DO NOTHING on the driver's cursor; the summed row count is how
+    many ids were new."""
     cols, values = _column_values(table, rows)
     sql = (f"INSERT INTO {table.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
            "ON CONFLICT (agent, id) DO NOTHING")
@@ -93,8 +93,8 @@ def _sqlite_new(c, table, rows:list[dict]) -> int:
     finally: cur.close()
 
 def _copy_new(c, table, rows:list[dict]) -> int:
-    ("PostgreSQL: COPY the rows into a temporary table, then insert those whose id is new in one statement; "
-     "how many were.")
+    """PostgreSQL: COPY the rows into a temporary table, then insert those whose id is new in one statement; how many
+    were."""
     cols, values = _column_values(table, rows)
     with c.connection.driver_connection.cursor() as cur:           # psycopg, inside the caller's transaction
         cur.execute(f'CREATE TEMP TABLE IF NOT EXISTS _rlnb_in (LIKE {table.name}) ON COMMIT DELETE ROWS')
@@ -112,9 +112,8 @@ def add_many(self:FeedbackStore, records, # Feedback records (or dicts in any su
              agent:str|None=None,        # fills in a missing agent in dict records
              replace:bool=False,         # overwrite records whose id exists (e.g. a rater changing their mind)
             ) -> int:
-    ("Add records in one transaction; returns how many ids are new (existing ids are skipped, or overwritten "
-     "with `replace`). A server that drops or restarts is waited for (`retrying`): a repeat skips what "
-     "already committed.")
+    """Add records in one transaction; returns how many ids are new (existing ids are skipped, or overwritten with
+    `replace`). A server that drops or restarts is waited for (`retrying`): a repeat skips what already committed."""
     rows = [(r if isinstance(r, Feedback) else Feedback.from_dict(r, agent)).to_dict() for r in records]
     if not rows: return 0
     return retrying(lambda: _add_rows(self, rows, replace))
@@ -259,8 +258,7 @@ def stats(self:FeedbackStore) -> dict:
 # %% ../nbs/01b_feedback_store.ipynb #49fb7a22
 @dataclass
 class ImportReport:
-    ("What an import did: lines read, records added, duplicates skipped, and each rejected line with its "
-     "reason.")
+    """What an import did: lines read, records added, duplicates skipped, and each rejected line with its reason."""
     read: int = 0
     added: int = 0
     duplicates: int = 0
@@ -284,8 +282,7 @@ class ImportReport:
 MAX_LINE = 50_000_000   # bytes in one JSONL line; longer lines are rejected without being read into memory
 
 def _lines(f):
-    ("`(line number, bytes or None)` of a binary file; None for a line longer than MAX_LINE (skipped in "
-     "chunks).")
+    """`(line number, bytes or None)` of a binary file; None for a line longer than MAX_LINE (skipped in chunks)."""
     n = 0
     while True:
         raw = f.readline(MAX_LINE + 1)
@@ -298,8 +295,8 @@ def _lines(f):
 
 # %% ../nbs/01b_feedback_store.ipynb #bc7f8488
 def iter_jsonl(path:str|Path, agent:str|None=None):
-    ("Parse a JSONL file line by line: yields `(line number, Feedback or None, reason or None)`; memory does "
-     "not grow with the file.")
+    """Parse a JSONL file line by line: yields `(line number, Feedback or None, reason or None)`; memory does not grow
+    with the file."""
     with open(path, 'rb') as f:
         for n, raw in _lines(f):
             if raw is None:
@@ -340,8 +337,7 @@ def parse_jsonl(path:str|Path, agent:str|None=None) -> tuple[list[Feedback], lis
 def load_records(agent:str, data_file:str|Path|None=None,
                  store=None,   # a FeedbackStore, or its database URL / SQLite path (default: DATABASE_URL)
                 ) -> list[Feedback]:
-    ("An agent's feedback: from a JSONL file (rejected lines printed, the first 10) or, without one, from "
-     "the store.")
+    """An agent's feedback: from a JSONL file (rejected lines printed, the first 10) or, without one, from the store."""
     if data_file is None:
         return (store if isinstance(store, FeedbackStore) else FeedbackStore(store)).query(agent=agent)
     records, rejected = parse_jsonl(data_file, agent)

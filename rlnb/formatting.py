@@ -127,9 +127,8 @@ def to_kto(records:list[Feedback],
 def to_sft(records:list[Feedback],
            min_utility:float=0.75,   # approved: mean utility at or above this (thumbs up, ratings 4-5, scores)
            min_examples:int=1) -> list[dict]:
-    ("SFT examples `{agent, prompt, completion, source}`: each correction's corrected answer (`source` "
-     "'correction') and each answer whose mean utility is at least `min_utility` ('approved'); one per "
-     "(agent, prompt, answer).")
+    """SFT examples `{agent, prompt, completion, source}`: each correction's corrected answer (`source` 'correction')
+    and each answer whose mean utility is at least `min_utility` ('approved'); one per (agent, prompt, answer)."""
     out = {}
     for r in records:
         if r.kind == 'correction' and (r.correction or '').strip():
@@ -189,17 +188,16 @@ def in_eval_split(prompt:str, eval_frac:float, seed:int) -> bool:
 # %% ../nbs/02_formatting.ipynb #97adb469
 import re as _re
 def words(text:str, punct:bool=False) -> list[str]:
-    ("The lower-cased words of `text` (letters and apostrophes); with `punct`, every `\\w+` run and "
-     "punctuation mark too.")
+    """The lower-cased words of `text` (letters and apostrophes); with `punct`, every word-character run and
+    punctuation mark too."""
     return _re.findall(r"\w+|[^\w\s]" if punct else r"[a-z']+", text.lower())
 
 # %% ../nbs/02_formatting.ipynb #1d82b6fb
 def split_by_prompt(ds, eval_frac:float=0.2, seed:int=0, min_prompts:int=2,
                     confirm_frac:float=0.0,   # > 0: also a `confirm` split, the same prompts under every seed
                    ):
-    ("Split into `DatasetDict(train, eval)` so that no prompt is in both; with `confirm_frac`, first a "
-     "`confirm` split no seed ever trains or tunes on (a fixed hash of the prompt), for a claim made once "
-     "the choices are settled.")
+    """Split into `DatasetDict(train, eval)` so that no prompt is in both; with `confirm_frac`, first a `confirm` split
+    no seed ever trains or tunes on (a fixed hash of the prompt), for a claim made once the choices are settled."""
     from datasets import DatasetDict
     every = sorted({prompt_text(p) for p in ds['prompt']})
     conf = {p for p in every if in_eval_split(p, confirm_frac, 'confirm')} if confirm_frac else set()
@@ -277,9 +275,9 @@ def plot_stats(stats:dict, title:str='', path:str|Path|None=None):
 
 # %% ../nbs/02_formatting.ipynb #83affb3a
 def data_shape(records:list[Feedback], min_margin:float=0.2) -> dict:
-    ("What `records` hold for training: records, those with a utility (thumbs, rating, score) or a preference "
-     "(correction, comparison), prompts, prompts with two or more judged answers, preference pairs (and their "
-     "prompts), KTO examples by label (and their prompts), regression targets.")
+    """What `records` hold for training: records, those with a utility (thumbs, rating, score) or a preference
+    (correction, comparison), prompts, prompts with two or more judged answers, preference pairs (and their prompts),
+    KTO examples by label (and their prompts), regression targets."""
     judged = [r for r in records if utility(r) is not None or r.kind in ('correction', 'comparison')]
     answers = defaultdict(set)
     for r in records:
@@ -297,9 +295,8 @@ def data_shape(records:list[Feedback], min_margin:float=0.2) -> dict:
                 targets=sum(len(v) for v in _mean_utilities(records).values()) if records else 0, min_margin=min_margin)
 
 def _sft_first(c:dict) -> dict:
-    ("`c` with `first: 'sft'` and its reason (`first_why`), where the data hold answers known to be right on "
-     "2 or more prompts; `why` stays the preference method's own reason (a caller that trains no SFT reports "
-     "only that).")
+    """`c` with `first: 'sft'` and its reason (`first_why`), where the data hold answers known to be right on 2 or more
+    prompts; `why` stays the preference method's own reason (a caller that trains no SFT reports only that)."""
     if not (c['sft_examples'] and c['sft_prompts'] >= 2): return c
     return {**c, 'first': 'sft', 'first_why': f"SFT first: {c['sft_examples']} answers known to be right "
                                               f"({c['sft_corrections']} corrections, "
@@ -308,8 +305,8 @@ def _sft_first(c:dict) -> dict:
                                               f"{c['method'].upper()} from the SFT adapter."}
 
 def choose_method(records:list[Feedback], min_margin:float=0.2) -> dict:
-    ("The training path `records` support: `{'method': 'dpo' | 'kto', 'why': ..., **data_shape}`; "
-     "`NotEnoughData` with the counts and what is missing when neither works.")
+    """The training path `records` support: `{'method': 'dpo' | 'kto', 'why': ..., **data_shape}`; `NotEnoughData` with
+    the counts and what is missing when neither works."""
     s = data_shape(records, min_margin)
     if s['pairs'] and s['pair_prompts'] >= 2:
         return _sft_first({'method': 'dpo', 'why': f"{s['pairs']} preference pairs on {s['pair_prompts']} prompts: DPO "
@@ -343,8 +340,7 @@ def build_datasets(
     min_utility: float = 0.75,             # sft: an answer at or above this mean utility is approved
     confirm_frac: float = 0.0,             # > 0: a `confirm` split of fixed prompts besides train and eval
 ) -> dict:
-    ("`{format: DatasetDict(train, eval[, confirm])}` for the requested formats, split by prompt with one "
-     "seed.")
+    """`{format: DatasetDict(train, eval[, confirm])}` for the requested formats, split by prompt with one seed."""
     make = dict(pairs=lambda: to_preference_pairs(records, min_margin, max_pairs_per_prompt, min_pairs, seed),
                 kto=lambda: to_kto(records), targets=lambda: to_reward_targets(records),
                 sft=lambda: to_sft(records, min_utility))
@@ -363,8 +359,7 @@ def by_rater(records:list[Feedback], raters:list|None=None, exclude:list|None=No
 
 # %% ../nbs/02_formatting.ipynb #4c8cabf1
 def reweigh(records:list[Feedback], weights:dict|None) -> list[Feedback]:
-    ("`records` with each one holding `components` in its metadata rescored under `weights` "
-     "(`component_reward`).")
+    """`records` with each one holding `components` in its metadata rescored under `weights` (`component_reward`)."""
     import dataclasses
     from rlnb.feedback import component_reward
     if not weights: return list(records)
@@ -384,8 +379,7 @@ from dataclasses import dataclass
 from .config import StageConfig
 @dataclass
 class ExportDataConfig(StageConfig):
-    ("What `export_data` (console script `rlnb_export_data`) writes: whose feedback, in which format, "
-     "filtered how.")
+    """What `export_data` (console script `rlnb_export_data`) writes: whose feedback, in which format, filtered how."""
     agent: str                       # the agent whose feedback is exported
     output: str                      # the JSONL file to write (atomically)
     format: str = 'dpo'              # dpo (pairs), kto (unpaired), regression (targets) or jsonl (the records)
@@ -430,8 +424,8 @@ def export_data(cfg:ExportDataConfig, store=None) -> int:
 
 @console_script
 def export_data_cli(argv:list|None=None):
-    ("Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets "
-     "or raw JSONL.")
+    """Console script `rlnb_export_data`: one agent's feedback as DPO pairs, KTO examples, regression targets or raw
+    JSONL."""
     _, parse = stage_cli(ExportDataConfig, 'rlnb_export_data', "Export an agent's feedback as training data "
                                                                "(JSONL).",
                          run_flags=False)

@@ -22,8 +22,8 @@ MAX_BODY = 10_000_000      # bytes per request body, counted as they arrive (chu
 
 @_dc(frozen=True)
 class Limits:
-    ("What one token, one agent and the disk may take (env, read as requests arrive; 0 turns a bound off). "
-     "Each uvicorn worker counts on its own.")
+    """What one token, one agent and the disk may take (env, read as requests arrive; 0 turns a bound off). Each uvicorn
+    worker counts on its own."""
     rate: float = 100.0             # requests per second one token may sustain (RLNB_API_RATE); beyond: 429
     burst: int = 1000               # requests one token may send at once above its rate (RLNB_API_BURST)
     concurrency: int = 32           # requests of one token in flight at once (RLNB_API_CONCURRENCY); beyond: 429
@@ -65,9 +65,8 @@ def _homes(home:str|None) -> list:
     return sorted({str(h).rstrip('/'), str(h.resolve()).rstrip('/')}, key=len, reverse=True)
 
 def scrub_paths(text:str, home:str|Path|None=None) -> str:
-    ("`text` with no absolute filesystem path in it: one under the rlnb home becomes relative to it, any "
-     "other is cut to its file name. Paths whose first folder does not exist at `/` (URL paths such as "
-     "`/api/jobs/…`) are kept.")
+    """`text` with no absolute filesystem path in it: one under the rlnb home becomes relative to it, any other is cut
+    to its file name. Paths whose first folder does not exist at `/` (URL paths such as `/api/jobs/…`) are kept."""
     homes = _homes(str(home) if home is not None else os.environ.get('RLNB_HOME'))
     def sub(m):
         p = m.group(0).rstrip('.:')
@@ -113,9 +112,8 @@ def _find_bad(x, loc=()):
     return None
 
 def non_finite(body:bytes) -> tuple|None:
-    ("`(location, message)` when a JSON body holds NaN or ±Infinity (JSON has neither; Python's parser takes "
-     "them), naming the field; None otherwise, also for a body that is not JSON at all (the route says what "
-     "is wrong).")
+    """`(location, message)` when a JSON body holds NaN or ±Infinity (JSON has neither; Python's parser takes them),
+    naming the field; None otherwise, also for a body that is not JSON at all (the route says what is wrong)."""
     if b'NaN' not in body and b'Infinity' not in body: return None   # the common case: no parse
     try: hit = _find_bad(json.loads(body, parse_constant=_Bad))
     except (ValueError, UnicodeDecodeError, RecursionError): return None
@@ -136,8 +134,7 @@ def _route_needs(route) -> list:
 
 # %% ../nbs/10c_guard.ipynb #ac1250ca
 def _scrubbing(send):
-    ("`send` with every error response's body (status >= 400) passed through `scrub_paths`: no server path "
-     "leaves.")
+    """`send` with every error response's body (status >= 400) passed through `scrub_paths`: no server path leaves."""
     held = {}
     async def out(msg):
         if msg['type'] == 'http.response.start' and msg['status'] >= 400:
@@ -157,12 +154,11 @@ def _scrubbing(send):
 
 # %% ../nbs/10c_guard.ipynb #f19cd93a
 class ApiGuard:
-    ("The service's front door as plain ASGI middleware (Starlette's `@app.middleware('http')` wraps every "
-     "request in extra tasks), in this order, each before any body is read: one of each singleton header, "
-     "the Host check, the declared size, the bearer token, the route's scopes for the path's agent, the "
-     "token's rate and concurrency. Then the body, counted as it streams and refused if it holds NaN or "
-     "Infinity. Error bodies leave without server paths. The routes check what only the body says (chat's "
-     "agent).")
+    """The service's front door as plain ASGI middleware (Starlette's `@app.middleware('http')` wraps every request in
+    extra tasks), in this order, each before any body is read: one of each singleton header, the Host check, the
+    declared size, the bearer token, the route's scopes for the path's agent, the token's rate and concurrency. Then
+    the body, counted as it streams and refused if it holds NaN or Infinity. Error bodies leave without server paths.
+    The routes check what only the body says (chat's agent)."""
     def __init__(self, app, token:str|None=None, tokens=None, insecure:bool|None=None, allowed_hosts=None,
                  routes:list=()):
         self.app, self.token, self.tokens, self.insecure = app, token, tokens, insecure
@@ -203,8 +199,7 @@ class ApiGuard:
 # %% ../nbs/10c_guard.ipynb #568b4372
 @patch
 def forbidden(self:ApiGuard, scope, p:Principal) -> str|None:
-    ("Why `p` may not call the route this request goes to (its scopes, the path's agent), None, or "
-     "`_NO_ROUTE`.")
+    """Why `p` may not call the route this request goes to (its scopes, the path's agent), None, or `_NO_ROUTE`."""
     from starlette.routing import Match
     for route in self.routes:
         m, child = route.matches(scope)
@@ -219,8 +214,7 @@ def forbidden(self:ApiGuard, scope, p:Principal) -> str|None:
 
 @patch
 def throttled(self:ApiGuard, name:str, lim:Limits) -> float:
-    ("Seconds `name` must wait (0: go): a token bucket of `lim.burst` requests refilled at `lim.rate` per "
-     "second.")
+    """Seconds `name` must wait (0: go): a token bucket of `lim.burst` requests refilled at `lim.rate` per second."""
     if not lim.rate: return 0.0
     now = time.monotonic()
     have, last = self._buckets.get(name, (float(lim.burst), now))

@@ -29,9 +29,9 @@ def _libc():
     except OSError: return None
 
 def limit_native_caches() -> dict:
-    ("Set `NATIVE_MEMORY` where the environment does not already (call before torch is imported: importing "
-     "`rlnb.hardware` does, and every rlnb module that loads torch imports it first), and glibc's arena limit in "
-     "this process too, since glibc reads it at start. Returns the values in force.")
+    """Set `NATIVE_MEMORY` where the environment does not already (call before torch is imported: importing
+    `rlnb.hardware` does, and every rlnb module that loads torch imports it first), and glibc's arena limit in this
+    process too, since glibc reads it at start. Returns the values in force."""
     for k, v in NATIVE_MEMORY.items(): os.environ.setdefault(k, v)
     try: _libc().mallopt(-8, int(os.environ['MALLOC_ARENA_MAX']))   # M_ARENA_MAX
     except (AttributeError, ValueError): pass   # not glibc (no libc, no mallopt), or not a number: the default stays
@@ -70,21 +70,20 @@ def seed_everything(seed:int=0, # seed for python, numpy and torch (all devices)
 
 # %% ../nbs/00g_hardware.ipynb #9ff11832
 def peak_rss_mb() -> float:
-    ("Peak resident memory of this process so far (since the last `reset_peak_rss`), in MiB (2^20 bytes: every "
-     "size rlnb reports is in MiB).")
+    """Peak resident memory of this process so far (since the last `reset_peak_rss`), in MiB (2^20 bytes: every size
+    rlnb reports is in MiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 def release_memory(collect:bool=True):
-    ("gc if `collect`, then glibc's `malloc_trim`: the C heap's free pages go back to the system, so RSS shows "
-     "what is held.")
+    """gc if `collect`, then glibc's `malloc_trim`: the C heap's free pages go back to the system, so RSS shows what is
+    held."""
     import gc
     if collect: gc.collect()
     getattr(_libc(), 'malloc_trim', lambda pad: 0)(0)
 
 def reset_peak_rss() -> bool:
-    ("Start `peak_rss_mb` again from the current RSS (Linux: `/proc/self/clear_refs` 5), so a pipeline stage "
-     "reports its own peak, not the largest of the stages before it. False where the system cannot (the peak "
-     "stays cumulative).")
+    """Start `peak_rss_mb` again from the current RSS (Linux: `/proc/self/clear_refs` 5), so a pipeline stage reports
+    its own peak, not the largest of the stages before it. False where the system cannot (the peak stays cumulative)."""
     try:
         Path('/proc/self/clear_refs').write_text('5')
         return True
@@ -137,8 +136,8 @@ _BF16 = {}
 
 # %% ../nbs/00g_hardware.ipynb #1831ac35
 def bf16_speedup(n:int=1024, k:int=576, m:int=1536, reps:int=20) -> float:
-    ("fp32 time / bf16 time of an (n×k)·(k×m) matrix product on this CPU (measured once per process; "
-     "where bf16 is emulated its timing stops once it has taken longer than all of fp32's).")
+    """fp32 time / bf16 time of an (n×k)·(k×m) matrix product on this CPU (measured once per process; where bf16 is
+    emulated its timing stops once it has taken longer than all of fp32's)."""
     import torch
     if (n, k, m) in _BF16: return _BF16[(n, k, m)]
     a, b = torch.randn(n, k), torch.randn(k, m)
@@ -162,9 +161,9 @@ _BF16_ISA = ('AVX512_CORE_BF16', 'AVX512_CORE_AMX', 'AVX10', 'ALL', 'DEFAULT')  
 def bf16_native(flags=None,  # CPU flags (default: this CPU's, from `cpu_info`)
                 env=None,    # environment (default: os.environ) whose ONEDNN_MAX_CPU_ISA may hold oneDNN lower
                ) -> tuple[bool, str]:
-    ("`(whether bf16 products run natively here, why)`: the CPU's flags name AVX-512-BF16 or AMX-BF16 and "
-     "`ONEDNN_MAX_CPU_ISA` does not hold oneDNN below them. From the CPU's features, never from a timing, so a "
-     "busy CPU decides as a quiet one does.")
+    """`(whether bf16 products run natively here, why)`: the CPU's flags name AVX-512-BF16 or AMX-BF16 and
+    `ONEDNN_MAX_CPU_ISA` does not hold oneDNN below them. From the CPU's features, never from a timing, so a busy CPU
+    decides as a quiet one does."""
     flags = cpu_info()['flags'] if flags is None else set(flags)
     have = [f for f in BF16_FLAGS if f in flags]
     if not have: return False, 'no AVX-512-BF16 or AMX-BF16 in the CPU flags: bf16 products would be emulated'
@@ -176,8 +175,7 @@ def bf16_native(flags=None,  # CPU flags (default: this CPU's, from `cpu_info`)
 ISA_CAPS = ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'MKL_ENABLE_INSTRUCTIONS')  # torch's kernels, oneDNN, MKL
 
 def isa_caps() -> dict:
-    ("The `ISA_CAPS` variables set here: a benchmark run on this CPU held to an older instruction set records "
-     "them.")
+    """The `ISA_CAPS` variables set here: a benchmark run on this CPU held to an older instruction set records them."""
     return {k: os.environ[k] for k in ISA_CAPS if k in os.environ}
 
 def isa_caps_note(caps:dict|None) -> str:
@@ -258,8 +256,7 @@ def precision_calibration(measure:bool=True) -> dict|None:
 
 # %% ../nbs/00g_hardware.ipynb #43e8a8da
 def precision_decision(device:str|None=None) -> dict:
-    ("What `auto_bf16` decides on `device`, and on what basis: CUDA, `RLNB_PRECISION`, the flags or the "
-     "calibration.")
+    """What `auto_bf16` decides on `device`, and on what basis: CUDA, `RLNB_PRECISION`, the flags or the calibration."""
     dev = get_device(device)
     if dev.startswith('cuda'): return {'auto_bf16': True, 'basis': 'CUDA'}
     if dev != 'cpu': return {'auto_bf16': False, 'basis': f'{dev}: fp32'}
@@ -288,8 +285,8 @@ def _close_group():
     if dist.is_initialized(): dist.destroy_process_group()
 
 def end_group_at_exit() -> bool:
-    ("Destroy torch.distributed's process group when Python exits, before the interpreter shuts down; True if "
-     "one is set up.")
+    """Destroy torch.distributed's process group when Python exits, before the interpreter shuts down; True if one is
+    set up."""
     import atexit, torch.distributed as dist
     if not (dist.is_available() and dist.is_initialized()): return False
     atexit.unregister(_close_group)
@@ -298,8 +295,8 @@ def end_group_at_exit() -> bool:
 
 # %% ../nbs/00g_hardware.ipynb #4727a29c
 def crash_excerpt(stderr:str, after:int=40) -> str:
-    ("What a crashed child printed that says why: from the first native-crash or traceback line on (the C++ "
-     "message and, with PYTHONFAULTHANDLER, the Python stack of every thread), else the last 3,000 characters.")
+    """What a crashed child printed that says why: from the first native-crash or traceback line on (the C++ message
+    and, with PYTHONFAULTHANDLER, the Python stack of every thread), else the last 3,000 characters."""
     lines = stderr.splitlines()
     first = lambda pat: next((k for k, l in enumerate(lines) if re.search(pat, l)), None)
     i = first(r'terminate called|Fatal Python error|what\(\)')   # a native crash's own words first
@@ -308,9 +305,9 @@ def crash_excerpt(stderr:str, after:int=40) -> str:
 
 # %% ../nbs/00g_hardware.ipynb #ac80589a
 def torchrun(script, *args:str, nproc:int=2, aborts:int=1):
-    ("`python -m torch.distributed.run --standalone --nproc_per_node nproc script *args`, run once more (up to "
-     "`aborts` times) when a worker died of a native abort, printing why. `{attempt}` in `args` is replaced by "
-     "the attempt number (give each attempt its own output folder); the result has `.attempt`.")
+    """`python -m torch.distributed.run --standalone --nproc_per_node nproc script *args`, run once more (up to `aborts`
+    times) when a worker died of a native abort, printing why. `{attempt}` in `args` is replaced by the attempt
+    number (give each attempt its own output folder); the result has `.attempt`."""
     import subprocess, sys
     for attempt in range(1, aborts + 2):
         cmd = [

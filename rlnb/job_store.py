@@ -19,8 +19,8 @@ JOB_STATES = ('queued', 'running', 'succeeded', 'failed', 'cancelled',
               'interrupted')   # its server stopped: resumed when one starts again (`resume_jobs`)
 
 class Jobs:
-    ("Training jobs in the feedback database: queued → running → succeeded | failed, with progress, log and result; "
-     "they survive a server restart.")
+    """Training jobs in the feedback database: queued → running → succeeded | failed, with progress, log and result;
+    they survive a server restart."""
     def __init__(self, store:FeedbackStore):
         import sqlalchemy as sa
         self.store, md = store, sa.MetaData()
@@ -107,10 +107,8 @@ def file_tail(path, n:int=20) -> str:
 
 @patch
 def reap(self: Jobs, jid: str) -> dict | None:
-    (
-        "The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the "
-        "error); a job left 'queued' without a worker for a minute (the server stopped while starting it) too."
-    )
+    """The job, with a 'running'/'queued' job whose worker process is gone marked failed (its log tail as the error); a
+    job left 'queued' without a worker for a minute (the server stopped while starting it) too."""
     j = self.get(jid)
     if j and j['status'] in ('running', 'queued') and j['pid'] and not pid_alive(j['pid']):
         tail = file_tail(j['log_path'])

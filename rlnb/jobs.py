@@ -30,9 +30,9 @@ def _job_db(db:str|None) -> str:
     return db
 
 def _watch_parent(jobs, jid:str, parent:int|None=None, every:float=1.0):
-    ("In a worker: end the job (and the worker's process group, its children included) when the server that "
-     "started it is gone: `parent`, the server's pid that `spawn_job` passes on the worker's command line (so a "
-     "server killed before this runs is noticed too), else the parent now.")
+    """In a worker: end the job (and the worker's process group, its children included) when the server that started it
+    is gone: `parent`, the server's pid that `spawn_job` passes on the worker's command line (so a server killed
+    before this runs is noticed too), else the parent now."""
     parent = parent or os.getppid()
     def watch():
         while True:
@@ -44,9 +44,8 @@ def _watch_parent(jobs, jid:str, parent:int|None=None, every:float=1.0):
     threading.Thread(target=watch, daemon=True, name='rlnb-watch-parent').start()
 
 def run_job(jid:str, db:str|None=None, parent:int|None=None):
-    ("Worker-process entry point: run job `jid` (training, or a dry run's probe) stored in database `db` (default "
-     "env RLNB_JOB_DB), recording status, progress and result; it ends with the server `parent` (see "
-     "`_watch_parent`).")
+    """Worker-process entry point: run job `jid` (training, or a dry run's probe) stored in database `db` (default env
+    RLNB_JOB_DB), recording status, progress and result; it ends with the server `parent` (see `_watch_parent`)."""
     db = _job_db(db)
     store = FeedbackStore(db)
     jobs = Jobs(store)
@@ -78,8 +77,8 @@ import functools, threading, time
 def online_enabled() -> bool: return os.environ.get('ENABLE_ONLINE_LEARNING', '').lower() in ('1', 'true', 'yes', 'on')
 
 def online_config():
-    ("The learners' OnlineConfig: defaults, or the fields in the JSON or YAML file named by env RLNB_ONLINE_CONFIG "
-     "(names and types checked).")
+    """The learners' OnlineConfig: defaults, or the fields in the JSON or YAML file named by env RLNB_ONLINE_CONFIG
+    (names and types checked)."""
     p = os.environ.get('RLNB_ONLINE_CONFIG')
     return (
         OnlineConfig.make(p if p.endswith(('.json', '.yaml', '.yml')) else json.loads(Path(p).read_text()))
@@ -88,8 +87,8 @@ def online_config():
     )
 
 def online_judge():
-    ("The gate's judge: a RewardJudge of the reward-model folder in env RLNB_ONLINE_JUDGE (None when unset); loaded "
-     "once per folder.")
+    """The gate's judge: a RewardJudge of the reward-model folder in env RLNB_ONLINE_JUDGE (None when unset); loaded
+    once per folder."""
     p = os.environ.get('RLNB_ONLINE_JUDGE')
     return _judge(p) if p else None
 
@@ -100,8 +99,8 @@ def _judge(path:str):
 
 # %% ../nbs/10a_jobs.ipynb #65960afc
 def run_online_job(jid:str, db:str|None=None, parent:int|None=None):
-    ("Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and "
-     "result.")
+    """Worker-process entry point of an online retrain job (`OnlineLearner.trigger_retrain`), recording progress and
+    result."""
     store = FeedbackStore(_job_db(db))
     jobs = Jobs(store)
     j = jobs.get(jid)
@@ -150,8 +149,8 @@ def check_free(st, agent:str):
         raise Busy(f"{len(act)} jobs are active, the maximum on this server (RLNB_MAX_JOBS={max_jobs()}): retry later")
 
 def spawn_job(st, agent:str, params:dict, entry:str='run_job') -> dict:
-    ("Queue a job and start its worker process (`python -I`, its own session, output to the job's log); one active "
-     "job per agent and `max_jobs()` in all, else `Busy`. The database URL goes in the worker's environment.")
+    """Queue a job and start its worker process (`python -I`, its own session, output to the job's log); one active job
+    per agent and `max_jobs()` in all, else `Busy`. The database URL goes in the worker's environment."""
     with st.spawn_lock:
         check_free(st, agent)
         import sqlalchemy as sa
@@ -176,8 +175,8 @@ def _start_worker(st, job:dict, entry:str) -> dict:
     code = f'import sys; from rlnb.jobs import {entry}; {entry}(sys.argv[1], parent=int(sys.argv[2]))'
     try:
         with open(log, 'ab') as f:
-            p = subprocess.Popen([sys.executable, '-I', '-c', code, job['id'], str(os.getpid())], stdout=f, stderr=subprocess.STDOUT,
-                                 start_new_session=True, cwd=rlnb_home(), env=env)
+            p = subprocess.Popen([sys.executable, '-I', '-c', code, job['id'], str(os.getpid())], stdout=f,
+                                 stderr=subprocess.STDOUT, start_new_session=True, cwd=rlnb_home(), env=env)
     except OSError as e:                                   # never leave a job 'queued' that no worker will run
         st.jobs.update(job['id'], status='failed', error=f'the worker could not start: {e}', finished_at=utc_now())
         raise
@@ -200,9 +199,9 @@ class PlanFault(RuntimeError):
         self.retry_after = retry_after
 
 def plan_apart(st, agent:str, req:TrainRequest, timeout:float=600) -> dict:
-    ("`plan_training` in a child process: `{'method', 'first', 'why', 'probe'}` (a DPO or SFT run's dry run trains"
-     " a measured probe), plus `dry` (the dry run's answer) for a dry run without one. Raises its error as it "
-     "would; `PlanFault` when the store or the time failed it. Two plans at a time; the others wait.")
+    """`plan_training` in a child process: `{'method', 'first', 'why', 'probe'}` (a DPO or SFT run's dry run trains a
+    measured probe), plus `dry` (the dry run's answer) for a dry run without one. Raises its error as it would;
+    `PlanFault` when the store or the time failed it. Two plans at a time; the others wait."""
     code = 'from rlnb.jobs import _plan_child; _plan_child()'
     with _PLANS:
         try:
@@ -241,8 +240,8 @@ def _plan_child():
 
 # %% ../nbs/10a_jobs.ipynb #6c73a109
 def cancel_job(st, jid:str, reason:str='cancelled', status:str='cancelled') -> dict:
-    ("End a queued or running job: its worker and the worker's children are killed (TERM, then KILL after 5 s). "
-     "`status='interrupted'`: the server is stopping, and the job resumes when one starts again.")
+    """End a queued or running job: its worker and the worker's children are killed (TERM, then KILL after 5 s).
+    `status='interrupted'`: the server is stopping, and the job resumes when one starts again."""
     j = st.jobs.reap(jid)
     if j is None or j['status'] not in ('queued', 'running'): return j
     done = {'finished_at': utc_now()} if status == 'cancelled' else {'pid': None}
@@ -261,8 +260,8 @@ def cancel_job(st, jid:str, reason:str='cancelled', status:str='cancelled') -> d
 MAX_RESUMES = 3   # a job interrupted more often than this is failed, not resumed again
 
 def resume_jobs(st, settle:float=3.0) -> list[dict]:
-    ("At a server's start: queue again and restart the workers of the jobs its last run left `interrupted` (waiting "
-     "`settle` s for workers still noticing that their server is gone); the jobs resumed.")
+    """At a server's start: queue again and restart the workers of the jobs its last run left `interrupted` (waiting
+    `settle` s for workers still noticing that their server is gone); the jobs resumed."""
     _ = st.store
     t0 = time.monotonic()                   # the store open: its jobs table
     while any(j['status'] == 'running' and j['pid'] and pid_alive(j['pid']) and j['pid'] not in st.spawned
@@ -295,8 +294,8 @@ def resume_jobs(st, settle:float=3.0) -> list[dict]:
 
 # %% ../nbs/10a_jobs.ipynb #24555929
 def retrain_backoff(jobs:list[dict], every:float, cap:float=86_400, now:datetime|None=None) -> float:
-    ("Seconds before an agent's next online retrain may start: 0, or, after its last `k` online retrains failed, "
-     "`every·2^k` (at most `cap`, a day) from the last one's end. `jobs`: the agent's, as `Jobs.list` gives them.")
+    """Seconds before an agent's next online retrain may start: 0, or, after its last `k` online retrains failed,
+    `every·2^k` (at most `cap`, a day) from the last one's end. `jobs`: the agent's, as `Jobs.list` gives them."""
     done = sorted(
         (j for j in jobs if (j['params'] or {}).get('kind') == 'online' and j['status'] in ('succeeded', 'failed')),
         key=lambda j: j['created_at'],
@@ -312,9 +311,8 @@ def _AGENT_OK(a:str) -> bool:
     return False
 
 class OnlineScheduler:
-    ("With ENABLE_ONLINE_LEARNING: every RLNB_ONLINE_CHECK_S seconds (default 300), start a retrain job for each "
-     "agent with a deployed version that should retrain and has no job active (never a baseline: that is an "
-     "admin's call).")
+    """With ENABLE_ONLINE_LEARNING: every RLNB_ONLINE_CHECK_S seconds (default 300), start a retrain job for each agent
+    with a deployed version that should retrain and has no job active (never a baseline: that is an admin's call)."""
     def __init__(self, st, every:float|None=None):
         self.st, self.every = st, every or float(os.environ.get('RLNB_ONLINE_CHECK_S', 300))
         self._stop, self.started = threading.Event(), collections.deque(maxlen=1000)   # the last 1,000 starts

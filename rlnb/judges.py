@@ -19,14 +19,14 @@ __all__ = ['RULE_WEIGHTS', 'distinct_n', 'is_degenerate', 'failures', 'RewardJud
 
 # %% ../nbs/04a_judges.ipynb #0b510242
 def distinct_n(texts:list[str], n:int=2) -> float:
-    ("Distinct n-grams over all n-grams of `texts` (word level): 1 = no n-gram repeats, → 0 = the same "
-     "phrases over and over.")
+    """Distinct n-grams over all n-grams of `texts` (word level): 1 = no n-gram repeats, → 0 = the same phrases over and
+    over."""
     grams = [tuple(w[i:i + n]) for t in texts for w in [words(t, punct=True)] for i in range(len(w) - n + 1)]
     return round(len(set(grams)) / len(grams), 4) if grams else 0.0
 
 def is_degenerate(text:str, n:int=3, min_grams:int=6, max_repeat_share:float=0.5, max_run:int=8) -> bool:
-    ("Degenerate repetition: over half of its word n-grams are repeats, or one word/character repeated "
-     "`max_run`+ times in a row.")
+    """Degenerate repetition: over half of its word n-grams are repeats, or one word/character repeated `max_run`+ times
+    in a row."""
     w = words(text, punct=True)
     grams = [tuple(w[i:i + n]) for i in range(len(w) - n + 1)]
     if len(grams) >= min_grams and 1 - len(set(grams)) / len(grams) > max_repeat_share: return True
@@ -35,8 +35,8 @@ def is_degenerate(text:str, n:int=3, min_grams:int=6, max_repeat_share:float=0.5
 
 # %% ../nbs/04a_judges.ipynb #cada5581
 def failures(answers:list[str], has_eos:list[bool]|None=None, validate=None) -> dict:
-    ("Failure kinds per answer — empty, truncated (no EOS), repetition, format (from `validate`) — counts, "
-     "rate and the failing samples.")
+    """Failure kinds per answer — empty, truncated (no EOS), repetition, format (from `validate`) — counts, rate and the
+    failing samples."""
     kinds, why = {'empty': [], 'truncated': [], 'repetition': [], 'format': []}, {}
     for i, a in enumerate(answers):
         if not a.strip(): kinds['empty'].append(i)
@@ -89,8 +89,8 @@ def judge_name(judge) -> str:
 def run_judge(judge, prompts:list[str], a:list[str], b:list[str],
               b_scores=None,   # a scoring judge's scores of `b`, when they are known already (not asked again)
              ) -> dict:
-    ("P(a better) per prompt from any judge, checked: one finite probability per prompt. A plain callable is "
-     "asked in both orders (position bias averaged out and reported).")
+    """P(a better) per prompt from any judge, checked: one finite probability per prompt. A plain callable is asked in
+    both orders (position bias averaged out and reported)."""
     import numpy as np
     n = len(prompts)
     if not (len(a) == len(b) == n): raise ValueError(f"{n} prompts, {len(a)} answers a, {len(b)} answers b")
@@ -131,9 +131,9 @@ def _norm_path(s:str) -> str:
 RULE_WEIGHTS = {'exact': 0.5, 'top_folder': 0.5, 'one_line': 0.0}   # the default: 1 right, ½ right top folder, else 0
 
 def rule_components(answer:str, gold:str) -> dict:
-    ("The checker's components of an answer, each 0 or 1: `exact` (its first line is the gold path), "
-     "`top_folder` (the right first path component, `Finance/` of `Finance/Invoices/ACME`; an exact answer "
-     "has it) and `one_line` (one non-empty line, as 'the folder path only' asks).")
+    """The checker's components of an answer, each 0 or 1: `exact` (its first line is the gold path), `top_folder` (the
+    right first path component, `Finance/` of `Finance/Invoices/ACME`; an exact answer has it) and `one_line` (one
+    non-empty line, as 'the folder path only' asks)."""
     a, g = _norm_path(answer), _norm_path(gold)
     top = a == g or bool(a and '/' in g and a.split('/')[0] == g.split('/')[0])
     return {
@@ -143,8 +143,8 @@ def rule_components(answer:str, gold:str) -> dict:
     }
 
 def rule_weights(weights:dict|None=None) -> dict:
-    ("`weights` over `RULE_WEIGHTS`'s components (a missing one weighs 0), normalised to sum 1; a bad weight "
-     "is an error.")
+    """`weights` over `RULE_WEIGHTS`'s components (a missing one weighs 0), normalised to sum 1; a bad weight is an
+    error."""
     w = dict(RULE_WEIGHTS if weights is None else weights)
     if bad := set(w) - set(RULE_WEIGHTS):
         raise ValueError(f"unknown reward components {sorted(bad)}: the checker's are {', '.join(RULE_WEIGHTS)}")
@@ -153,17 +153,16 @@ def rule_weights(weights:dict|None=None) -> dict:
     return {k: w.get(k, 0) / sum(w.values()) for k in RULE_WEIGHTS}
 
 def rule_reward(answer:str, gold:str, weights:dict|None=None) -> float:
-    ("The weighted sum of `rule_components` (`rule_weights`; by default 1 for the gold answer, ½ for the "
-     "right top folder, else 0).")
+    """The weighted sum of `rule_components` (`rule_weights`; by default 1 for the gold answer, ½ for the right top
+    folder, else 0)."""
     w, c = rule_weights(weights), rule_components(answer, gold)
     return round(sum(w[k] * c[k] for k in w), 12)
 
 # %% ../nbs/04a_judges.ipynb #71df10d3
 def rule_report(policy:list[str], base:list[str], gold:list[str], clusters:list|None=None, conf:float=0.95,
                 seed:int=0, weights:dict|None=None) -> dict:
-    ("Exact-match rate of each side (Wilson interval), the paired difference policy − base of `rule_reward` "
-     "under `weights` (bootstrap interval over `clusters`, else over prompts), and each component's mean on "
-     "both sides.")
+    """Exact-match rate of each side (Wilson interval), the paired difference policy − base of `rule_reward` under
+    `weights` (bootstrap interval over `clusters`, else over prompts), and each component's mean on both sides."""
     import numpy as np
     if not (len(policy) == len(base) == len(gold)) or not gold:
         raise ValueError(f"{len(policy)} policy answers, {len(base)} base answers, {len(gold)} gold answers: "
@@ -204,8 +203,7 @@ def rule_report(policy:list[str], base:list[str], gold:list[str], clusters:list|
     return out
 
 def components_line(rep:dict) -> str:
-    ("One line of a `rule_report`'s components: each one's weight and its mean for the policy against the "
-     "base.")
+    """One line of a `rule_report`'s components: each one's weight and its mean for the policy against the base."""
     return 'components (weight: policy vs base): ' + ', '.join(
         f"{k} ({rep['weights'][k]:.2f}: {v['policy']:.3f} vs {v['base']:.3f})" for k, v in rep['components'].items())
 
@@ -219,9 +217,9 @@ def judge_validity(judge,             # the judge whose verdicts are reported (e
                    max_pairs: int = 2000,
                    conf: float = 0.95,
                    seed: int = 0) -> dict:
-    ("How far a judge's verdict can be trusted: its accuracy on held-out human pairs, and how often it agrees "
-     "with the training reward model on the policy's own answers (low agreement where the reward model sees a "
-     "win: over-optimisation), each with an interval that resamples prompts.")
+    """How far a judge's verdict can be trusted: its accuracy on held-out human pairs, and how often it agrees with the
+    training reward model on the policy's own answers (low agreement where the reward model sees a win:
+    over-optimisation), each with an interval that resamples prompts."""
     import numpy as np
     mode = mode or ('sampled' if 'sampled' in report.modes else next(iter(report.modes)))
     m = report.modes[mode]
@@ -238,7 +236,8 @@ def judge_validity(judge,             # the judge whose verdicts are reported (e
         idx = np.random.default_rng(seed).permutation(len(pairs))[:max_pairs]
         rows = [pairs[int(i)] for i in idx]
         ps = [prompt_text(r['prompt']) for r in rows]
-        p = run_judge(judge, ps, [prompt_text(r['chosen']) for r in rows], [prompt_text(r['rejected']) for r in rows])['p']
+        p = run_judge(judge, ps, [prompt_text(r['chosen']) for r in rows],
+                      [prompt_text(r['rejected']) for r in rows])['p']
         correct = np.where(p > 0.5, 1.0, np.where(p < 0.5, 0.0, 0.5))
         lo, hi = bootstrap_ci(correct, conf=conf, seed=seed, groups=ps)
         out['heldout_accuracy'] = {'rate': round(float(correct.mean()), 4), 'ci': [round(lo, 4), round(hi, 4)],
@@ -249,16 +248,17 @@ def judge_validity(judge,             # the judge whose verdicts are reported (e
 
 def beats_heuristic(correct,          # the judge's correctness per human pair: 1, ½ (no side), 0
                     prompts, chosen, rejected, conf:float=0.95, seed:int=0) -> dict:
-    ("Whether a judge beats the best one-line heuristic of `rlnb.reward_eval.HEURISTICS` (longer answer wins, "
-     "...) on the same human pairs: the paired accuracy difference with an interval that resamples prompts "
-     "(a chitchat pair's prompt is its topic: a topic-level interval). `beats` only when the lower bound is "
-     "above 0. The heuristic is the best on these very pairs, which favours it; the heuristics are tried in "
-     "one direction each (longer, not shorter, wins).")
+    """Whether a judge beats the best one-line heuristic of `rlnb.reward_eval.HEURISTICS` (longer answer wins, ...) on
+    the same human pairs: the paired accuracy difference with an interval that resamples prompts (a chitchat pair's
+    prompt is its topic: a topic-level interval). `beats` only when the lower bound is above 0. The heuristic is the
+    best on these very pairs, which favours it; the heuristics are tried in one direction each (longer, not shorter,
+    wins)."""
     import numpy as np
     correct, acc = np.asarray(correct, dtype=float), {}
     for name, f in HEURISTICS.items():
         if name == 'random': continue
-        a, b = np.array([f(p, x) for p, x in zip(prompts, chosen)]), np.array([f(p, x) for p, x in zip(prompts, rejected)])
+        a = np.array([f(p, x) for p, x in zip(prompts, chosen)])
+        b = np.array([f(p, x) for p, x in zip(prompts, rejected)])
         acc[name] = np.where(a > b, 1.0, np.where(a < b, 0.0, 0.5))
     best = max(acc, key=lambda k: acc[k].mean())
     d = correct - acc[best]
@@ -269,8 +269,7 @@ def beats_heuristic(correct,          # the judge's correctness per human pair: 
 
 # %% ../nbs/04a_judges.ipynb #49099734
 def validity_line(v:dict) -> str:
-    ("One line: a judge's held-out human-pair accuracy and its agreement with the training reward model, "
-     "with CIs.")
+    """One line: a judge's held-out human-pair accuracy and its agreement with the training reward model, with CIs."""
     parts = []
     if a := v.get('heldout_accuracy'):
         parts.append(f"accuracy on {a['n']:,} held-out human pairs {a['rate']:.3f} [{a['ci'][0]:.3f}, "
@@ -285,9 +284,8 @@ def validity_line(v:dict) -> str:
     return '; '.join(parts)
 
 def judge_verdict(h:dict, j:str, vh:dict|None) -> dict:
-    ("A headline with the judge's validity folded in: no verdict (`valid` False) when the judge is not "
-     "significantly more accurate on held-out human pairs than the best one-line heuristic, whatever its "
-     "control says.")
+    """A headline with the judge's validity folded in: no verdict (`valid` False) when the judge is not significantly
+    more accurate on held-out human pairs than the best one-line heuristic, whatever its control says."""
     if not vh or not vh['beats']:
         why = (f"judge '{j}' is not significantly more accurate on held-out human pairs than '{vh['heuristic']}' "
                f"(difference {vh['diff']:+.3f} [{vh['ci'][0]:+.3f}, {vh['ci'][1]:+.3f}] over {vh['topics']} topics): "

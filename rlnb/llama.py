@@ -22,8 +22,8 @@ def llama_version() -> str:
     return version('llama-cpp-python')
 
 def converter_dir() -> Path:
-    ("Folder holding llama.cpp's `convert_hf_to_gguf.py` for the installed llama-cpp-python (`$RLNB_LLAMA_CPP` "
-     "overrides).")
+    """Folder holding llama.cpp's `convert_hf_to_gguf.py` for the installed llama-cpp-python (`$RLNB_LLAMA_CPP`
+    overrides)."""
     d = Path(os.environ.get('RLNB_LLAMA_CPP') or cache_dir()/f'llama.cpp-{llama_version()}')
     if not (d/'convert_hf_to_gguf.py').exists():
         raise FileNotFoundError(
@@ -52,8 +52,8 @@ def _unpack_converter(sdist:Path, part:Path):
 
 # %% ../nbs/07a_llama.ipynb #a406fc8c
 def _sdist(sdist:str|Path|None=None) -> tuple:
-    ("`(path, temporary folder or None)` of the llama-cpp-python sdist of the installed version: given, else in "
-     "$RLNB_WHEELS or ~/.cache/rlnb/wheels (where `make` keeps it), else downloaded into a temporary folder.")
+    """`(path, temporary folder or None)` of the llama-cpp-python sdist of the installed version: given, else in
+    $RLNB_WHEELS or ~/.cache/rlnb/wheels (where `make` keeps it), else downloaded into a temporary folder."""
     ver = llama_version()
     name = f'llama_cpp_python-{ver}.tar.gz'
     if sdist is not None: return Path(sdist), None
@@ -66,9 +66,9 @@ def _sdist(sdist:str|Path|None=None) -> tuple:
     return Path(tmp)/name, tmp
 
 def vocab_gguf(name:str='qwen2', sdist:str|Path|None=None) -> Path:
-    ("One of llama.cpp's vocabulary-only GGUFs (`ggml-vocab-<name>.gguf`: a real tokenizer of another model "
-     "family, with its chat template) from the llama-cpp-python sdist, unpacked once into the cache. Tests build "
-     "tiny models of other architectures on them; transformers loads the tokenizer with `gguf_file=`.")
+    """One of llama.cpp's vocabulary-only GGUFs (`ggml-vocab-<name>.gguf`: a real tokenizer of another model family,
+    with its chat template) from the llama-cpp-python sdist, unpacked once into the cache. Tests build tiny models of
+    other architectures on them; transformers loads the tokenizer with `gguf_file=`."""
     import tarfile
     out = cache_dir()/f'llama.cpp-{llama_version()}-vocab'/f'ggml-vocab-{name}.gguf'
     if out.exists(): return out
@@ -86,8 +86,8 @@ def vocab_gguf(name:str='qwen2', sdist:str|Path|None=None) -> Path:
     return out
 
 def prepare_converter(sdist:str|Path|None=None) -> Path:
-    ("Unpack the converter, `conversion/` and `gguf-py/` from the llama-cpp-python sdist (found or downloaded); "
-     "returns the folder.")
+    """Unpack the converter, `conversion/` and `gguf-py/` from the llama-cpp-python sdist (found or downloaded); returns
+    the folder."""
     ver = llama_version()
     dst = Path(os.environ.get('RLNB_LLAMA_CPP') or cache_dir()/f'llama.cpp-{ver}')
     if (dst/'convert_hf_to_gguf.py').exists() and (dst/'convert_lora_to_gguf.py').exists(): return dst
@@ -114,8 +114,8 @@ LLAMA_BASELINE = ('sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'bmi2')   # the instru
 _AMX_OPS = re.compile(r'\b(ldtilecfg|sttilecfg|tileloadd\w*|tilestored|tilezero|tilerelease|tdp\w+ps|tdpb\w+d)\b')
 
 def check_llama_cpu(required=LLAMA_BASELINE):
-    ("Raise a clear error when this CPU lacks an instruction set the llama.cpp build needs (instead of dying with "
-     "SIGILL).")
+    """Raise a clear error when this CPU lacks an instruction set the llama.cpp build needs (instead of dying with
+    SIGILL)."""
     info = cpu_info()
     if info['arch'] not in ('x86_64', 'AMD64') or not info['flags']: return info
     if missing := [f for f in required if f not in info['flags']]:
@@ -135,8 +135,8 @@ def native_instructions(lib) -> dict:
 
 # %% ../nbs/07a_llama.ipynb #afcc3bef
 def llama_build_info(disassemble:bool=True) -> dict:
-    ("How the installed llama-cpp-python was built: compiled-in CPU features and, per ggml library, AMX/AVX-512 "
-     "instruction counts.")
+    """How the installed llama-cpp-python was built: compiled-in CPU features and, per ggml library, AMX/AVX-512
+    instruction counts."""
     import llama_cpp
     sysinfo = llama_cpp.llama_print_system_info().decode()
     feats = dict(re.findall(r'([A-Z0-9_]+) = (\d)', sysinfo))
@@ -157,8 +157,8 @@ class NativeCrash(RuntimeError):
     "Native code (llama.cpp) crashed in a child process; the calling process is unaffected."
 
 def isolated(fn:str, *args, timeout:float|None=None, **kw):
-    ("Run `rlnb.<module>.<function>(*args, **kw)` (`fn`: 'module.function') in a fresh Python process and return "
-     "its result; a crash there raises `NativeCrash` here.")
+    """Run `rlnb.<module>.<function>(*args, **kw)` (`fn`: 'module.function') in a fresh Python process and return its
+    result; a crash there raises `NativeCrash` here."""
     mod, _, name = fn.rpartition('.')
     if not mod: raise ValueError(f"isolated runs a function of an rlnb module, named 'module.function': got {fn!r}")
     with tempfile.TemporaryDirectory() as d:

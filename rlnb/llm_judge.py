@@ -61,8 +61,8 @@ def letter_probability(top:dict|None, text:str='') -> float:
 
 # %% ../nbs/04c_llm_judge.ipynb #6116d880
 class LLMJudge:
-    ("A pairwise LLM judge: both orders of every pair, a win only when both agree (`pairwise`); `judge(prompt, "
-     "a, b)` too.")
+    """A pairwise LLM judge: both orders of every pair, a win only when both agree (`pairwise`); `judge(prompt, a, b)`
+    too."""
     def __init__(
         self,
         model=None,  # a GGUF file or a llama_cpp.Llama: in-process
@@ -154,8 +154,7 @@ def game(self:LLMJudge, prompt:str, a:str, b:str) -> float:
 
 # %% ../nbs/04c_llm_judge.ipynb #feabf39e
 def both_orders(fwd, rev) -> dict:
-    ("Verdicts from the two games of each pair: P(a first wins) `fwd`, P(b first wins) `rev` -> win/tie/loss, "
-     "flips.")
+    """Verdicts from the two games of each pair: P(a first wins) `fwd`, P(b first wins) `rev` -> win/tie/loss, flips."""
     import numpy as np
     f, r = np.asarray(fwd, dtype=float), np.asarray(rev, dtype=float)
     p = np.where((f > 0.5) & (r < 0.5), 1.0, np.where((f < 0.5) & (r > 0.5), 0.0, 0.5))
@@ -188,10 +187,8 @@ def __call__(self:LLMJudge, prompt:str, a:str, b:str) -> float:
 def llm_judge_report(
     judge: LLMJudge, pairs: list[dict], conf: float = 0.95, seed: int = 0, progress: str | None = None
 ) -> dict:
-    (
-        "An LLM judge measured on human pairs (prompt/chosen/rejected): accuracy vs the heuristics, flips, position "
-        "and length bias."
-    )
+    """An LLM judge measured on human pairs (prompt/chosen/rejected): accuracy vs the heuristics, flips, position and
+    length bias."""
     import numpy as np
     from rlnb.formatting import prompt_text
 

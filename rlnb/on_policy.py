@@ -65,18 +65,19 @@ class OnPolicyConfig(StageConfig):
                                     # distribution, other draws (each answer from its own seed; the pipeline's)
     learning_rate: float|None = None  # None: the DPO preset's
     beta: float|None = None         # None: the DPO preset's
-    sft_weight: float|None = None   # None: the DPO preset's (0: none); the chosen answers' NLL added to DPO's loss (RPO)
+    # None: the DPO preset's (0: none); the chosen answers' NLL added to DPO's loss (RPO)
+    sft_weight: float|None = None
     guard_prompts: int|None = None  # questions in other languages per round (`guard_items`: files no tripwire
                                     # reads), their answers ranked by the language probe's rule: pairs that keep it
     fact_prompts: int|None = None   # facts no probe asks per round (`fact_guard_items`), ranked by the knowledge rule
     fact_kinds: str|None = None     # which of `FACT_KINDS` (comma-separated; None: all)
     guard_rules: bool|None = None   # True: an answer that loops or breaks the length rule (1-3 sentences) ranks last
-    stock_prompts: int|None = None  # with guard_rules: so does a stock reply, one whose first sentence opens the round's
-                                    # answers to this many prompts (`tripwires.stock_answers`)
+    stock_prompts: int|None = None  # with guard_rules: so does a stock reply, one whose first sentence opens the
+                                    # round's answers to this many prompts (`tripwires.stock_answers`)
     style_debias: bool|None = None  # rank by the reward less its style part (`_style_residual`: what the reward sees
                                     # beyond length and style, what the style-controlled verdict measures)
-    adapter_scale: float|None = None  # the last round's LoRA change scaled by this (1 or None: as trained, 0: the base):
-                                    # a step back toward the base, WiSE-FT's interpolation (`_scale_adapter`)
+    adapter_scale: float|None = None  # the last round's LoRA change scaled by this (1 or None: as trained, 0: the
+                                    # base): a step back toward the base, WiSE-FT's interpolation (`_scale_adapter`)
     eval_prompts: int = 0  # held-out prompts judged after each round (0: none; the evaluate stage judges the end)
     seed: int = 0
 
@@ -129,9 +130,8 @@ CONTINENTS = {
 # (a kind of answer about a probe's subject can take the probe's answer's place: "Sudan is a country in Africa.")
 
 def fact_guard_items(kinds=FACT_KINDS) -> list[dict]:
-    ("Fact questions no probe asks, for training that keeps answering facts: each country's demonym and "
-     "continent (the `countries` asset; `kinds`: which), keys by `answer_keys`, scored by the knowledge probe's "
-     "rule.")
+    """Fact questions no probe asks, for training that keeps answering facts: each country's demonym and continent (the
+    `countries` asset; `kinds`: which), keys by `answer_keys`, scored by the knowledge probe's rule."""
     asked = {x['prompt'] for x in knowledge_items(None)}
     out = {}
     for f in sorted((asset_dir('countries') / 'data').glob('*.json')):
@@ -155,9 +155,9 @@ def fact_guard_items(kinds=FACT_KINDS) -> list[dict]:
 # %% ../nbs/08b_on_policy.ipynb #833c388a
 def _on_policy_pairs(prompts:list[str], pool, scores, min_gap:float, system:str|None,
                      chosen_ended:bool=True) -> list[dict]:
-    ("Best against worst answer of each prompt, as conversational DPO rows: the chosen one among the answers "
-     "that ended (a cut-off answer is never taught as a whole one; `chosen_ended=False`: among all), the "
-     "rejected one among all; ties, identical answers and gaps within `min_gap` dropped.")
+    """Best against worst answer of each prompt, as conversational DPO rows: the chosen one among the answers that ended
+    (a cut-off answer is never taught as a whole one; `chosen_ended=False`: among all), the rejected one among all;
+    ties, identical answers and gaps within `min_gap` dropped."""
     import numpy as np
     s = np.asarray(scores, dtype=float)
     ended = np.array([a.has_eos for a in pool], dtype=bool) | (not chosen_ended)
@@ -165,10 +165,12 @@ def _on_policy_pairs(prompts:list[str], pool, scores, min_gap:float, system:str|
     sysm = [{'role': 'system', 'content': system}] if system else []
     for i, p in enumerate(prompts):
         c, r = pool[best[i]].texts[i], pool[worst[i]].texts[i]
-        if not ended[best[i], i] or s[best[i], i] - s[worst[i], i] <= min_gap or c.strip() == r.strip() or not c.strip():
+        if (not ended[best[i], i] or s[best[i], i] - s[worst[i], i] <= min_gap or c.strip() == r.strip()
+                or not c.strip()):
             continue
         rows.append({'prompt': sysm + [{'role': 'user', 'content': p}], 'chosen': [{'role': 'assistant', 'content': c}],
-                     'rejected': [{'role': 'assistant', 'content': r}], 'gap': round(float(s[best[i], i] - s[worst[i], i]), 4)})
+                     'rejected': [{'role': 'assistant', 'content': r}],
+                     'gap': round(float(s[best[i], i] - s[worst[i], i]), 4)})
     return rows
 
 def _keeps(texts:list[str], ended:list[bool]) -> list[bool]:
@@ -176,8 +178,8 @@ def _keeps(texts:list[str], ended:list[bool]) -> list[bool]:
     return [keeps_length(t, e) and not is_degenerate(t) for t, e in zip(texts, ended)]
 
 def _ranked(scores, pool, rules:bool|None, stock:int|None=None) -> tuple:
-    ("`(ranked, keep)`: the reward's scores; with `rules`, an answer that breaks them (`_keeps`; with `stock`, a "
-     "stock reply too) ranked below every answer that keeps them, the reward's order kept on each side.")
+    """`(ranked, keep)`: the reward's scores; with `rules`, an answer that breaks them (`_keeps`; with `stock`, a stock
+    reply too) ranked below every answer that keeps them, the reward's order kept on each side."""
     import numpy as np
     if not rules: return scores, None
     keep = np.array([_keeps(a.texts, a.has_eos) for a in pool], dtype=bool)
@@ -203,17 +205,17 @@ def _guard_draw(cfg, r:int) -> list[dict]:
     return draw(cfg.guard_prompts, guard_items(), 500) + draw(cfg.fact_prompts, fact_guard_items(cfg.facts()), 700)
 
 def _guard_scores(items:list[dict], pool) -> 'np.ndarray':
-    ("(samples, items): 2 for an answer that passes its probe (its question's language, or the fact's keys), +1 "
-     "when it keeps the rules; -1 when it loops.")
+    """(samples, items): 2 for an answer that passes its probe (its question's language, or the fact's keys), +1 when it
+    keeps the rules; -1 when it loops."""
     import numpy as np
     return np.array([[-1 if is_degenerate(t) else 2 * item_passes(it, t) + keeps_length(t, e)
                       for it, t, e in zip(items, a.texts, a.has_eos)] for a in pool], dtype=float)
 
 # %% ../nbs/08b_on_policy.ipynb #bc0d69a0
 def _style_residual(scores, pool) -> tuple:
-    ("`(residual, r2)`: the reward less its style part, a least-squares fit within prompt of the (samples, prompts) "
-     "scores on each answer's `style_features` (log length, the counts); `r2`: the share of the within-prompt "
-     "variance style explains.")
+    """`(residual, r2)`: the reward less its style part, a least-squares fit within prompt of the (samples, prompts)
+    scores on each answer's `style_features` (log length, the counts); `r2`: the share of the within-prompt variance
+    style explains."""
     import numpy as np
     s = np.asarray(scores, dtype=float)
     F = np.array([[[np.log1p(v) if k == 'length' else v for k, v in style_features(t, n).items()]
@@ -226,8 +228,8 @@ def _style_residual(scores, pool) -> tuple:
     return s - fit.reshape(s.shape), float(1 - ((y - fit) ** 2).sum() / (y ** 2).sum())
 
 def _scale_adapter(folder:Path, scale:float) -> None:
-    ("Scale a saved LoRA adapter's change to the base by `scale`, in place: its B matrices times `scale`, so each "
-     "layer's weight is W0 + scale·ΔW (the base at 0, the trained policy at 1).")
+    """Scale a saved LoRA adapter's change to the base by `scale`, in place: its B matrices times `scale`, so each
+    layer's weight is W0 + scale·ΔW (the base at 0, the trained policy at 1)."""
     from safetensors.torch import load_file, save_file
     f = Path(folder)/'adapter_model.safetensors'
     sd = load_file(f)
@@ -253,8 +255,8 @@ def _done_round(rd: Path, setup: dict) -> dict | None:
 # %% ../nbs/08b_on_policy.ipynb #b510b030
 def _one_round(r:int, rd:Path, adapter, prompts, score, cfg:OnPolicyConfig, gen:dict, over:dict, setup:dict,
                heldout=None, judge=None) -> tuple:
-    ("Round `r`: the policy at `adapter` (the base when None) answers a draw of `prompts`, `score` ranks, DPO "
-     "trains into `rd` from that policy: `(info, result)`, `info` saved as `rd/round.json`.")
+    """Round `r`: the policy at `adapter` (the base when None) answers a draw of `prompts`, `score` ranks, DPO trains
+    into `rd` from that policy: `(info, result)`, `info` saved as `rd/round.json`."""
     import numpy as np
     from datasets import Dataset
     t0 = time.perf_counter()
@@ -320,12 +322,12 @@ def train_dpo_on_policy(
     config: OnPolicyConfig | str = 'cpu',
     output_dir=None,         # round-1/, round-2/, ... and metrics.json; an existing folder resumes after its last round
     *,
-    reward,                  # ranks the answers: a RewardModel, a RewardJudge, or anything with .score(prompts, answers)
+    reward,                  # ranks the answers: a RewardModel, a RewardJudge or anything with .score(prompts, answers)
     judge=None,              # the independent judge for `eval`
     **overrides,             # OnPolicyConfig fields
 ) -> OnPolicyResult:
-    ("Rounds of on-policy DPO: the current policy answers, the reward model ranks, DPO trains on best vs worst "
-     "from where the last round stopped, the reference stays the base; the metrics hold one row per round.")
+    """Rounds of on-policy DPO: the current policy answers, the reward model ranks, DPO trains on best vs worst from
+    where the last round stopped, the reference stays the base; the metrics hold one row per round."""
     import tempfile
     cfg = OnPolicyConfig.make(config, **overrides)
     prompts = [p for p in dict.fromkeys(prompts or []) if isinstance(p, str) and p.strip()]
@@ -336,11 +338,11 @@ def train_dpo_on_policy(
     score = reward.score if hasattr(reward, 'score') else reward
     bf16 = auto_bf16() if cfg.bf16 is None else bool(cfg.bf16)   # resolved once, by the CPU's features
     gen = dict(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, system=cfg.system,
-               batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, repetition_penalty=cfg.repetition_penalty, bf16=bf16,
-               refill=cfg.refill)   # (the rounds' own evaluation too)
+               batch_size=cfg.batch_size, batches_at_once=cfg.batches_at_once, bf16=bf16, refill=cfg.refill,
+               repetition_penalty=cfg.repetition_penalty)   # (the rounds' own evaluation too)
     over = {k: getattr(cfg, k) for k in ('learning_rate', 'beta', 'sft_weight') if getattr(cfg, k) is not None}
     adapter, rounds, res = None, [], None
-    skip = ('rounds', 'resume', 'eval_prompts', 'batches_at_once', 'bf16', 'refill', 'adapter_scale')   # not what a round depends on
+    skip = ('rounds', 'resume', 'eval_prompts', 'batches_at_once', 'bf16', 'refill', 'adapter_scale')   # not setup
     setup = {**{k: v for k, v in asdict(cfg).items() if k not in skip},
              'prompts': hashlib.sha1('\n'.join(prompts).encode()).hexdigest()[:12]}   # what a round depends on
     if bf16: setup['bf16'] = True   # fp32 rounds keep the setup rounds made before this switch had

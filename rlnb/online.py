@@ -56,8 +56,8 @@ def _check_online_config(c):
 # %% ../nbs/09_online.ipynb #93def4f5
 @dataclass
 class OnlineConfig(StageConfig):
-    ("How an agent keeps learning from live feedback (the first five fields and defaults are the replaced "
-     "service's). Presets: `cpu`, `tiny`.")
+    """How an agent keeps learning from live feedback (the first five fields and defaults are the replaced service's).
+    Presets: `cpu`, `tiny`."""
     min_samples_to_retrain: int = 100     # new feedback records that trigger a retrain
     max_buffer_size: int = 10_000         # a retrain uses at most the newest this many new records
     retrain_interval_hours: float = 24    # ... and retrains anyway after this long (with >= min_samples_on_schedule)
@@ -211,8 +211,8 @@ def _mark_used(self:OnlineLearner, ids:list[str], version:int|None):
 
 @patch
 def _overflow_ids(self:OnlineLearner) -> list[str]:
-    ("New records older than the newest `max_buffer_size`: dropped from the buffer at the next retrain (marked "
-     "used, version None).")
+    """New records older than the newest `max_buffer_size`: dropped from the buffer at the next retrain (marked used,
+    version None)."""
     import sqlalchemy as sa
     q = _unused(self).with_only_columns(self.store.table.c.id).offset(self.config.max_buffer_size)
     with self.store.engine.connect() as c: return list(c.execute(q).scalars())
@@ -220,8 +220,8 @@ def _overflow_ids(self:OnlineLearner) -> list[str]:
 # %% ../nbs/09_online.ipynb #9119fc83
 @patch
 def add_feedback(self:OnlineLearner, entry:dict|Feedback) -> str:
-    ("Store one feedback record (the replaced service's `{entry_id, rating: 'up'|'down', tags, notes}`, or any rlnb "
-     "feedback shape); returns its id.")
+    """Store one feedback record (the replaced service's `{entry_id, rating: 'up'|'down', tags, notes}`, or any rlnb
+    feedback shape); returns its id."""
     if isinstance(entry, dict) and 'entry_id' in entry:
         e = dict(entry)
         eid = e.pop('entry_id')
@@ -247,8 +247,8 @@ def _pid_alive(pid:int) -> bool:
 
 @patch
 def _runs(self:OnlineLearner, status:str|None=None) -> list[dict]:
-    ("This agent's retrain runs, newest first; a run left 'running' by a process that is gone (a killed retrain) is "
-     "marked failed first.")
+    """This agent's retrain runs, newest first; a run left 'running' by a process that is gone (a killed retrain) is
+    marked failed first."""
     import sqlalchemy as sa
     R = self.runs
     with self.store.engine.connect() as c:
@@ -281,8 +281,8 @@ def last_trained_at(self:OnlineLearner) -> float|None:
 # %% ../nbs/09_online.ipynb #e78033f2
 @patch
 def should_retrain(self:OnlineLearner, why:bool=False):
-    ("True when the buffer holds `min_samples_to_retrain` records, or the interval has passed with "
-     "`min_samples_on_schedule`. `why=True`: `(bool, reason)`.")
+    """True when the buffer holds `min_samples_to_retrain` records, or the interval has passed with
+    `min_samples_on_schedule`. `why=True`: `(bool, reason)`."""
     c, n = self.config, self.buffer_size()
     last = self.last_trained_at()
     waited = None if last is None else (self.clock() - last) / 3600
@@ -306,8 +306,8 @@ def should_retrain(self:OnlineLearner, why:bool=False):
 # %% ../nbs/09_online.ipynb #54ad7467
 @patch
 def get_status(self:OnlineLearner) -> dict:
-    ("The replaced service's status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks "
-     "next: why, when, what serves, what runs.")
+    """The replaced service's status (`buffer_size`, `min_samples`, `should_retrain`) and what an operator asks next:
+    why, when, what serves, what runs."""
     c = self.config
     ok, reason = self.should_retrain(why=True)
     last = self.last_trained_at()
@@ -341,8 +341,8 @@ def get_status(self:OnlineLearner) -> dict:
 # %% ../nbs/09_online.ipynb #2641af46
 @patch
 def ensure_baseline(self:OnlineLearner):
-    ("The deployed version; an agent with none gets its base model registered (kind 'base') and deployed as the "
-     "baseline.")
+    """The deployed version; an agent with none gets its base model registered (kind 'base') and deployed as the
+    baseline."""
     dep = self.registry.deployed(self.agent)
     if dep is not None: return dep
     path = model_path(self.config.base)
@@ -363,8 +363,8 @@ def ensure_baseline(self:OnlineLearner):
 def deploy(self:OnlineLearner, version, reason:str|None=None, action:str='promote',
            force:bool=False,       # deploy a version that has not passed the gate (needs a reason)
            actor:str|None=None):   # who (kept in the registry's history)
-    ("Deploy `version` (the registry checks the gate and the GGUF), then tell the server (`on_deploy`). `action`: "
-     "'promote' or 'rollback' (the registry's log).")
+    """Deploy `version` (the registry checks the gate and the GGUF), then tell the server (`on_deploy`). `action`:
+    'promote' or 'rollback' (the registry's log)."""
     v = self.registry.get(self.agent, version)
     if self.config.auto_export and not v.gguf_paths:
         raise ValueError(f"{self.agent} {v.name} has no GGUF to serve: export it first")
@@ -392,8 +392,8 @@ def rollback(self:OnlineLearner, version=None, reason:str|None=None, force:bool=
 # %% ../nbs/09_online.ipynb #0d2c655d
 @patch
 def heldout_prompts(self:OnlineLearner) -> list[str]:
-    ("The gate's prompts: distinct prompts of this agent's feedback in the held-out hash share (at most "
-     "`eval_prompts`, seeded sample).")
+    """The gate's prompts: distinct prompts of this agent's feedback in the held-out hash share (at most `eval_prompts`,
+    seeded sample)."""
     import sqlalchemy as sa
     t, c = self.store.table, self.config
     with self.store.engine.connect() as conn:
@@ -439,8 +439,8 @@ def trigger_retrain(self:OnlineLearner,
                     progress=None,             # progress(fraction, message)
                     baseline:bool=True,        # an agent with no deployed version gets its base model deployed first
                    ) -> dict:
-    ("One retrain: buffer → candidate → judged against the deployed policy → registered (and deployed if the gate "
-     "passes and auto_deploy).")
+    """One retrain: buffer → candidate → judged against the deployed policy → registered (and deployed if the gate
+    passes and auto_deploy)."""
     if self.judge is None:
         raise ValueError(
             "the gate needs a judge: OnlineLearner(..., judge=RewardJudge(folder)), a reward model the policy never"

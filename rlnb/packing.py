@@ -23,9 +23,9 @@ class PackedBatch:
     index: object  # (N, L) flat index r*T + t of each original (row, position) in the packed rows; -1 for padding
 
 def _row_start(input_ids, row:list) -> int:
-    ("How many first tokens every group of a packed `row` has in common (the chat template's system turn, the "
-     "same in every prompt), within each group's shared prompt (a pair) or short of its last token (a single "
-     "row); 0 for a row of one group.")
+    """How many first tokens every group of a packed `row` has in common (the chat template's system turn, the same in
+    every prompt), within each group's shared prompt (a pair) or short of its last token (a single row); 0 for a row
+    of one group."""
     if len(row) < 2: return 0
     lim = min(e if b == 0 else e - 1 for src, s, e, b in (g[0] for g in row))
     if lim <= 0: return 0
@@ -36,10 +36,9 @@ def _row_start(input_ids, row:list) -> int:
 def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:int=1024,
                share_start:bool=True,   # the first tokens all of a row's groups share pass once per row (`_row_start`)
               ) -> PackedBatch:
-    ("Pack a right-padded batch. With `paired`, rows i and i + N/2 share their common prompt prefix (tokens "
-     "equal and labelled -100 in both). With `share_start`, the first tokens every group of a packed row has in "
-     "common (a chat template's system turn) appear once, at the row's start, and every group's tokens attend to "
-     "them.")
+    """Pack a right-padded batch. With `paired`, rows i and i + N/2 share their common prompt prefix (tokens equal and
+    labelled -100 in both). With `share_start`, the first tokens every group of a packed row has in common (a chat
+    template's system turn) appear once, at the row's start, and every group's tokens attend to them."""
     import torch
     N, L = input_ids.shape
     am = attention_mask.long()
@@ -47,9 +46,8 @@ def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:i
         raise ValueError("pack_batch needs right-padded rows (real tokens first, then padding)")
     n = am.sum(1).tolist()
     B = N // 2 if paired and N % 2 == 0 else 0
-    groups = (
-        []
-    )  # per group: list of (source row, start, end, branch); branch 0 = shared prefix, 1 = first row, 2 = second row
+    # per group: list of (source row, start, end, branch); branch 0 = shared prefix, 1 = first row, 2 = second row
+    groups = []
     for i in range(B):
         j, lim = i + B, min(n[i], n[i + B])
         same = (input_ids[i, :lim] == input_ids[j, :lim]) & (labels[i, :lim] == -100) & (labels[j, :lim] == -100)
@@ -98,8 +96,8 @@ def packed_logprobs(
     model, input_ids, attention_mask, labels, paired: bool = True, max_tokens: int = 1024, metrics: bool = False,
     share_start: bool = True,
 ) -> dict:
-    ("Per-token log-probs `(N, L-1)` of the labelled tokens (`labels != -100`) of a right-padded batch, computed "
-     "packed (`pack_batch`).")
+    """Per-token log-probs `(N, L-1)` of the labelled tokens (`labels != -100`) of a right-padded batch, computed packed
+    (`pack_batch`)."""
     import torch
     hf = model.get_base_model() if hasattr(model, 'get_base_model') else model  # PEFT: the HF model, LoRA layers inside
     dev = input_ids.device
@@ -128,17 +126,17 @@ def packed_logprobs(
 
 # %% ../nbs/05a_packing.ipynb #a29e0747
 class PackedOutput(dict):
-    ("`packed_forward`'s outputs, read by attribute as TRL does. A dict, not a `SimpleNamespace`: under several "
-     "processes DDP looks for the output's tensors to find the parameters the backward will reach, and it cannot "
-     "see into a namespace; it then took every LoRA weight for unused, marked it ready at once, and failed in "
-     "the backward ('Expected to mark a variable ready only once').")
+    """`packed_forward`'s outputs, read by attribute as TRL does. A dict, not a `SimpleNamespace`: under several
+    processes DDP looks for the output's tensors to find the parameters the backward will reach, and it cannot see
+    into a namespace; it then took every LoRA weight for unused, marked it ready at once, and failed in the backward
+    ('Expected to mark a variable ready only once')."""
     def __getattr__(self, k):
         try: return self[k]
         except KeyError: raise AttributeError(k) from None
 
 def packed_forward(self, *args, fused_lm_head=False, labels=None, input_ids=None, attention_mask=None, **kw):
-    ("A drop-in for the `fused_lm_head=True` forward TRL installs on its policy: the same outputs, computed by "
-     "`packed_logprobs`.")
+    """A drop-in for the `fused_lm_head=True` forward TRL installs on its policy: the same outputs, computed by
+    `packed_logprobs`."""
     extra = [
         k for k, v in kw.items() if v is not None and k not in ('use_cache', 'return_dict')
     ]  # PEFT passes inputs_embeds=None etc.
@@ -160,8 +158,7 @@ def packed_forward(self, *args, fused_lm_head=False, labels=None, input_ids=None
     )
 
 def use_packed_forward(model, paired:bool=True, max_tokens:int=1024, share_start:bool=True):
-    ("Put `packed_forward` in place of the fused forward TRL installed on `model` (PEFT-wrapped or not); "
-     "idempotent.")
+    """Put `packed_forward` in place of the fused forward TRL installed on `model` (PEFT-wrapped or not); idempotent."""
     base = model.get_base_model() if hasattr(model, 'get_base_model') else model
     if not hasattr(base, '_rlnb_orig_forward'): base._rlnb_orig_forward = base.forward
     base._rlnb_packed = dict(paired=paired, max_tokens=max_tokens, share_start=share_start)
@@ -169,8 +166,8 @@ def use_packed_forward(model, paired:bool=True, max_tokens:int=1024, share_start
     return model
 
 def packed_trainer(Trainer, paired:bool=True, max_tokens:int=1024, share_start:bool=True):
-    ("A subclass of TRL's `Trainer` (DPOTrainer, KTOTrainer) whose log-probs come from `packed_forward`, the "
-     "precomputed reference's included.")
+    """A subclass of TRL's `Trainer` (DPOTrainer, KTOTrainer) whose log-probs come from `packed_forward`, the
+    precomputed reference's included."""
     class Packed(Trainer):
         def __init__(self, *a, **k):
             super().__init__(*a, **k)

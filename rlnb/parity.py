@@ -124,9 +124,8 @@ def check_parity(report:dict, quant:str, min_top1:float=0.98,
 
 # %% ../nbs/07b_parity.ipynb #d5a656d8
 def gguf_answer(path, question:str, max_tokens:int=32, system:str|None=None, repeat_penalty:float=1.0) -> str:
-    ("One greedy answer from the GGUF at `path`, after the `system` message and with the `repeat_penalty` a "
-     "deployment gives it (the Modelfile's: `SAMPLING`); call it through `isolated` to keep llama.cpp out of this "
-     "process.")
+    """One greedy answer from the GGUF at `path`, after the `system` message and with the `repeat_penalty` a deployment
+    gives it (the Modelfile's: `SAMPLING`); call it through `isolated` to keep llama.cpp out of this process."""
     msgs = ([{'role': 'system', 'content': system}] if system else []) + [{'role': 'user', 'content': question}]
     return gguf_completion(load_gguf(path), msgs, max_tokens=max_tokens, repeat_penalty=repeat_penalty)['choices'][0][
         'message'

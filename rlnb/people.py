@@ -76,9 +76,8 @@ def _agreement_stats(labels:dict, raters:list, level:str) -> dict:
             'agreement': float(np.mean(same)) if same else float('nan')}
 
 def agreement(records, kind:str='comparison', conf:float=0.95, reps:int=1000, seed:int=0) -> dict:
-    ("How far raters agree on the items two or more of them labelled: Krippendorff's α, mean pairwise Cohen's κ "
-     "and raw agreement, each with a bootstrap interval over items (α is undefined, NaN, when every label is the "
-     "same).")
+    """How far raters agree on the items two or more of them labelled: Krippendorff's α, mean pairwise Cohen's κ and raw
+    agreement, each with a bootstrap interval over items (α is undefined, NaN, when every label is the same)."""
     import numpy as np
     labels = {i: d for i, d in rater_labels(records, kind).items() if len(d) >= 2}
     raters = sorted({r for d in labels.values() for r in d})
@@ -96,8 +95,8 @@ def agreement(records, kind:str='comparison', conf:float=0.95, reps:int=1000, se
 
 # %% ../nbs/08c_people.ipynb #24579b20
 def _disagreement_p(labels:dict, who:str, reps:int, rng) -> float:
-    ("One-sided bootstrap p-value (items resampled) that `who` agrees with the others less often than they agree "
-     "among themselves.")
+    """One-sided bootstrap p-value (items resampled) that `who` agrees with the others less often than they agree among
+    themselves."""
     import numpy as np
     items = [d for d in labels.values() if len(d) >= 2]
     a = np.array([[sum(d[who] == d[o] for o in d if o != who), len(d) - 1] if who in d else [0, 0] for d in items], float)
@@ -119,9 +118,9 @@ def _holm(p:dict) -> dict:
 
 def rater_quality(records, kind:str='comparison', gold:dict|None=None, conf:float=0.95, alpha:float=0.05,
                   reps:int=1000, seed:int=0):
-    ("A table (DataFrame) of every rater's agreement with the others, gold accuracy, pace and position bias. "
-     "Flags: agreeing with the others less than they agree among themselves (item bootstrap), and picking one "
-     "side (exact binomial test); Holm-adjusted together (all raters, both kinds) at `alpha`.")
+    """A table (DataFrame) of every rater's agreement with the others, gold accuracy, pace and position bias. Flags:
+    agreeing with the others less than they agree among themselves (item bootstrap), and picking one side (exact
+    binomial test); Holm-adjusted together (all raters, both kinds) at `alpha`."""
     import numpy as np, pandas as pd
     from datetime import datetime
     recs = [r for r in records if r.kind == kind]
@@ -176,8 +175,8 @@ def review(source,                          # a run folder, a report JSON, an `E
            policy:str|None=None,            # which report of a run folder (`eval/<policy>.json`); needed when several
            n:int|None=20,                   # pairs to show (a uniform random n of the report's prompts)
            **kw) -> BlindReview:
-    ("A `BlindReview` of a saved evaluation: the trained policy's answers against the base's, blind, with the "
-     "verdict so far.")
+    """A `BlindReview` of a saved evaluation: the trained policy's answers against the base's, blind, with the verdict
+    so far."""
     report, run_agent = _report_source(source, policy)
     agent = agent or run_agent
     if agent is None: raise ValueError("say whose records these are: agent='...' (a run folder names its own)")
@@ -185,9 +184,9 @@ def review(source,                          # a run folder, a report JSON, an `E
     return BlindReview(report, store, agent, rater, n=n, **kw)
 
 def add_human(report, records, judge:str|None=None, mode:str|None=None, conf:float=0.95, min_human:int=50) -> dict:
-    ("People's verdict on a report: `human_win_rate` of the blind-review records on its pairs against its "
-     "judge's verdicts, stored in the report under `modes[mode]['human'][judge]` (where `report_headline` and "
-     "the online gate read it; a report's JSON file is rewritten) and returned.")
+    """People's verdict on a report: `human_win_rate` of the blind-review records on its pairs against its judge's
+    verdicts, stored in the report under `modes[mode]['human'][judge]` (where `report_headline` and the online gate
+    read it; a report's JSON file is rewritten) and returned."""
     path = Path(report) if isinstance(report, (str, Path)) else None
     if path is not None: report = json.loads(path.read_text())          # a saved report: updated in its file
     r = review_rows(report, judge, mode)
@@ -204,8 +203,8 @@ def add_human(report, records, judge:str|None=None, mode:str|None=None, conf:flo
 
 # %% ../nbs/08c_people.ipynb #86be3f62
 def fit_bt(d, l2:float=1.0, iters:int=12, w=None):
-    ("A linear Bradley–Terry head: the weights w maximising Σ log σ(w·d) − l2·|w|² over pair feature differences "
-     "d (chosen minus rejected), by Newton's method (the loss is convex). Returns w.")
+    """A linear Bradley–Terry head: the weights w maximising Σ log σ(w·d) − l2·|w|² over pair feature differences d
+    (chosen minus rejected), by Newton's method (the loss is convex). Returns w."""
     import numpy as np
     d = np.asarray(d, dtype=float)
     w = np.zeros(d.shape[1]) if w is None else w.copy()
@@ -220,17 +219,17 @@ def fit_bt(d, l2:float=1.0, iters:int=12, w=None):
     return w
 
 def bt_ensemble(d, members:int=4, seed:int=0, l2:float=1.0):
-    ("`members` linear BT heads, each fitted on a bootstrap resample of the labelled pairs: rows of a (members, "
-     "dims) array.")
+    """`members` linear BT heads, each fitted on a bootstrap resample of the labelled pairs: rows of a (members, dims)
+    array."""
     import numpy as np
     rng = np.random.default_rng(seed)
     return np.stack([fit_bt(d[rng.integers(0, len(d), len(d))], l2) for _ in range(members)])
 
 def select_pairs(probs, n:int, random_share:float=0.25, seed:int=0, exclude=()) -> list[int]:
-    ("The n pool pairs to label next: the `1 - random_share` part where an ensemble's members disagree most (the "
-     "spread of their win probabilities; a pair's orientation does not change it), the rest uniformly at random "
-     "from what is left, so the labelled set keeps a random core (Chatbot Arena found purely active sampling "
-     "biased its fit). `probs`: (members, pool) win probabilities; `exclude`: pairs already labelled.")
+    """The n pool pairs to label next: the `1 - random_share` part where an ensemble's members disagree most (the spread
+    of their win probabilities; a pair's orientation does not change it), the rest uniformly at random from what is
+    left, so the labelled set keeps a random core (Chatbot Arena found purely active sampling biased its fit).
+    `probs`: (members, pool) win probabilities; `exclude`: pairs already labelled."""
     import numpy as np
     probs = np.asarray(probs, dtype=float)
     free = np.setdiff1d(np.arange(probs.shape[1]), np.asarray(list(exclude), dtype=int))
@@ -286,7 +285,8 @@ def label_efficiency(pool, test,                  # (pairs, dims) feature differ
             'pool_pairs': len(pool), 'test_pairs': len(test),
             'curves': {k: {'mean': [round(float(v), 4) for v in np.mean(c, 0)],
                            'ci': [_t_ci(col, conf) for col in np.asarray(c).T]} for k, c in acc.items()},
-            'diff': {'mean': [round(float(v), 4) for v in (a - r).mean(0)], 'ci': [_t_ci(col, conf) for col in (a - r).T]},
+            'diff': {'mean': [round(float(v), 4) for v in (a - r).mean(0)],
+                     'ci': [_t_ci(col, conf) for col in (a - r).T]},
             'mean_gain': {'rate': round(float((a - r)[:, 1:].mean()), 4), 'ci': _t_ci((a - r)[:, 1:].mean(1), conf)},
             'per_seed': acc}
 

@@ -105,8 +105,8 @@ def run_replicates(recipe:str|Path|dict, # recipe path or dict
                    n:int=3,               # runs, under split seeds seed, seed + 1, ..., seed + n - 1
                    root:str|Path|None=None,
                    results:str|Path|None=None) -> dict:   # saved measurements (`saved_results`), for each run
-    ("Run `recipe` `n` times under consecutive split seeds (each its own run folder, each holding out other "
-     "topics) and summarise them (`replicate_summary`), written to `replicates.json` in the last run folder.")
+    """Run `recipe` `n` times under consecutive split seeds (each its own run folder, each holding out other topics) and
+    summarise them (`replicate_summary`), written to `replicates.json` in the last run folder."""
     if not isinstance(n, int) or n < 2: raise ValueError(f"replicates must be an integer >= 2, got {n!r}")
     r0 = load_recipe(recipe)
     s0 = r0.get('seed', 0)

@@ -30,8 +30,8 @@ ALGORITHMS = ('sft', 'dpo', 'kto', 'ppo', 'grpo', 'rloo')
 class InsufficientFeedback(ValueError): "Too little usable feedback to train."
 
 class TrainRequest(BaseModel):
-    ("Body of `POST /api/policies/train_policy/{agent_id}` (the replaced service's fields, plus the algorithm and "
-     "a few knobs).")
+    """Body of `POST /api/policies/train_policy/{agent_id}` (the replaced service's fields, plus the algorithm and a few
+    knobs)."""
     model_config = ConfigDict(extra='forbid', allow_inf_nan=False)   # NaN/inf: 422, never a 500
     dryRun: bool = False
     maxSteps: int = Field(100, ge=1, le=MAX_STEPS, description='optimisation steps')
@@ -99,9 +99,9 @@ def _check_method(method:str, s:dict):
 
 # %% ../nbs/10e_plans.ipynb #c2f71fdc
 def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shape:dict, first:str|None=None) -> dict:
-    ("The pipeline recipe a train_policy request runs: format the agent's feedback, then (`first='sft'`) SFT on the "
-     "answers known to be right at the SFT preset's rate, then the method's stages from it (SFT, DPO or KTO; "
-     "PPO/GRPO/RLOO after a reward model, Bradley-Terry on pairs where they exist, else regression on the scores).")
+    """The pipeline recipe a train_policy request runs: format the agent's feedback, then (`first='sft'`) SFT on the
+    answers known to be right at the SFT preset's rate, then the method's stages from it (SFT, DPO or KTO;
+    PPO/GRPO/RLOO after a reward model, Bradley-Terry on pairs where they exist, else regression on the scores)."""
     common = dict(model=req.baseModel, learning_rate=req.learningRate, batch_size=req.batchSize)
     # four checkpoints a stage: a job its server's restart interrupted resumes from one
     save = max(1, req.maxSteps // 4)
@@ -109,7 +109,8 @@ def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shap
     formats = {'dpo': ['pairs'], 'kto': ['kto'], 'sft': []}.get(method)
     formats = (['sft'] if 'sft' in (first, method) else []) + (formats if formats is not None else
                                                                ['pairs', 'targets'] if pairwise else ['targets'])
-    stages = [dict(stage='format', store=store_url, min_margin=req.minMargin, eval_frac=0.2, formats=formats, min_pairs=1)]
+    stages = [dict(stage='format', store=store_url, min_margin=req.minMargin, eval_frac=0.2, formats=formats,
+                   min_pairs=1)]
     if 'sft' in (first, method):   # asked for, the request's rate; first of two, the SFT preset's (LoRA's usual 2e-4)
         stages.append(
             dict(
@@ -124,7 +125,8 @@ def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shap
         )
         common['model'] = 'sft'    # preference training goes on from the SFT adapter, its reference
     if method in ('dpo', 'kto'):
-        stages.append(dict(stage=method, preset='cpu', max_steps=req.maxSteps, beta=req.beta, save_steps=save, **common))
+        stages.append(dict(stage=method, preset='cpu', max_steps=req.maxSteps, beta=req.beta, save_steps=save,
+                           **common))
     elif method in _RL:
         stages += [dict(stage='reward', preset='tiny' if req.baseModel == 'tiny' else 'cpu',
                         **({} if pairwise else {'objective': 'regression'})),
@@ -133,9 +135,9 @@ def training_recipe(agent:str, req:TrainRequest, method:str, store_url:str, shap
     return dict(agent=agent, seed=0, stages=stages)
 
 def plan_training(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
-    ("What a train_policy request will train, decided from the agent's feedback before any worker starts: `method` "
-     "(`auto`: `choose_method`), `why`, the data's `shape`, the `feedback` summary and the `recipe`. Too little "
-     "feedback: `InsufficientFeedback`; data that cannot train the method: `NotEnoughData` (both a 400).")
+    """What a train_policy request will train, decided from the agent's feedback before any worker starts: `method`
+    (`auto`: `choose_method`), `why`, the data's `shape`, the `feedback` summary and the `recipe`. Too little
+    feedback: `InsufficientFeedback`; data that cannot train the method: `NotEnoughData` (both a 400)."""
     fs = feedback_summary(store, agent)
     _need_feedback(fs['count'])
     if req.algorithm == 'auto':    # choose_method returns the data's shape with its choice: counted once
@@ -156,8 +158,8 @@ def plan_training(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
 def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=None,
                      run_dir:str|Path|None=None,   # a run folder an interrupted run of this job left: continued
                      on_start=None) -> dict:       # on_start(run folder), once it exists
-    ("Train `agent`'s policy on its feedback: the recipe of `plan_training` run by the pipeline's stage functions "
-     "(which register the version); return the replaced service's answer, with the method and why.")
+    """Train `agent`'s policy on its feedback: the recipe of `plan_training` run by the pipeline's stage functions
+    (which register the version); return the replaced service's answer, with the method and why."""
     plan = plan_training(store, agent, req)
     run = run_pipeline(plan['recipe'], resume=run_dir, progress=progress, on_start=on_start)
     m = run.metrics[plan['method'] if plan['method'] in ('sft', 'dpo', 'kto') else 'ppo']
@@ -180,27 +182,29 @@ def train_policy_job(store:FeedbackStore, agent:str, req:TrainRequest, progress=
 
 # %% ../nbs/10e_plans.ipynb #00710373
 def rl_seconds_per_step(algorithm:str, results:str|Path|None=None) -> tuple:
-    ("`(seconds per step on SmolLM2, where that comes from)` for the dry run of a run without a probe, read from "
-     "the saved benchmarks in `results` (`saved_results`: `rlnb_serve_api --results bench/results` in this "
-     "repository): PPO's `cpu` preset from `ppo_speed.json`, KTO from the `cpu` row of `dpo_speed.json` (a step of"
-     " the same size); `(None, why)` where nothing was measured (GRPO, RLOO) or no folder is named.")
+    """`(seconds per step on SmolLM2, where that comes from)` for the dry run of a run without a probe, read from the
+    saved benchmarks in `results` (`saved_results`: `rlnb_serve_api --results bench/results` in this repository):
+    PPO's `cpu` preset from `ppo_speed.json`, KTO from the `cpu` row of `dpo_speed.json` (a step of the same size);
+    `(None, why)` where nothing was measured (GRPO, RLOO) or no folder is named."""
     f = {'ppo': 'ppo_speed.json', 'kto': 'dpo_speed.json'}.get(algorithm)
     if (res := saved_results(results)) is None:
         return None, f"no saved measurement of {algorithm} steps: no folder of them named (--results, env RLNB_RESULTS)"
     if f is None or not (res/f).exists():
-        return None, f"no saved measurement of {algorithm} steps (bench/ppo_speed.py, bench/dpo_speed.py measure PPO, DPO)"
+        return None, (f"no saved measurement of {algorithm} steps (bench/ppo_speed.py, bench/dpo_speed.py measure "
+                      "PPO, DPO)")
     try:
         d = json.loads((res/f).read_text())
         if algorithm == 'ppo': s = next(v['step'] for k, v in d['summary'].items() if 'cpu preset' in k)
         else: s = next(r['s_per_step'] for r in d['rows'] if r['variant'] == 'cpu')
         return s, f"seconds per step of the cpu preset on SmolLM2 in {res.name}/{f} ({d['cpu'].removeprefix('CPU: ')})"
     except (ValueError, KeyError, StopIteration, TypeError, AttributeError) as e:
-        return None, f"no saved measurement of {algorithm} steps: {res.name}/{f} has no cpu preset row ({type(e).__name__})"
+        return None, (f"no saved measurement of {algorithm} steps: {res.name}/{f} has no cpu preset row "
+                      f"({type(e).__name__})")
 
 def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
-    ("The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO: a short measured "
-     "probe; KTO and PPO: the saved benchmarks, `rl_seconds_per_step`), score statistics, the model config, and "
-     "the method `plan_training` chose with its reason.")
+    """The replaced service's dry-run answer: feedback count, estimated steps and minutes (DPO: a short measured probe;
+    KTO and PPO: the saved benchmarks, `rl_seconds_per_step`), score statistics, the model config, and the method
+    `plan_training` chose with its reason."""
     plan = plan_training(store, agent, req)
     fs, method = plan['feedback'], plan['method']
     cfg = _cpu_config(req)
@@ -222,10 +226,12 @@ def dry_run(store:FeedbackStore, agent:str, req:TrainRequest) -> dict:
             ex, SFTConfig.make('cpu', **{k: v for k, v in sft.items() if k not in ('stage', 'preset')}), probe_steps=2
         )
         sft_min = (e['s_per_step'] * e['steps']) / 60
-        steps, minutes = (e['steps'], sft_min) if method == 'sft' else (steps + e['steps'], minutes and minutes + sft_min)
+        steps, minutes = ((e['steps'], sft_min) if method == 'sft'
+                          else (steps + e['steps'], minutes and minutes + sft_min))
         basis = 'measured probe' if method == 'sft' else f"{basis}; SFT first: measured probe, {e['steps']} steps"
     return {'status': 'dry_run', 'feedbackCount': fs['count'], 'estimatedSteps': int(steps),
-            'estimatedTimeMinutes': None if minutes is None else round(minutes, 2), 'scoreMean': fs['mean'], 'scoreStd': fs['std'],
+            'estimatedTimeMinutes': None if minutes is None else round(minutes, 2),
+           'scoreMean': fs['mean'], 'scoreStd': fs['std'],
             'estimateBasis': basis, 'method': method, 'methods': [x for x in (plan['first'], method) if x],
             'methodReason': plan['why'], 'data': plan['shape'],
             'modelConfig': {'base_model': req.baseModel, 'use_lora': True, 'learning_rate': req.learningRate,

@@ -35,20 +35,20 @@ def _decode(model, tok,
             system: str | None = None,      # a system message for every prompt (else the chat template's default)
             max_prompt_length: int = 1024,
             repetition_penalty: float = 1.0,   # > 1 discourages tokens the answer already holds (never EOS)
-            logprobs: bool = False,         # also keep each step's log-softmax (B, T, V): `path_kl` needs no policy pass
+            # also keep each step's log-softmax (B, T, V): `path_kl` needs no policy pass
+            logprobs: bool = False,
             streams: list | None = None,    # [(n, torch.Generator)]: consecutive groups of n prompts, each from its own
                                             # stream, as if each group were decoded alone (None: the global stream)
             share_prefix: bool = True,      # the prompts' common first tokens (the system turn) pass the model once
             prefill_rows: int | None = 16,  # prompts per prefill pass, grouped by length (`prefill_cache`; None: all)
           ) -> dict:
-    ("Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the "
-     "time follows the answers' own lengths, not the longest one's. Keys: `decode_result`'s; with "
-     "`logprobs`, also the model's log-softmax at `temperature` (1 when greedy) before the penalty and the "
-     "nucleus, at every answer position (zeros after an answer's end). The prompts' common beginning "
-     "(`n_shared` tokens: the chat template's system turn) runs once and its keys and values serve every "
-     "row: the prompt ids are the shared part, then each row's left padding, then the rest of its prompt; "
-     "the rest passes in groups of similar length, each cut to its own longest (`prefill_cache`), so little "
-     "of the padding passes the model.")
+    """Answer a batch through the chat template, dropping each answer from the batch as soon as it ends: the time
+    follows the answers' own lengths, not the longest one's. Keys: `decode_result`'s; with `logprobs`, also the
+    model's log-softmax at `temperature` (1 when greedy) before the penalty and the nucleus, at every answer position
+    (zeros after an answer's end). The prompts' common beginning (`n_shared` tokens: the chat template's system turn)
+    runs once and its keys and values serve every row: the prompt ids are the shared part, then each row's left
+    padding, then the rest of its prompt; the rest passes in groups of similar length, each cut to its own longest
+    (`prefill_cache`), so little of the padding passes the model."""
     import torch
     dev = next(model.parameters()).device
     p_ids, p_attn, S = prompt_layout(tok, prompts, system, max_prompt_length, share_prefix, dev)
@@ -88,17 +88,16 @@ def _decode(model, tok,
 
 # %% ../nbs/00b_policy.ipynb #f768b0fd
 def _own(a, S:int) -> int:
-    ("How many last columns of mask `a` (rows, W) after its first `S` any row attends to, from the first such "
-     "column on.")
+    """How many last columns of mask `a` (rows, W) after its first `S` any row attends to, from the first such column
+    on."""
     m = a[:, S:].any(0)
     return len(m) - int(m.nonzero()[0, 0]) if bool(m.any()) else 0
 
 def _regroup(S:int, parts:list, step:int=16):
-    ("One cache and mask from `parts`, each `(cache, attn, rows)`: those rows (None: all) of a cache laid out as "
-     "`_decode`'s (the shared first `S` columns, then each row's own keys right-aligned), with the columns none "
-     "of them attends to dropped, right-aligned to the widest and stacked in order. Each layer becomes a "
-     "`RoomLayer` with room for `step` more positions, in the first part's cache, one layer at a time; returns "
-     "`(cache, attn)`.")
+    """One cache and mask from `parts`, each `(cache, attn, rows)`: those rows (None: all) of a cache laid out as
+    `_decode`'s (the shared first `S` columns, then each row's own keys right-aligned), with the columns none of them
+    attends to dropped, right-aligned to the widest and stacked in order. Each layer becomes a `RoomLayer` with room
+    for `step` more positions, in the first part's cache, one layer at a time; returns `(cache, attn)`."""
     sel = [(c, a if r is None else a[r], r) for c, a, r in parts]
     own = [_own(a, S) for _, a, _ in sel]
     W, B, cache = S + max(own), sum(len(a) for _, a, _ in sel), sel[0][0]
@@ -125,11 +124,10 @@ def _regroup(S:int, parts:list, step:int=16):
 # %% ../nbs/00b_policy.ipynb #9d27ee7f
 def _draw_rows(logits, do_sample:bool, temperature:float, top_p:float, gens:list|None, seen=None, n_seen=None,
                penalty:float=1.0):
-    ("The next token of each row of `logits` (B, V): greedy, or drawn from softmax(logits / T) in the top-p "
-     "nucleus with one uniform from row r's own generator `gens[r]` (inverse CDF over the nucleus, largest "
-     "first). `seen` (B, n) holds each row's answer so far, its first `n_seen[r]` entries real: those get the "
-     "repetition `penalty` (`penalize_repeats`); the rest point at a column appended and dropped again, so they "
-     "touch nothing.")
+    """The next token of each row of `logits` (B, V): greedy, or drawn from softmax(logits / T) in the top-p nucleus
+    with one uniform from row r's own generator `gens[r]` (inverse CDF over the nucleus, largest first). `seen` (B,
+    n) holds each row's answer so far, its first `n_seen[r]` entries real: those get the repetition `penalty`
+    (`penalize_repeats`); the rest point at a column appended and dropped again, so they touch nothing."""
     import torch, torch.nn.functional as F
     if seen is not None and seen.shape[-1] and penalty != 1.0:
         V = logits.shape[-1]
@@ -156,20 +154,20 @@ def _decode_stream(model, tok,
                    max_prompt_length: int = 1024, prefill_rows: int | None = 16,
                    on_done=None,                # called with the number of answers that just ended (a progress bar)
                  ) -> dict:
-    ("Answer every prompt in one continuous pass of at most `rows` answers in flight: once `admit` rows have "
-     "ended, they leave and the next prompts are prefilled and join (`_regroup`: one copy of the cache for all "
-     "of them, where dropping each answer as it ends copied it at nearly every step), so only the last answers "
-     "run in a nearly empty batch. Each answer draws from its own generator, seeded `seeds[i]`, and sees only "
-     "its own keys, values and positions: alone, up to rounding. `_decode`'s keys (`logprobs` aside), `admissions`.")
+    """Answer every prompt in one continuous pass of at most `rows` answers in flight: once `admit` rows have ended,
+    they leave and the next prompts are prefilled and join (`_regroup`: one copy of the cache for all of them, where
+    dropping each answer as it ends copied it at nearly every step), so only the last answers run in a nearly empty
+    batch. Each answer draws from its own generator, seeded `seeds[i]`, and sees only its own keys, values and
+    positions: alone, up to rounding. `_decode`'s keys (`logprobs` aside), `admissions`."""
     import torch
     dev = next(model.parameters()).device
-    p_ids, p_attn, S = prompt_layout(tok, prompts, system, max_prompt_length, True, dev)   # the system turn: S shared columns
+    p_ids, p_attn, S = prompt_layout(tok, prompts, system, max_prompt_length, True, dev)   # S shared: system
     N, P = p_ids.shape
     if do_sample and (seeds is None or len(seeds) != N): raise ValueError(f"sampling needs one seed per prompt ({N})")
-    if max_new_tokens < 1 or rows < 1: raise ValueError(f"max_new_tokens and rows must be >= 1: {max_new_tokens}, {rows}")
+    if max_new_tokens < 1 or rows < 1: raise ValueError(f"max_new_tokens, rows must be >= 1: {max_new_tokens}, {rows}")
     gens = [torch.Generator(dev).manual_seed(int(s)) for s in seeds] if do_sample else None
     out = torch.full((N, max_new_tokens), tok.pad_token_id, dtype=torch.long, device=dev)
-    n_out, rest, admit = torch.zeros(N, dtype=torch.long, device=dev), p_attn[:, S:].sum(-1), min(admit, max(1, rows // 8))
+    n_out, rest, admit = p_ids.new_zeros(N), p_attn[:, S:].sum(-1), min(admit, max(1, rows // 8))
     slot = torch.zeros(0, dtype=torch.long, device=dev)   # the prompt each row of the batch answers; -1: it has ended
     cache = attn = logits = pos = None; q = admissions = 0
     with torch.no_grad():
@@ -184,7 +182,7 @@ def _decode_stream(model, tok,
                 logits = lg if not len(alive) else torch.cat([logits[alive], lg])
                 pos = a.sum(-1) if not len(alive) else torch.cat([pos[alive], a.sum(-1)])
                 slot, admissions = torch.cat([slot[alive], idx]), admissions + 1
-            elif dead and (dead >= admit or 2 * dead >= len(slot)):   # no prompt waits: the ended rows out, a few at a time
+            elif dead and (dead >= admit or 2 * dead >= len(slot)):   # none waits: the ended rows out, a few at a time
                 cache, attn = _regroup(S, [(cache, attn, alive)])
                 slot, logits, pos = slot[alive], logits[alive], pos[alive]
             alive = (slot >= 0).nonzero()[:, 0]; live = slot[alive]
@@ -208,8 +206,8 @@ def _decode_stream(model, tok,
 # %% ../nbs/00b_policy.ipynb #924535d9
 @dataclass
 class Answers:
-    ("A batch of generated answers: texts, token ids, whether each ended with EOS, and (sampled mode) "
-     "per-response KL to the base.")
+    """A batch of generated answers: texts, token ids, whether each ended with EOS, and (sampled mode) per-response KL
+    to the base."""
     texts: list
     n_tokens: list
     has_eos: list
@@ -240,8 +238,8 @@ def _answers(
     bf16: bool | None = False,
     kl_rows: list[int] | None = None,  # with the KL: only these rows' (None: every row's); `Answers.kl_rows` says which
 ) -> Answers:
-    ("Answer every prompt once (`_decode`: chat template, batched, seeded per batch, finished answers leave "
-     "the batch); optionally the per-response KL to the base (`path_kl`).")
+    """Answer every prompt once (`_decode`: chat template, batched, seeded per batch, finished answers leave the batch);
+    optionally the per-response KL to the base (`path_kl`)."""
     import torch
     from tqdm import tqdm
     out = Answers([], [], [], [] if (kl_base or base is not None) else None)
@@ -282,8 +280,8 @@ def _pool(model, tok, prompts:list[str],
                 seed: int = 0,     # draw j is seeded seed + 1_000_003·(j + 1): never the evaluation's own seed
                 progress: bool = True,   # a progress bar over the draws (stderr)
                 **kw) -> list[Answers]:
-    ("k sampled answers to every prompt, as k `Answers` (draw j answers every prompt once; the prefill once: "
-     "`prefills_once`).")
+    """k sampled answers to every prompt, as k `Answers` (draw j answers every prompt once; the prefill once:
+    `prefills_once`)."""
     from tqdm.auto import tqdm
     if k < 1: raise ValueError(f"k must be >= 1, got {k}")
     kw = {'do_sample': True, **kw}
@@ -295,11 +293,11 @@ def _pool(model, tok, prompts:list[str],
 
 # %% ../nbs/00b_policy.ipynb #f3872d6e
 def _refill_answers(model, tok, prompts:list[str], max_new_tokens:int=48, do_sample:bool=False,
-                    temperature:float=0.7, top_p:float=1.0, seed:int|list=0, batch_size:int=16, kl_base:bool=False, base=None,
-                    system:str|None=None, repetition_penalty:float=1.0, batches_at_once:int=1, progress:str|None=None,
+                    temperature:float=0.7, top_p:float=1.0, seed:int|list=0, batch_size:int=16, kl_base:bool=False,
+                    base=None, system:str|None=None, repetition_penalty:float=1.0, batches_at_once:int=1,
+                    progress:str|None=None,
                     memory_budget_mb:float|None=1536, bf16:bool|None=False, kl_rows:list[int]|None=None):
-    ("`_answers` through `_decode_stream`, prompt i drawing from `seed` + i (or `seed[i]`, a list: see "
-     "above).")
+    """`_answers` through `_decode_stream`, prompt i drawing from `seed` + i (or `seed[i]`, a list: see above)."""
     from tqdm import tqdm
     dev = next(model.parameters()).device
     bf16 = auto_bf16(str(dev)) if bf16 is None else bool(bf16)   # the CPU's features, never a timing
@@ -326,8 +324,8 @@ def _refill_answers(model, tok, prompts:list[str], max_new_tokens:int=48, do_sam
     return out
 
 def _refill_pool(model, tok, prompts:list[str], k:int=16, seed:int=0, progress:bool=True, **kw) -> list:
-    ("`_pool` (the same arguments) through one `_refill_answers` pass: draw j of prompt i from draw j's seed "
-     "(seed + 1,000,003·(j + 1), as `_pool`'s) + i.")
+    """`_pool` (the same arguments) through one `_refill_answers` pass: draw j of prompt i from draw j's seed (seed +
+    1,000,003·(j + 1), as `_pool`'s) + i."""
     if k < 1: raise ValueError(f"k must be >= 1, got {k}")
     n, kw, seeds = len(prompts), {'do_sample': True, **kw}, [seed + 1_000_003 * (j + 1) for j in range(k)]
     if kw.get('kl_rows') is not None: raise ValueError("a pool's KL is every row's (kl_rows=None)")
@@ -347,11 +345,9 @@ def generate(
     refill: bool = False,  # one continuous pass (`_decode_stream`): answers join freed rows as others end
     **kw
 ) -> Answers | list[Answers]:
-    (
-        "Answer every prompt through the chat template with `model`: `_answers` (batched, seeded per batch; `kw`: "
-        "its options, e.g. `max_new_tokens`, `do_sample`, `seed`, `system`, `kl_base`, `bf16`), or with `k`, `_pool` "
-        "(draw j from seed + 1,000,003·(j + 1)); with `refill`, the same through `_decode_stream`."
-    )
+    """Answer every prompt through the chat template with `model`: `_answers` (batched, seeded per batch; `kw`: its
+    options, e.g. `max_new_tokens`, `do_sample`, `seed`, `system`, `kl_base`, `bf16`), or with `k`, `_pool` (draw j
+    from seed + 1,000,003·(j + 1)); with `refill`, the same through `_decode_stream`."""
     if k is None:
         return (_refill_answers if refill else _answers)(model, tok, prompts, **kw)
     return (_refill_pool if refill else _pool)(model, tok, prompts, k, **kw)

@@ -23,8 +23,8 @@ __all__ = ['CHECKPOINT_FILES', 'add_value_head', 'forward_logprobs', 'call_rewar
 
 # %% ../nbs/06_ppo.ipynb #768b23b1
 def add_value_head(model, cfg:PPOConfig):
-    ("Wrap a causal LM in LoRA adapters (`cfg.lora_*`) and make its zero-initialised value head: "
-     "`(peft_model, value_head)`.")
+    """Wrap a causal LM in LoRA adapters (`cfg.lora_*`) and make its zero-initialised value head: `(peft_model,
+    value_head)`."""
     import torch
     from peft import LoraConfig, get_peft_model
     lora = lora_config(cfg.lora_r, cfg.lora_alpha, 0.0, cfg.lora_target_modules)
@@ -35,8 +35,8 @@ def add_value_head(model, cfg:PPOConfig):
     return policy, head
 
 def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperature:float=1.0, entropy:bool=False):
-    ("Log-probs (B, T) of the response tokens `ids[:, n_prompt:]`; values (B, T) when given `value_head`; "
-     "per-token entropy (B, T) if asked.")
+    """Log-probs (B, T) of the response tokens `ids[:, n_prompt:]`; values (B, T) when given `value_head`; per-token
+    entropy (B, T) if asked."""
     pos = (attn.long().cumsum(-1) - 1).clamp(min=0)     # left padding: count real tokens only, as `generate` does
     T = ids.shape[1] - n_prompt
     out = model(
@@ -62,9 +62,9 @@ def _final_norm(model):
     return next((m for m in norms if m is not None), None)
 
 def _sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, sampler=None, keep:bool=False):
-    ("PPO's rollouts through transformers' `generate` by `sampler` (`merged_sampler`) or the policy: "
-     "`decode_result`'s keys; with `keep`, also the sampling pass's `logp`, `entropy` and last-layer `hidden` "
-     "(B, T[, d]) at the positions that predict the answer: what `forward_logprobs` would compute again.")
+    """PPO's rollouts through transformers' `generate` by `sampler` (`merged_sampler`) or the policy: `decode_result`'s
+    keys; with `keep`, also the sampling pass's `logp`, `entropy` and last-layer `hidden` (B, T[, d]) at the
+    positions that predict the answer: what `forward_logprobs` would compute again."""
     import torch
     model, temperature = sampler or unwrap_model(model), cfg.temperature if do_sample else 1.0
     tok.padding_side, tok.truncation_side = 'left', 'left'
@@ -91,8 +91,8 @@ def _sample(model, tok, prompts:list[str], cfg:PPOConfig, do_sample:bool=True, s
 
 # %% ../nbs/06_ppo.ipynb #15f23ce8
 def call_reward(reward_fn, prompts:list[str], responses:list[str], completion_ids:list[list[int]]) -> list[float]:
-    ("Call `reward_fn`, passing `completion_ids` only if it accepts them; check it returns one finite float "
-     "per response.")
+    """Call `reward_fn`, passing `completion_ids` only if it accepts them; check it returns one finite float per
+    response."""
     import inspect, math
     ps = inspect.signature(reward_fn).parameters
     takes_ids = 'completion_ids' in ps or any(p.kind == p.VAR_KEYWORD for p in ps.values())
@@ -127,14 +127,12 @@ def normalize_scores(scores, prompts:list[str]):
 
 # %% ../nbs/06_ppo.ipynb #0bc5ce7f
 def bf16_on(cfg:PPOConfig, device) -> bool:
-    ("Whether `cfg` runs bf16 autocast on `device`: `cfg.bf16`, or with None whether `auto_bf16` finds "
-     "native bf16.")
+    """Whether `cfg` runs bf16 autocast on `device`: `cfg.bf16`, or with None whether `auto_bf16` finds native bf16."""
     import torch
     return cfg.bf16 if cfg.bf16 is not None else auto_bf16(torch.device(device).type)
 
 def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
-    ("bf16 autocast on `device` when `cfg.bf16` is on (None: when `auto_bf16` finds native bf16 here), else "
-     "a no-op.")
+    """bf16 autocast on `device` when `cfg.bf16` is on (None: when `auto_bf16` finds native bf16 here), else a no-op."""
     import torch
     dev = torch.device(device).type
     return torch.autocast(dev, dtype=torch.bfloat16) if bf16_on(cfg, dev) else contextlib.nullcontext()
@@ -143,8 +141,8 @@ def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
 import contextlib
 @contextlib.contextmanager
 def attn_kernel(policy, cfg:PPOConfig, device):
-    ("Run the block with `cfg.attn_implementation` (None: 'eager' where bf16 autocast runs on a CPU, else "
-     "unchanged), restoring the model's own kernel after.")
+    """Run the block with `cfg.attn_implementation` (None: 'eager' where bf16 autocast runs on a CPU, else unchanged),
+    restoring the model's own kernel after."""
     import torch
     inner = unwrap_model(policy)
     inner = inner.get_base_model() if hasattr(inner, 'get_base_model') else inner
@@ -197,9 +195,8 @@ def _rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfi
 
 # %% ../nbs/06_ppo.ipynb #8cc9098d
 def _rows(exp:dict, idx) -> tuple:
-    ("`(ids, attn, n_prompt, cut)` of the rows `idx` without the columns none of them uses: the leading "
-     "prompt padding they share and the response positions after all of them ended; `cut(x)` cuts a (B, T) "
-     "tensor to match.")
+    """`(ids, attn, n_prompt, cut)` of the rows `idx` without the columns none of them uses: the leading prompt padding
+    they share and the response positions after all of them ended; `cut(x)` cuts a (B, T) tensor to match."""
     a, m, P = exp['attn'][idx], exp['mask'][idx], exp['n_prompt']
     lead = int((a[:, :P].sum(0) == 0).long().cumprod(0).sum())          # columns that are padding in every row
     T = int(m.sum(0).nonzero().max()) + 1 if bool(m.any()) else 1      # up to the last row's last response token
@@ -252,8 +249,8 @@ def batch_prompts(prompts:list[str], step:int, batch_size:int, seed:int=0) -> li
 # %% ../nbs/06_ppo.ipynb #fad18a8f
 from fastcore.basics import patch
 class PPOTrainer:
-    ("rlnb's PPO: LoRA policy + value head, reference = adapters off. `train(prompts, output_dir)` runs "
-     "`cfg.steps` steps.")
+    """rlnb's PPO: LoRA policy + value head, reference = adapters off. `train(prompts, output_dir)` runs `cfg.steps`
+    steps."""
     def __init__(self, model, tok, reward_fn, cfg:PPOConfig|None=None, accelerator=None):
         import torch
         from accelerate import Accelerator
@@ -415,8 +412,7 @@ def train(
     resume: bool = True,
     progress: bool = True,
 ) -> list[dict]:
-    ("Run until `steps` (default `cfg.steps`) steps are done, checkpointing to `output_dir`; returns the "
-     "history.")
+    """Run until `steps` (default `cfg.steps`) steps are done, checkpointing to `output_dir`; returns the history."""
     from tqdm.auto import tqdm
     if not prompts: raise ValueError("no prompts to train on")
     steps, acc = steps or self.cfg.steps, self.acc

@@ -32,8 +32,8 @@ def _check_ppo_config(c):
 # %% ../nbs/06c_ppo_config.ipynb #21ec3b52
 @dataclass
 class PPOConfig(StageConfig):
-    ("PPO hyper-parameters; defaults follow the PPO-for-RLHF literature (Ziegler et al. 2019; Huang et al. "
-     "2024, *The N+ implementation details of RLHF with PPO*).")
+    """PPO hyper-parameters; defaults follow the PPO-for-RLHF literature (Ziegler et al. 2019; Huang et al. 2024, *The
+    N+ implementation details of RLHF with PPO*)."""
     # the RL objective
     gamma: float = 1.0          # discount: 1, the reward comes once at the end of a response
     lam: float = 0.95           # GAE λ

@@ -28,8 +28,8 @@ def dpo_loss(pc, pr, rc, rr, beta:float=0.1, loss_type:str='sigmoid', label_smoo
 
 # %% ../nbs/05d_preference.ipynb #8e2a60e3
 def _chat_batch(tok, prompts, responses, max_length=None):
-    ("Right-padded `(input_ids, attention_mask, labels)` of chat-formatted prompt + response; labels are -100 on "
-     "prompt and padding.")
+    """Right-padded `(input_ids, attention_mask, labels)` of chat-formatted prompt + response; labels are -100 on prompt
+    and padding."""
     import torch
     rows = []
     for p, r in zip(prompts, responses):
@@ -46,8 +46,8 @@ def _chat_batch(tok, prompts, responses, max_length=None):
     return ids, am, lab
 
 def sequence_logprobs(model, tok, prompts:list[str], responses:list[str], max_length:int|None=None, batch_size:int=8):
-    ("Sum of log π(response | prompt) over the response tokens, for each pair, from the plain padded forward: float "
-     "tensor (N,).")
+    """Sum of log π(response | prompt) over the response tokens, for each pair, from the plain padded forward: float
+    tensor (N,)."""
     import torch
     out, dev = [], next(model.parameters()).device
     for i in range(0, len(prompts), batch_size):
@@ -84,15 +84,15 @@ def _packed_pair_logprobs(model, tok, p, c, r, max_length=None,
     return torch.cat(out, 1)
 
 def adapter_at_start(model) -> bool:
-    ("Whether `model`'s LoRA adapters change nothing yet (every `lora_B` zero, as PEFT starts them): it is its "
-     "reference.")
+    """Whether `model`'s LoRA adapters change nothing yet (every `lora_B` zero, as PEFT starts them): it is its
+    reference."""
     bs = [p for n, p in model.named_parameters() if 'lora_B' in n]
     return bool(bs) and all(not p.any() for p in bs)
 
 def _policy_and_reference(model, logprobs, ref:dict|None):
-    ("`(policy, reference)` values of `logprobs()` (a tensor): the reference with the adapters disabled, from the "
-     "`ref` cache once it holds one (else computed and cached); without an adapter, or with one at its start, the "
-     "policy is the reference and gets no pass of its own.")
+    """`(policy, reference)` values of `logprobs()` (a tensor): the reference with the adapters disabled, from the `ref`
+    cache once it holds one (else computed and cached); without an adapter, or with one at its start, the policy is
+    the reference and gets no pass of its own."""
     import contextlib
     ref = {} if ref is None else ref
     has = hasattr(model, 'disable_adapter')
@@ -103,9 +103,9 @@ def _policy_and_reference(model, logprobs, ref:dict|None):
 def pair_logprobs(model, tok, pairs, max_length=None, packed:bool=True,
                   ref:dict|None=None,  # a cache for the reference's log-probs of these pairs: filled once, then reused
                  ) -> dict:
-    ("Policy and (adapters-disabled) reference log-probs of chosen and rejected (`packed`: through "
-     "`packed_logprobs`, else `sequence_logprobs`). The reference never changes, so a `ref` dict passed again "
-     "skips its pass; an adapter still at its start is the reference, so one pass serves both.")
+    """Policy and (adapters-disabled) reference log-probs of chosen and rejected (`packed`: through `packed_logprobs`,
+    else `sequence_logprobs`). The reference never changes, so a `ref` dict passed again skips its pass; an adapter
+    still at its start is the reference, so one pass serves both."""
     import torch
     p, c, r = pair_columns(pairs)
     def both():  # (2, N): chosen, rejected
@@ -139,8 +139,8 @@ def preference_accuracy(
 def label_accuracy(model, tok, examples, beta:float=0.1, max_length=None,
                    ref:dict|None=None,   # a cache for the reference's log-probs, as in `pair_logprobs`
                   ) -> dict:
-    ("KTO's held-out check on unpaired examples (`prompt`, `completion`, `label`): how often the implicit reward "
-     "has the label's sign (ties half), and the mean reward of desirable minus undesirable completions.")
+    """KTO's held-out check on unpaired examples (`prompt`, `completion`, `label`): how often the implicit reward has
+    the label's sign (ties half), and the mean reward of desirable minus undesirable completions."""
     import torch
     p, c = [prompt_text(x) for x in examples['prompt']], [prompt_text(x) for x in examples['completion']]
     lab = torch.tensor([bool(x) for x in examples['label']])

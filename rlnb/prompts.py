@@ -27,8 +27,8 @@ def heldout_prompts(
     extra: str = 'chatterbot',  # where more come from: chatterbot-corpus conversation openers (never trained on)
     seed: int = 0,
 ) -> list[str]:
-    ("Held-out prompts: the run's held-out chitchat prompts (no stage trained on them), topped up to `n` with "
-     "chatterbot-corpus conversation openers.")
+    """Held-out prompts: the run's held-out chitchat prompts (no stage trained on them), topped up to `n` with
+    chatterbot-corpus conversation openers."""
     import random
     out = []
     if run is not None:
@@ -52,10 +52,8 @@ def heldout_prompts(
 
 # %% ../nbs/02a_prompts.ipynb #dc70797f
 def topic_turns(topics, seed: int = 0, min_words: int = 3, max_words: int = 40) -> dict:
-    (
-        "For each chitchat topic, one later turn of each of its conversations (asked on its own, `min_words` to "
-        "`max_words` words), shuffled: `{topic: [(turn, 'conversation <id>'), ...]}`."
-    )
+    """For each chitchat topic, one later turn of each of its conversations (asked on its own, `min_words` to
+    `max_words` words), shuffled: `{topic: [(turn, 'conversation <id>'), ...]}`."""
     import random
 
     held, rng, by_topic = set(topics), random.Random(seed), {}
@@ -74,9 +72,8 @@ def topic_turns(topics, seed: int = 0, min_words: int = 3, max_words: int = 40) 
     return by_topic
 
 def train_prompt_set(run, n:int=256, seed:int=0) -> list[str]:
-    ("Prompts a policy may train on: later turns of conversations on the run's *training* topics, round robin "
-     "over the topics; none is a prompt `eval_prompt_set` could draw (the same words asked in a held-out "
-     "conversation).")
+    """Prompts a policy may train on: later turns of conversations on the run's *training* topics, round robin over the
+    topics; none is a prompt `eval_prompt_set` could draw (the same words asked in a held-out conversation)."""
     from datasets import load_from_disk
     d = Path(run)/'datasets'/'pairs'/'train'
     if not d.exists(): raise FileNotFoundError(f"{d} is missing: run the 'format' stage first")
@@ -98,9 +95,8 @@ def train_prompt_set(run, n:int=256, seed:int=0) -> list[str]:
 PARTS = ('development', 'confirmation')
 
 def topic_part(topic:str) -> str:
-    ("'development' or 'confirmation': a partition of every topic made once, by a stable hash of its text alone "
-     "(no split seed, no run), so that whichever topics a run holds out, a topic that tuned a choice never "
-     "confirms it.")
+    """'development' or 'confirmation': a partition of every topic made once, by a stable hash of its text alone (no
+    split seed, no run), so that whichever topics a run holds out, a topic that tuned a choice never confirms it."""
     h = int(hashlib.sha1(f'rlnb-confirmation:{topic.strip()}'.encode()).hexdigest()[:8], 16)
     return 'confirmation' if h / 0xFFFFFFFF < 0.5 else 'development'
 
@@ -116,12 +112,12 @@ def eval_prompt_set(
     part: str | None = None,   # 'development' (method choice, budgets, decoding) or 'confirmation' (a recipe's final
                                # verdict) held-out topics only (`topic_part`); None: every held-out topic
 ) -> dict:
-    ("In-distribution prompts: the held-out chitchat topics, then one later turn from each of as many held-out "
-     "conversations as needed (no training stage saw them), round robin over the topics; chatterbot openers as "
-     "an out-of-distribution set. Each prompt's cluster is its conversation (a prompt asked several times: the "
-     "prompt), so intervals hold for the held-out topics drawn; `topics` names each prompt's topic; `part` keeps "
-     "the development or the confirmation topics only. `{'in_distribution': {'prompts', 'clusters', 'topics'}, "
-     "'out_of_distribution': {...}, 'n_rule'}`.")
+    """In-distribution prompts: the held-out chitchat topics, then one later turn from each of as many held-out
+    conversations as needed (no training stage saw them), round robin over the topics; chatterbot openers as an
+    out-of-distribution set. Each prompt's cluster is its conversation (a prompt asked several times: the prompt), so
+    intervals hold for the held-out topics drawn; `topics` names each prompt's topic; `part` keeps the development or
+    the confirmation topics only. `{'in_distribution': {'prompts', 'clusters', 'topics'}, 'out_of_distribution':
+    {...}, 'n_rule'}`."""
     n = prompts_needed(target) if n is None else n
     if n < 1: raise ValueError(f"n must be a positive number of prompts (or None: the power rule), got {n}")
     topics = heldout_prompts(run, n=None, extra=None) if run is not None else []
@@ -162,8 +158,8 @@ def eval_prompt_set(
 
 # %% ../nbs/02a_prompts.ipynb #d34a82db
 def read_prompts(source) -> list[str]:
-    ("Prompts from 'chitchat' (the bundled conversations' openers), a .jsonl file (`prompt`, or `query`, per "
-     "line) or a text file (one per line); blank lines skipped, repeats kept once, in order.")
+    """Prompts from 'chitchat' (the bundled conversations' openers), a .jsonl file (`prompt`, or `query`, per line) or a
+    text file (one per line); blank lines skipped, repeats kept once, in order."""
     if str(source) == 'chitchat':
         return chitchat_prompts()
     p = Path(source)

@@ -22,8 +22,8 @@ __all__ = ['STAGES', 'POLICIES', 'OPTION_CHOICES', 'PLAN_SOURCES', 'stage', 'Run
 STAGES = {}
 
 def stage(name:str, config=None):
-    ("Register the decorated function as pipeline stage `name`; `config`: the dataclass (or function) whose fields"
-     " its `**overrides` take.")
+    """Register the decorated function as pipeline stage `name`; `config`: the dataclass (or function) whose fields its
+    `**overrides` take."""
     def deco(fn):
         fn.config = config
         STAGES[name] = fn
@@ -76,8 +76,8 @@ class Run:
 # %% ../nbs/99a_recipes.ipynb #9150de7d
 from .config import fits_type as _fits
 def stage_options(name:str) -> dict:
-    ("`{option: annotation}` that stage `name` accepts: its keyword parameters, plus its config's fields when it "
-     "takes `**overrides`.")
+    """`{option: annotation}` that stage `name` accepts: its keyword parameters, plus its config's fields when it takes
+    `**overrides`."""
     import inspect, dataclasses
     fn = STAGES[name]
     ps = list(inspect.signature(fn).parameters.values())[1:]
@@ -110,8 +110,8 @@ POLICIES = {
 }
 
 def policy_path(run:Run, name:str) -> Path:
-    ("Where the stage `name` of a run leaves its policy's adapter (`POLICIES`); any other name is a stage's `out` "
-     "folder inside the run, holding `adapter/` or `policy/`.")
+    """Where the stage `name` of a run leaves its policy's adapter (`POLICIES`); any other name is a stage's `out`
+    folder inside the run, holding `adapter/` or `policy/`."""
     if name in POLICIES: return run.path/POLICIES[name]
     if not isinstance(name, str) or Path(name).name != name or name in ('', '.', '..'):
         raise ValueError(f"a policy is a name ({', '.join(POLICIES)} or a stage's `out` folder), got {name!r}")
@@ -152,10 +152,8 @@ def _check_stage(s: dict, where: str):
 
 # %% ../nbs/99a_recipes.ipynb #882707d2
 def load_recipe(recipe: str | Path | dict) -> dict:  # a YAML path or an already-parsed dict
-    (
-        "Read and check a whole recipe before anything runs: `agent`, and `stages` whose names, options and types are"
-        " all known."
-    )
+    """Read and check a whole recipe before anything runs: `agent`, and `stages` whose names, options and types are all
+    known."""
     lines, src = [], 'recipe'
     if not isinstance(recipe, dict):
         import yaml
@@ -200,8 +198,8 @@ def load_recipe(recipe: str | Path | dict) -> dict:  # a YAML path or an already
 # %% ../nbs/99a_recipes.ipynb #4e2af06c
 @functools.cache
 def code_commit() -> str|None:
-    ("The commit of the code this process runs: HEAD when first asked (a run's start), kept for the process, so the "
-     "replicates of one `run_replicates` (one process, code loaded once) all name the code they ran.")
+    """The commit of the code this process runs: HEAD when first asked (a run's start), kept for the process, so the
+    replicates of one `run_replicates` (one process, code loaded once) all name the code they ran."""
     try:
         return (
             subprocess.run(
@@ -240,10 +238,10 @@ PLAN_SOURCES = {
 def recipe_plan(recipe:str|Path, # the recipe's path: its stem names the saved run
                 results:str|Path|None=None, # saved measurements (`saved_results`; bench/results/ here)
                ) -> dict|None:
-    ("The stage times this recipe took when it was last measured: its saved runs in `results` (`eval_demo.json` "
-     "and the fresh-clone `demo*.json` for the demo, `recipe_<stem>.json` from bench/recipe_run.py for others), the "
-     "newest of those measured on this CPU as it is now (same `cpu_line`, same `isa_caps`), else the newest of all: "
-     "`{'source', 'cpu', 'date', 'seconds': {stage: s}}`, or None when it never was or no folder is named.")
+    """The stage times this recipe took when it was last measured: its saved runs in `results` (`eval_demo.json` and the
+    fresh-clone `demo*.json` for the demo, `recipe_<stem>.json` from bench/recipe_run.py for others), the newest of
+    those measured on this CPU as it is now (same `cpu_line`, same `isa_caps`), else the newest of all: `{'source',
+    'cpu', 'date', 'seconds': {stage: s}}`, or None when it never was or no folder is named."""
     if (res := saved_results(results)) is None: return None
     stem = Path(str(recipe)).stem
     pats = PLAN_SOURCES.get(stem, (f'recipe_{stem}.json',))
@@ -288,9 +286,9 @@ class PipelineOptions(StageConfig):
     model: str = 'smollm2'  # --auto: the base to train (a bundled name, a folder or a GGUF file)
 
 def auto_recipe(data:str|Path, agent:str|None=None, model:str='smollm2', min_margin:float=0.2) -> tuple[dict, str]:
-    ("`(recipe, why)` for a JSONL of feedback: import it, format it, train what the data supports (`choose_method`: "
-     "DPO where preference pairs exist, else KTO on judged single answers), evaluate against the right answers when "
-     "the records carry them (`gold` in their metadata), export to GGUF. `NotEnoughData` says what is missing.")
+    """`(recipe, why)` for a JSONL of feedback: import it, format it, train what the data supports (`choose_method`: DPO
+    where preference pairs exist, else KTO on judged single answers), evaluate against the right answers when the
+    records carry them (`gold` in their metadata), export to GGUF. `NotEnoughData` says what is missing."""
     from rlnb.feedback_store import iter_jsonl
     from rlnb.formatting import choose_method
     agent = agent or re.sub(r'[^a-z0-9_-]+', '_', Path(data).stem.lower()).strip('_-') or 'agent'

@@ -50,8 +50,7 @@ class Registry:
     def __repr__(self): return f"Registry({self.store.engine.url.render_as_string(hide_password=True)!r})"
 
 def _upgrade(reg):
-    ("Bring a registry written by an older rlnb up to date: the deployments' actor column, the one-deployed "
-     "index.")
+    """Bring a registry written by an older rlnb up to date: the deployments' actor column, the one-deployed index."""
     import sqlalchemy as sa
     cols = {c['name'] for c in sa.inspect(reg.engine).get_columns('deployments')}
     with reg.engine.begin() as c:
@@ -169,8 +168,8 @@ def register(self:Registry, agent:str, model_path, kind:str,
 # %% ../nbs/01a_registry.ipynb #9412728f
 @patch
 def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
-    ("Attach or change fields of a version (e.g. `eval_report`, `gguf_paths`, `metrics`); status changes go "
-     "through promote/fail.")
+    """Attach or change fields of a version (e.g. `eval_report`, `gguf_paths`, `metrics`); status changes go through
+    promote/fail."""
     v = self.get(agent, version).version
     if bad := set(fields) - {
         'eval_report',
@@ -197,8 +196,8 @@ def update(self:Registry, agent:str, version, **fields) -> PolicyVersion:
 
 # %% ../nbs/01a_registry.ipynb #aef48096
 def register_version(store, agent:str, path, kind:str, **fields) -> PolicyVersion:
-    ("Record a trained policy as a candidate version of `agent` in the registry of `store` (a `Registry`, a "
-     "`FeedbackStore`, a database path or URL, None for the default), and print what was made.")
+    """Record a trained policy as a candidate version of `agent` in the registry of `store` (a `Registry`, a
+    `FeedbackStore`, a database path or URL, None for the default), and print what was made."""
     v = (store if isinstance(store, Registry) else Registry(store)).register(agent, path, kind, **fields)
     print(f"    registered as {agent} {v.name} ({kind}, {v.status})")
     return v
@@ -206,8 +205,8 @@ def register_version(store, agent:str, path, kind:str, **fields) -> PolicyVersio
 # %% ../nbs/01a_registry.ipynb #1b84172e
 @patch
 def deploy_allowed(self:Registry, v:PolicyVersion) -> str|None:
-    ("Why `v` may be deployed without `force` (None: it may not): the base model (the baseline), a candidate "
-     "that passed the gate, or a version that served before (a rollback).")
+    """Why `v` may be deployed without `force` (None: it may not): the base model (the baseline), a candidate that
+    passed the gate, or a version that served before (a rollback)."""
     if v.kind == 'base': return 'the base model'
     if (v.metrics or {}).get('gate_passed') is True: return 'passed the gate'
     if any(e['version'] == v.version for e in self.history(v.agent_id)): return 'served before'
@@ -289,9 +288,8 @@ def promote(self:Registry, agent:str, version,
             force:bool=False,       # deploy a version that has not passed the gate (needs a reason)
             actor:str|None=None,    # who (default: the OS user)
            ) -> PolicyVersion:
-    ("Deploy `version` (the deployed one, if any, is retired) — one transaction. Only the base model, a "
-     "version that passed the gate or one that served before, unless `force` with a `reason`; its GGUF is "
-     "checked first.")
+    """Deploy `version` (the deployed one, if any, is retired) — one transaction. Only the base model, a version that
+    passed the gate or one that served before, unless `force` with a `reason`; its GGUF is checked first."""
     return _set_deployed(self, agent, version_number(version), 'promote', reason, force, actor)
 
 @patch
@@ -389,8 +387,7 @@ def _policies_print(cmd:str, out):
 
 @console_script
 def policies_cli(argv:list|None=None):
-    ("Console script `rlnb_policies COMMAND AGENT [VERSION ...]`, generated from `PoliciesConfig` by "
-     "`stage_cli`.")
+    """Console script `rlnb_policies COMMAND AGENT [VERSION ...]`, generated from `PoliciesConfig` by `stage_cli`."""
     C = PoliciesConfig.COMMANDS
     ap, parse = stage_cli(
         PoliciesConfig, 'rlnb_policies', 'List, compare, promote and roll back policy versions.', run_flags=False,

@@ -21,8 +21,7 @@ def corpus(name:str='feedback_lines') -> tuple[Path, list[dict]]:
     return d/f'{name}.jsonl', json.loads((d/f'{name}.expect.json').read_text())
 
 def check_rejects(rejected:list, expect:list[dict]) -> list[str]:
-    ("What disagrees between `(line, reason)` rejects and the expectations: [] when every line went where it "
-     "should.")
+    """What disagrees between `(line, reason)` rejects and the expectations: [] when every line went where it should."""
     got, bad = dict(rejected), []
     for e in expect:
         n = e['line']
@@ -34,8 +33,8 @@ def check_rejects(rejected:list, expect:list[dict]) -> list[str]:
 
 # %% ../nbs/11_reliability.ipynb #2f63d56b
 def snapshot(store) -> dict:
-    ("Everything a request could change in a store's database, as comparable values: each table's rows (sorted), "
-     "so `snapshot(st) == before` proves a refused request stored or changed nothing.")
+    """Everything a request could change in a store's database, as comparable values: each table's rows (sorted), so
+    `snapshot(st) == before` proves a refused request stored or changed nothing."""
     import sqlalchemy as sa
     out = {}
     with store.engine.connect() as c:
@@ -69,8 +68,8 @@ def start_py(code:str, *args, env:dict|None=None) -> subprocess.Popen:
 
 # %% ../nbs/11_reliability.ipynb #779e98ca
 def kill_during(code:str, *args, delay:float, env:dict|None=None) -> int:
-    ("Start `code` in a fresh Python and SIGKILL it after `delay` seconds if it is still running; its exit code "
-     "(-9: killed).")
+    """Start `code` in a fresh Python and SIGKILL it after `delay` seconds if it is still running; its exit code (-9:
+    killed)."""
     p = start_py(code, *args, env=env)
     try: p.wait(timeout=delay)
     except subprocess.TimeoutExpired:
@@ -123,8 +122,8 @@ def kill_loop(
     check=None,
     env: dict | None = None
 ) -> list:
-    ("Kill `code` `kills` times at seeded random moments in [lo, hi] seconds, calling `check(k)` after each "
-     "kill; the exit codes.")
+    """Kill `code` `kills` times at seeded random moments in [lo, hi] seconds, calling `check(k)` after each kill; the
+    exit codes."""
     rng, codes = random.Random(seed), []
     for k in range(kills):
         codes.append(kill_during(code, *args, delay=rng.uniform(lo, hi), env=env))

@@ -16,8 +16,8 @@ __all__ = ['replicated_line', 'replicate_summary', 'replicates_table']
 
 # %% ../nbs/99c_replicates.ipynb #a3689bb2
 def _same_training(a:list, b:list) -> list|None:
-    ("None where stage lists `a` and `b` differ outside their evaluate stages (or in its policies); else the "
-     "options it differs in.")
+    """None where stage lists `a` and `b` differ outside their evaluate stages (or in its policies); else the options it
+    differs in."""
     ev = lambda s: s.get('stage') == 'evaluate'
     if [s for s in a if not ev(s)] != [s for s in b if not ev(s)]: return None
     ea, eb = next((s for s in a if ev(s)), {}), next((s for s in b if ev(s)), {})
@@ -42,11 +42,11 @@ def _style_tripwires(sc:dict|None, tw:list|None) -> str:
     return ', ' + ', '.join(out) + '.'
 
 def replicated_line(run:Run, results=None) -> str|None:
-    ("Where a saved replicate summary (`replicates_*.json` in `results`, `saved_results`: `bench/confirm.py`) was "
-     "made of this run's recipe (the same stages with the same options; an evaluate stage whose settings differ is"
-     " named): one sentence of its verdict over split seeds, with its control and its file; else None. Of several,"
-     " the latest (a second look's summary is later than its first's; a new confirmation's than an earlier one's)."
-     " One run's interval is one split seed's; this is the recipe's.")
+    """Where a saved replicate summary (`replicates_*.json` in `results`, `saved_results`: `bench/confirm.py`) was made
+    of this run's recipe (the same stages with the same options; an evaluate stage whose settings differ is named):
+    one sentence of its verdict over split seeds, with its control and its file; else None. Of several, the latest (a
+    second look's summary is later than its first's; a new confirmation's than an earlier one's). One run's interval
+    is one split seed's; this is the recipe's."""
     found = []
     if (res := saved_results(results)) is None: return None
     for f in res.glob('replicates_*.json'):
@@ -89,8 +89,8 @@ def _outcomes_by_run(path:Path, name:str, judge:str, ood:bool=False,
                      cache:dict|None=None,    # reports already read (a summary reads each file once)
                      tag:str|None=None,       # a tagged evaluation's reports (`evaluate(tag=...)`: <name>_<tag>.json)
                     ) -> tuple|None:
-    ("Per-prompt outcomes (K x K means) of one policy (or its control) and judge in one run, with each prompt's "
-     "topic; `None` if not evaluated.")
+    """Per-prompt outcomes (K x K means) of one policy (or its control) and judge in one run, with each prompt's topic;
+    `None` if not evaluated."""
     sfx = f'_{tag}' if tag else ''
     m, j = _report_judge(path, name, judge, ood, control, cache, tag)
     if j is None: return None
@@ -109,9 +109,9 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
                       conf:float=0.95, seed:int=0,
                       tag:str|None=None,      # a tagged evaluation of each run (stage key `evaluate_<tag>`)
                      ) -> dict:
-    ("Per policy and judge, over replicated runs: in-distribution and out-of-distribution win rates (mean over "
-     "runs, hierarchical bootstrap interval, between-run interval, each run's own figure), the control's, and how "
-     "many runs gave a valid verdict.")
+    """Per policy and judge, over replicated runs: in-distribution and out-of-distribution win rates (mean over runs,
+    hierarchical bootstrap interval, between-run interval, each run's own figure), the control's, and how many runs
+    gave a valid verdict."""
     runs = [Path(r) for r in runs]
     if len(runs) < 2: raise ValueError(f"a replicate summary needs at least 2 runs, got {len(runs)}")
     ms = [json.loads((r/'metrics.json').read_text()) for r in runs]
@@ -123,9 +123,10 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
     judges = list(judges or ev[0][names[0]]['headline'])
     sets = [json.loads((r/'eval'/f'prompt_set{sfx}.json').read_text()) for r in runs]
     seeds = [json.loads((r/'config.json').read_text()).get('recipe', {}).get('seed', 0) for r in runs]
-    out = {'runs': [f'{r.parent.name}/{r.name}' for r in runs], 'seeds': seeds, 'policies': {}, 'control': {}, 'conf': conf,
-           'part': sets[0].get('part'), 'topics': [sorted(set(p['topics'])) for p in sets],
-           'stage_seconds': [{k: v['seconds'] for k, v in m.items() if isinstance(v, dict) and 'seconds' in v} for m in ms],
+    out = {'runs': [f'{r.parent.name}/{r.name}' for r in runs], 'seeds': seeds, 'policies': {}, 'control': {},
+           'conf': conf, 'part': sets[0].get('part'), 'topics': [sorted(set(p['topics'])) for p in sets],
+           'stage_seconds': [{k: v['seconds'] for k, v in m.items() if isinstance(v, dict) and 'seconds' in v}
+                             for m in ms],
            **({'tag': tag} if tag else {}),
            'peak_rss_mb': [max((v.get('peak_rss_mb') or 0) for v in m.values() if isinstance(v, dict)) for m in ms],
            'judge_validity': {j: [e[names[0]]['judge_validity'].get(j) for e in ev] for j in judges}}
@@ -164,9 +165,9 @@ def replicate_summary(runs:list,              # run folders of one recipe under 
 
 # %% ../nbs/99c_replicates.ipynb #feab418b
 def replicates_table(s:dict, judge:str='judge') -> str:
-    ("Markdown of `replicate_summary` for one judge: per policy, in and out of distribution, and the control; the "
-     "CI (at the summary's `conf`, 95 % unless it says otherwise) is the union of the hierarchical bootstrap and "
-     "the between-run t interval (`rlnb.stats.replicate_interval`).")
+    """Markdown of `replicate_summary` for one judge: per policy, in and out of distribution, and the control; the CI
+    (at the summary's `conf`, 95 % unless it says otherwise) is the union of the hierarchical bootstrap and the
+    between-run t interval (`rlnb.stats.replicate_interval`)."""
     ci = lambda v: f"[{v[0]:.3f}, {v[1]:.3f}]"
     level = f"{100 * s.get('conf', 0.95):g} %"
     out = [f"| policy | row | mean of {len(s['runs'])} runs ({level} CI) |"

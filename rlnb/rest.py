@@ -21,9 +21,8 @@ __all__ = ['best_answers', 'RestConfig', 'rest_round', 'rest_stage']
 
 # %% ../nbs/05c_rest.ipynb #463f4847
 def best_answers(prompts:list[str], pool:list, scores, threshold:float|None=None, ended_only:bool=True) -> tuple:
-    ("`(examples, report)`: each prompt's best-scored answer of the `pool`'s draws as `{prompt, completion, "
-     "score}` (among the ended ones unless `ended_only=False`; kept when it reaches `threshold`), and the "
-     "counts.")
+    """`(examples, report)`: each prompt's best-scored answer of the `pool`'s draws as `{prompt, completion, score}`
+    (among the ended ones unless `ended_only=False`; kept when it reaches `threshold`), and the counts."""
     import numpy as np
     s = np.asarray(scores, dtype=float)
     if s.shape != (len(pool), len(prompts)):
@@ -65,9 +64,8 @@ RestConfig.PRESETS = {'cpu': RestConfig(),
 
 def rest_round(policy, prompts:list[str], score, config:RestConfig|str='cpu', output_dir=None, eval=None,
                **overrides):
-    ("The `policy`'s best answers to `prompts` (`best_answers` of `samples` draws ranked by `score(prompts, "
-     "texts)`) as SFT examples, and SFT from `policy` on them: a `StageResult` whose metrics hold the round's "
-     "`rest` report.")
+    """The `policy`'s best answers to `prompts` (`best_answers` of `samples` draws ranked by `score(prompts, texts)`) as
+    SFT examples, and SFT from `policy` on them: a `StageResult` whose metrics hold the round's `rest` report."""
     import numpy as np
     from datasets import Dataset
     cfg = config if isinstance(config, RestConfig) and not overrides else RestConfig.make(config, **overrides)
@@ -84,9 +82,10 @@ def rest_round(policy, prompts:list[str], score, config:RestConfig|str='cpu', ou
     t1 = time.perf_counter()
     scores = np.stack([np.asarray(score(ps, a.texts), dtype=float) for a in pool])
     rows, rep = best_answers(ps, pool, scores, cfg.threshold, cfg.ended_only)
-    atomic_write(out/'pool.jsonl', ''.join(json.dumps({'prompt': p, 'draw': j, 'answer': a.texts[i], 'ended': a.has_eos[i],
-                                                       'score': round(float(scores[j, i]), 4)}) + '\n'
-                                           for j, a in enumerate(pool) for i, p in enumerate(ps)))
+    atomic_write(out/'pool.jsonl',
+                 ''.join(json.dumps({'prompt': p, 'draw': j, 'answer': a.texts[i], 'ended': a.has_eos[i],
+                                     'score': round(float(scores[j, i]), 4)}) + '\n'
+                         for j, a in enumerate(pool) for i, p in enumerate(ps)))
     atomic_write(out/'examples.jsonl', ''.join(json.dumps(r) + '\n' for r in rows))
     if not rows:
         raise ValueError(f"no answer kept of {len(ps)} prompts x {cfg.samples} draws (threshold {cfg.threshold}, "
@@ -94,7 +93,8 @@ def rest_round(policy, prompts:list[str], score, config:RestConfig|str='cpu', ou
     rep.update(sample_s=round(t1 - t0, 1), score_s=round(time.perf_counter() - t1, 1))
     scfg = SFTConfig.make(cfg.sft, **{'model': str(policy), 'system': cfg.system, 'seed': cfg.seed,
                                       **(cfg.sft_overrides or {})})
-    conv = [{'prompt': [{'role': 'user', 'content': r['prompt']}], 'completion': [{'role': 'assistant', 'content': r['completion']}]}
+    conv = [{'prompt': [{'role': 'user', 'content': r['prompt']}],
+             'completion': [{'role': 'assistant', 'content': r['completion']}]}
             for r in rows]   # conversational, as the format stage's SFT rows: `sft_rows` puts the system message first
     res = train_sft(Dataset.from_list(conv), eval, scfg, out)
     res.metrics['rest'] = rep
@@ -108,10 +108,8 @@ def rest_round(policy, prompts:list[str], score, config:RestConfig|str='cpu', ou
 def rest_stage(
     run: Run, preset: str = 'cpu', source: str = 'sft', reward: str = 'reward', eval_examples: int = 200, **overrides
 ) -> dict:
-    (
-        "One round of best-of-n SFT data (`rest_round`) from the run's `source` policy on its training prompts, "
-        "ranked by its `reward` model; recorded in the registry as a `rest` candidate."
-    )
+    """One round of best-of-n SFT data (`rest_round`) from the run's `source` policy on its training prompts, ranked by
+    its `reward` model; recorded in the registry as a `rest` candidate."""
     from rlnb.reward import RewardModel
 
     cfg = RestConfig.make(

@@ -29,8 +29,8 @@ __all__ = ['replay_records', 'candidate_rows', 'fit_candidate', 'judge_candidate
 
 # %% ../nbs/09b_retrain.ipynb #680c283b
 def replay_records(learner, k:int, exclude:set) -> list[Feedback]:
-    ("`k` already-used training records of the learner's agent (not held out), a seeded sample, so a retrain does "
-     "not forget.")
+    """`k` already-used training records of the learner's agent (not held out), a seeded sample, so a retrain does not
+    forget."""
     import sqlalchemy as sa
     if k <= 0: return []
     t, u, c = learner.store.table, learner.used, learner.config
@@ -67,8 +67,8 @@ def fit_candidate(config, dep, rows: list, run: Path) -> tuple:
     return tr, cfg, run / 'policy'
 
 def judge_candidate(config, judge, dep, merged:Path, prompts:list[str], run:Path) -> tuple:
-    ("The candidate's answers judged against the deployed policy's, and its tripwires against the deployed policy "
-     "(`config.tripwires`): (EvalReport, GateDecision, tripwire summary or None), saved in `run`.")
+    """The candidate's answers judged against the deployed policy's, and its tripwires against the deployed policy
+    (`config.tripwires`): (EvalReport, GateDecision, tripwire summary or None), saved in `run`."""
     c = config
     tw = (
         run_tripwires(merged, c.tripwires, base=abs_path(dep.model_path), output=run / 'tripwires.json').summary()
@@ -84,8 +84,8 @@ def judge_candidate(config, judge, dep, merged:Path, prompts:list[str], run:Path
     return report, decision, tw
 
 def export_candidate(config, agent:str, merged:Path, run:Path) -> dict:
-    ("GGUF of `merged` into `run/gguf` (`config.quantization`), written to `run/gguf.partial` first and renamed (a"
-     " crash never leaves a half export behind).")
+    """GGUF of `merged` into `run/gguf` (`config.quantization`), written to `run/gguf.partial` first and renamed (a
+    crash never leaves a half export behind)."""
     c, tmp, out = config, run/'gguf.partial', run/'gguf'
     if tmp.exists(): shutil.rmtree(tmp)
     res = export_model(merged, 'cpu', tmp, quantization=c.quantization, model_name=f'{agent}-{run.name}', parity=True)
@@ -96,8 +96,8 @@ def export_candidate(config, agent:str, merged:Path, run:Path) -> dict:
 
 # %% ../nbs/09b_retrain.ipynb #4bf38e38
 def train_candidate(learner, dep, snap:list[Feedback], progress) -> dict:
-    ("Train from the deployed policy on `snap` (+ replay), merge, judge against the deployed policy, gate, export, "
-     "register.")
+    """Train from the deployed policy on `snap` (+ replay), merge, judge against the deployed policy, gate, export,
+    register."""
     c, t0 = learner.config, time.perf_counter()
     train_recs, replay, rows = candidate_rows(learner, snap)
     prompts = learner.heldout_prompts()
@@ -162,10 +162,8 @@ def gate_on_people(
     deploy: bool | None = None,  # deploy it if it passes (default: auto_deploy)
     actor: str | None = None,
 ) -> GateDecision:
-    (
-        "Gate the learner's registered candidate again on people's blind review of its evaluation; its gate status "
-        "and reason (`metrics`) follow."
-    )
+    """Gate the learner's registered candidate again on people's blind review of its evaluation; its gate status and
+    reason (`metrics`) follow."""
     v = learner.registry.get(learner.agent, version)
     if not v.eval_report:
         raise ValueError(f"{learner.agent} {v.name} has no evaluation report to review")

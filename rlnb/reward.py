@@ -92,8 +92,7 @@ def _is_decoder(model) -> bool:
     )
 
 def load_backbone(cfg:RewardConfig):
-    ("A fresh `(model, tokenizer)`: sequence classifier with one output on the backbone, LoRA-wrapped if "
-     "`cfg.lora`.")
+    """A fresh `(model, tokenizer)`: sequence classifier with one output on the backbone, LoRA-wrapped if `cfg.lora`."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     path = model_path(cfg.model)
@@ -110,8 +109,7 @@ def load_backbone(cfg:RewardConfig):
 
 # %% ../nbs/04_reward.ipynb #25cae8cf
 def encode(tok, prompts:list[str], responses:list[str], max_length:int, decoder:bool) -> list[list[int]]:
-    ("Token ids of each (prompt, response), at most `max_length`; the response is kept in preference to the "
-     "prompt.")
+    """Token ids of each (prompt, response), at most `max_length`; the response is kept in preference to the prompt."""
     if not decoder:
         return tok(list(prompts), list(responses), truncation='longest_first', max_length=max_length)['input_ids']
     out = []
@@ -229,8 +227,8 @@ def _make_regression_trainer():
 # %% ../nbs/04_reward.ipynb #473939af
 @dataclass
 class RewardResult(StageResult):
-    ("What `train_reward_model` returns: `model` is a `RewardModel`; `model_path` its saved folder "
-     "(`output_dir/reward_model`).")
+    """What `train_reward_model` returns: `model` is a `RewardModel`; `model_path` its saved folder
+    (`output_dir/reward_model`)."""
 
 def _sample(ds, n, seed):
     return ds if not n or len(ds) <= n else ds.shuffle(seed=seed).select(range(n))
@@ -266,8 +264,7 @@ def _grouped_reward_trainer():
                 self, ds, [max(len(c), len(r)) for c, r in zip(ds['chosen_ids'], ds['rejected_ids'])]
             )
         def _get_eval_sampler(self, ds):
-            ("Eval pairs in length order (the order changes no metric; padding to each batch's longest costs "
-             "time).")
+            """Eval pairs in length order (the order changes no metric; padding to each batch's longest costs time)."""
             lengths = [max(len(c), len(r)) for c, r in zip(ds['chosen_ids'], ds['rejected_ids'])]
             return sorted(range(len(ds)), key=lengths.__getitem__)
         def get_test_dataloader(self, test_dataset):
@@ -277,8 +274,7 @@ def _grouped_reward_trainer():
     return GroupedRewardTrainer
 
 def _reward_trainer(cfg:RewardConfig, model, tok, tr, args:dict):
-    ("TRL's RewardTrainer (Bradley–Terry on pairs) or a plain Trainer with an MSE loss (regression on "
-     "targets).")
+    """TRL's RewardTrainer (Bradley–Terry on pairs) or a plain Trainer with an MSE loss (regression on targets)."""
     if cfg.objective == 'pairwise':
         from trl import RewardConfig as TRLRewardConfig, RewardTrainer
         targs = TRLRewardConfig(**args, max_length=None, center_rewards_coefficient=cfg.center_rewards_coefficient,
@@ -297,9 +293,9 @@ def _save_reward(res:RewardResult, out:Path):
 
 # %% ../nbs/04_reward.ipynb #b2f7a99e
 def _curve_point(rm:RewardModel, rows, cfg:RewardConfig) -> dict:
-    ("One learning-curve point on held-out `rows`, scored by `RewardModel.score` (each distinct answer once, "
-     "batches of similar length): pairwise `eval_loss` (the training loss: -log σ(r_c − r_r [− margin])), "
-     "`eval_accuracy`, `eval_margin`; regression `eval_loss` (MSE) and `eval_mae`.")
+    """One learning-curve point on held-out `rows`, scored by `RewardModel.score` (each distinct answer once, batches of
+    similar length): pairwise `eval_loss` (the training loss: -log σ(r_c − r_r [− margin])), `eval_accuracy`,
+    `eval_margin`; regression `eval_loss` (MSE) and `eval_mae`."""
     import torch
     if cfg.objective == 'pairwise':
         rc, rr = pair_rewards(rm, rows)
@@ -313,9 +309,9 @@ def _curve_point(rm:RewardModel, rows, cfg:RewardConfig) -> dict:
     return {'eval_loss': mse_loss(pred, y).item(), 'eval_mae': (pred - y).abs().mean().item()}
 
 def _curve_callback(rows, cfg:RewardConfig, tok, every:int):
-    ("A `TrainerCallback` adding a `_curve_point` on `rows` to the trainer's history every `every` steps. "
-     "The trainer's own evaluation padded each chosen answer and its rejected one together and scored "
-     "answers that pairs share again, which was slower.")
+    """A `TrainerCallback` adding a `_curve_point` on `rows` to the trainer's history every `every` steps. The trainer's
+    own evaluation padded each chosen answer and its rejected one together and scored answers that pairs share again,
+    which was slower."""
     from transformers import TrainerCallback
     class Curve(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kw):

@@ -129,8 +129,8 @@ def plot_calibration(rm, targets, path:str|Path|None=None, bins:int=10):
 
 # %% ../nbs/04d_reward_eval.ipynb #0e84bc59
 def rm_curve_table(r:dict) -> str:
-    ("Markdown of a `bench/rm_curve.py` result: held-out accuracy with its 95 % interval per number of "
-     "training pairs and seed, training seconds, and the best one-line heuristic for comparison.")
+    """Markdown of a `bench/rm_curve.py` result: held-out accuracy with its 95 % interval per number of training pairs
+    and seed, training seconds, and the best one-line heuristic for comparison."""
     rows = ['| training pairs | seed | held-out accuracy (95 % CI) | training s |', '|---|---|---|---|']
     for x in r['rows']:
         rows.append(f"| {x['pairs']:,} | {x['seed']} | {x['accuracy']:.3f} [{x['ci'][0]:.3f}, {x['ci'][1]:.3f}] "

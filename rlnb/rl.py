@@ -27,8 +27,8 @@ TRL_METRICS = {'reward': 'objective/reward', 'kl': 'objective/kl', 'loss': 'loss
                'completions/mean_length': 'charts/response_tokens', 'reward_std': 'objective/reward_std'}
 
 def trl_reward(reward_fn):
-    ("Adapt `reward_fn(prompts, responses[, completion_ids])` to TRL's reward-function call (conversational "
-     "prompts and completions).")
+    """Adapt `reward_fn(prompts, responses[, completion_ids])` to TRL's reward-function call (conversational prompts and
+    completions)."""
     def text(x): return x[-1]['content'] if isinstance(x, list) else x
     def reward(prompts, completions, completion_ids=None, **kw):
         return call_reward(reward_fn, [text(p) for p in prompts], [text(c) for c in completions], completion_ids)
@@ -38,8 +38,8 @@ def trl_reward(reward_fn):
 # %% ../nbs/06b_rl.ipynb #f0f9c4b4
 @dataclass
 class RLResult(StageResult):
-    ("What `train_ppo`, `train_grpo` and `train_rloo` return: `model` is the trained PEFT policy, `model_path` its "
-     "`policy/` folder (adapter, tokenizer, value head for PPO).")
+    """What `train_ppo`, `train_grpo` and `train_rloo` return: `model` is the trained PEFT policy, `model_path` its
+    `policy/` folder (adapter, tokenizer, value head for PPO)."""
     algorithm: str = 'ppo'
 
 def _trl_trainer(model, tok, prompts, reward_fn, cfg:PPOConfig, output_dir):

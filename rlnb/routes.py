@@ -72,8 +72,8 @@ def _check_time(rec:Feedback):
                             f"{MAX_FUTURE_S} s of clock skew): send the time the feedback was given, or none")
 
 def _check_ab(st, rec:Feedback):
-    ("An A/B outcome (run_id 'ab:<experiment>') counts only from a unit (rater) with a recorded exposure to that "
-     "variant (model_version) of this agent's experiment.")
+    """An A/B outcome (run_id 'ab:<experiment>') counts only from a unit (rater) with a recorded exposure to that
+    variant (model_version) of this agent's experiment."""
     if not (rec.run_id or '').startswith('ab:'): return
     import sqlalchemy as sa
     exps, expo = ab_tables(st.store)
@@ -100,8 +100,8 @@ def _record(st, agent:str, d) -> Feedback:
 
 # %% ../nbs/10d_routes.ipynb #874cdbce
 def _batch(st, agent:str, body:list) -> dict:
-    ("Store the valid records of `body`; report the rejected ones by index and reason, and those whose id is stored "
-     "with other content as conflicts (never dropped silently).")
+    """Store the valid records of `body`; report the rejected ones by index and reason, and those whose id is stored
+    with other content as conflicts (never dropped silently)."""
     if len(body) > MAX_BATCH: _reject(ValueError(f'{len(body):,} records in one batch; the limit is {MAX_BATCH:,}'))
     good, rejected = [], []
     for i, d in enumerate(body):
@@ -164,8 +164,8 @@ def _busy(e:Busy):
     raise HTTPException(429, detail=str(e), headers={'Retry-After': str(e.retry_after)})
 
 def _job_out(j:dict, p:Principal) -> dict:
-    ("A job as the API shows it: no pid, no absolute path; the parameters and the log's last lines for admins only "
-     "(a log can hold users' text).")
+    """A job as the API shows it: no pid, no absolute path; the parameters and the log's last lines for admins only (a
+    log can hold users' text)."""
     keys = ('id', 'agent_id', 'status', 'progress', 'message', 'result', 'created_at', 'started_at', 'finished_at')
     out = {k: j[k] for k in keys}
     err = j.get('error')
@@ -186,8 +186,8 @@ def _wait_job(st, jid:str, timeout:float=600) -> dict:
 
 # %% ../nbs/10d_routes.ipynb #0ef01c28
 def training_routes(st, allow_training:bool=True) -> APIRouter:
-    ("`POST /api/policies/train_policy/{agent_id}` (dry run or job; admin), `GET /api/jobs/{job_id}` (read) and "
-     "`DELETE /api/jobs/{job_id}` (admin: cancel).")
+    """`POST /api/policies/train_policy/{agent_id}` (dry run or job; admin), `GET /api/jobs/{job_id}` (read) and `DELETE
+    /api/jobs/{job_id}` (admin: cancel)."""
     r = APIRouter(tags=['training'])
     @r.post('/api/policies/train_policy/{agent_id}', dependencies=[need('admin')],
             summary='Dry-run or start a training job (both run in a separate worker process)',
@@ -245,8 +245,8 @@ class RetrainRequest(BaseModel):
                                               "first (otherwise such an agent is refused)")
 
 def online_routes(st, allow_training:bool=True) -> APIRouter:
-    ("`GET .../{agent_id}/status` (read), `POST .../retrain`, `.../deploy`, `.../rollback` (admin; deploys need a "
-     "passed gate or `force` with a reason, logged with the token's name).")
+    """`GET .../{agent_id}/status` (read), `POST .../retrain`, `.../deploy`, `.../rollback` (admin; deploys need a
+    passed gate or `force` with a reason, logged with the token's name)."""
     r = APIRouter(tags=['online learning'])
     @r.get('/api/policies/{agent_id}/status', dependencies=[need('read')],
            summary="Online learning: buffer, should_retrain and why, deployed version, last run, what is served")
@@ -279,8 +279,8 @@ def online_routes(st, allow_training:bool=True) -> APIRouter:
             summary='Deploy a version that passed the gate (or force it, with a reason); its GGUF is checked first')
     def deploy_version(agent_id:str, body:DeployRequest, p:Principal=need('admin')):
         L = st.learner(_agent(agent_id))
-        return _deploy_call(lambda: L.deploy(body.version, reason=body.reason or (None if body.force else 'deployed through the API'),
-                                             force=body.force, actor=f'token:{p.name}'))
+        return _deploy_call(lambda: L.deploy(body.version, force=body.force, actor=f'token:{p.name}', reason=body.reason
+                                             or (None if body.force else 'deployed through the API')))
     @r.post('/api/policies/{agent_id}/rollback', summary='Deploy an earlier version again (default: the previous one)')
     def rollback_version(agent_id:str, body:RollbackRequest, p:Principal=need('admin')):
         L = st.learner(_agent(agent_id))
@@ -290,8 +290,8 @@ def online_routes(st, allow_training:bool=True) -> APIRouter:
 
 # %% ../nbs/10d_routes.ipynb #74f678fc
 def policy_routes(st) -> APIRouter:
-    ("`GET /api/policies/{agent_id}`, `.../compare?a=&b=`, `.../{version}` (last: it takes any name); read, and "
-     "admin for `full=true` (the report holds users' prompts and the model's answers).")
+    """`GET /api/policies/{agent_id}`, `.../compare?a=&b=`, `.../{version}` (last: it takes any name); read, and admin
+    for `full=true` (the report holds users' prompts and the model's answers)."""
     r = APIRouter(tags=['versions'], dependencies=[need('read')])
     @r.get('/api/policies/{agent_id}', summary="An agent's policy versions, newest first, with metrics")
     def list_policies(agent_id:str):
@@ -319,8 +319,8 @@ def policy_routes(st) -> APIRouter:
 
 # %% ../nbs/10d_routes.ipynb #f97fe490
 def ready_routes(st) -> APIRouter:
-    ("`GET /ready` (no token: a load balancer's probe; counts only) and `GET /api/ready` (read: per agent): 200 "
-     "when every deployed version loaded in this process and answered, else 503.")
+    """`GET /ready` (no token: a load balancer's probe; counts only) and `GET /api/ready` (read: per agent): 200 when
+    every deployed version loaded in this process and answered, else 503."""
     r = APIRouter(tags=['health'])
     def state(p=None):
         rd = st.server.readiness()
@@ -361,7 +361,8 @@ def chat_routes(st) -> APIRouter:
                 def events():
                     for c in chunks: yield f"data: {json.dumps(c)}\n\n"
                     yield 'data: [DONE]\n\n'
-                return StreamingResponse(events(), media_type='text/event-stream', headers={'x-rlnb-model-version': version})
+                return StreamingResponse(events(), media_type='text/event-stream',
+                                         headers={'x-rlnb-model-version': version})
             out = st.server.chat(agent, [m.model_dump() for m in body.messages], **kw)
         except LookupError as e: raise HTTPException(404, detail=str(e))
         except (FileNotFoundError, ValueError) as e: raise HTTPException(409, detail=str(e))

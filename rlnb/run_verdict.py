@@ -15,8 +15,8 @@ __all__ = ['task_verdict', 'verdict', 'verdict_lines', 'recipe_summary']
 
 # %% ../nbs/99b_run_verdict.ipynb #94660338
 def task_verdict(policy:str, t:dict, split:str='eval') -> dict:
-    ("What a task evaluation (`task_eval`: the records' right answers) says of `policy` against its base: `status` "
-     "(better, worse, not shown better) and one sentence with both exact-match intervals and the rule reward's.")
+    """What a task evaluation (`task_eval`: the records' right answers) says of `policy` against its base: `status`
+    (better, worse, not shown better) and one sentence with both exact-match intervals and the rule reward's."""
     pe, be, d = t['policy'], t['base'], t['rule_reward_diff']
     (lo, hi), (plo, phi), (blo, bhi) = d['ci'] or (None, None), pe['exact_match_ci'], be['exact_match_ci']
     if lo is None:
@@ -39,9 +39,9 @@ def task_verdict(policy:str, t:dict, split:str='eval') -> dict:
 
 # %% ../nbs/99b_run_verdict.ipynb #ee589de3
 def verdict(run:Run, policy:str, judge:str='judge') -> dict:
-    ("What the run's evaluation says of `policy` against its base under `judge`: `status` (better, worse, not shown "
-     "better, no verdict, not evaluated), one sentence (win rate, interval, prompts, topics, out-of-distribution "
-     "row, the judge's agreement with people), `gate` (the deploy decision), `topics` (the held-out topics judged).")
+    """What the run's evaluation says of `policy` against its base under `judge`: `status` (better, worse, not shown
+    better, no verdict, not evaluated), one sentence (win rate, interval, prompts, topics, out-of-distribution row,
+    the judge's agreement with people), `gate` (the deploy decision), `topics` (the held-out topics judged)."""
     e = run.metrics.get('evaluate', {})
     ent = e.get(policy) or {}
     h = ent.get('headline', {}).get(judge)
@@ -52,7 +52,7 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
         s = f"`{policy}` was not evaluated against its base in this run: nothing is known of whether it is better."
         return {'status': 'not evaluated', 'sentence': s, 'answer': s, 'gate': None, 'registry_version': None, 'topics': []}
     sc = h.get('sc_win_rate') is not None   # the headline holds it only where the fit can be read (`style_fit`)
-    rate, (lo, hi) = (h['sc_win_rate'], h['sc_win_rate_ci']) if sc else (h['win_rate'], h['win_rate_ci'])   # style held fixed
+    rate, (lo, hi) = (h['sc_win_rate'], h['sc_win_rate_ci']) if sc else (h['win_rate'], h['win_rate_ci'])   # style fixed
     raw_lo = h['win_rate_ci'][0]
     ev = next((s for s in run.recipe.get('stages', []) if s['stage'] == 'evaluate'), {})
     part, k = ev.get('part'), ev.get('answers_per_prompt')
@@ -100,10 +100,9 @@ def verdict(run:Run, policy:str, judge:str='judge') -> dict:
 
 # %% ../nbs/99b_run_verdict.ipynb #83fd4662
 def verdict_lines(run:Run, results=None) -> list[str]:
-    ("The pipeline's last lines: for each policy the run evaluated, its verdict sentence, the deploy gate's "
-     "decision on its registered version, and the one-sentence answer (did the model get better, by how much, how "
-     "sure); last, where a saved confirmation replicated this very recipe, its verdict over split seeds "
-     "(`replicated_line`).")
+    """The pipeline's last lines: for each policy the run evaluated, its verdict sentence, the deploy gate's decision on
+    its registered version, and the one-sentence answer (did the model get better, by how much, how sure); last,
+    where a saved confirmation replicated this very recipe, its verdict over split seeds (`replicated_line`)."""
     out, e = [], run.metrics.get('evaluate') or {}
     for p in [p for p, x in e.items() if isinstance(x, dict) and 'headline' in x]:
         v = verdict(run, p)
@@ -126,9 +125,9 @@ def verdict_lines(run:Run, results=None) -> list[str]:
 def recipe_summary(saved:dict, # a recipe's saved run: `bench/results/recipe_<name>.json` (bench/recipe_run.py --save)
                    judge:str='judge', # the headline judge (the independent one)
                   ) -> str:
-    ("Markdown of a recipe's measured run: minutes end to end, each stage's seconds, each policy's win rate under "
-     "`judge`, and for a task with right answers (`task_eval`) each policy's exact match and rule reward against "
-     "the base.")
+    """Markdown of a recipe's measured run: minutes end to end, each stage's seconds, each policy's win rate under
+    `judge`, and for a task with right answers (`task_eval`) each policy's exact match and rule reward against the
+    base."""
     stages = ', '.join(f"{k} {s['seconds']:.0f} s" for k, s in saved['stages'].items())
     out = [f"`{saved['recipe']}`: {saved['wall_s'] / 60:.1f} min end to end ({stages}; peak RSS "
            f"{saved['peak_rss_mb']} MiB) on {saved['cpu'].removeprefix('CPU: ')}"

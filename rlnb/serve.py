@@ -18,8 +18,8 @@ __all__ = ['PolicyServer', 'Swapping', 'deploy_probe']
 
 # %% ../nbs/09a_serve.ipynb #f6669840
 class _Live:
-    ("One loaded GGUF: its version name, path, the llama.cpp model and a lock (a llama.cpp context serves one "
-     "request at a time).")
+    """One loaded GGUF: its version name, path, the llama.cpp model and a lock (a llama.cpp context serves one request
+    at a time)."""
     def __init__(self, version:str, path:Path, llm):
         self.version, self.path, self.llm, self.lock = version, path, llm, threading.Lock()
         self.closed = False    # retired: its memory freed; a request that picked it before picks again
@@ -57,11 +57,9 @@ class PolicyServer:
 # %% ../nbs/09a_serve.ipynb #6aaebc85
 @patch
 def _retire(self: PolicyServer, live: _Live | None, locked: bool = False):
-    (
-        "Free `live`'s llama.cpp model (and hand the memory back to the system) once the answer it gives now, if "
-        "any, ends; kept while the server still serves it (an A/B side, a readied deploy). A request that picked it "
-        "before sees it closed and picks again."
-    )
+    """Free `live`'s llama.cpp model (and hand the memory back to the system) once the answer it gives now, if any,
+    ends; kept while the server still serves it (an A/B side, a readied deploy). A request that picked it before sees
+    it closed and picks again."""
     if live is None:
         return
     with contextlib.nullcontext() if locked else self._swap:
@@ -92,8 +90,8 @@ def status(self:PolicyServer, agent:str) -> dict:
 # %% ../nbs/09a_serve.ipynb #288389bf
 @patch
 def refresh(self:PolicyServer, agent:str|None=None, wait:bool=True) -> dict:
-    ("Load the deployed version of `agent` (or of every agent already served) when it changed; returns {agent: "
-     "version}. One reload at a time; `wait=False` skips when one is under way.")
+    """Load the deployed version of `agent` (or of every agent already served) when it changed; returns {agent:
+    version}. One reload at a time; `wait=False` skips when one is under way."""
     if not self._reload.acquire(blocking=wait): return {a: l.version for a, l in self._live.items()}
     try: return self._refresh(agent)
     finally: self._reload.release()
@@ -139,8 +137,8 @@ def _evict(self:PolicyServer, keep:str|None):
 # %% ../nbs/09a_serve.ipynb #ccaabd49
 @patch
 def start_ab(self:PolicyServer, agent:str, candidate, share:float=0.5, experiment:str|None=None) -> str:
-    ("Send `share` of users (consistently per user) to `candidate`; exposures are recorded as an `ABTest` "
-     "(variants = version names). Returns its name.")
+    """Send `share` of users (consistently per user) to `candidate`; exposures are recorded as an `ABTest` (variants =
+    version names). Returns its name."""
     if not 0 < share < 1: raise ValueError(f"share must be in (0, 1), got {share}")
     v = self.registry.get(agent, candidate)
     self.refresh(agent)
@@ -186,8 +184,8 @@ def chat(
     temperature: float = 0.7,
     seed: int | None = None,
 ) -> dict:
-    ("An OpenAI chat.completion for `messages`, answered by the version `user` is assigned to; `model_version` "
-     "says which.")
+    """An OpenAI chat.completion for `messages`, answered by the version `user` is assigned to; `model_version` says
+    which."""
     _check_messages(messages)
     seed = seed if seed is not None else random.randrange(2**31)
     for _ in range(3):
@@ -215,10 +213,9 @@ def _check_messages(messages):
 @patch
 def chat_stream(self:PolicyServer, agent:str, messages:list[dict], user:str|None=None, max_tokens:int=64,
                 temperature:float=0.7, seed:int|None=None) -> tuple:
-    ("`chat` as it decodes: `(model_version, chunks)`, the chunks OpenAI's `chat.completion.chunk` dicts, each "
-     "sent as llama.cpp writes it. The version is picked, and a bad request or an agent with nothing to serve "
-     "raises, before the first chunk; the model stays locked to this answer until its last chunk, or until the "
-     "reader stops.")
+    """`chat` as it decodes: `(model_version, chunks)`, the chunks OpenAI's `chat.completion.chunk` dicts, each sent as
+    llama.cpp writes it. The version is picked, and a bad request or an agent with nothing to serve raises, before
+    the first chunk; the model stays locked to this answer until its last chunk, or until the reader stops."""
     _check_messages(messages)
     for _ in range(3):                                # the header's version answers (but for a swap right after this)
         if not (picked := self.pick(agent, user))[0].closed: break
@@ -240,8 +237,8 @@ def chat_stream(self:PolicyServer, agent:str, messages:list[dict], user:str|None
 
 # %% ../nbs/09a_serve.ipynb #cca3ec07
 def deploy_probe() -> bool:
-    ("Whether a deploy loads and probes the version first: env RLNB_DEPLOY_PROBE, default on (`0` only for tests "
-     "that deploy placeholder files).")
+    """Whether a deploy loads and probes the version first: env RLNB_DEPLOY_PROBE, default on (`0` only for tests that
+    deploy placeholder files)."""
     return os.environ.get('RLNB_DEPLOY_PROBE', '1').strip().lower() not in ('0', 'false', 'no', 'off')
 
 def _why(e:BaseException) -> str:
@@ -249,8 +246,8 @@ def _why(e:BaseException) -> str:
 
 @patch
 def preload(self:PolicyServer, v) -> _Live:
-    ("Load `v` and have it answer a probe before a deploy names it; kept for the swap that follows. Raises "
-     "ValueError naming why it cannot serve (the deployed version keeps serving).")
+    """Load `v` and have it answer a probe before a deploy names it; kept for the swap that follows. Raises ValueError
+    naming why it cannot serve (the deployed version keeps serving)."""
     try: live = self._load(v)
     except Exception as e:
         raise ValueError(f"{v.agent_id} {v.name} cannot serve ({_why(e)}), so it is not deployed; the version "
@@ -260,8 +257,8 @@ def preload(self:PolicyServer, v) -> _Live:
 
 @patch
 def readiness(self:PolicyServer) -> dict:
-    ("Per agent with a deployed version: that version, whether this server loaded it and had it answer, and the "
-     "last failed load; `ready` when every one answered.")
+    """Per agent with a deployed version: that version, whether this server loaded it and had it answer, and the last
+    failed load; `ready` when every one answered."""
     agents = {}
     for a in self.registry.agents():
         if (dep := self.registry.deployed(a)) is None: continue
@@ -272,8 +269,8 @@ def readiness(self:PolicyServer) -> dict:
 
 @patch
 def warm(self:PolicyServer, log=print) -> dict:
-    ("At start-up: load every deployed version; one that cannot serve is rolled back to the newest version that "
-     "served before and answers (logged loudly). {agent: the version answering, or None}.")
+    """At start-up: load every deployed version; one that cannot serve is rolled back to the newest version that served
+    before and answers (logged loudly). {agent: the version answering, or None}."""
     import sys
     out = {}
     for a in self.registry.agents():
@@ -302,11 +299,10 @@ def warm(self:PolicyServer, log=print) -> dict:
 # %% ../nbs/09a_serve.ipynb #833f6771
 @patch
 def follow(self:PolicyServer, stop:threading.Event, every:float|None=None):
-    ("Keep this process on every deployed version without waiting for a request: every `every` s (default `ttl`, "
-     "at least 0.1) each agent served here, and one deployed elsewhere while there is room (`max_loaded`), is "
-     "refreshed: a deploy or rollback made by another worker or process is loaded here, probed and swapped in (a "
-     "failed load is kept in `load_errors`; the last good model serves). A store that is down is looked at "
-     "again. Until `stop` is set.")
+    """Keep this process on every deployed version without waiting for a request: every `every` s (default `ttl`, at
+    least 0.1) each agent served here, and one deployed elsewhere while there is room (`max_loaded`), is refreshed: a
+    deploy or rollback made by another worker or process is loaded here, probed and swapped in (a failed load is kept
+    in `load_errors`; the last good model serves). A store that is down is looked at again. Until `stop` is set."""
     while not stop.wait(max(0.1, every or self.ttl)):
         try: deployed = [a for a in self.registry.agents() if self.registry.deployed(a) is not None]
         except Exception: continue                    # the store is down for now: look again next time

@@ -78,15 +78,15 @@ def sft_rows(ds, system:str|None=None, max_examples:int|None=None, seed:int=0):
 CHECKPOINT_FILES = ('trainer_state.json', 'adapter_model.*')
 
 def effective_sft_config(cfg:SFTConfig, device:str|None=None) -> SFTConfig:
-    ("`cfg` with `bf16` decided for `device`: None by `auto_bf16`, True kept only where bf16 pays "
-     "(`precision_decision`).")
+    """`cfg` with `bf16` decided for `device`: None by `auto_bf16`, True kept only where bf16 pays
+    (`precision_decision`)."""
     kind = get_device(device).split(':')[0]
     fast = auto_bf16(kind)
     return replace(cfg, bf16=bool(fast if cfg.bf16 is None else cfg.bf16 and (kind == 'cuda' or fast)))
 
 def to_trl_sft_config(cfg:SFTConfig, output_dir):
-    ("TRL's `SFTConfig` for `cfg`: completion-only loss, no evaluation during training (rlnb measures before and "
-     "after, on unpacked rows whatever `packing` is, so that packed and unpacked runs' held-out losses compare).")
+    """TRL's `SFTConfig` for `cfg`: completion-only loss, no evaluation during training (rlnb measures before and after,
+    on unpacked rows whatever `packing` is, so that packed and unpacked runs' held-out losses compare)."""
     from trl import SFTConfig as TRLConfig
     return TRLConfig(
         output_dir=str(output_dir),
@@ -147,7 +147,8 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
                              processing_class=tok, peft_config=peft, callbacks=callbacks)
     model = trainer.model
     start_adapter(model, cfg)
-    loss = lambda: {k.removeprefix('eval_'): v for k, v in trainer.evaluate().items() if k in ('eval_loss', 'eval_mean_token_accuracy')}
+    loss = lambda: {k.removeprefix('eval_'): v for k, v in trainer.evaluate().items()
+                    if k in ('eval_loss', 'eval_mean_token_accuracy')}
     before = loss() if ev is not None else {}
     ck = last_checkpoint(out, CHECKPOINT_FILES) if cfg.resume else None
     if ck: print(f"[rlnb] resuming from {ck}")
@@ -166,7 +167,8 @@ def train_sft(examples, eval=None, config:SFTConfig|str='cpu', output_dir=None,
     model.save_pretrained(res.model_path)
     tok.save_pretrained(res.model_path)
     name_base(res.model_path)
-    atomic_write(out/'metrics.json', json.dumps(dict(config=asdict(cfg), metrics=m, history=res.history), indent=2, default=str))
+    atomic_write(out/'metrics.json',
+                 json.dumps(dict(config=asdict(cfg), metrics=m, history=res.history), indent=2, default=str))
     plot_history(res.history, out/'plots'/'sft_curves.png')
     return res
 
@@ -193,8 +195,8 @@ def estimate_sft(examples, config:SFTConfig|str='cpu', probe_steps:int=3) -> dic
 # %% ../nbs/05b_sft.ipynb #6806803a
 @stage('sft', config=SFTConfig)
 def sft_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> dict:
-    ("Train the policy with SFT on the run's `sft` examples under the recipe's system message; held-out loss "
-     "before/after.")
+    """Train the policy with SFT on the run's `sft` examples under the recipe's system message; held-out loss
+    before/after."""
     cfg = SFTConfig.make(preset, **{'system': run.recipe.get('system'), **overrides})
     ds = run.datasets()['sft']
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_examples, len(ds['eval']))))
@@ -230,14 +232,14 @@ _SFT_FLAGS = [
     (['--demos'], dict(help='a JSONL file of demonstrations: {"prompt", "completion"} per line')),
     (['--min-utility'], dict(type=float, default=0.75, help='an answer at or above this mean utility is approved')),
     (['--eval-frac'], dict(type=float, default=0.2, help='share of prompts held out for the loss before/after')),
-    (['--dry-run'], dict(action='store_true', help='estimate steps, time and memory from a short probe; train nothing')),
-    (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry (of --store)')),
+    (['--dry-run'], dict(action='store_true', help='estimate steps, time and memory by a short probe; train nothing')),
+    (['--no-register'], dict(action='store_true', help='do not record the trained policy in the registry of --store')),
     *TRAIN_EXPORT_FLAGS,
 ]
 
 def read_demos(path) -> list[dict]:
-    ("Demonstrations `{prompt, completion, source}` from a JSONL file; a line without both fields is an error "
-     "naming it.")
+    """Demonstrations `{prompt, completion, source}` from a JSONL file; a line without both fields is an error naming
+    it."""
     out = []
     for i, d in json_lines(path):
         if not (isinstance(d.get('prompt'), str) and isinstance(d.get('completion'), str)
@@ -248,8 +250,8 @@ def read_demos(path) -> list[dict]:
 
 @console_script
 def train_sft_cli(argv:list|None=None):
-    ("`rlnb_train_sft` without the registry: the result says what to record (`StageResult.record`); the console "
-     "script, `rlnb.pipeline.train_sft_cli`, records it.")
+    """`rlnb_train_sft` without the registry: the result says what to record (`StageResult.record`); the console script,
+    `rlnb.pipeline.train_sft_cli`, records it."""
     ap, parse = stage_cli(SFTConfig, 'rlnb_train_sft', 'Supervised fine-tuning on corrections, approved answers and '
                           'demonstrations, with LoRA.', extra=_SFT_FLAGS)
     cfg, a = parse(argv)

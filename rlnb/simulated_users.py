@@ -61,8 +61,8 @@ def _gate_panel(ax, res:dict):
            title='Gate: deploy only if the lower bound > 0.5')
 
 def plot_online(res:dict, path=None):
-    ("Left: the users' hidden-preference utility of the answers each version served, by round (95 % CI). Right: "
-     "each candidate's gate verdict.")
+    """Left: the users' hidden-preference utility of the answers each version served, by round (95 % CI). Right: each
+    candidate's gate verdict."""
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt

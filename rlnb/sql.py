@@ -32,8 +32,8 @@ def sqlite_pragmas(conn, _=None):
     cur.close()
 
 def store_url(url=None) -> str:
-    ("A SQLAlchemy URL: `url`, else `DATABASE_URL`, else `data/feedback.db`; a path becomes SQLite, "
-     "`postgres://` psycopg's.")
+    """A SQLAlchemy URL: `url`, else `DATABASE_URL`, else `data/feedback.db`; a path becomes SQLite, `postgres://`
+    psycopg's."""
     url = str(url or os.environ.get('DATABASE_URL') or data_dir()/'feedback.db')
     if '://' not in url: url = f'sqlite:///{Path(url).expanduser().resolve()}'
     if url.startswith(('postgres://', 'postgresql://')): url = 'postgresql+psycopg://' + url.split('://', 1)[1]
@@ -98,8 +98,8 @@ _PG_UNREACHABLE = ('57P01', '57P02', '57P03')   # admin shutdown, crash shutdown
 _PG_BUSY = ('40001', '40P01', '55P03')          # serialization failure, deadlock, lock not available
 
 def store_fault(e:BaseException) -> str|None:
-    ("`'busy'` or `'unreachable'` for a store fault that passes (a lock held too long, a server down or "
-     "restarting); else None.")
+    """`'busy'` or `'unreachable'` for a store fault that passes (a lock held too long, a server down or restarting);
+    else None."""
     inner = getattr(e, 'orig', None) or e
     sq = getattr(inner, 'sqlite_errorcode', None)
     if isinstance(sq, int) and sq & 0xff in (5, 6): return 'busy'            # SQLITE_BUSY, SQLITE_LOCKED
@@ -112,8 +112,8 @@ def store_fault(e:BaseException) -> str|None:
     return None
 
 def retrying(fn, tries:int=6, wait:float=0.25, faults:tuple=('unreachable',)):
-    ("`fn()`, run again while it fails with one of `faults` (up to `tries` runs, waits doubling from `wait` s: "
-     "about 8 s in all by default). Only for work that is safe to repeat.")
+    """`fn()`, run again while it fails with one of `faults` (up to `tries` runs, waits doubling from `wait` s: about 8
+    s in all by default). Only for work that is safe to repeat."""
     import time
     for k in range(tries):
         try: return fn()
@@ -123,9 +123,8 @@ def retrying(fn, tries:int=6, wait:float=0.25, faults:tuple=('unreachable',)):
 
 # %% ../nbs/00f_sql.ipynb #79517890
 def guessed_store(url=None, env=None, home:Path|None=None) -> str|None:
-    ("Why a service must not open the store it would use (None: it may): nothing named it (`url`, env "
-     "DATABASE_URL or RLNB_HOME) and the guessed `<home>/data/feedback.db` is missing or holds no feedback and "
-     "no policy version.")
+    """Why a service must not open the store it would use (None: it may): nothing named it (`url`, env DATABASE_URL or
+    RLNB_HOME) and the guessed `<home>/data/feedback.db` is missing or holds no feedback and no policy version."""
     import sqlite3
     from rlnb.core import rlnb_home
     env = os.environ if env is None else env

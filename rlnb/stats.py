@@ -14,8 +14,8 @@ __all__ = ['binom_two_sided', 'z_quantile', 'wilson_interval', 't_quantile', 'me
 
 # %% ../nbs/00a_stats.ipynb #1e4c032d
 def binom_two_sided(k:int, n:int, p:float=0.5) -> float:
-    ("Exact two-sided binomial test p-value for k successes in n trials (exact integers at p = ½, the pmf in "
-     "log space otherwise; any n).")
+    """Exact two-sided binomial test p-value for k successes in n trials (exact integers at p = ½, the pmf in log space
+    otherwise; any n)."""
     if n == 0: return 1.0
     if p in (0, 1): return float(k == round(p * n))
     if p == 0.5:                                    # exact integers: C(n, i) / 2^n
@@ -58,8 +58,8 @@ def mean_ci(x, conf:float=0.95) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 def sign_test(wins:int, losses:int) -> float:
-    ("Two-sided exact sign test: binomial p-value of `wins` out of `wins + losses` against ½ (ties dropped "
-     "before; `scipy.stats.binomtest`).")
+    """Two-sided exact sign test: binomial p-value of `wins` out of `wins + losses` against ½ (ties dropped before;
+    `scipy.stats.binomtest`)."""
     from scipy.stats import binomtest
     return 1.0 if wins + losses == 0 else float(binomtest(int(wins), int(wins + losses), 0.5).pvalue)
 
@@ -67,8 +67,8 @@ def prompts_needed(p:float,               # the true win rate to detect
                    conf:float=0.95,       # two-sided level of the interval whose lower bound must clear ½
                    power:float=0.8,
                   ) -> int:
-    ("Prompts needed so that a true win rate `p` gives a lower confidence bound above ½ with probability "
-     "`power`: n = ((z₁₋α/2·½ + z_power·√(p(1−p))) / (p − ½))².")
+    """Prompts needed so that a true win rate `p` gives a lower confidence bound above ½ with probability `power`: n =
+    ((z₁₋α/2·½ + z_power·√(p(1−p))) / (p − ½))²."""
     if not 0.5 < p < 1: raise ValueError(f"the true win rate must lie in (0.5, 1), got {p}")
     za, zb = z_quantile(conf), NormalDist().inv_cdf(power)
     return math.ceil(((za * 0.5 + zb * math.sqrt(p * (1 - p))) / (p - 0.5)) ** 2)
@@ -96,10 +96,8 @@ def bootstrap_ci(x, stat=None,            # statistic of a resample (default: th
 
 # %% ../nbs/00a_stats.ipynb #e9c28331
 def two_proportion_test(k1, n1, k2, n2, conf: float = 0.95) -> dict:
-    (
-        "Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed "
-        "sample size). Works on arrays."
-    )
+    """Difference p₂ − p₁ of two proportions: unpooled-normal CI, pooled two-sided z-test p-value (fixed sample size).
+    Works on arrays."""
     import numpy as np
 
     k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in (k1, n1, k2, n2))
@@ -141,16 +139,16 @@ def welch_test(x1, x2, conf:float=0.95) -> dict:
 
 # %% ../nbs/00a_stats.ipynb #521cd58a
 def sample_size(p1:float, mde:float, alpha:float=0.05, power:float=0.8, sd:float|None=None) -> int:
-    ("Units per arm to detect a change of `mde` from a baseline proportion `p1` (or a mean with standard "
-     "deviation `sd`) with a two-sided test.")
+    """Units per arm to detect a change of `mde` from a baseline proportion `p1` (or a mean with standard deviation
+    `sd`) with a two-sided test."""
     if mde == 0: raise ValueError("the minimum detectable effect must be non-zero")
     zz = (z_quantile(1 - alpha) + NormalDist().inv_cdf(power)) ** 2
     var = 2 * sd ** 2 if sd is not None else p1 * (1 - p1) + (p1 + mde) * (1 - p1 - mde)
     return math.ceil(zz * var / mde ** 2)
 
 def msprt_pvalue(diffs, variances, tau:float=0.05):
-    ("Always-valid p-values after each look at a running difference of means (mixture SPRT; Johari, Pekelis "
-     "& Walsh 2017).")
+    """Always-valid p-values after each look at a running difference of means (mixture SPRT; Johari, Pekelis & Walsh
+    2017)."""
     # diffs[t], variances[t]: the estimate and its variance after look t; mixing prior N(0, tau^2) on the true
     # difference
     import numpy as np
@@ -161,8 +159,8 @@ def msprt_pvalue(diffs, variances, tau:float=0.05):
 
 # %% ../nbs/00a_stats.ipynb #5ac6a491
 def holm(pvals) -> list[float]:
-    ("Holm's step-down adjusted p-values, in the order given: the i-th smallest times (m − i + 1), kept "
-     "monotone, capped at 1.")
+    """Holm's step-down adjusted p-values, in the order given: the i-th smallest times (m − i + 1), kept monotone,
+    capped at 1."""
     p = [float(x) for x in pvals]
     if any(not 0 <= x <= 1 for x in p): raise ValueError(f"p-values must lie in [0, 1], got {p}")
     out, run = [0.0] * len(p), 0.0
@@ -174,8 +172,8 @@ def holm(pvals) -> list[float]:
 # one (outcomes, topics) per run: an outcome in [0, 1] and a topic per prompt
 def hierarchical_bootstrap(runs,
                            conf:float=0.95, n_boot:int=2000, seed:int=0) -> tuple[float, float]:
-    ("Percentile interval of the mean over runs of each run's mean: runs, topics within a run, prompts "
-     "within a topic resampled.")
+    """Percentile interval of the mean over runs of each run's mean: runs, topics within a run, prompts within a topic
+    resampled."""
     import numpy as np
     prep = []
     for o, t in runs:
@@ -196,10 +194,10 @@ def hierarchical_bootstrap(runs,
     return float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a))
 
 def replicate_interval(runs, conf:float=0.95, n_boot:int=2000, seed:int=0) -> dict:
-    ("Headline over replicated runs of a rate: the mean of the runs' means; `ci`, the union of the "
-     "hierarchical bootstrap interval (runs → topics → prompts, `hierarchical_ci`) and the between-run t "
-     "interval of the runs' means (`between_runs_ci`, clipped to [0, 1]): with few runs the bootstrap alone "
-     "under-covers when runs differ (simulated below); each run's mean and the counts the intervals rest on.")
+    """Headline over replicated runs of a rate: the mean of the runs' means; `ci`, the union of the hierarchical
+    bootstrap interval (runs → topics → prompts, `hierarchical_ci`) and the between-run t interval of the runs' means
+    (`between_runs_ci`, clipped to [0, 1]): with few runs the bootstrap alone under-covers when runs differ
+    (simulated below); each run's mean and the counts the intervals rest on."""
     import numpy as np
     means = [float(np.mean(np.asarray(o, dtype=float))) for o, _ in runs]
     lo, hi = hierarchical_bootstrap(runs, conf, n_boot, seed)

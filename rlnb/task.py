@@ -19,8 +19,8 @@ __all__ = ['read_task_rows', 'task_errors', 'task_lines', 'TaskEvalConfig', 'eva
 
 # %% ../nbs/08d_task.ipynb #c1c8567d
 def read_task_rows(path, key:str='gold', cluster_key:str|None='kind') -> list[dict]:
-    ("`[{prompt, gold, cluster}]` of a test JSONL: each line's `prompt` and right answer (`key`, top level or in "
-     "`metadata`).")
+    """`[{prompt, gold, cluster}]` of a test JSONL: each line's `prompt` and right answer (`key`, top level or in
+    `metadata`)."""
     rows = []
     for n, d in json_lines(path):
         meta = d.get('metadata') or {}
@@ -35,16 +35,16 @@ def read_task_rows(path, key:str='gold', cluster_key:str|None='kind') -> list[di
 
 # %% ../nbs/08d_task.ipynb #8af6ad26
 def task_errors(rep:dict, prompts:list[str], policy:list[str], gold:list[str], n_samples:int=5) -> dict:
-    ("`rep` (a `rule_report`) with `error_rate` on each side (the share of answers that are not one line: 1 − its "
-     "`one_line` component) and the policy's first `n_samples` wrong answers.")
+    """`rep` (a `rule_report`) with `error_rate` on each side (the share of answers that are not one line: 1 − its
+    `one_line` component) and the policy's first `n_samples` wrong answers."""
     for side in ('policy', 'base'): rep[side]['error_rate'] = round(1 - rep['components']['one_line'][side], 4)
     rep['sample_errors'] = [dict(prompt=p, gold=g, answer=a) for p, a, g in zip(prompts, policy, gold)
                             if not rule_components(a, g)['exact']][:n_samples]
     return rep
 
 def task_lines(rep:dict) -> list[str]:
-    ("Seed 001's evaluation report of a task report: accuracy, average reward, error rate, sample errors (policy "
-     "vs base).")
+    """Seed 001's evaluation report of a task report: accuracy, average reward, error rate, sample errors (policy vs
+    base)."""
     p, b = rep['policy'], rep['base']
     ci = lambda s: f"{s['exact_match']:.3f} [{s['exact_match_ci'][0]:.3f}, {s['exact_match_ci'][1]:.3f}]"
     out = [f"Accuracy (exact match, {rep['prompts']} documents): {ci(p)} vs the base's {ci(b)}",
@@ -71,8 +71,8 @@ class TaskEvalConfig(StageConfig):
 TaskEvalConfig.PRESETS = {'cpu': TaskEvalConfig()}
 
 def evaluate_task(policy, rows:list[dict], config:TaskEvalConfig|str|None=None, base=None, **overrides) -> dict:
-    ("The policy's and its base's greedy answers to `rows` (`read_task_rows`) scored by `rule_report`, with "
-     "errors and rows.")
+    """The policy's and its base's greedy answers to `rows` (`read_task_rows`) scored by `rule_report`, with errors and
+    rows."""
     cfg = TaskEvalConfig.make(config, **overrides)
     rows = rows[:cfg.n_prompts]
     if not rows: raise ValueError('no prompts to evaluate')
@@ -89,8 +89,7 @@ def evaluate_task(policy, rows:list[dict], config:TaskEvalConfig|str|None=None, 
 # %% ../nbs/08d_task.ipynb #455651f4
 @console_script
 def evaluate_task_cli(argv:list|None=None):
-    ("Console script `rlnb_evaluate_task`: a policy and its base on a test JSONL with right answers; report as "
-     "JSON.")
+    """Console script `rlnb_evaluate_task`: a policy and its base on a test JSONL with right answers; report as JSON."""
     ap, parse = stage_cli(TaskEvalConfig, 'rlnb_evaluate_task', "Score a policy's answers against the right answers "
                           '(accuracy, average reward and its components, error rate, sample errors), against its base.',
                           run_flags=False, extra=[

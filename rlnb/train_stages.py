@@ -80,15 +80,14 @@ def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str,
 # %% ../nbs/99e_train_stages.ipynb #be05c511
 @stage('reward', config=RewardConfig)
 def reward_stage(run:Run, preset:str='cpu', out:str='reward', prompt_half:int|None=None, **overrides) -> dict:
-    ("Train a reward model (`preset` + overrides of RewardConfig fields) on the training prompts (or one half of "
-     "them); report accuracy vs baselines.")
+    """Train a reward model (`preset` + overrides of RewardConfig fields) on the training prompts (or one half of them);
+    report accuracy vs baselines."""
     return _train_rm(run, preset, out, prompt_half, 'reward_model', **overrides)
 
 @stage('judge', config=RewardConfig)
 def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None=1, seed:int=1, **overrides) -> dict:
-    ("Train the independent evaluation judge: a second reward model, on the other half of the training prompts, "
-     "with another seed; `shared_with_reward` counts the training prompts (topics) it shares with the recipe's "
-     "reward model.")
+    """Train the independent evaluation judge: a second reward model, on the other half of the training prompts, with
+    another seed; `shared_with_reward` counts the training prompts (topics) it shares with the recipe's reward model."""
     m = _train_rm(run, preset, out, prompt_half, 'judge_model' if out == 'judge' else out, seed=seed, **overrides)
     rw = next((s for s in run.recipe.get('stages', []) if s['stage'] == 'reward'), None)
     if rw is None or 'pairs' not in run.datasets(): return m
@@ -101,14 +100,14 @@ def judge_stage(run:Run, preset:str='cpu', out:str='judge', prompt_half:int|None
 
 # %% ../nbs/99e_train_stages.ipynb #4835d382
 def _start_from(run:Run, kw:dict) -> dict:
-    ("`model: sft` (any of the run's `POLICIES`): start from that stage's adapter in this run, which is then the "
-     "reference too (`reference: start`, unless the recipe says `base`).")
+    """`model: sft` (any of the run's `POLICIES`): start from that stage's adapter in this run, which is then the
+    reference too (`reference: start`, unless the recipe says `base`)."""
     if kw.get('model') not in POLICIES: return kw
     return {'reference': 'start', **kw, 'model': str(policy_path(run, kw['model']))}
 
 def train_preference(method:str, train, eval, cfg:PreferenceConfig, out, **kw) -> StageResult:
-    ("DPO (`method` 'dpo', on pairs) or KTO ('kto', on judged single answers) from `cfg.model`: what the `dpo` and "
-     "`kto` stages and the online learner's retrains train with.")
+    """DPO (`method` 'dpo', on pairs) or KTO ('kto', on judged single answers) from `cfg.model`: what the `dpo` and
+    `kto` stages and the online learner's retrains train with."""
     if method not in ('dpo', 'kto'): raise ValueError(f"method must be 'dpo' or 'kto', got {method!r}")
     return (train_dpo if method == 'dpo' else train_kto)(train, eval, cfg, out, **kw)
 
@@ -144,8 +143,8 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, **overrides) -> dic
 
 @stage('kto', config=PreferenceConfig)
 def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> dict:
-    ("Train the policy with KTO on the run's unpaired examples (thumbs, scores: one judged answer at a time); "
-     "report held-out label accuracy before/after.")
+    """Train the policy with KTO on the run's unpaired examples (thumbs, scores: one judged answer at a time); report
+    held-out label accuracy before/after."""
     from dataclasses import asdict
     cfg = PreferenceConfig.make(preset, **_start_from(run, overrides))
     ds = run.datasets()['kto']
@@ -184,11 +183,9 @@ def dpo_on_policy_stage(
     out: str = 'dpo_on_policy',  # the folder in the run (another one: a second on-policy setup)
     **overrides,
 ) -> dict:
-    (
-        "On-policy DPO (`rlnb.on_policy.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers "
-        "ranked by the run's reward model, best against worst; the reference stays the base. Unless the recipe says "
-        "otherwise: the recipe's system message and seed, and each round's draws in one continuous pass (`refill`)."
-    )
+    """On-policy DPO (`rlnb.on_policy.train_dpo_on_policy`): rounds of the base's, then the policy's, own answers ranked
+    by the run's reward model, best against worst; the reference stays the base. Unless the recipe says otherwise:
+    the recipe's system message and seed, and each round's draws in one continuous pass (`refill`)."""
     if overrides.get('system') is None:
         overrides['system'] = run.recipe.get('system')
     overrides.setdefault('seed', run.recipe.get('seed', 0))
@@ -228,8 +225,8 @@ def ppo_stage(run:Run, preset:str='cpu', max_prompts:int|None=None,
               out: str|None = None,  # the folder in the run; None: the algorithm's name (ppo/, grpo/, rloo/)
               prompt_set: str = 'pairs',  # 'pairs': the training pairs' prompts; 'turns': `train_prompt_set`
               **overrides) -> dict:
-    ("RL from the run's reward model on the run's training prompts (`algorithm`: ppo, grpo or rloo); reports reward "
-     "and KL per step and the timings.")
+    """RL from the run's reward model on the run's training prompts (`algorithm`: ppo, grpo or rloo); reports reward and
+    KL per step and the timings."""
     cfg = PPOConfig.make(preset, **overrides)
     algorithm = cfg.algorithm
     out = run.path/(out or algorithm)

@@ -49,8 +49,8 @@ def _words(text:str) -> list[str]:
     return re.findall(r'[a-z]+|\d+', ''.join(ch for ch in t if not unicodedata.combining(ch)))
 
 def answer_keys(question:str, answer:str, max_words:int=6) -> list[str]:
-    ("The words a right answer must hold: the answer's numbers and 3+-letter words that are neither stop "
-     "words nor in the question.")
+    """The words a right answer must hold: the answer's numbers and 3+-letter words that are neither stop words nor in
+    the question."""
     w = _words(answer)
     if not w or len(w) > max_words: return []
     q = set(_words(question))
@@ -75,8 +75,8 @@ def country_capitals() -> list[tuple[str, str]]:
     return out
 
 def capital_items(part:str|None='report') -> list[dict]:
-    ("'What is the capital of X?' for each country, its keys the capital's own words ('City' is none: "
-     "'Kuwait City' has no key and is left out), of one half (`part`; None: both).")
+    """'What is the capital of X?' for each country, its keys the capital's own words ('City' is none: 'Kuwait City' has
+    no key and is left out), of one half (`part`; None: both)."""
     out = {}
     for name, cap in country_capitals():
         q = f"What is the capital of {name}?"
@@ -88,8 +88,8 @@ def capital_items(part:str|None='report') -> list[dict]:
 def knowledge_items(part:str|None='report', files=KNOWLEDGE_FILES,
                     capitals:bool=True,   # + `capital_items`: the questions whose answers the base knows most often
                    ) -> list[dict]:
-    ("Fact questions with their keys (`answer_keys`): chatterbot-corpus's `files`, then the capitals, of one "
-     "half (`part`; None: both), each prompt once.")
+    """Fact questions with their keys (`answer_keys`): chatterbot-corpus's `files`, then the capitals, of one half
+    (`part`; None: both), each prompt once."""
     out = []
     for stem in files:
         for q, a in corpus_pairs('english', stem):
@@ -109,8 +109,7 @@ def _trigrams(text:str) -> list[str]:
     return [t[i:i + 3] for i in range(len(t) - 2)]
 
 def _language_text(lang:str) -> str:
-    ("The conversation text of one language's chatterbot-corpus files (YAML syntax and the category lines "
-     "dropped).")
+    """The conversation text of one language's chatterbot-corpus files (YAML syntax and the category lines dropped)."""
     import yaml
     out = []
     for f in sorted((asset_dir('chatterbot')/'data'/lang).glob('*.yml')):
@@ -119,11 +118,8 @@ def _language_text(lang:str) -> str:
     return ' '.join(out)
 
 def _language_model(lam: float = 0.9) -> dict:
-    (
-        "Per language: (log-probability of each trigram, of an unseen one), each its corpus's frequencies "
-        "interpolated with one uniform over the trigrams of every language (weight 1 - `lam`), built once a "
-        "process."
-    )
+    """Per language: (log-probability of each trigram, of an unseen one), each its corpus's frequencies interpolated
+    with one uniform over the trigrams of every language (weight 1 - `lam`), built once a process."""
     if not _LANG_MODEL:
         counts = {code: Counter(_trigrams(_language_text(lang))) for lang, code in LANGUAGES.items()}
         V = len(set().union(*counts.values())) + 1
@@ -176,10 +172,8 @@ def paired_probe(
     seed: int = 0,
     max_lost: float | None = None,  # also fail when the candidate fails more than this share of the base's passes
 ) -> dict:
-    (
-        "Pass rates of candidate and base on the same items, their paired difference (bootstrap CI), what it "
-        "kept, and the verdict."
-    )
+    """Pass rates of candidate and base on the same items, their paired difference (bootstrap CI), what it kept, and the
+    verdict."""
     import numpy as np
 
     if len(policy) != len(base) or not policy:
@@ -224,8 +218,7 @@ def stock_answers(texts:list[str], groups:list, min_prompts:int=3) -> list[bool]
 # %% ../nbs/04b_tripwires.ipynb #29ce0188
 def variety_probe(policy:list[str], base:list[str], groups:list, margin:float=0.05, min_prompts:int=3, conf:float=0.95,
                   seed:int=0) -> dict:
-    ("`paired_probe` of the answers that are not stock (`stock_answers`), candidate against base, answer by "
-     "answer.")
+    """`paired_probe` of the answers that are not stock (`stock_answers`), candidate against base, answer by answer."""
     if len(policy) != len(base): raise ValueError(f"{len(policy)} candidate and {len(base)} base answers: need "
                                                   f"the same prompts")
     fresh = lambda xs: [not s for s in stock_answers(xs, groups, min_prompts)]
@@ -259,22 +252,21 @@ TripwireConfig.PRESETS = {
 
 # %% ../nbs/04b_tripwires.ipynb #630cd3d0
 def probe_items(cfg:TripwireConfig) -> list[dict]:
-    ("Every prompt the tripwires ask: the fact questions and the language openers of `cfg.part`, each tagged "
-     "with its probe.")
+    """Every prompt the tripwires ask: the fact questions and the language openers of `cfg.part`, each tagged with its
+    probe."""
     k = knowledge_items(cfg.part)[:cfg.max_knowledge]
     return [{**x, 'probe': 'knowledge'} for x in k] + [
         {**x, 'probe': 'language'} for x in language_items(cfg.part, cfg.per_language)
     ]
 
 def item_passes(item:dict, text:str) -> bool:
-    ("Whether `text` passes its item's probe: the fact's keys, or the question's language (not only its "
-     "words).")
+    """Whether `text` passes its item's probe: the fact's keys, or the question's language (not only its words)."""
     if item['probe'] == 'knowledge': return knows(text, item['keys'])
     return detect_language(text) == item['language'] and not set(_words(text)) <= set(_words(item['prompt']))
 
 def check_answers(items:list[dict], texts:list[str], ended:list[bool], cfg:TripwireConfig) -> dict:
-    ("Per probe, whether each answer passes: knowledge and language on their own items, length and "
-     "degenerate on every item.")
+    """Per probe, whether each answer passes: knowledge and language on their own items, length and degenerate on every
+    item."""
     out = {'knowledge': [], 'language': [], 'length_rule': [], 'degenerate': []}
     for it, t, e in zip(items, texts, ended):
         out[it['probe']].append(item_passes(it, t))
@@ -285,8 +277,8 @@ def check_answers(items:list[dict], texts:list[str], ended:list[bool], cfg:Tripw
 # %% ../nbs/04b_tripwires.ipynb #cfe7b40b
 @dataclass
 class TripwireReport(StageResult):
-    ("What `run_tripwires` found: per probe the candidate's and the base's pass rates, their difference and "
-     "the verdict.")
+    """What `run_tripwires` found: per probe the candidate's and the base's pass rates, their difference and the
+    verdict."""
     probes: dict = field(default_factory=dict)     # probe -> `paired_probe` row
     answers: dict = field(default_factory=dict)    # 'policy'/'base' -> texts, and the items asked
     meta: dict = field(default_factory=dict)
@@ -380,10 +372,8 @@ def plant_facts(
     lr: float = 3e-3,
     seed: int = 0,
 ):
-    (
-        "Teach `model` (in place) to answer each item's prompt with the matching text of `answers`, loss on the "
-        "answer tokens only: how tests plant a base that knows facts, or a candidate that lost them."
-    )
+    """Teach `model` (in place) to answer each item's prompt with the matching text of `answers`, loss on the answer
+    tokens only: how tests plant a base that knows facts, or a candidate that lost them."""
     import torch
 
     torch.manual_seed(seed)
@@ -409,9 +399,9 @@ def plant_facts(
     return float(loss)
 
 def plant_regression(folder, n:int=4, system:str='Answer in a few words.', steps:int=40, lr:float=5e-3) -> tuple:
-    ("A capability lost on purpose, for tests: in `folder`, `base/` (the tiny model taught the first `n` "
-     "report-half facts) and `planted/` (a LoRA adapter on it trained to answer them 'Nobody knows.'). "
-     "Returns (base, planted, items, system).")
+    """A capability lost on purpose, for tests: in `folder`, `base/` (the tiny model taught the first `n` report-half
+    facts) and `planted/` (a LoRA adapter on it trained to answer them 'Nobody knows.'). Returns (base, planted,
+    items, system)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from peft import LoraConfig, get_peft_model
     from rlnb.assets import model_path

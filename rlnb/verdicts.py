@@ -15,10 +15,8 @@ __all__ = ['report_headline', 'human_win_rate', 'ppi_coverage', 'GateRule', 'Gat
 
 # %% ../nbs/00ab_verdicts.ipynb #79cad4a7
 def report_headline(report: dict, judge: str | None = None, mode: str | None = None) -> dict:
-    (
-        "The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, "
-        "sampled mode if present) of a saved evaluation report."
-    )
+    """The figures a gate or a reader looks at first, for one judge and mode (default: the first judge, sampled mode if
+    present) of a saved evaluation report."""
     modes = report['modes']
     mode = mode or ('sampled' if 'sampled' in modes else next(iter(modes)))
     m = modes[mode]
@@ -71,18 +69,15 @@ def human_win_rate(
     conf: float = 0.95,
     min_human: int = 50,  # fewer verdicts than this: the people's interval alone (the judge's weight would be a guess)
 ) -> dict:
-    (
-        "The win rate people would give, from a judge's verdicts on all pairs and people's on a random few: "
-        "prediction-powered inference (Angelopoulos et al., Science 2023). The estimate is the judge's mean on "
-        "the pairs nobody labelled plus the mean correction (person minus judge) on those they did, the judge "
-        "weighted by how well it predicts people (PPI++ power tuning: never wider than the people alone, in "
-        "large samples), with a t interval from both variances: valid for the people's preference whatever the "
-        "judge's bias, as long as the labelled pairs are a uniform random draw; the better the judge agrees "
-        "with people, the narrower it is. Beside it: the judge alone (biased exactly as the judge is) and the "
-        "people alone (valid, wider), and how often judge and person agree. Below `min_human` verdicts the "
-        "judge's weight cannot be estimated well enough (the interval under-covers: see `ppi_coverage`), so the "
-        "people's Wilson interval is the answer."
-    )
+    """The win rate people would give, from a judge's verdicts on all pairs and people's on a random few:
+    prediction-powered inference (Angelopoulos et al., Science 2023). The estimate is the judge's mean on the pairs
+    nobody labelled plus the mean correction (person minus judge) on those they did, the judge weighted by how well
+    it predicts people (PPI++ power tuning: never wider than the people alone, in large samples), with a t interval
+    from both variances: valid for the people's preference whatever the judge's bias, as long as the labelled pairs
+    are a uniform random draw; the better the judge agrees with people, the narrower it is. Beside it: the judge
+    alone (biased exactly as the judge is) and the people alone (valid, wider), and how often judge and person agree.
+    Below `min_human` verdicts the judge's weight cannot be estimated well enough (the interval under-covers: see
+    `ppi_coverage`), so the people's Wilson interval is the answer."""
     import numpy as np
 
     j = np.asarray(judge, dtype=float)
@@ -126,10 +121,9 @@ def ppi_coverage(truth:float=0.55,     # the win rate people give (each pair's h
                  bias:float=0.15,      # share of pairs the judge gives to the policy whatever the answers
                  n_pairs:int=400, n_human:int=80, reps:int=1000, seed:int=0, conf:float=0.95,
                  min_human:int=50) -> dict:
-    ("Simulate `reps` evaluations with a known truth through `human_win_rate`: people's verdicts drawn from "
-     "the truth, a judge with the stated accuracy and bias, `n_human` pairs labelled at random. Coverage of "
-     "the truth and mean width of the calibrated interval, of the judge-only interval and of the people-only "
-     "interval.")
+    """Simulate `reps` evaluations with a known truth through `human_win_rate`: people's verdicts drawn from the truth,
+    a judge with the stated accuracy and bias, `n_human` pairs labelled at random. Coverage of the truth and mean
+    width of the calibrated interval, of the judge-only interval and of the people-only interval."""
     import numpy as np
     rng = np.random.default_rng(seed)
     hit = {'calibrated': 0, 'judge_only': 0, 'human_only': 0}
@@ -192,12 +186,11 @@ def gate_decision(report, config=None,
                   # `tripwires.TripwireReport.summary()` of the candidate: a lost capability rejects
                   tripwires:dict|None=None,
                  ) -> GateDecision:
-    ("Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base), on its "
-     "style-controlled win rate (where the report has one; else the raw). Where people rated its pairs in a "
-     "blind review (`people.add_human`), their interval decides, not the judge's: calibrated with the "
-     "judge's verdicts from `min_human` labels on, their own Wilson interval below that. A candidate whose "
-     "`tripwires` failed is rejected whatever its win rate. `config`: a `GateRule` (default) or an "
-     "`OnlineConfig` (the online learner's).")
+    """Apply `config.gate` to an `EvalReport` of candidate (policy) against deployed (base), on its style-controlled win
+    rate (where the report has one; else the raw). Where people rated its pairs in a blind review
+    (`people.add_human`), their interval decides, not the judge's: calibrated with the judge's verdicts from
+    `min_human` labels on, their own Wilson interval below that. A candidate whose `tripwires` failed is rejected
+    whatever its win rate. `config`: a `GateRule` (default) or an `OnlineConfig` (the online learner's)."""
     c = config or GateRule()
     h = report.headline(mode=c.eval_mode if c.eval_mode in report.modes else None)
     j = report.modes[h['mode']]['judges'][h['judge']]
@@ -229,7 +222,8 @@ def gate_decision(report, config=None,
         lost = '; '.join([f"{k} {r['base']['rate']:.3f} -> {r['policy']['rate']:.3f} (margin -{r['margin']:.2f})"
                           for k, r in (tripwires.get('probes') or {}).items() if not r['passed']]
                          or tripwires.get('failed') or ['recorded as failed'])
-        return GateDecision(False, reason=f"rejected: lost a capability the base had (tripwires: {lost}); {desc}", **base)
+        return GateDecision(False, reason=f"rejected: lost a capability the base had (tripwires: {lost}); {desc}",
+                            **base)
     if prompts < c.min_eval_prompts:
         return GateDecision(
             False,
@@ -237,7 +231,8 @@ def gate_decision(report, config=None,
             **base,
         )
     if lo > bound:
-        return GateDecision(True, reason=f"passed {c.gate}: lower {conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}", **base)
+        return GateDecision(True, reason=f"passed {c.gate}: lower {conf:.0%} bound {lo:.3f} > {bound:.3f}; {desc}",
+                            **base)
     return GateDecision(False, reason=f"rejected by {c.gate}: lower {conf:.0%} bound {lo:.3f} <= {bound:.3f}; "
                                       f"{desc}", **base)
 
@@ -251,12 +246,11 @@ def unit_ids(units) -> list[int]:
 def confirmed(s:dict,                # a replicate summary (bench/confirm.py's file, `replicate_summary`)
               policy:str|None=None,  # default: the summary's only policy
               judge:str='judge') -> tuple[bool, str]:
-    ("Whether summary `s` confirms `policy` better than its base under `judge`, and why not: its lower bound "
-     "above ½, the control's interval holding ½, and at most `s['max_invalid_runs']` runs (0 unless the "
-     "summary's plan set it) whose own verdict was invalid (each run's control at 95 %: by chance alone a "
-     "run misses ½ one time in 20). Where the summary holds them, also the style-controlled lower bound over "
-     "the runs (`pooled_style`) above ½ and every run's tripwires passed: a better score with a lost "
-     "capability is not better.")
+    """Whether summary `s` confirms `policy` better than its base under `judge`, and why not: its lower bound above ½,
+    the control's interval holding ½, and at most `s['max_invalid_runs']` runs (0 unless the summary's plan set it)
+    whose own verdict was invalid (each run's control at 95 %: by chance alone a run misses ½ one time in 20). Where
+    the summary holds them, also the style-controlled lower bound over the runs (`pooled_style`) above ½ and every
+    run's tripwires passed: a better score with a lost capability is not better."""
     if policy is None:
         if len(s['policies']) != 1: raise ValueError(f"the summary holds {sorted(s['policies'])}: name the policy")
         (policy,) = s['policies']

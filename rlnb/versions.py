@@ -117,8 +117,8 @@ def abs_path(p) -> Path|None:
     return p if p.is_absolute() else rlnb_home()/p
 
 def check_gguf(path) -> Path:
-    ("Refuse a missing, empty, truncated or non-GGUF file with a clear error (a deploy must never load a "
-     "half-written export).")
+    """Refuse a missing, empty, truncated or non-GGUF file with a clear error (a deploy must never load a half-written
+    export)."""
     p = abs_path(path)
     if p is None or not p.exists():
         raise FileNotFoundError(f"GGUF {path} does not exist: export the version first (auto_export or "

@@ -195,8 +195,7 @@ def _ipython_display_(self:_LabelWidget):
 # %% ../nbs/03_widgets.ipynb #217ac913
 from fastcore.basics import patch
 class RatingWidget(_LabelWidget):
-    ("Rate one response at a time: thumbs, 1-5 stars, a correction, tags and notes; each click is stored at "
-     "once.")
+    """Rate one response at a time: thumbs, 1-5 stars, a correction, tags and notes; each click is stored at once."""
     kinds = ('thumbs', 'rating', 'correction')
 
 @patch
@@ -292,8 +291,7 @@ def _show(self:RatingWidget):
 # %% ../nbs/03_widgets.ipynb #5ccf603c
 from fastcore.basics import patch
 class CompareWidget(_LabelWidget):
-    ("Two responses side by side (order randomised per item and recorded): A better / B better / tie / both "
-     "bad.")
+    """Two responses side by side (order randomised per item and recorded): A better / B better / tie / both bad."""
     kinds = ('comparison',)
 
     def __init__(self, items, store, agent, rater='rater', seed:int=0, **kw):

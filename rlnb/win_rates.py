@@ -13,8 +13,8 @@ __all__ = ['STYLE_FEATURES', 'outcomes', 'win_rate', 'length_controlled', 'style
 
 # %% ../nbs/00aa_win_rates.ipynb #d407cedf
 def outcomes(p_better, tie:float=0.0, identical=None):
-    ("Per-prompt outcome of a comparison from the judge's P(policy better): 1 win, 0 loss, ½ tie (|p − ½| ≤ "
-     "`tie`, or identical answers).")
+    """Per-prompt outcome of a comparison from the judge's P(policy better): 1 win, 0 loss, ½ tie (|p − ½| ≤ `tie`, or
+    identical answers)."""
     import numpy as np
     p = np.asarray(p_better, dtype=float)
     o = np.where(p > 0.5 + tie, 1.0, np.where(p < 0.5 - tie, 0.0, 0.5))
@@ -24,8 +24,8 @@ def outcomes(p_better, tie:float=0.0, identical=None):
 def win_rate(o, conf:float=0.95,
              clusters=None,      # cluster id per outcome (e.g. the conversation topic): the interval resamples clusters
              seed:int=0) -> dict:
-    ("Win rate of per-prompt outcomes `o` (1, ½, 0) with its Wilson interval (ties count half), or a cluster "
-     "bootstrap interval when outcomes come in clusters, and the sign-test p-value.")
+    """Win rate of per-prompt outcomes `o` (1, ½, 0) with its Wilson interval (ties count half), or a cluster bootstrap
+    interval when outcomes come in clusters, and the sign-test p-value."""
     import numpy as np
     o = np.asarray(o, dtype=float)
     if len(o) == 0: raise ValueError("no outcomes to compute a win rate from")
@@ -45,8 +45,8 @@ def win_rate(o, conf:float=0.95,
 
 # %% ../nbs/00aa_win_rates.ipynb #25124864
 def _logistic_fit(x, y, l2:float=1e-2, iters:int=50):
-    ("Intercept and slopes of a logistic regression of soft labels `y` ∈ [0, 1] on `x`, (n,) or (n, k) "
-     "(Newton's method, a small ridge on the slopes).")
+    """Intercept and slopes of a logistic regression of soft labels `y` ∈ [0, 1] on `x`, (n,) or (n, k) (Newton's
+    method, a small ridge on the slopes)."""
     import numpy as np
     x = np.asarray(x, dtype=float)
     X = np.concatenate([np.ones((len(x), 1)), x.reshape(len(x), -1)], 1)
@@ -64,8 +64,8 @@ def _logistic_fit(x, y, l2:float=1e-2, iters:int=50):
 def length_controlled(o, len_diff, conf:float=0.95, n_boot:int=1000, seed:int=0, bins:int=3,
                       groups=None,   # cluster id per outcome: the interval resamples clusters, not outcomes
                      ) -> dict:
-    ("Win rate with the length difference regressed out (AlpacaEval-LC style) and within bins of similar "
-     "length difference.")
+    """Win rate with the length difference regressed out (AlpacaEval-LC style) and within bins of similar length
+    difference."""
     import numpy as np
     o, d = np.asarray(o, dtype=float), np.asarray(len_diff, dtype=float)
     sd = d.std()
@@ -100,8 +100,7 @@ def style_features(text:str, n_tokens:int|None=None) -> dict:
     }
 
 def style_diffs(a:list[dict], b:list[dict], names=STYLE_FEATURES):
-    ("(n, features) differences of two answers' `style_features`: length (a−b)/(a+b), the counts "
-     "(a−b)/(a+b+1).")
+    """(n, features) differences of two answers' `style_features`: length (a−b)/(a+b), the counts (a−b)/(a+b+1)."""
     import numpy as np
     fa, fb = (np.array([[f[k] for k in names] for f in x], dtype=float).reshape(len(x), len(names)) for x in (a, b))
     den = fa + fb + np.array([0.0 if k == 'length' else 1.0 for k in names])
@@ -118,9 +117,8 @@ def style_controlled(o,                 # outcomes in [0, 1] (1: the policy's an
                      names=STYLE_FEATURES, conf:float=0.95, n_boot:int=500, seed:int=0,
                      groups=None,       # cluster id per outcome: the bootstrap resamples clusters
                      l2:float=1e-2) -> dict:
-    ("Win rate at equal style (σ of the intercept of a logistic fit on the z-scored style differences), its "
-     "bootstrap interval, and each feature's coefficient per sd with its interval; constant features are "
-     "left out.")
+    """Win rate at equal style (σ of the intercept of a logistic fit on the z-scored style differences), its bootstrap
+    interval, and each feature's coefficient per sd with its interval; constant features are left out."""
     import numpy as np
     o, X = np.asarray(o, dtype=float), np.asarray(X, dtype=float).reshape(len(o), -1)
     sd = X.std(0)
@@ -152,8 +150,8 @@ def style_controlled(o,                 # outcomes in [0, 1] (1: the policy's an
             'features': list(names), 'raw_rate': r(o.mean())}
 
 def style_fit(sc:dict|None, per_feature:int=10) -> bool:
-    ("Whether a style-controlled fit can be read: it has a finite interval and at least `per_feature` "
-     "clusters per parameter it fitted (else the verdict and the gate fall back to the raw win rate).")
+    """Whether a style-controlled fit can be read: it has a finite interval and at least `per_feature` clusters per
+    parameter it fitted (else the verdict and the gate fall back to the raw win rate)."""
     if not sc or any(v != v for v in sc['ci']): return False
     return sc['clusters'] >= per_feature * (1 + len(sc.get('coefficients') or {}))
 
@@ -162,9 +160,8 @@ def style_fit(sc:dict|None, per_feature:int=10) -> bool:
 def pooled_style(rows:list[dict],        # each run's `style_rows` (outcomes, diffs, units) of one policy and judge
                  runs_sc:list[float],    # each run's own style-controlled rate (its evaluation's headline)
                  conf:float=0.95, seed:int=0) -> dict:
-    ("The style-controlled win rate over replicated runs: one fit of every run's pairs (`style_controlled`, "
-     "clusters run × unit), its interval joined with the between-run t interval of `runs_sc` (clipped to [0, "
-     "1]).")
+    """The style-controlled win rate over replicated runs: one fit of every run's pairs (`style_controlled`, clusters
+    run × unit), its interval joined with the between-run t interval of `runs_sc` (clipped to [0, 1])."""
     import numpy as np
     o = np.concatenate([np.asarray(r['outcomes'], dtype=float) for r in rows])
     X = np.concatenate([np.asarray(r['diffs'], dtype=float).reshape(len(r['outcomes']), -1) for r in rows])
