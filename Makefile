@@ -45,14 +45,14 @@ test-slow:
 outputs: $(VENV)/.assets
 	$(BIN)/python tools/run_tests.py --save && $(BIN)/nbdev_clean && $(BIN)/python tools/readme.py
 
-# The online-learning loop on SmolLM2, watched (~50 min on 2 cores): simulated users chat over HTTP and rate, the learner retrains and gates
+# The online-learning loop on SmolLM2, watched: simulated users chat over HTTP and rate, the learner retrains and gates
 # on its own, a flipped-label candidate is rejected, a rollback is served. Writes bench/results/online_loop.json + nbs/images/online_loop.png.
 online-demo: $(VENV)/.assets
 	$(BIN)/python bench/online_loop.py
 
 install: $(VENV)/.installed
 
-# llama-cpp-python exists on PyPI only as a source distribution (~6 min to compile on 2 cores).
+# llama-cpp-python exists on PyPI only as a source distribution, compiled once here.
 # The build is PORTABLE: GGML_NATIVE=OFF with an explicit x86-64-v3 baseline (SSE4.2/AVX/AVX2/FMA/F16C/BMI2),
 # AVX-512 and AMX compiled out. A native build on an AMX CPU (Sapphire Rapids and later) compiles ggml's AMX
 # backend in, and its q8_0/q4_K matmul (ggml_backend_amx_mul_mat, llama.cpp issue 20824) segfaults on the
@@ -71,7 +71,7 @@ export RLNB_LLAMA_BUILD_KEY := $(LLAMA_KEY)
 $(LLAMA_DIR)/.built:
 	@mkdir -p $(LLAMA_DIR)
 	@test -f $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION).tar.gz || $(BIN)/pip download -q --no-deps --no-binary :all: -d $(WHEELS) $(LLAMA)
-	@echo ">> building $(LLAMA) wheel, portable x86-64-v3, no AMX/AVX-512 (one time, ~6 min on 2 cores) into $(LLAMA_DIR)"
+	@echo ">> building $(LLAMA) wheel, portable x86-64-v3, no AMX/AVX-512 (one time) into $(LLAMA_DIR)"
 	CMAKE_ARGS="$(LLAMA_CMAKE)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip wheel --no-deps --no-cache-dir \
 	  -w $(LLAMA_DIR) $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION).tar.gz
 	@printf '%s\n' '$(LLAMA_CMAKE)' > $(LLAMA_DIR)/build-options.txt

@@ -1,6 +1,6 @@
 """The A/B test's error rates end to end: A/A and A/B experiments through `ABTest.record` -> `ab_report`.
 
-    .venv/bin/python bench/ab_sim.py            # 2,000 A/A tests + 400 A/B tests (~10 min on 2 cores);
+    .venv/bin/python bench/ab_sim.py            # 2,000 A/A tests + 400 A/B tests;
                                                 # writes bench/results/ab_sim.json
     .venv/bin/python bench/ab_sim.py --smoke    # 6 + 4 tests; the JSON in a temporary folder
 

@@ -1,7 +1,7 @@
 """Does choosing which pairs people label beat labelling at random? Label efficiency on the bundled chitchat ratings,
 simulated through `rlnb.people.label_efficiency` with the ratings as the oracle.
 
-    .venv/bin/python bench/active_pairs.py           # writes bench/results/active_pairs.json (~5 min on 2 cores)
+    .venv/bin/python bench/active_pairs.py           # writes bench/results/active_pairs.json
     .venv/bin/python bench/active_pairs.py --smoke   # tiny encoder, 2 seeds, 3 budgets; JSON to a temp folder
 
 The pairs are make demo's (data/recipes/chitchat.yaml's format stage: margin 0.2, at most 300 pairs per prompt, 20 % of

@@ -1,6 +1,6 @@
 """bf16 sampling against fp32, side by side in one run on this CPU, at the evaluate stage's settings.
 
-    .venv/bin/python bench/bf16_sampling.py            # writes bench/results/bf16_sampling.json (~4 min on 2 cores)
+    .venv/bin/python bench/bf16_sampling.py            # writes bench/results/bf16_sampling.json
     .venv/bin/python bench/bf16_sampling.py --smoke    # tiny policy, 4 prompts, 6 tokens; JSON to a temp folder
 
 The evaluate stage's sampled answers (the deployment's system message, temperature 0.7, top-p 0.9, repetition penalty

@@ -1,6 +1,6 @@
 """The evaluation's sampled answers and their KL, before and after each speed lever, in one run on this CPU.
 
-    .venv/bin/python bench/eval_gen_speed.py                     # writes bench/results/eval_gen_speed.json (~8 min on 2 cores)
+    .venv/bin/python bench/eval_gen_speed.py                     # writes bench/results/eval_gen_speed.json
     ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \\
         .venv/bin/python bench/eval_gen_speed.py --save eval_gen_speed_avx2.json   # held to AVX2 (caps recorded)
     .venv/bin/python bench/eval_gen_speed.py --smoke             # tiny policy, 4 prompts, 6 tokens; JSON to a temp folder

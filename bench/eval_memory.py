@@ -1,6 +1,6 @@
 """The evaluate stage's decoding memory, before and after `decode_plan`'s memory budget, in one run on this CPU.
 
-    .venv/bin/python bench/eval_memory.py            # writes bench/results/eval_memory.json (~4 min on 2 cores)
+    .venv/bin/python bench/eval_memory.py            # writes bench/results/eval_memory.json
     .venv/bin/python bench/eval_memory.py --smoke    # tiny policy, 6 prompts, 8 tokens; JSON to a temp folder
 
 What the evaluate stage does for one policy's sampled answers (`generate` as `evaluate_policy` calls it: the

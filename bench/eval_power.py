@@ -1,6 +1,6 @@
 """How many held-out prompts an evaluation needs: power of the win-rate verdict, simulated through `win_rate`.
 
-    .venv/bin/python bench/eval_power.py            # 1,000 evaluations per (true win rate, prompts) cell (~3 min);
+    .venv/bin/python bench/eval_power.py            # 1,000 evaluations per (true win rate, prompts) cell;
                                                     # writes bench/results/eval_power.json
     .venv/bin/python bench/eval_power.py --smoke    # 50 per cell, 3 cells; the JSON in a temporary folder
 

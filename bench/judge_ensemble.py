@@ -2,7 +2,7 @@
 human pairs of a demo run.
 
     .venv/bin/python bench/judge_ensemble.py [RUN]   # RUN: a make-demo run folder (default models/chitchat/v1);
-                                                    # writes bench/results/judge_ensemble.json (~10 min on 2 cores)
+                                                    # writes bench/results/judge_ensemble.json
     .venv/bin/python bench/judge_ensemble.py --smoke # a toy run, tiny judges; JSON to a temp folder
 
 The run's judge (`judge/`: MiniLM + LoRA, Bradley-Terry on every training topic's pairs, seed 1, 4,000 pairs) is

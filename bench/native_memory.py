@@ -1,6 +1,6 @@
 """What the native libraries keep between stages, with their own defaults and with `rlnb.hardware.NATIVE_MEMORY`, in one run.
 
-    .venv/bin/python bench/native_memory.py          # writes bench/results/native_memory.json (~3 min on 2 cores)
+    .venv/bin/python bench/native_memory.py          # writes bench/results/native_memory.json
     .venv/bin/python bench/native_memory.py --smoke  # the tiny policy, 2 steps; JSON to a temporary folder
 
 Each setting runs in its own process, which does what an on-policy DPO round of `make demo` does, twice: the policy

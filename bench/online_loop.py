@@ -8,7 +8,7 @@ candidate against the deployed policy on held-out prompts and deploys only when 
     .venv/bin/python bench/online_loop.py --smoke     # the tiny policy, 1 round of 8 prompts x 2 answers of 24 tokens,
                                                       # 2 training steps, a gate that always passes; the JSON and the
                                                       # figure go to a temp folder
-Writes bench/results/online_loop.json and nbs/images/online_loop.png (embedded in nbs/09_online.ipynb). ~50 min on 2 cores."""
+Writes bench/results/online_loop.json and nbs/images/online_loop.png (embedded in nbs/09_online.ipynb)."""
 import secrets, argparse, json, os, random, socket, statistics, sys, tempfile, threading, time, urllib.request
 from dataclasses import replace
 from pathlib import Path

@@ -1,7 +1,7 @@
 """Is the calibrated verdict valid for people? Coverage of `rlnb.verdicts.human_win_rate`'s interval, simulated with a
 known truth through the function users call.
 
-    .venv/bin/python bench/ppi_coverage.py           # writes bench/results/ppi_coverage.json (~30 s)
+    .venv/bin/python bench/ppi_coverage.py           # writes bench/results/ppi_coverage.json
     .venv/bin/python bench/ppi_coverage.py --smoke   # 50 draws a cell; JSON to a temp folder
 
 Each draw: 400 answer pairs whose human verdict is 1 with probability 0.55 (the truth: what people prefer), a judge

@@ -1,7 +1,7 @@
 """How close each training stage runs to what this CPU can do: achieved matmul FLOP/s over attainable FLOP/s.
 
     .venv/bin/python bench/roofline.py [RUN]     # RUN: a make-demo run folder (default models/chitchat/v1);
-                                                # writes bench/results/roofline.json (~1 min on 2 cores)
+                                                # writes bench/results/roofline.json
     .venv/bin/python bench/roofline.py RUN --save roofline_avx2.json   # another CPU's table beside the first
     .venv/bin/python bench/roofline.py --smoke   # tiny shapes and a toy run; JSON to a temp folder
 

@@ -1,6 +1,6 @@
 """1 process against 2, on the same total batch: DPO (TRL through rlnb) and PPO (rlnb's), SmolLM2-135M with LoRA.
 
-    .venv/bin/python bench/scale_out.py            # 6 runs; writes bench/results/scale_out.json (~10 min on 2 cores)
+    .venv/bin/python bench/scale_out.py            # 6 runs; writes bench/results/scale_out.json
     .venv/bin/python bench/scale_out.py --smoke    # packed DPO and PPO, 1 and 2 processes, 2 steps on the tiny policy;
                                                    # the JSON and the table go to a temporary folder
 

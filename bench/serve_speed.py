@@ -1,6 +1,6 @@
 """Serving speed: GGUF through llama.cpp against HF `generate`, per quantisation, batch 1 and batched, on one machine.
 
-    .venv/bin/python bench/serve_speed.py        # writes bench/results/serve_speed.json (~5 min on 2 cores)
+    .venv/bin/python bench/serve_speed.py        # writes bench/results/serve_speed.json
     .venv/bin/python bench/serve_speed.py --smoke    # the tiny policy: HF fp32, GGUF f16 and q8_0, batch 1 and 2, 4 new
                                                  # tokens, once; GGUFs, JSON and table in a temporary folder
 

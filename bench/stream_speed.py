@@ -1,6 +1,6 @@
 """Continuous batching (`generate(refill=True)`) against the batch-by-batch engine, side by side in one run on this CPU.
 
-    .venv/bin/python bench/stream_speed.py          # writes bench/results/stream_speed.json (~10 min on 2 cores)
+    .venv/bin/python bench/stream_speed.py          # writes bench/results/stream_speed.json
     .venv/bin/python bench/stream_speed.py --smoke  # tiny policy, a handful of prompts and tokens; JSON to a temp folder
 
 Two workloads of `make demo`, each decoded both ways by the library's own functions, SmolLM2-135M-Instruct in fp32
