@@ -10,7 +10,7 @@ from pathlib import Path
 from .core import lora_config
 from .hardware import get_device
 from .assets import model_path
-from .tracking import report_targets
+from .tracking import run_args
 from .config import StageConfig
 from .hardware import auto_bf16
 
@@ -195,17 +195,7 @@ def to_trl_config(cfg:PreferenceConfig, output_dir:str|Path, method:str='dpo', h
         ddp_find_unused_parameters=False,
         precompute_ref_log_probs=cfg.precompute_ref_log_probs,
         precompute_ref_batch_size=cfg.ref_batch_size,
-        logging_steps=cfg.logging_steps,
-        save_strategy='steps',
-        save_steps=cfg.save_steps,
-        save_total_limit=2,
-        eval_strategy='no',
-        report_to=report_targets(cfg.report_to) or 'none',
-        seed=cfg.seed,
-        use_cpu=get_device() == 'cpu',
-        dataloader_num_workers=0,
-        lr_scheduler_type='linear',
-        warmup_steps=0,
+        **run_args(cfg),
     )
     if cfg.group_by_length:
         common.update(

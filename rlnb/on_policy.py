@@ -86,7 +86,7 @@ class OnPolicyConfig(StageConfig):
             if getattr(self, k) < 1: raise ValueError(f"{k} must be >= 1, got {getattr(self, k)}")
         if self.samples < 2: raise ValueError(f"samples must be >= 2 (a pair needs two answers), got {self.samples}")
         if self.adapter_scale is not None and not 0 <= self.adapter_scale <= 1:
-            raise ValueError(f"adapter_scale must be in [0, 1] (a share of the trained change), got {self.adapter_scale}")
+            raise ValueError(f"adapter_scale must be in [0, 1] (the trained change's share), got {self.adapter_scale}")
         if bad := set(self.facts()) - set(FACT_KINDS):
             raise ValueError(f"fact_kinds: unknown {sorted(bad)}; use {', '.join(FACT_KINDS)}, comma-separated")
         for k in ('min_gap', 'guard_prompts', 'fact_prompts'):

@@ -68,8 +68,10 @@ class Run:
         return self.cache['datasets']
 
     def record_version(self, kind:str, path, metrics:dict, config:dict, data_counts:dict, **fields) -> int:
-        "A trained policy as a candidate version in the run's store (`register_version`); returns its number."
+        """A trained policy as a candidate version in the run's store (`register_version`); returns its number. Where a
+        training resumed from (`resumed_from`) is the run's history, not the version's metrics: it is left out."""
         from rlnb.registry import register_version
+        metrics = {k: v for k, v in metrics.items() if k != 'resumed_from'}
         return register_version(self.store(), self.agent, path, kind, metrics=metrics, config=config,
                                 data_counts=data_counts, **fields).version
 

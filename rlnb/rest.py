@@ -129,7 +129,7 @@ def rest_stage(
     m['registry_version'] = run.record_version(
         'rest',
         res.model_path,
-        {k: v for k, v in m.items() if k != 'resumed_from'},
+        m,
         asdict(cfg),
         {'train_examples': m['rest']['kept'], 'prompts': len(prompts)},
         feedback_count=0,

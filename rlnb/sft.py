@@ -10,7 +10,7 @@ from pathlib import Path
 from .core import lora_config, last_checkpoint
 from .hardware import seed_everything, peak_rss_mb, Timer
 from .assets import model_path, name_base
-from .tracking import report_targets
+from .tracking import run_args
 from .core import console_script
 from .hardware import auto_bf16, get_device
 from .durable import atomic_write
@@ -102,17 +102,7 @@ def to_trl_sft_config(cfg:SFTConfig, output_dir):
         completion_only_loss=True,
         bf16=cfg.bf16,
         gradient_checkpointing=cfg.gradient_checkpointing,
-        logging_steps=cfg.logging_steps,
-        save_strategy='steps',
-        save_steps=cfg.save_steps,
-        save_total_limit=2,
-        eval_strategy='no',
-        report_to=report_targets(cfg.report_to) or 'none',
-        seed=cfg.seed,
-        use_cpu=get_device() == 'cpu',
-        dataloader_num_workers=0,
-        lr_scheduler_type='linear',
-        warmup_steps=0,
+        **run_args(cfg),
     )
 
 # %% ../nbs/05b_sft.ipynb #7dbcb08e
@@ -215,7 +205,7 @@ def sft_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> 
     m['registry_version'] = run.record_version(
         'sft',
         res.model_path,
-        {k: v for k, v in m.items() if k != 'resumed_from'},
+        m,
         asdict(cfg),
         {'train_examples': m['train_examples'], 'eval_examples': len(ev)},
         feedback_count=m['train_examples'],

@@ -9,7 +9,7 @@ from pathlib import Path
 from .hardware import limit_native_caches   # imported first: the native caches' limits are set before torch loads
 
 # %% auto #0
-__all__ = ['report_targets', 'Tracker']
+__all__ = ['report_targets', 'run_args', 'Tracker']
 
 # %% ../nbs/00i_tracking.ipynb #a0ec0b4f
 def report_targets(report_to:str|list|None) -> list[str]:
@@ -19,6 +19,15 @@ def report_targets(report_to:str|list|None) -> list[str]:
     if bad := [x for x in xs if x not in ('tensorboard', 'trackio')]:
         raise ValueError(f"report_to: unknown tracker {bad}; use none, tensorboard or trackio")
     return xs
+
+# %% ../nbs/00i_tracking.ipynb #d58199a4
+def run_args(cfg) -> dict:
+    """TRL's run controls from `cfg` (its `logging_steps`, `save_steps`, `report_to` and `seed`), the same for every
+    trainer that checkpoints."""
+    from rlnb.hardware import get_device
+    return dict(logging_steps=cfg.logging_steps, save_strategy='steps', save_steps=cfg.save_steps, save_total_limit=2,
+                eval_strategy='no', report_to=report_targets(cfg.report_to) or 'none', seed=cfg.seed,
+                use_cpu=get_device() == 'cpu', dataloader_num_workers=0, lr_scheduler_type='linear', warmup_steps=0)
 
 # %% ../nbs/00i_tracking.ipynb #01502802
 class Tracker:

@@ -134,7 +134,7 @@ def dpo_stage(run:Run, preset:str='cpu', eval_pairs:int=200, **overrides) -> dic
     m['registry_version'] = run.record_version(
         'dpo',
         res.model_path,
-        {k: v for k, v in m.items() if k != 'resumed_from'},
+        m,
         asdict(cfg),
         {'train_pairs': m['train_examples'], 'eval_pairs': len(ev)},
         feedback_count=m['train_examples'],
@@ -159,7 +159,7 @@ def kto_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> 
     m['registry_version'] = run.record_version(
         'kto',
         res.model_path,
-        {k: v for k, v in m.items() if k != 'resumed_from'},
+        m,
         asdict(cfg),
         {'train_examples': m['train_examples'], 'eval_examples': len(ev)},
         feedback_count=m['train_examples'],
