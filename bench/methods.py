@@ -161,6 +161,11 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     # Measured: every tripwire kept and the raw rate above demonym_rpo_s2's, but the style-controlled rate lower, its
     # lower bound below anchor_lr1's (its row): the residual pairs moved the policy further (a larger KL) without a gain
     # at equal style. Refused by the rule: no plan drafted, no look spent
+    # Every candidate above moved the policy by the reward model, which is barely more accurate on people's pairs than
+    # "longer wins", so what it taught was mostly style. People's own replies are another signal: SFT on the opening
+    # replies of conversations people rated 0.75 or more (the format stage's `sft` examples), on the reward model's half
+    # of the training prompts only (the judge never trained on them), one gentle epoch. Its run: bench/plans/people.yaml
+    'people_sft': dict(stage='sft', out='people_sft', preset='cpu', prompt_half=0, epochs=1, learning_rate=1e-4),
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),

@@ -21,7 +21,7 @@ def main(run:str, save:bool=False, preset:str='cpu', fractions=(1/8, 1/4, 1/2, 1
     from datasets import load_from_disk
     from rlnb.core import repo_dir
     from rlnb.hardware import cpu_line, peak_rss_mb
-    from rlnb.train_stages import half_of_prompts
+    from rlnb.formatting import half_of_prompts
     from rlnb.reward import train_reward_model, RewardConfig
     from rlnb.reward_eval import baseline_accuracies, column_texts as _col
     from rlnb.stats import bootstrap_ci

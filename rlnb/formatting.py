@@ -15,9 +15,9 @@ from .config import stage_cli
 
 # %% auto #0
 __all__ = ['utility', 'NotEnoughData', 'to_preference_pairs', 'to_kto', 'to_sft', 'sft_thresholds', 'to_reward_targets',
-           'to_dataset', 'prompt_text', 'in_eval_split', 'words', 'split_by_prompt', 'dataset_stats', 'plot_stats',
-           'data_shape', 'choose_method', 'build_datasets', 'by_rater', 'reweigh', 'ExportDataConfig', 'export_rows',
-           'export_data', 'export_data_cli']
+           'to_dataset', 'prompt_text', 'in_eval_split', 'words', 'split_by_prompt', 'half_of_prompts', 'dataset_stats',
+           'plot_stats', 'data_shape', 'choose_method', 'build_datasets', 'by_rater', 'reweigh', 'ExportDataConfig',
+           'export_rows', 'export_data', 'export_data_cli']
 
 # %% ../nbs/02_formatting.ipynb #f4347c9f
 def utility(r:Feedback) -> float|None:
@@ -215,6 +215,17 @@ def split_by_prompt(ds, eval_frac:float=0.2, seed:int=0, min_prompts:int=2,
     side = ['confirm' if t in conf else 'eval' if t in ev else 'train' for t in map(prompt_text, ds['prompt'])]
     names = ('train', 'eval', 'confirm') if confirm_frac else ('train', 'eval')
     return DatasetDict({n: ds.select([i for i, s in enumerate(side) if s == n]) for n in names})
+
+# %% ../nbs/02_formatting.ipynb #a1f0c3d3
+def half_of_prompts(ds, half:int|None):
+    "Rows whose prompt falls in `half` (0 or 1) of a stable hash split of the prompts; `None`: all rows."
+    if half is None: return ds
+    if half not in (0, 1): raise ValueError(f"prompt_half must be 0, 1 or null, got {half!r}")
+    keep = [int(hashlib.sha1(prompt_text(p).encode()).hexdigest(), 16) % 2 == half for p in ds['prompt']]
+    out = ds.select([i for i, k in enumerate(keep) if k])
+    if not len(out):
+        raise ValueError(f"no training rows in prompt half {half}: too few prompts to split; set prompt_half: null")
+    return out
 
 # %% ../nbs/02_formatting.ipynb #f8843558
 def dataset_stats(ds, tokenizer=None) -> dict:

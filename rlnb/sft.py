@@ -16,7 +16,7 @@ from .hardware import auto_bf16, get_device
 from .durable import atomic_write
 from .config import StageConfig, StageResult, train_metrics, stage_cli, stage_dir, json_lines
 from .export import TRAIN_EXPORT_FLAGS, check_export_flags, export_trained
-from .formatting import to_sft, sft_thresholds, to_dataset, split_by_prompt, prompt_text
+from .formatting import to_sft, sft_thresholds, to_dataset, split_by_prompt, prompt_text, half_of_prompts
 from .feedback_store import load_records
 from .recipe import stage, Run
 
@@ -184,14 +184,22 @@ def estimate_sft(examples, config:SFTConfig|str='cpu', probe_steps:int=3) -> dic
 
 # %% ../nbs/05b_sft.ipynb #6806803a
 @stage('sft', config=SFTConfig)
-def sft_stage(run:Run, preset:str='cpu', eval_examples:int=200, **overrides) -> dict:
+def sft_stage(
+    run: Run,
+    preset: str = 'cpu',
+    eval_examples: int = 200,
+    prompt_half: int | None = None,  # 0 or 1: one half of the training prompts (`half_of_prompts`); None: all
+    out: str = 'sft',  # the folder in the run (another one: a second SFT setup)
+    **overrides,
+) -> dict:
     """Train the policy with SFT on the run's `sft` examples under the recipe's system message; held-out loss
     before/after."""
     cfg = SFTConfig.make(preset, **{'system': run.recipe.get('system'), **overrides})
     ds = run.datasets()['sft']
+    train = half_of_prompts(ds['train'], prompt_half)
     ev = ds['eval'].shuffle(seed=0).select(range(min(eval_examples, len(ds['eval']))))
-    res = train_sft(ds['train'], ev, cfg, run.path/'sft', callbacks=run.cache.get('callbacks'))
-    m = res.metrics
+    res = train_sft(train, ev, cfg, run.path/out, callbacks=run.cache.get('callbacks'))
+    m = {**res.metrics, 'prompt_half': prompt_half, 'train_prompts': len({prompt_text(p) for p in train['prompt']})}
     print(
         f"    SFT on {m['train_examples']:,} examples: {m['steps']} steps in {m['train_seconds']:.0f} s "
         f"({m['examples_per_s']:.2f} examples/s, {'bf16' if m['bf16'] else 'fp32'}), peak RSS {m['peak_rss_mb']} "

@@ -4,7 +4,7 @@
 
 # %% ../nbs/99e_train_stages.ipynb #b070b62a
 from __future__ import annotations
-from .formatting import prompt_text
+from .formatting import prompt_text, half_of_prompts
 from .reward import RewardConfig, train_reward_model
 from .reward_eval import baseline_accuracies, evaluate_pairs, plot_calibration
 from .dpo_config import PreferenceConfig
@@ -20,21 +20,9 @@ from .on_policy import OnPolicyConfig, train_dpo_on_policy
 from .rl import RL_TRAINERS
 
 # %% auto #0
-__all__ = ['half_of_prompts', 'reward_stage', 'judge_stage', 'train_preference', 'dpo_stage', 'kto_stage', 'dpo_on_policy_stage',
-           'ppo_stage']
+__all__ = ['reward_stage', 'judge_stage', 'train_preference', 'dpo_stage', 'kto_stage', 'dpo_on_policy_stage', 'ppo_stage']
 
 # %% ../nbs/99e_train_stages.ipynb #9a878f01
-def half_of_prompts(ds, half:int|None):
-    "Rows whose prompt falls in `half` (0 or 1) of a stable hash split of the prompts; `None`: all rows."
-    if half is None: return ds
-    if half not in (0, 1): raise ValueError(f"prompt_half must be 0, 1 or null, got {half!r}")
-    import hashlib
-    keep = [int(hashlib.sha1(prompt_text(p).encode()).hexdigest(), 16) % 2 == half for p in ds['prompt']]
-    out = ds.select([i for i, k in enumerate(keep) if k])
-    if not len(out):
-        raise ValueError(f"no training rows in prompt half {half}: too few prompts to split; set prompt_half: null")
-    return out
-
 def _train_rm(run:Run, preset:str, out:str, prompt_half:int|None, cache_key:str, **overrides) -> dict:
     cfg = RewardConfig.make(preset, **overrides)
     ds = run.datasets()
