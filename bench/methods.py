@@ -166,6 +166,10 @@ METHODS = {   # name: the stage and its options; `out` keeps each method's folde
     # replies of conversations people rated 0.75 or more (the format stage's `sft` examples), on the reward model's half
     # of the training prompts only (the judge never trained on them), one gentle epoch. Its run: bench/plans/people.yaml
     'people_sft': dict(stage='sft', out='people_sft', preset='cpu', prompt_half=0, epochs=1, learning_rate=1e-4),
+    # Measured: the raw rate above anchor_lr1's, the style-controlled lower bound below ½, the largest KL of any row, and
+    # knowledge and language lost (its row): people's openers taught the chat's style (short, lower-case, a greeting or
+    # a question back), which the style-controlled verdict holds fixed, and English only. Refused by the rule: no plan
+    # drafted, no look spent
     # TRL's group-baseline methods from the same reward model and training prompts as on-policy DPO: 4 prompts x 4
     # answers a step, PPO's cpu preset otherwise
     'grpo': dict(stage='ppo', preset='cpu', model='smollm2', algorithm='grpo', batch_size=16, steps=STEPS, prompt_set='turns'),
