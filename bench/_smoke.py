@@ -26,20 +26,21 @@ def smoke_home() -> Path:
     print(f"smoke: RLNB_HOME={home} (results in {home/'results'})", flush=True)
     return home
 
-def toy_stages(home:Path, prompts:int=5, records:int=40) -> list[dict]:
+def toy_stages(home:Path, prompts:int=5, records:int=40, sft:bool=False) -> list[dict]:
     ("The first two stages of a toy recipe: `records` rated answers to `prompts` prompts written to `home`/fb.jsonl, "
-     "imported into `home`/fb.db and formatted.")
+     "imported into `home`/fb.db and formatted (with `sft`, the `sft` examples too).")
     import json
     lines = [dict(prompt=f'q{i % prompts}', response=f'answer {i}', rating=1 + (i // prompts) % 5) for i in range(records)]
     (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
     db = str(home/'fb.db')
-    return [dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4)]
+    return [dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4,
+                                                                            **({'formats': ['pairs', 'kto', 'targets', 'sft']} if sft else {}))]
 
-def toy_run(home:Path, prompts:int=5, records:int=40, judges:bool=True, seed:int|None=0) -> Path:
+def toy_run(home:Path, prompts:int=5, records:int=40, judges:bool=True, seed:int|None=0, sft:bool=False) -> Path:
     ("A toy run folder as the pipeline makes it under `home`: `records` rated answers to `prompts` prompts imported and "
      "formatted, and with `judges` a tiny reward model and a tiny judge. Returns the run folder.")
     from rlnb.pipeline import run_pipeline
-    stages = toy_stages(home, prompts, records)
+    stages = toy_stages(home, prompts, records, sft)
     if judges: stages += [dict(stage='reward', preset='tiny', epochs=1), dict(stage='judge', preset='tiny', epochs=1, prompt_half=None)]
     return run_pipeline(dict(agent='toy', stages=stages, **({'seed': seed} if seed is not None else {})), root=home/'models').path
 

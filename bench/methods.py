@@ -339,8 +339,9 @@ def smoke():
     from _smoke import smoke_home, toy_run
     home = smoke_home(); RESULTS = home/'results'/'methods.json'; FIGURE = home/'results'/'methods.png'
     CANDIDATES = home/'results'/'methods_candidates.json'
-    run = toy_run(home)
+    run = toy_run(home, sft=True)
     SMOKE.update(dpo_on_policy=dict(preset='tiny', rounds=1), ppo=dict(preset='tiny', model='tiny', steps=1, batch_size=4),
+                 sft=dict(preset='tiny', max_steps=1, prompt_half=None),   # the toy's few prompts may leave a half empty
                  evaluate=dict(n_prompts=4, max_new_tokens=4, tripwires='quick'))
     # the toy run has no DPO or PPO stage of its own. Methods that differ from one trained here by option values only
     # (a budget, a rate) take the same code path, so one of each runs: the smoke stays inside bench_smoke's limit
@@ -349,7 +350,7 @@ def smoke():
                  'guard_rpo_lr2', 'guard2_rpo_lr2', 'guard2_rpo_lr25', 'guard2_rpo_s5',   # guard_rpo's, guard2_rpo's, guard2_rpo_s75's
                  'style_rpo_lr25_s2', 'demonym_rpo_s2', 'demonym_style_s2'}   # style_rpo_lr25's; demonym_rpo's (+ its style part)
     trained = [n for n, m in METHODS.items() if m and n not in same_path]
-    cand = {n for n in trained if n.startswith(('dpo_on_policy_lr3', 'anchor_'))}   # the candidates go to their own file
+    cand = {n for n in trained if n.startswith(('dpo_on_policy_lr3', 'anchor_', 'people_'))}   # the candidates go to their own file
     for name in trained: main(run, name, save=name not in cand, candidate=name in cand)
     assert set(json.loads(RESULTS.read_text())['methods']) == set(trained) - cand
     assert set(json.loads(CANDIDATES.read_text())['methods']) == cand
