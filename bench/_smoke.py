@@ -33,8 +33,9 @@ def toy_stages(home:Path, prompts:int=5, records:int=40, sft:bool=False) -> list
     lines = [dict(prompt=f'q{i % prompts}', response=f'answer {i}', rating=1 + (i // prompts) % 5) for i in range(records)]
     (home/'fb.jsonl').write_text('\n'.join(json.dumps(l) for l in lines))
     db = str(home/'fb.db')
-    return [dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), dict(stage='format', store=db, eval_frac=0.4,
-                                                                            **({'formats': ['pairs', 'kto', 'targets', 'sft']} if sft else {}))]
+    fmt = dict(stage='format', store=db, eval_frac=0.4)
+    if sft: fmt['formats'] = ['pairs', 'kto', 'targets', 'sft']
+    return [dict(stage='import_feedback', source=str(home/'fb.jsonl'), store=db), fmt]
 
 def toy_run(home:Path, prompts:int=5, records:int=40, judges:bool=True, seed:int|None=0, sft:bool=False) -> Path:
     ("A toy run folder as the pipeline makes it under `home`: `records` rated answers to `prompts` prompts imported and "
