@@ -65,7 +65,8 @@ SMOKE_STEPS = 3   # the first step is left out of the per-step means, and ppo_sp
 
 def peak_rss_mb() -> float: return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample_bf16=None, sampler_logprobs=None) -> dict:
+def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample_bf16=None, sampler_logprobs=None,
+             packed=None) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from rlnb.hardware import seed_everything
@@ -81,7 +82,7 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample
                          lora_r=s['lora_r'], lora_alpha=s['lora_alpha'], steps=steps, save_steps=10**9,
                          seed=s['seed'], log_completions=0, bf16=bf16,
                          sample_merged=sample_merged, attn_implementation=attn, sample_bf16=sample_bf16,
-                         sampler_logprobs=sampler_logprobs)
+                         sampler_logprobs=sampler_logprobs, packed=packed)
     p = model_path(s['model'])
     model, tok = AutoModelForCausalLM.from_pretrained(p), AutoTokenizer.from_pretrained(p)
     t0 = time.perf_counter()
@@ -95,7 +96,8 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample
     from rlnb.hardware import auto_bf16
     return {'side': 'rlnb', 'bf16': bf16 if bf16 is not None else f'auto ({auto_bf16("cpu")})',
             'sample_merged': sample_merged, 'attn_implementation': attn or 'auto',
-            'sample_bf16': sample_bf16, 'torch': torch.__version__, 'steps': steps_out, 'wall_s': round(wall, 1),
+            'sample_bf16': sample_bf16, 'packed': packed, 'torch': torch.__version__, 'steps': steps_out,
+            'wall_s': round(wall, 1),
             'peak_rss_mb': round(peak_rss_mb())}
 
 def run_trl(steps:int, rm:str) -> dict:
@@ -190,6 +192,9 @@ SIDES = {   # TRL first, then rlnb one lever at a time
     # where the CPU has no fast bf16 (sampling, scoring and update all fp32), the preset takes the old log-probs from the
     # sampling pass; this side computes them again in a second forward, as the preset did before
     'rlnb (cpu preset, old log-probs by a second forward)': lambda steps, rm: run_rlnb(steps, rm, sampler_logprobs=False),
+    # the scoring and update passes over padded rows, as before `packed` (on a CPU the preset packs them: no padding,
+    # the system turn every prompt shares computed once)
+    'rlnb (cpu preset, padded passes)': lambda steps, rm: run_rlnb(steps, rm, packed=False),
     'rlnb (cpu preset: + bf16 sampling copy)': run_rlnb}
 
 def summarise(r:dict, skip:int=1) -> dict:

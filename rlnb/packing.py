@@ -95,6 +95,9 @@ def pack_batch(input_ids, attention_mask, labels, paired:bool=True, max_tokens:i
 def packed_logprobs(
     model, input_ids, attention_mask, labels, paired: bool = True, max_tokens: int = 1024, metrics: bool = False,
     share_start: bool = True,
+    temperature: float = 1.0,  # log-probs of the logits over this (PPO's, taken at its sampling temperature)
+    hidden: bool = False,  # also `hidden`: the last hidden state at each labelled token's position, (S, d) in the order
+                           # of `label_mask`'s True entries (what a value head reads)
 ) -> dict:
     """Per-token log-probs `(N, L-1)` of the labelled tokens (`labels != -100`) of a right-padded batch, computed packed
     (`pack_batch`)."""
@@ -112,11 +115,13 @@ def packed_logprobs(
     h = h.reshape(-1, h.size(-1))
     tgt = labels[:, 1:]
     sel = tgt != -100                       # hidden state at t predicts token t + 1
-    logits = hf.get_output_embeddings()(h[pb.index[:, :-1].to(dev)[sel]]).float()
+    hs = h[pb.index[:, :-1].to(dev)[sel]]
+    logits = hf.get_output_embeddings()(hs).float() / temperature
     t = tgt[sel]
     lp, ent = token_logprobs(logits, t, entropy=True) if metrics else (token_logprobs(logits, t), None)
     full = lambda x: x.new_zeros(sel.shape).masked_scatter(sel, x)
     out = dict(log_probs=full(lp), loss=-lp.sum() / sel.sum().clamp(min=1), label_mask=sel)
+    if hidden: out['hidden'] = hs
     if metrics:
         # what TRL logs: entropy, mean logit, top-1 accuracy (not WPO's Σp², which rlnb does not use)
         with torch.no_grad():

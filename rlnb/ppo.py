@@ -14,12 +14,13 @@ from .checkpoints import merged_sampler, unwrap_model
 from .ppo_config import PPOConfig
 from .core import render_chat
 from .decoding import token_logprobs, decode_result
+from .packing import packed_logprobs
 from .ppo_losses import (kl_estimate, token_rewards, apply_missing_eos_penalty, gae, masked_whiten, policy_loss,
                              value_loss, AdaptiveKLController, FixedKLController)
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'add_value_head', 'forward_logprobs', 'call_reward', 'reward_model_fn', 'normalize_scores',
-           'bf16_on', 'amp', 'attn_kernel', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo']
+           'bf16_on', 'amp', 'packed_on', 'attn_kernel', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo']
 
 # %% ../nbs/06_ppo.ipynb #768b23b1
 def add_value_head(model, cfg:PPOConfig):
@@ -34,9 +35,12 @@ def add_value_head(model, cfg:PPOConfig):
     torch.nn.init.zeros_(head.bias)
     return policy, head
 
-def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperature:float=1.0, entropy:bool=False):
+def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperature:float=1.0, entropy:bool=False,
+                     packed:bool=False):
     """Log-probs (B, T) of the response tokens `ids[:, n_prompt:]`; values (B, T) when given `value_head`; per-token
-    entropy (B, T) if asked."""
+    entropy (B, T) if asked. With `packed` (`_packed_logprobs`): the same from a pass over the real tokens only."""
+    if packed and unwrap_model(model) is model: return _packed_logprobs(model, ids, attn, n_prompt, value_head,
+                                                                          temperature, entropy)
     pos = (attn.long().cumsum(-1) - 1).clamp(min=0)     # left padding: count real tokens only, as `generate` does
     T = ids.shape[1] - n_prompt
     out = model(
@@ -53,6 +57,30 @@ def forward_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
         value_head(out.hidden_states[-1][:, n_prompt - 1 : -1].detach()).squeeze(-1) if value_head is not None else None
     )
     return logp, values, ent
+
+def _packed_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperature:float=1.0, entropy:bool=False):
+    """`forward_logprobs` through `packed_logprobs`: each row's real tokens (its prompt without the left padding, its
+    answer up to its end) laid end to end, the system turn every row shares computed once. Zero at the answer
+    positions after an answer's end, which the padded pass fills with values nothing reads (every use is masked)."""
+    import torch
+    B, L = ids.shape
+    real = attn.bool()
+    order = (~real).long().argsort(dim=1, stable=True)     # each row's real tokens first, in their order
+    n, p = real.sum(1), real[:, :n_prompt].sum(1)      # real tokens, of which prompt tokens, per row
+    W = int(n.max())
+    at = lambda x: x.gather(1, order)[:, :W]
+    labels = at(ids.masked_fill(~real | (torch.arange(L, device=ids.device) < n_prompt), -100))
+    out = packed_logprobs(model, at(ids), (torch.arange(W, device=ids.device) < n[:, None]).long(), labels,
+                          paired=False, metrics=entropy, temperature=temperature, hidden=value_head is not None)
+    T = L - n_prompt
+    m = real[:, n_prompt:]                              # the answer tokens (B, T)
+    idx = (p[:, None] - 1 + torch.arange(T, device=ids.device)).clamp(0, W - 2)   # where each one is predicted
+    back = lambda x: x.gather(1, idx) * m               # (B, W - 1) -> (B, T)
+    values = None
+    if value_head is not None:   # the hidden states come in label_mask's order, which is the answers' order
+        values = m.new_zeros(m.shape, dtype=torch.float32)
+        values = values.masked_scatter(m, value_head(out['hidden'].detach()).squeeze(-1).float())
+    return back(out['log_probs']), values, back(out['entropy']) if entropy else None
 
 # %% ../nbs/06_ppo.ipynb #0db5da9f
 def _final_norm(model):
@@ -137,6 +165,11 @@ def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
     dev = torch.device(device).type
     return torch.autocast(dev, dtype=torch.bfloat16) if bf16_on(cfg, dev) else contextlib.nullcontext()
 
+def packed_on(cfg:PPOConfig, device) -> bool:
+    "Whether the scoring and update passes run packed: `cfg.packed`, or with None on a CPU."
+    import torch
+    return cfg.packed if cfg.packed is not None else torch.device(device).type == 'cpu'
+
 # %% ../nbs/06_ppo.ipynb #be0967ae
 import contextlib
 @contextlib.contextmanager
@@ -176,12 +209,14 @@ def _rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfi
     score = apply_missing_eos_penalty(score, s['has_eos'].cpu(), cfg.missing_eos_penalty).to(dev)
     t2 = time.perf_counter()
     ids, attn, mask, P = s['ids'], s['attn'], s['mask'], s['n_prompt']
+    pk = packed_on(cfg, dev)
     with torch.no_grad():
         with amp(cfg, dev), attn_kernel(policy, cfg, dev):
             if keep: logp, ent, values = s.pop('logp'), s.pop('entropy'), value_head(s.pop('hidden')).squeeze(-1)
-            else: logp, values, ent = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature, entropy=True)
+            else: logp, values, ent = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature, entropy=True,
+                                                       packed=pk)
             with unwrap_model(policy).disable_adapter():
-                ref_logp, _, _ = forward_logprobs(policy, ids, attn, P, temperature=cfg.temperature)
+                ref_logp, _, _ = forward_logprobs(policy, ids, attn, P, temperature=cfg.temperature, packed=pk)
         values = values.float()
         kl = kl_estimate(logp, ref_logp, cfg.kl_estimator) * mask                    # (B, T)
         rewards = token_rewards(score, kl, mask, kl_coef)                           # (B, T)
@@ -208,7 +243,7 @@ def _minibatch_step(policy, value_head, opt, exp:dict, idx, cfg:PPOConfig, param
     ids, attn, P, cut = _rows(exp, idx)
     m = cut(exp['mask'])
     with amp(cfg, ids.device):
-        logp, v, _ = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature)
+        logp, v, _ = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature, packed=packed_on(cfg, ids.device))
     v = v.float()
     pl, clipfrac, approx_kl = policy_loss(logp, cut(exp['logp']), cut(exp['adv']), m, cfg.cliprange)
     vl, vclipfrac = value_loss(v, cut(exp['values']), cut(exp['returns']), m, cfg.cliprange_value)

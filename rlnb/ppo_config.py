@@ -72,6 +72,8 @@ class PPOConfig(StageConfig):
     sample_bf16: bool|None = None  # that copy in bf16, sampled under autocast; None: when the scoring passes run bf16
     sampler_logprobs: bool|None = None  # old log-probs, values and entropy from the sampling pass (one forward less);
                                         # None: when sampling and update run in fp32, where the two agree to rounding
+    packed: bool|None = None    # scoring and update passes over the real tokens only, the shared system turn once
+                                # (`forward_logprobs`); None: on a CPU (a dense packed mask rules out flash attention)
     # the run
     algorithm: str = 'ppo'      # 'ppo' (rlnb's, with a value head), 'grpo' or 'rloo' (TRL's, group baselines)
     steps: int = 100            # PPO iterations
