@@ -223,6 +223,9 @@ def main():
         res = SIDES[a.side](a.steps, a.rm)
         Path(a.out).write_text(json.dumps(res)); return
     from rlnb.hardware import cpu_line
+    from datetime import datetime, timezone
+    from rlnb.recipe import code_commit   # the commit a run folder records, read the same way
+    date, commit = datetime.now(timezone.utc).isoformat(timespec='seconds'), code_commit()   # when the sides start
     tmp, result = Path('/tmp'), RESULT
     if a.smoke:
         if a.only or a.save: ap.error('--smoke runs its own sides and saves to a temporary folder')
@@ -247,7 +250,8 @@ def main():
     from rlnb.hardware import isa_caps
     caps = isa_caps()   # torch, oneDNN and MKL held to an older instruction set
     s = {k: summarise(v) for k, v in runs.items()}
-    res = {'cpu': cpu_line(), 'isa_caps': caps, 'settings': SETTINGS, 'steps': a.steps, 'summary': s,
+    res = {'cpu': cpu_line(), 'isa_caps': caps, 'date': date, 'commit': commit, 'settings': SETTINGS, 'steps': a.steps,
+           'summary': s,
            'speedup_per_step': {k: round(s['trl']['step'] / s[k]['step'], 2) for k in s if k != 'trl' and 'trl' in s},
            'peak_rss_mb': {k: v['peak_rss_mb'] for k, v in runs.items()}, 'runs': runs}
     out = result.with_name(a.save) if a.save else result
