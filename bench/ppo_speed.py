@@ -94,9 +94,11 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample
                   'update': h['time/update'], 'reward': h['objective/reward'], 'kl': h['objective/kl'],
                   'response_tokens': h.get('charts/response_tokens')} for h in hist]
     from rlnb.hardware import auto_bf16
+    from rlnb.ppo import packed_on
     return {'side': 'rlnb', 'bf16': bf16 if bf16 is not None else f'auto ({auto_bf16("cpu")})',
             'sample_merged': sample_merged, 'attn_implementation': attn or 'auto',
-            'sample_bf16': sample_bf16, 'packed': packed, 'torch': torch.__version__, 'steps': steps_out,
+            'sample_bf16': sample_bf16, 'packed': packed if packed is not None else f'auto ({packed_on(cfg, "cpu")})',
+            'torch': torch.__version__, 'steps': steps_out,
             'wall_s': round(wall, 1),
             'peak_rss_mb': round(peak_rss_mb())}
 
@@ -185,10 +187,13 @@ def run_trl(steps:int, rm:str) -> dict:
 
 SIDES = {   # TRL first, then rlnb one lever at a time
     'trl': lambda steps, rm: run_trl(steps, rm),
-    'rlnb fp32, sampling through PEFT': lambda steps, rm: run_rlnb(steps, rm, bf16=False, sample_merged=False),
-    'rlnb fp32, merged sampler': lambda steps, rm: run_rlnb(steps, rm, bf16=False),
-    'rlnb + bf16 scoring and update where it pays': lambda steps, rm: run_rlnb(steps, rm, attn='sdpa', sample_bf16=False),
-    'rlnb + eager attention under bf16': lambda steps, rm: run_rlnb(steps, rm, sample_bf16=False),
+    # the ladder's first rungs pass padded rows, as they ran before the packed passes: each adds one lever
+    'rlnb fp32, sampling through PEFT': lambda steps, rm: run_rlnb(steps, rm, bf16=False, sample_merged=False,
+                                                                   packed=False),
+    'rlnb fp32, merged sampler': lambda steps, rm: run_rlnb(steps, rm, bf16=False, packed=False),
+    'rlnb + bf16 scoring and update where it pays': lambda steps, rm: run_rlnb(steps, rm, attn='sdpa', sample_bf16=False,
+                                                                               packed=False),
+    'rlnb + eager attention under bf16': lambda steps, rm: run_rlnb(steps, rm, sample_bf16=False, packed=False),
     # where the CPU has no fast bf16 (sampling, scoring and update all fp32), the preset takes the old log-probs from the
     # sampling pass; this side computes them again in a second forward, as the preset did before
     'rlnb (cpu preset, old log-probs by a second forward)': lambda steps, rm: run_rlnb(steps, rm, sampler_logprobs=False),

@@ -11,7 +11,7 @@ from .hardware import auto_bf16
 from .tracking import Tracker
 from .durable import durable_replace
 from .checkpoints import merged_sampler, unwrap_model
-from .ppo_config import PPOConfig
+from .ppo_config import PPOConfig, bf16_on, amp, packed_on, attn_kernel
 from .core import render_chat
 from .decoding import token_logprobs, decode_result
 from .packing import packed_logprobs
@@ -20,7 +20,7 @@ from .ppo_losses import (kl_estimate, token_rewards, apply_missing_eos_penalty, 
 
 # %% auto #0
 __all__ = ['CHECKPOINT_FILES', 'add_value_head', 'forward_logprobs', 'call_reward', 'reward_model_fn', 'normalize_scores',
-           'bf16_on', 'amp', 'packed_on', 'attn_kernel', 'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo']
+           'ppo_update', 'batch_prompts', 'PPOTrainer', 'plot_ppo']
 
 # %% ../nbs/06_ppo.ipynb #768b23b1
 def add_value_head(model, cfg:PPOConfig):
@@ -66,7 +66,7 @@ def _packed_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
     B, L = ids.shape
     real = attn.bool()
     order = (~real).long().argsort(dim=1, stable=True)     # each row's real tokens first, in their order
-    n, p = real.sum(1), real[:, :n_prompt].sum(1)      # real tokens, of which prompt tokens, per row
+    n = real.sum(1)                                    # real tokens per row
     W = int(n.max())
     at = lambda x: x.gather(1, order)[:, :W]
     labels = at(ids.masked_fill(~real | (torch.arange(L, device=ids.device) < n_prompt), -100))
@@ -74,7 +74,7 @@ def _packed_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
                           paired=False, metrics=entropy, temperature=temperature, hidden=value_head is not None)
     T = L - n_prompt
     m = real[:, n_prompt:]                              # the answer tokens (B, T)
-    idx = (p[:, None] - 1 + torch.arange(T, device=ids.device)).clamp(0, W - 2)   # where each one is predicted
+    idx = (attn.long().cumsum(1) - 2)[:, n_prompt:].clamp(0, W - 2)   # where each one is predicted, packed
     back = lambda x: x.gather(1, idx) * m               # (B, W - 1) -> (B, T)
     values = None
     if value_head is not None:   # the hidden states come in label_mask's order, which is the answers' order
@@ -153,43 +153,6 @@ def normalize_scores(scores, prompts:list[str]):
         out[idx] = (g - g.mean()) / (g.std() + 1e-8) if len(idx) > 1 else g - g.mean()
     return out
 
-# %% ../nbs/06_ppo.ipynb #0bc5ce7f
-def bf16_on(cfg:PPOConfig, device) -> bool:
-    """Whether `cfg` runs bf16 autocast on `device`: `cfg.bf16`, or with None whether `auto_bf16` finds native bf16."""
-    import torch
-    return cfg.bf16 if cfg.bf16 is not None else auto_bf16(torch.device(device).type)
-
-def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
-    """bf16 autocast on `device` when `cfg.bf16` is on (None: when `auto_bf16` finds native bf16 here), else a no-op."""
-    import torch
-    dev = torch.device(device).type
-    return torch.autocast(dev, dtype=torch.bfloat16) if bf16_on(cfg, dev) else contextlib.nullcontext()
-
-def packed_on(cfg:PPOConfig, device) -> bool:
-    "Whether the scoring and update passes run packed: `cfg.packed`, or with None on a CPU."
-    import torch
-    return cfg.packed if cfg.packed is not None else torch.device(device).type == 'cpu'
-
-# %% ../nbs/06_ppo.ipynb #be0967ae
-import contextlib
-@contextlib.contextmanager
-def attn_kernel(policy, cfg:PPOConfig, device):
-    """Run the block with `cfg.attn_implementation` (None: 'eager' where bf16 autocast runs on a CPU, else unchanged),
-    restoring the model's own kernel after."""
-    import torch
-    inner = unwrap_model(policy)
-    inner = inner.get_base_model() if hasattr(inner, 'get_base_model') else inner
-    impl = cfg.attn_implementation
-    if impl is None and torch.device(device).type == 'cpu' and bf16_on(cfg, device):
-        impl = 'eager'
-    own = inner.config._attn_implementation
-    if impl is None or impl == own:
-        yield
-        return
-    inner.set_attn_implementation(impl)
-    try: yield
-    finally: inner.set_attn_implementation(own)
-
 # %% ../nbs/06_ppo.ipynb #8b23a728
 def _rollout(policy, value_head, tok, prompts:list[str], reward_fn, cfg:PPOConfig, kl_coef:float) -> dict:
     "Sample, score and compute advantages for one batch; returns tensors and timings."
@@ -243,7 +206,8 @@ def _minibatch_step(policy, value_head, opt, exp:dict, idx, cfg:PPOConfig, param
     ids, attn, P, cut = _rows(exp, idx)
     m = cut(exp['mask'])
     with amp(cfg, ids.device):
-        logp, v, _ = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature, packed=packed_on(cfg, ids.device))
+        logp, v, _ = forward_logprobs(policy, ids, attn, P, value_head, cfg.temperature,
+                                      packed=packed_on(cfg, ids.device))
     v = v.float()
     pl, clipfrac, approx_kl = policy_loss(logp, cut(exp['logp']), cut(exp['adv']), m, cfg.cliprange)
     vl, vclipfrac = value_loss(v, cut(exp['values']), cut(exp['returns']), m, cfg.cliprange_value)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .config import StageConfig
 
 # %% auto #0
-__all__ = ['PPOConfig']
+__all__ = ['PPOConfig', 'bf16_on', 'amp', 'packed_on', 'attn_kernel']
 
 # %% ../nbs/06c_ppo_config.ipynb #2c1f16cd
 def _check_ppo_config(c):
@@ -72,8 +72,7 @@ class PPOConfig(StageConfig):
     sample_bf16: bool|None = None  # that copy in bf16, sampled under autocast; None: when the scoring passes run bf16
     sampler_logprobs: bool|None = None  # old log-probs, values and entropy from the sampling pass (one forward less);
                                         # None: when sampling and update run in fp32, where the two agree to rounding
-    packed: bool|None = None    # scoring and update passes over the real tokens only, the shared system turn once
-                                # (`forward_logprobs`); None: on a CPU (a dense packed mask rules out flash attention)
+    packed: bool|None = None    # scoring, update: real tokens only (`ppo.forward_logprobs`); None: CPU (`packed_on`)
     # the run
     algorithm: str = 'ppo'      # 'ppo' (rlnb's, with a value head), 'grpo' or 'rloo' (TRL's, group baselines)
     steps: int = 100            # PPO iterations
@@ -85,6 +84,7 @@ class PPOConfig(StageConfig):
 
     def __post_init__(self): _check_ppo_config(self)
 
+# %% ../nbs/06c_ppo_config.ipynb #21ec3b53
 from fastcore.basics import patch
 
 @patch(as_prop=True)
@@ -105,3 +105,47 @@ PPOConfig.PRESETS = {
                               lora_alpha=128, steps=1000, target_kl=3.0, bf16=None),
     'tiny': PPOConfig(model='tiny', batch_size=4, num_minibatches=2, ppo_epochs=1, max_new_tokens=8, steps=2),  # tests
 }
+
+# %% ../nbs/06c_ppo_config.ipynb #0bc5ce7f
+import contextlib
+from .hardware import auto_bf16
+from .checkpoints import unwrap_model
+
+def bf16_on(cfg:PPOConfig, device) -> bool:
+    """Whether `cfg` runs bf16 autocast on `device`: `cfg.bf16`, or with None whether `auto_bf16` finds native bf16."""
+    import torch
+    return cfg.bf16 if cfg.bf16 is not None else auto_bf16(torch.device(device).type)
+
+def amp(cfg:PPOConfig, device) -> 'contextlib.AbstractContextManager':
+    """bf16 autocast on `device` when `cfg.bf16` is on (None: when `auto_bf16` finds native bf16 here), else a no-op."""
+    import torch
+    dev = torch.device(device).type
+    return torch.autocast(dev, dtype=torch.bfloat16) if bf16_on(cfg, dev) else contextlib.nullcontext()
+
+def packed_on(cfg:PPOConfig, device) -> bool:
+    """Whether PPO's scoring and update passes run packed (`ppo.forward_logprobs`): `cfg.packed`, or with None on a
+    CPU. A packed pass reads a dense 4D mask, which flash and flex attention cannot: asking for both is refused."""
+    import torch
+    flash = str(cfg.attn_implementation or '').startswith(('flash', 'flex'))
+    if cfg.packed and flash: raise ValueError(f"packed=True needs an attention kernel that reads a 4D mask (sdpa, "
+                                              f"eager), not {cfg.attn_implementation!r}")
+    return cfg.packed if cfg.packed is not None else torch.device(device).type == 'cpu' and not flash
+
+# %% ../nbs/06c_ppo_config.ipynb #be0967ae
+@contextlib.contextmanager
+def attn_kernel(policy, cfg:PPOConfig, device):
+    """Run the block with `cfg.attn_implementation` (None: 'eager' where bf16 autocast runs on a CPU, else unchanged),
+    restoring the model's own kernel after."""
+    import torch
+    inner = unwrap_model(policy)
+    inner = inner.get_base_model() if hasattr(inner, 'get_base_model') else inner
+    impl = cfg.attn_implementation
+    if impl is None and torch.device(device).type == 'cpu' and bf16_on(cfg, device):
+        impl = 'eager'
+    own = inner.config._attn_implementation
+    if impl is None or impl == own:
+        yield
+        return
+    inner.set_attn_implementation(impl)
+    try: yield
+    finally: inner.set_attn_implementation(own)
