@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 from .core import lora_config, last_checkpoint
-from .hardware import auto_bf16
 from .tracking import Tracker
 from .durable import durable_replace
 from .checkpoints import merged_sampler, unwrap_model
@@ -63,7 +62,7 @@ def _packed_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
     answer up to its end) laid end to end, the system turn every row shares computed once. Zero at the answer
     positions after an answer's end, which the padded pass fills with values nothing reads (every use is masked)."""
     import torch
-    B, L = ids.shape
+    L = ids.shape[1]
     real = attn.bool()
     order = (~real).long().argsort(dim=1, stable=True)     # each row's real tokens first, in their order
     n = real.sum(1)                                    # real tokens per row
@@ -72,7 +71,6 @@ def _packed_logprobs(model, ids, attn, n_prompt:int, value_head=None, temperatur
     labels = at(ids.masked_fill(~real | (torch.arange(L, device=ids.device) < n_prompt), -100))
     out = packed_logprobs(model, at(ids), (torch.arange(W, device=ids.device) < n[:, None]).long(), labels,
                           paired=False, metrics=entropy, temperature=temperature, hidden=value_head is not None)
-    T = L - n_prompt
     m = real[:, n_prompt:]                              # the answer tokens (B, T)
     idx = (attn.long().cumsum(1) - 2)[:, n_prompt:].clamp(0, W - 2)   # where each one is predicted, packed
     back = lambda x: x.gather(1, idx) * m               # (B, W - 1) -> (B, T)
