@@ -84,7 +84,8 @@ def run_rlnb(steps:int, rm:str, bf16=None, sample_merged=True, attn=None, sample
                          sample_merged=sample_merged, attn_implementation=attn, sample_bf16=sample_bf16,
                          sampler_logprobs=sampler_logprobs, packed=packed)
     p = model_path(s['model'])
-    model, tok = AutoModelForCausalLM.from_pretrained(p), AutoTokenizer.from_pretrained(p)
+    # fp32 weights on both sides: a shape folder of bench/scaling.py keeps its random weights in bf16
+    model, tok = AutoModelForCausalLM.from_pretrained(p, dtype=torch.float32), AutoTokenizer.from_pretrained(p)
     t0 = time.perf_counter()
     tr = PPOTrainer(model, tok, reward_model_fn(rm), cfg)
     import tempfile
@@ -125,9 +126,9 @@ def run_trl(steps:int, rm:str) -> dict:
     ids = {q: tok(render_chat(tok, q), add_special_tokens=False)['input_ids'] for q in prompts}
     by_ids = {tuple(v): q for q, v in ids.items()}
     ds = Dataset.from_dict({'input_ids': list(ids.values())})
-    policy = AutoModelForCausalLM.from_pretrained(p)
+    policy = AutoModelForCausalLM.from_pretrained(p, dtype=torch.float32)
     policy.generation_config.pad_token_id = tok.pad_token_id
-    value = AutoModelForSequenceClassification.from_pretrained(p, num_labels=1)
+    value = AutoModelForSequenceClassification.from_pretrained(p, num_labels=1, dtype=torch.float32)
     value.config.pad_token_id = tok.pad_token_id
     reward = reward_model_fn(rm)
 
@@ -219,9 +220,11 @@ def main():
     ap.add_argument('--only', action='append', choices=list(SIDES), help='run only these sides; nothing is saved')
     ap.add_argument('--save', help="with --only (trl among them): save to bench/results/<SAVE>")
     ap.add_argument('--smoke', action='store_true', help=f'{SMOKE_STEPS} short steps on tiny models; results to a temp folder')
+    ap.add_argument('--model', help="the policy on both sides: a model folder (bench/scaling.py's shapes); default SmolLM2")
     a = ap.parse_args()
     if a.setup: return setup()
     if a.smoke: SETTINGS.update(SMOKE)
+    if a.model: SETTINGS['model'] = a.model
     if a.side:
         import torch
         if a.threads: torch.set_num_threads(a.threads)
@@ -248,7 +251,8 @@ def main():
         out = tmp/f"ppo_speed_{side.split()[0]}_{len(runs)}.json"
         t = time.perf_counter()
         subprocess.run([py, __file__, '--side', side, '--steps', str(a.steps), '--out', str(out), '--rm', rm,
-                        '--threads', str(a.threads)] + ['--smoke'] * a.smoke, check=True, env=env, cwd=ROOT)
+                        '--threads', str(a.threads)] + ['--smoke'] * a.smoke + ['--model', a.model] * bool(a.model),
+                       check=True, env=env, cwd=ROOT)
         runs[side] = json.loads(out.read_text()); runs[side]['process_s'] = round(time.perf_counter() - t, 1)
         print(f"{side}: {json.dumps(summarise(runs[side]))}", flush=True)
     if a.only and not (a.save and 'trl' in runs) and not a.smoke: return
