@@ -61,20 +61,42 @@ install: $(VENV)/.installed
 # options (an old native one included) is never reused; nbs/07_export checks the built library has no
 # AMX or AVX-512 instructions. LLAVA_BUILD=OFF: rlnb uses no multimodal model (saves ~1/4 of the build).
 LLAMA_VERSION := 0.3.36
+#
+# LLAMA_BUILD=dispatch (make LLAMA_BUILD=dispatch install) builds llama.cpp's per-ISA CPU backends instead: one
+# libggml-cpu-<variant>.so per instruction-set level from x86-64-v3 up (LLAMA_VARIANTS), the best one this CPU
+# runs loaded at run time (rlnb.llama.load_backends); the AMX variant is left out (tools/llama_variants.py).
+LLAMA_BUILD ?= portable
+LLAMA_VARIANTS := haswell skylakex icelake cooperlake zen4 alderlake
+ifeq ($(LLAMA_BUILD),dispatch)
+LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON -DLLAVA_BUILD=OFF
+LLAMA_KEY_TEXT := $(LLAMA_CMAKE) variants: $(LLAMA_VARIANTS)
+else ifeq ($(LLAMA_BUILD),portable)
 LLAMA_CMAKE := -DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
   -DGGML_BMI2=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF \
   -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF
-LLAMA_KEY := $(LLAMA_VERSION)-$(shell printf '%s' '$(LLAMA_CMAKE)' | sha256sum | cut -c1-10)
+LLAMA_KEY_TEXT := $(LLAMA_CMAKE)
+else
+$(error LLAMA_BUILD must be portable or dispatch, not $(LLAMA_BUILD))
+endif
+LLAMA_KEY := $(LLAMA_VERSION)-$(shell printf '%s' '$(LLAMA_KEY_TEXT)' | sha256sum | cut -c1-10)
 LLAMA_DIR := $(WHEELS)/llama-cpp-python-$(LLAMA_KEY)
 export RLNB_LLAMA_BUILD_KEY := $(LLAMA_KEY)
 
 $(LLAMA_DIR)/.built:
 	@mkdir -p $(LLAMA_DIR)
 	@test -f $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION).tar.gz || $(BIN)/pip download -q --no-deps --no-binary :all: -d $(WHEELS) $(LLAMA)
-	@echo ">> building $(LLAMA) wheel, portable x86-64-v3, no AMX/AVX-512 (one time) into $(LLAMA_DIR)"
+	@echo ">> building $(LLAMA) wheel, $(LLAMA_BUILD) build, no AMX (one time) into $(LLAMA_DIR)"
+ifeq ($(LLAMA_BUILD),dispatch)
+	rm -rf $(LLAMA_DIR)/src && mkdir -p $(LLAMA_DIR)/src && tar xzf $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION).tar.gz -C $(LLAMA_DIR)/src
+	$(BIN)/python tools/llama_variants.py $(LLAMA_DIR)/src/llama_cpp_python-$(LLAMA_VERSION) $(LLAMA_VARIANTS)
+	CMAKE_ARGS="$(LLAMA_CMAKE)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip wheel --no-deps --no-cache-dir \
+	  -w $(LLAMA_DIR) $(LLAMA_DIR)/src/llama_cpp_python-$(LLAMA_VERSION)
+	rm -rf $(LLAMA_DIR)/src
+else
 	CMAKE_ARGS="$(LLAMA_CMAKE)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip wheel --no-deps --no-cache-dir \
 	  -w $(LLAMA_DIR) $(WHEELS)/llama_cpp_python-$(LLAMA_VERSION).tar.gz
-	@printf '%s\n' '$(LLAMA_CMAKE)' > $(LLAMA_DIR)/build-options.txt
+endif
+	@printf '%s\n' '$(LLAMA_KEY_TEXT)' > $(LLAMA_DIR)/build-options.txt
 	@touch $@
 
 # Reinstalled whenever the build key changes (pip alone would keep an installed native 0.3.36).

@@ -1,8 +1,10 @@
-"""llama.cpp built natively (-march=native, the default of `pip install llama-cpp-python`) against rlnb's portable build
-(GGML_NATIVE=OFF, x86-64-v3, no AVX-512/AMX), side by side on this CPU, each in its own process:
-does q8_0/q4_k_m/f16 SmolLM2 run, with which buffer types, and at how many decode tokens/s?
+"""llama.cpp built natively (-march=native, the default of `pip install llama-cpp-python`), or as a dispatch build
+(`make LLAMA_BUILD=dispatch`: a CPU backend per instruction-set level, the best loaded at run time), against rlnb's
+portable build (GGML_NATIVE=OFF, x86-64-v3, no AVX-512/AMX), side by side on this CPU, each in its own process:
+does q8_0/q4_k_m/f16 SmolLM2 run, with which buffer types and CPU variant, and at how many decode tokens/s?
 
     .venv/bin/python bench/llama_portable.py NATIVE.whl PORTABLE.whl      # writes bench/results/llama_portable.json
+    .venv/bin/python bench/llama_portable.py --dispatch DISPATCH.whl PORTABLE.whl --save llama_dispatch_NAME.json
     .venv/bin/python bench/llama_portable.py --smoke     # no build: the cached portable wheel (make install) if there
         # is one, else the installed llama-cpp-python, on a q8_0 GGUF of the tiny policy, 2 prompts x 4 tokens, once;
         # the JSON goes to a temporary folder
@@ -18,6 +20,8 @@ REPEATS = 3
 CHILD = r'''
 import json, os, sys, time, re
 import llama_cpp
+from rlnb.llama import load_backends   # a dispatch build: its CPU variant for this CPU (None on a one-backend build)
+variant = load_backends()
 extra = sys.argv[2] == '1'
 if not extra:                                   # what the issue's reporter did: no extra (AMX / repack) buffer types
     _orig = llama_cpp.llama_model_default_params
@@ -38,7 +42,7 @@ def greedy(ids):
     return out
 greedy(ids_list[0][:8])
 t = time.perf_counter(); outs = [greedy(i) for i in ids_list]; dt = time.perf_counter() - t
-print('RESULT ' + json.dumps({'tokens_per_s': round(sum(map(len, outs)) / dt, 1), 'outputs': outs,
+print('RESULT ' + json.dumps({'tokens_per_s': round(sum(map(len, outs)) / dt, 1), 'outputs': outs, 'cpu_variant': variant,
                               'system_info': llama_cpp.llama_print_system_info().decode().strip()}), flush=True)
 '''
 
@@ -63,7 +67,8 @@ def cached_wheel() -> Path|None:
     root = Path(os.environ.get('RLNB_WHEELS') or Path.home()/'.cache'/'rlnb'/'wheels')
     return next(iter(sorted(root.glob('llama-cpp-python-*/llama_cpp_python-*.whl'), key=lambda p: p.stat().st_mtime, reverse=True)), None)
 
-def main(native:str, portable:str, smoke:bool=False):
+def main(wheels:dict, smoke:bool=False, save:str|None=None):
+    "`wheels`: build name -> wheel; 'portable' is the reference the others' tokens are compared with."
     global QUANTS, REPEATS
     from rlnb.core import cache_dir
     from rlnb.hardware import cpu_line
@@ -86,43 +91,56 @@ def main(native:str, portable:str, smoke:bool=False):
     data.write_text(json.dumps([[prompt_ids(tok, p) for p in chitchat_prompts()[:n_prompts]], n_tokens, tok.eos_token_id]))
     root = Path(tempfile.gettempdir())/'rlnb-llama-builds'
     if smoke:   # no second build to compare with: the one wheel there is, or the installed package
-        if portable := (portable or cached_wheel()):
+        if portable := (wheels.get('portable') or cached_wheel()):
             print('smoke: the one build is', portable, flush=True); builds = {'portable': unpack(Path(portable), root/'portable')}
         else:
             import llama_cpp
             skip('unpacking a wheel: no cached llama-cpp-python wheel, so the installed package runs instead')
             builds = {'portable': Path(llama_cpp.__file__).parent.parent}
-    else: builds = {'native': unpack(Path(native), root/'native'), 'portable': unpack(Path(portable), root/'portable')}
-    res = {'cpu': cpu_line(), 'builds': {}, 'runs': []}
+    else: builds = {name: unpack(Path(w), root/name) for name, w in wheels.items()}
+    res = {'cpu': cpu_line(), 'builds': {}, 'runs': [], 'repeats': REPEATS, 'order': 'the builds alternate, the order reversed each round'}
     for name, d in builds.items():
-        libs = {p.name: native_instructions(p) for p in sorted((d/'llama_cpp'/'lib').glob('libggml*.so*')) if not p.is_symlink() and re.search(r'\.so\.\d+\.\d+', p.name)}
-        res['builds'][name] = {'wheel': str([native, portable][name == 'portable']), 'libs': libs}
+        files = [*(d/'llama_cpp'/'lib').glob('libggml*.so*'), *(d/'bin').glob('libggml-cpu-*.so')]   # bin: a dispatch build's
+        libs = {p.name: native_instructions(p) for p in sorted(files)                                # CPU variants
+                if not p.is_symlink() and re.search(r'\.so\.\d+\.\d+|libggml-cpu-\w+\.so$', p.name)}
+        res['builds'][name] = {'wheel': str(wheels.get(name)), 'libs': libs}
         print(name, libs, flush=True)
     import statistics
     for q in QUANTS:
-        for name in builds:
-            for extra in (True, False):
-                reps = []
-                for _ in range(REPEATS):     # repeats back to back; the median is reported (one run varies by ~10 % here)
+        for extra in (True, False):
+            reps, order = {name: [] for name in builds}, list(builds)
+            for i in range(REPEATS):   # the builds take turns, the order reversed each round: neither always runs first
+                for name in (order if i % 2 == 0 else order[::-1]):
+                    if reps[name] and not reps[name][-1]['ok']: continue   # a crash is not retried
                     t = time.perf_counter(); r = run_child(builds[name]/'', paths[q], extra, data)
-                    r['seconds'] = round(time.perf_counter() - t, 1); reps.append(r)
-                    if not r['ok']: break
-                r = dict(reps[0], build=name, quant=q, extra_bufts=extra, runs=len(reps))
-                if r['ok']: r.update(tokens_per_s=statistics.median(x['tokens_per_s'] for x in reps), tokens_per_s_all=[x['tokens_per_s'] for x in reps])
+                    r['seconds'] = round(time.perf_counter() - t, 1); reps[name].append(r)
+            for name in builds:   # the median is reported (one run varies by ~10 % here)
+                xs = reps[name]
+                r = dict(next((x for x in xs if not x['ok']), xs[0]), build=name, quant=q, extra_bufts=extra, runs=len(xs))
+                if all(x['ok'] for x in xs):
+                    r.update(tokens_per_s=statistics.median(x['tokens_per_s'] for x in xs),
+                             tokens_per_s_all=[x['tokens_per_s'] for x in xs])
                 res['runs'].append(r)
                 print(json.dumps({k: v for k, v in r.items() if k not in ('outputs', 'system_info')}), flush=True)
     ref = {(r['quant'], r['extra_bufts']): r['outputs'] for r in res['runs'] if r['build'] == 'portable' and r['ok']}
     for r in res['runs']:
-        if r['ok'] and r['build'] == 'native': r['same_tokens_as_portable'] = r['outputs'] == ref.get((r['quant'], r['extra_bufts']))
-    out = (home if smoke else Path(__file__).parent)/'results'/'llama_portable.json'; out.parent.mkdir(exist_ok=True)
+        if r['ok'] and r['build'] != 'portable': r['same_tokens_as_portable'] = r['outputs'] == ref.get((r['quant'], r['extra_bufts']))
+    from datetime import datetime, timezone
+    res['date'] = datetime.now(timezone.utc).isoformat(timespec='seconds')
+    out = (home if smoke else Path(__file__).parent)/'results'/(save or 'llama_portable.json'); out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({**res, 'runs': [{k: v for k, v in r.items() if k != 'outputs'} for r in res['runs']]}, indent=1))
-    print(f"\n{'quant':7s} {'build':9s} {'extra bufts':11s} {'result':24s} {'tokens/s':>8s}  buffers (MiB)")
+    print(f"\n{'quant':7s} {'build':9s} {'extra bufts':11s} {'result':24s} {'tokens/s':>8s}  CPU variant  buffers (MiB)")
     for r in res['runs']:
         what = 'ok' + (' (same tokens)' if r.get('same_tokens_as_portable') else '') if r['ok'] else f"CRASH signal {r['signal']}"
-        print(f"{r['quant']:7s} {r['build']:9s} {str(r['extra_bufts']):11s} {what:24s} {r.get('tokens_per_s', 0):8.1f}  {r['buffers_mib']}")
+        print(f"{r['quant']:7s} {r['build']:9s} {str(r['extra_bufts']):11s} {what:24s} {r.get('tokens_per_s', 0):8.1f}  "
+              f"{str(r.get('cpu_variant')):11s}  {r['buffers_mib']}")
 
     if smoke: assert all(r['ok'] for r in res['runs']), 'a llama.cpp child failed'
 
 if __name__ == '__main__':
-    if sys.argv[1:] == ['--smoke']: main(None, None, smoke=True)
-    else: main(*sys.argv[1:3])
+    a = sys.argv[1:]
+    save = a[a.index('--save') + 1] if '--save' in a else None
+    if save: del a[a.index('--save'):a.index('--save') + 2]
+    if a == ['--smoke']: main({}, smoke=True)
+    elif a[:1] == ['--dispatch']: REPEATS = 4; main({'dispatch': a[1], 'portable': a[2]}, save=save)   # 2 rounds each order
+    else: main({'native': a[0], 'portable': a[1]}, save=save)

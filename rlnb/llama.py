@@ -12,8 +12,8 @@ from .durable import durable_replace
 
 # %% auto #0
 __all__ = ['LLAMA_BASELINE', 'llama_version', 'converter_dir', 'vocab_gguf', 'prepare_converter', 'supported_architectures',
-           'check_llama_cpu', 'native_instructions', 'llama_build_info', 'NativeCrash', 'isolated', 'load_gguf',
-           'gguf_completion']
+           'check_llama_cpu', 'native_instructions', 'variant_dirs', 'cpu_variants', 'loaded_cpu_variant',
+           'load_backends', 'llama_build_info', 'NativeCrash', 'isolated', 'load_gguf', 'gguf_completion']
 
 # %% ../nbs/07a_llama.ipynb #65a5648c
 def llama_version() -> str:
@@ -133,23 +133,68 @@ def native_instructions(lib) -> dict:
     ).stdout
     return {'amx': len(_AMX_OPS.findall(asm)), 'avx512_zmm': asm.count('%zmm'), 'ymm': asm.count('%ymm')}
 
+# %% ../nbs/07a_llama.ipynb #6529e83c
+def _llama_lib(libdir=None) -> Path:
+    "The folder of the installed llama-cpp-python's shared libraries (or `libdir`)."
+    if libdir: return Path(libdir)
+    import llama_cpp
+    return Path(llama_cpp.__file__).parent/'lib'
+
+def variant_dirs(libdir=None) -> list[Path]:
+    """Where a dispatch build's CPU variants can be: `libdir`; by default the installed package's `lib` folder and the
+    `bin` folder beside the package, where llama-cpp-python's wheel installs them (ggml's install rule for modules)."""
+    lib = _llama_lib(libdir)
+    return [lib] if libdir else [lib, lib.parent.parent/'bin']
+
+def cpu_variants(libdir=None) -> list[str]:
+    """The CPU variants of a dispatch build of llama.cpp (a `libggml-cpu-<variant>.so` per instruction-set level), or []
+    for a build with its one CPU backend linked in (the portable default)."""
+    libs = [p for d in variant_dirs(libdir) for p in d.glob('libggml-cpu-*.so')]
+    return sorted({p.name.removeprefix('libggml-cpu-').removesuffix('.so') for p in libs})
+
+def loaded_cpu_variant(maps:str|None=None) -> str|None:
+    "The CPU variant this process has loaded (its `libggml-cpu-<variant>.so` in `/proc/self/maps`, or `maps`), or None."
+    if maps is None:
+        try: maps = Path('/proc/self/maps').read_text()
+        except OSError: return None
+    m = re.search(r'libggml-cpu-([\w.]+?)\.so', maps)
+    return m.group(1) if m else None
+
+def load_backends(libdir=None) -> str|None:
+    """On a dispatch build, load the CPU variant ggml scores best for this CPU, once per process and before any model,
+    and return its name; None on a one-backend build, where there is nothing to load."""
+    if not (variants := cpu_variants(libdir)): return None
+    if (v := loaded_cpu_variant()) is None:
+        import ctypes, llama_cpp
+        # the libggml llama_cpp's libllama loaded, by its path in this process: another copy of it (the wheel holds
+        # libggml.so, .so.0 and .so.0.25.3 as separate files once unpacked) would have its own, unseen backend list
+        maps = Path('/proc/self/maps').read_text()
+        ggml = ctypes.CDLL(re.findall(r'(/\S+/libggml\.so[.\d]*)$', maps, re.M)[0])
+        ggml.ggml_backend_load_all_from_path.argtypes = [ctypes.c_char_p]
+        where = next(d for d in variant_dirs(libdir) if any(d.glob('libggml-cpu-*.so')))
+        ggml.ggml_backend_load_all_from_path(str(where).encode())   # ggml scores each variant; the best one stays
+        v = loaded_cpu_variant()
+    if v is None: raise RuntimeError(f"none of llama.cpp's CPU variants ({', '.join(variants)}) loads on this CPU")
+    return v
+
 # %% ../nbs/07a_llama.ipynb #afcc3bef
 def llama_build_info(disassemble:bool=True) -> dict:
-    """How the installed llama-cpp-python was built: compiled-in CPU features and, per ggml library, AMX/AVX-512
-    instruction counts."""
+    """How the installed llama-cpp-python was built: compiled-in CPU features, per ggml library AMX/AVX-512 instruction
+    counts, and on a dispatch build its CPU variants and the one loaded."""
     import llama_cpp
+    variant = load_backends()   # a dispatch build lists its CPU features once a variant is loaded
     sysinfo = llama_cpp.llama_print_system_info().decode()
     feats = dict(re.findall(r'([A-Z0-9_]+) = (\d)', sysinfo))
-    libdir = Path(llama_cpp.__file__).parent/'lib'
-    libs = {
-        p.name: native_instructions(p) for p in sorted(libdir.glob('lib*.so*')) if disassemble and not p.is_symlink()
-    }
+    files = sorted({p for d in variant_dirs() for p in d.glob('lib*.so*')})   # a dispatch build's variants included
+    libs = {p.name: native_instructions(p) for p in files if disassemble and not p.is_symlink()}
     return {
         'version': llama_version(),
         'features': {k: int(v) for k, v in feats.items()},
         'system_info': sysinfo.strip(),
         'libs': libs,
         'build_key': os.environ.get('RLNB_LLAMA_BUILD_KEY'),
+        'cpu_variants': cpu_variants(),   # [] on the portable build
+        'cpu_variant': variant,
     }
 
 # %% ../nbs/07a_llama.ipynb #80b71209
@@ -197,6 +242,7 @@ def load_gguf(path, n_ctx:int=512, logits_all:bool=False,
               n_threads:int|None=None):     # default: every core
     "A `llama_cpp.Llama` on `path`, quiet, seeded."
     check_llama_cpu()
+    load_backends()   # a dispatch build: its CPU variant, before the model
     import llama_cpp
     return llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, logits_all=logits_all, verbose=False,
                            n_threads=n_threads or os.cpu_count(), seed=0, lora_path=str(lora) if lora else None)
