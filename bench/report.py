@@ -224,6 +224,15 @@ def dpo_speed_table(path=None) -> str:
     return '\n'.join(out) + (f"\n\n{goal}\n\n{r['steps']} steps of {r['batch']} pairs. {r['cpu']}"
                               f"{isa_caps_note(r.get('isa_caps'))}")
 
+def threads_line(t:dict, what:str) -> str:
+    ("The thread-scaling sentence of a scaling file's `threads` record: `what` (a step) at 1 thread and at 2, and the "
+     "16-thread time the Amdahl fit of the two projects.")
+    if 'serial_share' not in t: return 'Threads: not measured.'
+    return (f"Threads: {what} at the {t['size']} shape took {t['s_per_step']['1']:.2f} s on 1 thread and "
+            f"{t['s_per_step']['2']:.2f} s on 2 ({t['speedup_2']:.2f}×); an Amdahl fit of the two puts the serial share at "
+            f"{t['serial_share']:.2f}, which projects {t['projected_s']:.2f} s a step on {t['threads']} threads "
+            f"({t['projected_speedup']:.1f}×): a projection from two points, not a measurement.")
+
 def scaling_table(path=None) -> str:
     ("Markdown: `bench/scaling.py`'s DPO step and sampling at each model shape, rlnb against TRL's side, with peak "
      "memory, and the thread-scaling line.")
@@ -252,12 +261,7 @@ def scaling_table(path=None) -> str:
         need = min((x['peak_rss_mb'] for x in (d.get('cpu'), d.get('cpu_bf16')) if x), default=None)
         gen = max((x['peak_rss_mb'] for x in g.values() if x), default=0)
         if need: fits.append(f"{row['size']} in {next(m for m in (2, 4, 8, 16, 32, 64, 128) if m * 1024 >= max(need, gen))} GiB")
-    t = r.get('threads', {})
-    th = (f"Threads: the `cpu` preset's DPO step at the {t['size']} shape took {t['s_per_step']['1']:.2f} s on 1 thread "
-          f"and {t['s_per_step']['2']:.2f} s on 2 ({t['speedup_2']:.2f}×); an Amdahl fit of the two puts the serial "
-          f"share at {t['serial_share']:.2f}, which projects {t['projected_s']:.2f} s a step on {t['threads']} threads "
-          f"({t['projected_speedup']:.1f}×): a projection from two points, not a measurement." if 'serial_share' in t
-          else 'Threads: not measured.')
+    th = threads_line(r.get('threads', {}), "the `cpu` preset's DPO step")
     fit = ("Memory, the smallest of 2, 4, 8, 16, 32, 64 and 128 GiB that holds rlnb's DPO (its lighter preset) and the sampling: "
            + ', '.join(fits) + '.') if fits else ''
     return '\n'.join(out) + (f"\n\n{fit}\n\n{th}\n\nDPO: {r['steps']} steps of {r['batch_pairs']} pairs (median step after the "
@@ -301,12 +305,7 @@ def ppo_scaling_table(path=None) -> str:
         need += [f"{n} more than {x['limit_gib']:.1f} GiB" for n, x in (('TRL', t), ('rlnb', o))
                  if x and 'failed' in x and x['fits'] is False]
         fits.append(f"{row['size']}: " + ', '.join(need))
-    t = r.get('threads', {})
-    th = (f"Threads: rlnb's PPO step at the {t['size']} shape took {t['s_per_step']['1']:.2f} s on 1 thread and "
-          f"{t['s_per_step']['2']:.2f} s on 2 ({t['speedup_2']:.2f}×); an Amdahl fit of the two puts the serial share at "
-          f"{t['serial_share']:.2f}, which projects {t['projected_s']:.2f} s a step on {t['threads']} threads "
-          f"({t['projected_speedup']:.1f}×): a projection from two points, not a measurement." if 'serial_share' in t
-          else 'Threads: not measured.')
+    th = threads_line(r.get('threads', {}), "rlnb's PPO step")
     s = r['settings']
     return '\n'.join(out) + (f"\n\nMemory, the smallest of {', '.join(map(str, GIB_SIZES[:-1]))} and {GIB_SIZES[-1]} GiB "
                               "that holds each side's peak: "

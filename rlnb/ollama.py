@@ -60,11 +60,12 @@ def register_ollama(modelfile, name:str) -> str:
     if r.returncode: raise RuntimeError(f"ollama create failed: {r.stderr.strip()}")
     return f"registered with ollama as {name!r}: ollama run {name}"
 
-# %% ../nbs/07c_ollama.ipynb #4823a0de
+# %% ../nbs/07c_ollama.ipynb #20c2cbff
 # `python -m llama_cpp.server`, after the CPU variant of a dispatch build is loaded (`llama.load_backends`)
 _SERVER = ("import runpy; from rlnb.llama import load_backends; load_backends(); "
            "runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)")
 
+# %% ../nbs/07c_ollama.ipynb #4823a0de
 class serve_gguf:
     "Run llama-cpp-python's OpenAI-compatible server on `host:port` for `path`; `with serve_gguf(p) as url: ...`."
     def __init__(self, path, port:int=0, host:str='127.0.0.1', n_ctx:int=2048, timeout:float=120):
