@@ -17,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import ppo_speed
 from scaling import SHAPES, amdahl, shape_folder
+from report import step_median
 
 SIDES = ('trl', 'rlnb (cpu preset: + bf16 sampling copy)')   # TRL 0.29 as documented; rlnb's `cpu` preset
 STEPS = 3   # the first step is warm-up: the figures are the mean and median of the others
@@ -45,13 +46,12 @@ def side(name:str, folder, steps:int, rm:str, limit_gib:float, threads:int=0, sm
 
 def figures(run:dict, batch:int) -> dict:
     "Seconds per step (mean, median, phases) after the first step, responses and response tokens per second, memory."
-    if 'failed' in run: return {k: run[k] for k in ('failed', 'fits', 'limit_gib', 'process_s')}
+    if 'failed' in run: return run   # why it failed, and whether it fit
     import statistics
-    s = ppo_speed.summarise(run)
+    s, med = ppo_speed.summarise(run), step_median(run)   # the PPO table's own median (bench/report.py)
     xs = run['steps'][1:] or run['steps']
-    med = statistics.median(sum(x[k] for k in ('generate', 'score', 'prepare', 'update')) for x in xs)
     toks = [x['response_tokens'] for x in xs if x.get('response_tokens')]
-    out = dict(s_per_step=s['step'], s_per_step_median=round(med, 2), phases={k: s[k] for k in ('generate', 'score',
+    out = dict(s_per_step=s['step'], s_per_step_median=med, phases={k: s[k] for k in ('generate', 'score',
                'prepare', 'update')}, responses_per_s=round(batch / s['step'], 3), peak_rss_mb=run['peak_rss_mb'],
                steps_measured=len(xs), process_s=run['process_s'])
     # TRL's side keeps no response length: its tokens per second is left out rather than assumed
